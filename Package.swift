@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "CipherDB",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "CipherDB", targets: ["CipherDB"]),
+        .library(name: "CipherKeystore", targets: ["CipherKeystore"]),
+        .library(name: "CipherCrypto", targets: ["CipherCrypto"]),
+        .executable(name: "cipherdb", targets: ["cipherdb"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries. SQLCipher replaces SQLite: the system libsqlite3 must never be linked too.
+        .systemLibrary(
+            name: "CSQLCipher",
+            pkgConfig: "sqlcipher",
+            providers: [.apt(["libsqlcipher-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
+        // The only Swift code that touches OpenSSL.
+        .target(name: "CipherCrypto", dependencies: ["COpenSSL"]),
+        // The FMDB-style database API over SQLCipher.
+        .target(name: "CipherDB", dependencies: ["CSQLCipher", "CipherCrypto"]),
+        // Key management for CipherDB databases.
+        .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto"]),
+        // The command line tool's commands, as a testable library.
+        .target(
+            name: "CipherCLI",
+            dependencies: [
+                "CipherDB", "CipherKeystore", "CipherCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "cipherdb", dependencies: ["CipherCLI"]),
+
+        .testTarget(name: "CipherCryptoTests", dependencies: ["CipherCrypto"]),
+        .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher"]),
+        .testTarget(name: "CipherKeystoreTests", dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto"]),
+        .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB"]),
+    ]
+)

@@ -1,0 +1,26 @@
+import COpenSSL
+
+/// Cryptographically secure random bytes from OpenSSL's DRBG.
+public enum SecureRandom {
+    /// Fills `buffer` with random bytes.
+    ///
+    /// - Throws: ``CryptoError/randomFailure`` if OpenSSL cannot produce random bytes.
+    public static func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard let address = buffer.baseAddress, buffer.count > 0 else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let chunk = min(buffer.count - offset, Int(Int32.max))
+            guard RAND_bytes((address + offset).assumingMemoryBound(to: UInt8.self), Int32(chunk)) == 1 else {
+                throw CryptoError.randomFailure
+            }
+            offset += chunk
+        }
+    }
+
+    /// Returns `count` random bytes for values that are not secret (salts, nonces, identifiers).
+    public static func bytes(count: Int) throws(CryptoError) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        try result.withUnsafeMutableBytes { buffer throws(CryptoError) in try fill(buffer) }
+        return result
+    }
+}

@@ -1,0 +1,106 @@
+import CSQLCipher
+
+/// An error from CipherDB or from SQLite.
+///
+/// It carries SQLite's primary and extended result codes, SQLite's message and the SQL that
+/// failed. It never carries argument values or key material.
+///
+/// ```swift
+/// do { try db.open(key: key) }
+/// catch let error as DatabaseError where error.kind == .wrongKey { askAgain() }
+/// ```
+public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, in the terms a caller acts on.
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        /// An SQLite error without a more specific kind: see ``DatabaseError/resultCode``.
+        case sqlite
+        /// The key does not open the database (or its first page is damaged).
+        case wrongKey
+        /// The file looks encrypted and no key was given.
+        case keyRequired
+        /// The file is a plaintext SQLite database and a key was given.
+        case plaintextDatabase
+        /// The file is not a database.
+        case notADatabase
+        /// A page of the database is damaged or was altered ("malformed").
+        case corrupt
+        /// The key's shape is wrong: empty, or a raw key or salt of the wrong length.
+        case invalidKey
+        /// The running SQLCipher lacks the requested feature or setting.
+        case unsupported
+        /// The operation needs an encrypted database.
+        case notEncrypted
+        /// The database is read-only.
+        case readOnly
+        /// The database stayed locked for the whole busy timeout.
+        case busy
+        /// The operation was interrupted.
+        case interrupted
+        /// The API was used in a way that cannot work: a closed database or result set, say.
+        case misuse
+        /// Statement arguments do not match the statement's parameters.
+        case invalidArguments
+        /// No column has that name or index.
+        case columnNotFound
+        /// A column is NULL where a value was required.
+        case unexpectedNull
+        /// The database file or its directory cannot be used (missing folder, target exists, ...).
+        case fileError
+        /// A block called back into the queue or pool that is running it.
+        case reentrantAccess
+        /// No connection became free within the pool's wait limit.
+        case poolTimeout
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// SQLite's primary result code (`SQLITE_OK` when the error is CipherDB's own).
+    public let resultCode: Int32
+    /// SQLite's extended result code.
+    public let extendedResultCode: Int32
+    /// A readable message, SQLite's own where there is one.
+    public let message: String
+    /// The SQL that failed, if any. Argument values are never included.
+    public let sql: String?
+
+    /// Creates an error.
+    public init(kind: Kind, resultCode: Int32 = SQLITE_OK, extendedResultCode: Int32? = nil, message: String, sql: String? = nil) {
+        self.kind = kind
+        self.resultCode = resultCode
+        self.extendedResultCode = extendedResultCode ?? resultCode
+        self.message = message
+        self.sql = sql
+    }
+
+    /// Kind, codes, message and SQL in one line.
+    public var description: String {
+        var text = "\(kind.rawValue)"
+        if resultCode != SQLITE_OK {
+            text += " (SQLite code \(resultCode)"
+            if extendedResultCode != resultCode { text += ", extended \(extendedResultCode)" }
+            text += ")"
+        }
+        text += ": \(message)"
+        if let sql { text += " [SQL: \(sql)]" }
+        return text
+    }
+
+    /// Maps a primary result code to the kind a caller can act on.
+    static func kind(for resultCode: Int32) -> Kind {
+        switch resultCode & 0xFF {
+        case SQLITE_CORRUPT: return .corrupt
+        case SQLITE_NOTADB: return .notADatabase
+        case SQLITE_READONLY: return .readOnly
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_INTERRUPT: return .interrupted
+        case SQLITE_MISUSE: return .misuse
+        case SQLITE_RANGE: return .invalidArguments
+        case SQLITE_CANTOPEN: return .fileError
+        default: return .sqlite
+        }
+    }
+
+    static func misuse(_ message: String, sql: String? = nil) -> DatabaseError {
+        DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE, message: message, sql: sql)
+    }
+}
