@@ -20,7 +20,8 @@ public enum SecureRandom {
     /// Returns `count` random bytes for values that are not secret (salts, nonces, identifiers).
     public static func bytes(count: Int) throws(CryptoError) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: count)
-        try result.withUnsafeMutableBytes { buffer throws(CryptoError) in try fill(buffer) }
+        let succeeded = result.withUnsafeMutableBytes { buffer in (try? fill(buffer)) != nil }
+        guard succeeded else { throw CryptoError.randomFailure }
         return result
     }
 }

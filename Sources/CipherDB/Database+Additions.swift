@@ -1,0 +1,214 @@
+import CSQLCipher
+import Foundation
+
+/// How a WAL checkpoint runs (`sqlite3_wal_checkpoint_v2`).
+public enum CheckpointMode: Sendable {
+    /// Copies what it can without waiting for readers or writers.
+    case passive
+    /// Waits for writers, then copies the whole log.
+    case full
+    /// As `full`, then waits for readers so the next writer starts the log over.
+    case restart
+    /// As `restart`, then truncates the log file to zero bytes.
+    case truncate
+
+    var rawValue: Int32 {
+        switch self {
+        case .passive: return SQLITE_CHECKPOINT_PASSIVE
+        case .full: return SQLITE_CHECKPOINT_FULL
+        case .restart: return SQLITE_CHECKPOINT_RESTART
+        case .truncate: return SQLITE_CHECKPOINT_TRUNCATE
+        }
+    }
+}
+
+/// What a WAL checkpoint reports: frames in the log and frames copied into the database.
+///
+/// Both are -1 when the database is not in WAL mode, as SQLite reports.
+public struct CheckpointResult: Sendable, Equatable {
+    /// Frames in the write-ahead log.
+    public let logFrames: Int
+    /// Frames copied back into the database.
+    public let checkpointedFrames: Int
+}
+
+extension Database {
+    /// The checkpoint mode type, also reachable as `Database.CheckpointMode`.
+    public typealias CheckpointMode = CipherDB.CheckpointMode
+
+    // MARK: - Scalar queries
+
+    /// The first column of the first row as an `Int`, or `nil` when there is no row or it is NULL.
+    public func intForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Int? {
+        try scalar(sql, .positional(arguments)) { $0.int(at: 0) }
+    }
+
+    /// The first column of the first row as an `Int64`, or `nil`.
+    public func int64ForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Int64? {
+        try scalar(sql, .positional(arguments)) { $0.int64(at: 0) }
+    }
+
+    /// The first column of the first row as a `Double`, or `nil`.
+    public func doubleForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Double? {
+        try scalar(sql, .positional(arguments)) { $0.double(at: 0) }
+    }
+
+    /// The first column of the first row as a `Bool`, or `nil`.
+    public func boolForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Bool? {
+        try scalar(sql, .positional(arguments)) { $0.bool(at: 0) }
+    }
+
+    /// The first column of the first row as text, or `nil`.
+    public func stringForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> String? {
+        try scalar(sql, .positional(arguments)) { $0.string(at: 0) }
+    }
+
+    /// The first column of the first row as bytes, or `nil`.
+    public func dataForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Data? {
+        try scalar(sql, .positional(arguments)) { $0.data(at: 0) }
+    }
+
+    /// The first column of the first row as a date, or `nil`.
+    public func dateForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Date? {
+        try scalar(sql, .positional(arguments)) { $0.date(at: 0) }
+    }
+
+    /// The first column of the first row decoded as `T`, or `nil` when there is no row or it is NULL.
+    public func scalar<T: ColumnDecodable>(
+        _ type: T.Type, _ sql: String, arguments: StatementArguments = .none
+    ) throws(DatabaseError) -> T? {
+        try scalar(sql, arguments) { T.decode(from: $0, at: 0) }
+    }
+
+    private func scalar<T>(_ sql: String, _ arguments: StatementArguments, _ read: (ResultSet) -> T?) throws(DatabaseError) -> T? {
+        let rows = try executeQuery(sql, arguments: arguments)
+        defer { rows.close() }
+        guard try rows.next() else { return nil }
+        return read(rows)
+    }
+
+    // MARK: - Schema
+
+    /// Whether a table (or view) named `name` exists, compared case-insensitively.
+    public func tableExists(_ name: String) throws(DatabaseError) -> Bool {
+        try intForQuery(
+            "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND lower(name) = lower(?)", name) ?? 0 > 0
+    }
+
+    /// Whether table `table` has a column named `column`, compared case-insensitively.
+    public func columnExists(_ column: String, inTable table: String) throws(DatabaseError) -> Bool {
+        try columns(ofTable: table).contains { $0.caseInsensitiveCompare(column) == .orderedSame }
+    }
+
+    /// The column names of `table`, in order.
+    public func columns(ofTable table: String) throws(DatabaseError) -> [String] {
+        let rows = try executeQuery("PRAGMA table_info(\(quoteIdentifier(table)))")
+        var names: [String] = []
+        while try rows.next() {
+            if let name = rows.string("name") { names.append(name) }
+        }
+        return names
+    }
+
+    /// One object of the schema: a table, index, view or trigger.
+    public struct SchemaObject: Sendable, Equatable {
+        /// "table", "index", "view" or "trigger".
+        public let type: String
+        /// The object's name.
+        public let name: String
+        /// The table the object belongs to.
+        public let tableName: String
+        /// The SQL that created it (`nil` for automatic indexes).
+        public let sql: String?
+    }
+
+    /// Every object of the main schema, sorted by type then name.
+    public func schema() throws(DatabaseError) -> [SchemaObject] {
+        let rows = try executeQuery("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+        var objects: [SchemaObject] = []
+        while try rows.next() {
+            objects.append(SchemaObject(type: rows.string(at: 0) ?? "", name: rows.string(at: 1) ?? "",
+                                        tableName: rows.string(at: 2) ?? "", sql: rows.string(at: 3)))
+        }
+        return objects
+    }
+
+    /// Compiles `sql` without running it and throws the error SQLite reports, if any.
+    public func validateSQL(_ sql: String) throws(DatabaseError) {
+        let handle = try requireHandle(sql: sql)
+        var compiled: OpaquePointer?
+        let code = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
+        sqlite3_finalize(compiled)
+        guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
+    }
+
+    // MARK: - Header values
+
+    /// `PRAGMA user_version`.
+    public func userVersion() throws(DatabaseError) -> Int {
+        try intForQuery("PRAGMA user_version") ?? 0
+    }
+
+    /// Sets `PRAGMA user_version`.
+    public func setUserVersion(_ version: Int) throws(DatabaseError) {
+        try executeUpdate("PRAGMA user_version = \(Int32(truncatingIfNeeded: version))")
+    }
+
+    /// `PRAGMA application_id`.
+    public func applicationID() throws(DatabaseError) -> Int32 {
+        Int32(truncatingIfNeeded: try intForQuery("PRAGMA application_id") ?? 0)
+    }
+
+    /// Sets `PRAGMA application_id`.
+    public func setApplicationID(_ identifier: Int32) throws(DatabaseError) {
+        try executeUpdate("PRAGMA application_id = \(identifier)")
+    }
+
+    /// `PRAGMA journal_mode`, lowercased ("delete", "wal", "memory", ...).
+    public func journalMode() throws(DatabaseError) -> String {
+        (try scalarText("PRAGMA journal_mode") ?? "").lowercased()
+    }
+
+    /// Sets the journal mode and returns the mode SQLite reports afterwards.
+    @discardableResult
+    public func setJournalMode(_ mode: String) throws(DatabaseError) -> String {
+        guard mode.allSatisfy({ $0.isLetter }) else {
+            throw DatabaseError(kind: .invalidArguments, message: "not a journal mode: \(mode)")
+        }
+        return (try scalarText("PRAGMA journal_mode = \(mode)") ?? "").lowercased()
+    }
+
+    // MARK: - Checks and checkpoints
+
+    /// `PRAGMA quick_check`: the problems found, empty when the database is sound.
+    public func quickCheck() throws(DatabaseError) -> [String] {
+        try checkRows("PRAGMA quick_check")
+    }
+
+    /// `PRAGMA integrity_check`: the problems found, empty when the database is sound.
+    public func integrityCheck() throws(DatabaseError) -> [String] {
+        try checkRows("PRAGMA integrity_check")
+    }
+
+    private func checkRows(_ sql: String) throws(DatabaseError) -> [String] {
+        let rows = try executeQuery(sql)
+        var lines: [String] = []
+        while try rows.next() {
+            if let line = rows.string(at: 0) { lines.append(line) }
+        }
+        return lines == ["ok"] ? [] : lines
+    }
+
+    /// Runs a WAL checkpoint on `schema` (default: main) and reports the log's frame counts.
+    ///
+    /// On a database not in WAL mode SQLite does nothing and reports -1 for both counts.
+    @discardableResult
+    public func checkpoint(_ mode: CheckpointMode = .passive, schema: String? = nil) throws(DatabaseError) -> CheckpointResult {
+        let handle = try requireHandle()
+        var logFrames: Int32 = 0
+        var checkpointed: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, schema, mode.rawValue, &logFrames, &checkpointed)
+        guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
+        return CheckpointResult(logFrames: Int(logFrames), checkpointedFrames: Int(checkpointed))
+    }
+}

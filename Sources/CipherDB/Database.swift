@@ -1,0 +1,433 @@
+import CSQLCipher
+import Foundation
+import Synchronization
+
+/// A connection to an SQLite or SQLCipher database, in FMDB's shape.
+///
+/// A `Database` is used by one thread at a time; share a database between threads with
+/// ``DatabaseQueue`` or ``DatabasePool``. Errors are thrown as ``DatabaseError``, never logged.
+///
+/// ```swift
+/// let db = Database(path: "/path/app.db")
+/// try db.open(key: .passphrase(SecretBytes(utf8: secret)))
+/// try db.executeUpdate("INSERT INTO people(name, age) VALUES (?, ?)", "Ann", 31)
+/// let rs = try db.executeQuery("SELECT name FROM people WHERE age > ?", 21)
+/// while try rs.next() { print(rs.string("name") ?? "") }
+/// ```
+public final class Database {
+    /// Flags for `sqlite3_open_v2`.
+    public struct OpenFlags: OptionSet, Sendable {
+        /// The raw `SQLITE_OPEN_*` bits.
+        public let rawValue: Int32
+        /// Creates flags from raw bits.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// Open for reading only.
+        public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        /// Open for reading and writing.
+        public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        /// Create the file if it is missing (with ``readWrite``).
+        public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// Interpret the path as a URI.
+        public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
+        /// No connection mutex: the caller serializes access (queues and pools do).
+        public static let noMutex = OpenFlags(rawValue: SQLITE_OPEN_NOMUTEX)
+        /// A connection mutex, for callers that cannot serialize access themselves.
+        public static let fullMutex = OpenFlags(rawValue: SQLITE_OPEN_FULLMUTEX)
+        /// Read, write, and create when missing: the default.
+        public static let readWriteCreate: OpenFlags = [.readWrite, .create]
+    }
+
+    /// The path given at creation: `nil` for an in-memory database, `""` for a temporary file.
+    public let path: String?
+
+    /// The SQLite connection, `nil` while closed.
+    public private(set) var sqliteHandle: OpaquePointer?
+
+    /// Whether the connection is open.
+    public var isOpen: Bool { sqliteHandle != nil }
+
+    /// Whether a key was applied to this connection.
+    public internal(set) var isKeyed = false
+
+    /// The cipher settings the connection was keyed with.
+    public var appliedSettings: CipherSettings { appliedSettingsStorage }
+    var appliedSettingsStorage = CipherSettings()
+
+    /// The flags the connection was opened with.
+    public private(set) var openFlags: OpenFlags = .readWriteCreate
+
+    /// Whether prepared statements are cached by SQL text (the default). Turning it off finalizes the cache.
+    public var shouldCacheStatements = true {
+        didSet { if !shouldCacheStatements { statementCache.removeAll() } }
+    }
+
+    /// How long a statement waits for a lock held by another connection before it fails with
+    /// `busy`, in seconds. 0 fails at once. The default is 2 seconds, as in FMDB.
+    public var busyTimeout: Double = 2 {
+        didSet { applyBusyTimeout() }
+    }
+
+    /// When set, `Date` arguments are stored as text in this format and text columns are read back
+    /// with it. When `nil` (the default) dates are stored as REAL seconds since 1970.
+    public var dateFormatter: DateFormatter?
+
+    let statementCache = StatementCache()
+    private var openResultSets: [ObjectIdentifier: WeakResultSet] = [:]
+    private let interruptTarget = InterruptTarget()
+    var functionBoxes: [String: AnyObject] = [:]
+    var traceBox: AnyObject?
+    var savePointCounter = 0
+
+    /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:)``.
+    ///
+    /// - Parameter path: a file path; `nil` for an in-memory database; `""` for a temporary file
+    ///   deleted on close.
+    public init(path: String?) {
+        self.path = path
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: - Opening and closing
+
+    /// Opens the connection and, with a key, keys it and proves the key by reading the schema.
+    ///
+    /// Without a key the connection opens lazily, as FMDB's does, so ``setKey(_:settings:)`` can
+    /// follow. A second call on an open database does nothing.
+    ///
+    /// - Throws: `fileError` for a missing directory or (without ``OpenFlags/create``) a missing
+    ///   file; `wrongKey`, `plaintextDatabase`, `notADatabase` or `corrupt` when the key does not
+    ///   open the file, which is then left untouched.
+    public func open(
+        flags: OpenFlags = .readWriteCreate,
+        key: DatabaseKey? = nil,
+        settings: CipherSettings = .versionDefaults
+    ) throws(DatabaseError) {
+        guard sqliteHandle == nil else { return }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(sqlitePath, &handle, flags.rawValue, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close(handle)
+            throw DatabaseError(kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
+                                message: "cannot open \(displayPath): \(message)")
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        sqliteHandle = handle
+        openFlags = flags
+        isKeyed = false
+        appliedSettingsStorage = CipherSettings()
+        interruptTarget.set(handle)
+        applyBusyTimeout()
+        if let key {
+            do {
+                try setKey(key, settings: settings)
+            } catch {
+                close()
+                throw error
+            }
+        } else if !settings.isVersionDefault {
+            close()
+            throw DatabaseError(kind: .invalidKey, message: "cipher settings need a key")
+        }
+    }
+
+    /// Closes the connection: closes open result sets, finalizes cached and leaked statements.
+    /// Safe to call on a closed database.
+    public func close() {
+        guard let handle = sqliteHandle else { return }
+        for box in openResultSets.values { box.resultSet?.close() }
+        openResultSets.removeAll()
+        statementCache.removeAll()
+        interruptTarget.set(nil)
+        if sqlite3_close(handle) == SQLITE_BUSY {
+            // Statements leaked outside our bookkeeping keep the connection busy: finalize them all.
+            while let statement = sqlite3_next_stmt(handle, nil) {
+                sqlite3_finalize(statement)
+            }
+            sqlite3_close_v2(handle)
+        }
+        functionBoxes.removeAll()
+        traceBox = nil
+        sqliteHandle = nil
+        isKeyed = false
+    }
+
+    /// The path SQLite is handed.
+    var sqlitePath: String { path ?? ":memory:" }
+
+    /// A path for messages.
+    var displayPath: String {
+        switch path {
+        case nil: return "in-memory database"
+        case ""?: return "temporary database"
+        case let path?: return path
+        }
+    }
+
+    /// Whether the database lives in a named file.
+    var isFileBacked: Bool {
+        guard let path, !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:") else { return false }
+        return true
+    }
+
+    /// A handle that can interrupt this database's running statement from any thread.
+    public var interruptHandle: InterruptHandle { InterruptHandle(target: interruptTarget) }
+
+    /// Makes the running statement fail with `interrupted` as soon as possible.
+    public func interrupt() {
+        interruptTarget.interrupt()
+    }
+
+    private func applyBusyTimeout() {
+        guard let sqliteHandle else { return }
+        let milliseconds = busyTimeout <= 0 ? 0 : Int32(clamping: Int((busyTimeout * 1000).rounded(.up)))
+        sqlite3_busy_timeout(sqliteHandle, milliseconds)
+    }
+
+    // MARK: - Statements
+
+    /// The open handle, or a misuse error.
+    @inline(__always)
+    func requireHandle(sql: String? = nil) throws(DatabaseError) -> OpaquePointer {
+        guard let sqliteHandle else {
+            throw DatabaseError.misuse("the database \(displayPath) is not open", sql: sql)
+        }
+        return sqliteHandle
+    }
+
+    /// A statement for `sql`, from the cache when possible, marked in use.
+    func prepareStatement(_ sql: String) throws(DatabaseError) -> Statement {
+        let handle = try requireHandle(sql: sql)
+        if shouldCacheStatements, let cached = statementCache.idleStatement(for: sql) {
+            cached.isInUse = true
+            return cached
+        }
+        var compiled: OpaquePointer?
+        var trailingSQL = false
+        let code = sql.withCString { text -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(handle, text, -1, &compiled, &tail)
+            if code == SQLITE_OK, let tail { trailingSQL = Self.hasStatement(tail, handle: handle) }
+            return code
+        }
+        guard code == SQLITE_OK else {
+            throw error(code: code, sql: sql)
+        }
+        guard let compiled else {
+            throw DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE, message: "the SQL contains no statement", sql: sql)
+        }
+        guard !trailingSQL else {
+            sqlite3_finalize(compiled)
+            throw DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE,
+                                message: "the SQL holds more than one statement: use executeStatements", sql: sql)
+        }
+        let statement = Statement(handle: compiled, sql: sql, isCached: shouldCacheStatements)
+        if shouldCacheStatements { statementCache.insert(statement) }
+        statement.isInUse = true
+        return statement
+    }
+
+    /// Whether `text` holds another statement (not just spaces, semicolons or comments).
+    private static func hasStatement(_ text: UnsafePointer<CChar>, handle: OpaquePointer) -> Bool {
+        var cursor = text
+        while cursor.pointee != 0 {
+            let character = UInt8(bitPattern: cursor.pointee)
+            if character == UInt8(ascii: " ") || character == UInt8(ascii: ";") || (9...13).contains(character) {
+                cursor += 1
+                continue
+            }
+            // Something is left: compile it to see whether it is only a comment.
+            var rest: OpaquePointer?
+            defer { sqlite3_finalize(rest) }
+            let code = sqlite3_prepare_v2(handle, cursor, -1, &rest, nil)
+            return code != SQLITE_OK || rest != nil
+        }
+        return false
+    }
+
+    /// Runs a statement that returns no rows (rows it does return are stepped over).
+    ///
+    /// ```swift
+    /// try db.executeUpdate("INSERT INTO t(a, b) VALUES (?, ?)", 1, "one")
+    /// ```
+    public func executeUpdate(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) {
+        try executeUpdate(sql, arguments: .positional(arguments))
+    }
+
+    /// Runs a statement with named arguments (`:name`, `@name`, `$name`; keys with or without prefix).
+    public func executeUpdate(_ sql: String, _ arguments: [String: Bindable?]) throws(DatabaseError) {
+        try executeUpdate(sql, arguments: .named(arguments))
+    }
+
+    /// Runs a statement with an array of positional arguments or with named arguments.
+    public func executeUpdate(_ sql: String, arguments: StatementArguments) throws(DatabaseError) {
+        let statement = try prepareStatement(sql)
+        defer {
+            statement.reset()
+            statement.isInUse = false
+            if !statement.isCached { statement.finalize() }
+        }
+        try statement.bind(arguments, dateFormatter: dateFormatter)
+        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw error(code: code, sql: sql) }
+    }
+
+    /// Runs a query and returns its rows.
+    ///
+    /// ```swift
+    /// let rs = try db.executeQuery("SELECT * FROM t WHERE a > ?", 1)
+    /// ```
+    public func executeQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> ResultSet {
+        try executeQuery(sql, arguments: .positional(arguments))
+    }
+
+    /// Runs a query with named arguments.
+    public func executeQuery(_ sql: String, _ arguments: [String: Bindable?]) throws(DatabaseError) -> ResultSet {
+        try executeQuery(sql, arguments: .named(arguments))
+    }
+
+    /// Runs a query with an array of positional arguments or with named arguments.
+    public func executeQuery(_ sql: String, arguments: StatementArguments) throws(DatabaseError) -> ResultSet {
+        let statement = try prepareStatement(sql)
+        do {
+            try statement.bind(arguments, dateFormatter: dateFormatter)
+        } catch {
+            statement.reset()
+            statement.isInUse = false
+            if !statement.isCached { statement.finalize() }
+            throw error
+        }
+        let resultSet = ResultSet(statement: statement, database: self)
+        openResultSets[ObjectIdentifier(resultSet)] = WeakResultSet(resultSet)
+        return resultSet
+    }
+
+    /// Runs every statement in `sql`, in order, and hands each row any of them returns to `onRow`.
+    ///
+    /// `onRow` receives the row as a dictionary from column name to value and returns `true` to go
+    /// on or `false` to stop (the remaining statements are not run).
+    public func executeStatements(
+        _ sql: String,
+        onRow: (([String: DatabaseValue]) throws -> Bool)? = nil
+    ) throws {
+        let handle = try requireHandle(sql: sql)
+        try sql.withCString { text in
+            var cursor: UnsafePointer<CChar>? = text
+            while let current = cursor, current.pointee != 0 {
+                var compiled: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
+                guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
+                cursor = tail
+                guard let compiled else { continue }
+                let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
+                var step = sqlite3_step(compiled)
+                while step == SQLITE_ROW {
+                    if let onRow {
+                        guard try onRow(ResultSet.row(of: statement)) else { return }
+                    }
+                    step = sqlite3_step(compiled)
+                }
+                guard step == SQLITE_DONE else { throw error(code: step, sql: statement.sql) }
+            }
+        }
+    }
+
+    // MARK: - Result set bookkeeping
+
+    func resultSetDidClose(_ resultSet: ResultSet) {
+        openResultSets[ObjectIdentifier(resultSet)] = nil
+    }
+
+    /// The number of result sets that are open on this connection.
+    public var openResultSetCount: Int {
+        openResultSets.values.filter { $0.resultSet != nil }.count
+    }
+
+    /// Closes every open result set.
+    public func closeOpenResultSets() {
+        for box in openResultSets.values { box.resultSet?.close() }
+        openResultSets.removeAll()
+    }
+
+    // MARK: - State
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertRowID: Int64 {
+        sqliteHandle.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// The number of rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int {
+        sqliteHandle.map { Int(sqlite3_changes($0)) } ?? 0
+    }
+
+    /// The number of rows changed since the connection opened.
+    public var totalChanges: Int {
+        sqliteHandle.map { Int(sqlite3_total_changes($0)) } ?? 0
+    }
+
+    /// Whether a transaction is open.
+    public var isInTransaction: Bool {
+        sqliteHandle.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+
+    /// Whether the main database is read-only.
+    public var isReadOnly: Bool {
+        sqliteHandle.map { sqlite3_db_readonly($0, "main") == 1 } ?? false
+    }
+
+    // MARK: - Errors
+
+    /// The error for a failed SQLite call, with the kind a caller acts on.
+    func error(code: Int32, sql: String?) -> DatabaseError {
+        let primary = code & 0xFF
+        let message = sqliteHandle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        var kind = DatabaseError.kind(for: code)
+        if primary == SQLITE_NOTADB {
+            kind = classifyUnreadableFile()
+        }
+        return DatabaseError(kind: kind, resultCode: primary, extendedResultCode: code, message: message, sql: sql)
+    }
+}
+
+/// A weak reference to an open result set.
+struct WeakResultSet {
+    weak var resultSet: ResultSet?
+    init(_ resultSet: ResultSet) { self.resultSet = resultSet }
+}
+
+/// The connection an ``InterruptHandle`` interrupts; cleared when the database closes.
+final class InterruptTarget: Sendable {
+    private struct Handle: @unchecked Sendable { var pointer: OpaquePointer? }
+    private let handle = Mutex(Handle(pointer: nil))
+
+    func set(_ pointer: OpaquePointer?) {
+        handle.withLock { $0.pointer = pointer }
+    }
+
+    func interrupt() {
+        handle.withLock { if let pointer = $0.pointer { sqlite3_interrupt(pointer) } }
+    }
+}
+
+/// Interrupts a database's running statement from any thread.
+///
+/// ```swift
+/// let handle = db.interruptHandle
+/// DispatchQueue.global().asyncAfter(deadline: .now() + 1) { handle.interrupt() }
+/// ```
+public struct InterruptHandle: Sendable {
+    let target: InterruptTarget
+
+    /// Makes the running statement, if any, fail with `interrupted`. Does nothing once the database closed.
+    public func interrupt() {
+        target.interrupt()
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// One SQLite value: NULL, a 64-bit integer, a double, text or a blob.
+///
+/// ```swift
+/// try db.executeUpdate("INSERT INTO t(v) VALUES (?)", DatabaseValue.null)
+/// ```
+public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
+    /// SQL NULL.
+    case null
+    /// An INTEGER.
+    case integer(Int64)
+    /// A REAL.
+    case real(Double)
+    /// TEXT, decoded as UTF-8.
+    case text(String)
+    /// A BLOB. An empty blob is not NULL.
+    case blob(Data)
+
+    /// Whether the value is SQL NULL.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// A short description (blobs show only their length).
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let value): return String(value)
+        case .real(let value): return String(value)
+        case .text(let value): return value
+        case .blob(let value): return "<\(value.count) bytes>"
+        }
+    }
+}
+
+/// A value that can be bound to a statement parameter.
+///
+/// CipherDB makes `Int`, `Int64`, `Int32`, `Int16`, `Int8`, `UInt32`, `UInt16`, `UInt8`, `Double`,
+/// `Float`, `Bool`, `String`, `Substring`, `Data`, `[UInt8]`, `Date` and ``DatabaseValue`` bindable.
+/// `nil` binds NULL. Conform your own types by returning the value to store.
+///
+/// `Date` is stored as a REAL: seconds since 1970-01-01 00:00:00 UTC, as FMDB does, unless the
+/// database has a ``Database/dateFormatter``, in which case it is stored as that text.
+public protocol Bindable {
+    /// The value to store.
+    var databaseValue: DatabaseValue { get }
+}
+
+extension DatabaseValue: Bindable {
+    /// The value itself.
+    public var databaseValue: DatabaseValue { self }
+}
+
+extension Int: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension Int64: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(self) }
+}
+
+extension Int32: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension Int16: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension Int8: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension UInt32: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension UInt16: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension UInt8: Bindable {
+    /// The integer as an INTEGER.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension Double: Bindable {
+    /// The number as a REAL.
+    public var databaseValue: DatabaseValue { .real(self) }
+}
+
+extension Float: Bindable {
+    /// The number as a REAL.
+    public var databaseValue: DatabaseValue { .real(Double(self)) }
+}
+
+extension Bool: Bindable {
+    /// `true` as 1 and `false` as 0.
+    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+}
+
+extension String: Bindable {
+    /// The string as TEXT.
+    public var databaseValue: DatabaseValue { .text(self) }
+}
+
+extension Substring: Bindable {
+    /// The string as TEXT.
+    public var databaseValue: DatabaseValue { .text(String(self)) }
+}
+
+extension Data: Bindable {
+    /// The bytes as a BLOB.
+    public var databaseValue: DatabaseValue { .blob(self) }
+}
+
+extension Array: Bindable where Element == UInt8 {
+    /// The bytes as a BLOB.
+    public var databaseValue: DatabaseValue { .blob(Data(self)) }
+}
+
+extension Date: Bindable {
+    /// Seconds since 1970 as a REAL (a database with a date formatter stores text instead).
+    public var databaseValue: DatabaseValue { .real(timeIntervalSince1970) }
+}
+
+extension Optional: Bindable where Wrapped: Bindable {
+    /// The wrapped value, or NULL.
+    public var databaseValue: DatabaseValue {
+        switch self {
+        case .none: return .null
+        case .some(let wrapped): return wrapped.databaseValue
+        }
+    }
+}

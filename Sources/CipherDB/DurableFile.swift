@@ -1,0 +1,60 @@
+import CipherCrypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Helpers for files that must appear whole or not at all: write beside, flush, move into place,
+/// flush the directory.
+enum DurableFile {
+    /// A fresh, unused path in the same directory as `path` (so a rename stays on one file system).
+    static func temporaryPath(beside path: String) throws(DatabaseError) -> String {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw DatabaseError(kind: .fileError, message: "the folder \(directory) does not exist")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw DatabaseError(kind: .fileError, message: "the folder \(directory) is not writable")
+        }
+        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [UInt8](repeating: 0, count: 6))
+            .map { String(format: "%02x", $0) }.joined()
+        return url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).cipherdb-tmp-\(suffix)").path
+    }
+
+    /// Flushes `temporaryPath`, links it at `targetPath` (failing if something is there: no file
+    /// is ever replaced), removes the temporary name and flushes the directory.
+    static func publish(_ temporaryPath: String, at targetPath: String) throws(DatabaseError) {
+        try sync(path: temporaryPath)
+        guard link(temporaryPath, targetPath) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): \(reason)")
+        }
+        unlink(temporaryPath)
+        try sync(path: URL(fileURLWithPath: targetPath).deletingLastPathComponent().path)
+    }
+
+    /// `fsync` of a file or directory.
+    static func sync(path: String) throws(DatabaseError) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else {
+            throw DatabaseError(kind: .fileError, message: "cannot open \(path) to flush it: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else {
+            throw DatabaseError(kind: .fileError, message: "cannot flush \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Removes a database file and its journal, WAL and shared-memory companions, if present.
+    static func removeDatabaseFiles(at path: String) {
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            unlink(path + suffix)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import CSQLCipher
+import Foundation
+
+/// An error a custom SQL function throws to make its SQL statement fail with `message`.
+public struct FunctionError: Error, Sendable, CustomStringConvertible {
+    /// The message SQLite reports to the caller.
+    public let message: String
+    /// Creates an error with `message`.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// Owns a custom function's closure for as long as SQLite holds the function.
+private final class FunctionBox {
+    let body: ([DatabaseValue]) throws -> Bindable?
+    init(_ body: @escaping ([DatabaseValue]) throws -> Bindable?) { self.body = body }
+}
+
+/// Owns a trace closure.
+private final class TraceBox {
+    let body: (String) -> Void
+    init(_ body: @escaping (String) -> Void) { self.body = body }
+}
+
+extension Database {
+    // MARK: - Custom functions
+
+    /// Adds an SQL function named `name` that calls `body` with its arguments.
+    ///
+    /// The closure returns the result (`nil` for NULL) or throws: the error's description
+    /// becomes the SQL error message the caller sees.
+    ///
+    /// ```swift
+    /// try db.createFunction("double_it", argumentCount: 1, deterministic: true) { args in
+    ///     guard case .integer(let value) = args[0] else { throw FunctionError("needs an integer") }
+    ///     return value * 2
+    /// }
+    /// ```
+    ///
+    /// - Parameter argumentCount: the number of arguments, or -1 for any number.
+    public func createFunction(
+        _ name: String,
+        argumentCount: Int32 = -1,
+        deterministic: Bool = false,
+        _ body: @escaping ([DatabaseValue]) throws -> Bindable?
+    ) throws(DatabaseError) {
+        let handle = try requireHandle()
+        let box = FunctionBox(body)
+        var flags = SQLITE_UTF8
+        if deterministic { flags |= SQLITE_DETERMINISTIC }
+        let code = sqlite3_create_function_v2(
+            handle, name, argumentCount, flags, Unmanaged.passUnretained(box).toOpaque(),
+            { context, count, values in
+                guard let context, let userData = sqlite3_user_data(context) else { return }
+                let box = Unmanaged<FunctionBox>.fromOpaque(userData).takeUnretainedValue()
+                var arguments: [DatabaseValue] = []
+                arguments.reserveCapacity(Int(count))
+                for index in 0..<Int(count) {
+                    arguments.append(databaseValue(of: values?[index]))
+                }
+                do {
+                    let result = try box.body(arguments)?.databaseValue ?? .null
+                    setResult(result, on: context)
+                } catch {
+                    sqlite3_result_error(context, String(describing: error), -1)
+                }
+            },
+            nil, nil, nil)
+        guard code == SQLITE_OK else { throw self.error(code: code, sql: nil) }
+        // SQLite replaces a function of the same name and arity: keep only the live closure.
+        functionBoxes["\(name.lowercased())/\(argumentCount)"] = box
+    }
+
+    /// Removes the SQL function named `name` with `argumentCount` arguments.
+    public func removeFunction(_ name: String, argumentCount: Int32 = -1) throws(DatabaseError) {
+        let handle = try requireHandle()
+        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8, nil, nil, nil, nil, nil)
+        guard code == SQLITE_OK else { throw self.error(code: code, sql: nil) }
+        functionBoxes["\(name.lowercased())/\(argumentCount)"] = nil
+    }
+
+    // MARK: - Tracing
+
+    /// Calls `handler` with the SQL text of every statement as it starts, or stops tracing when `nil`.
+    ///
+    /// The text is the SQL as written, with `?` and `:name` placeholders: argument values, which
+    /// may be secrets, are never expanded into it.
+    public func trace(_ handler: ((String) -> Void)?) throws(DatabaseError) {
+        let handle = try requireHandle()
+        guard let handler else {
+            sqlite3_trace_v2(handle, 0, nil, nil)
+            traceBox = nil
+            return
+        }
+        let box = TraceBox(handler)
+        traceBox = box
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, _ in
+            guard let context, let statement else { return 0 }
+            let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
+            if let sql = sqlite3_sql(OpaquePointer(statement)) {
+                box.body(String(cString: sql))
+            }
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+}
+
+/// Reads an SQL function argument.
+private func databaseValue(of value: OpaquePointer?) -> DatabaseValue {
+    guard let value else { return .null }
+    switch sqlite3_value_type(value) {
+    case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+    case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+    case SQLITE_TEXT:
+        guard let text = sqlite3_value_text(value) else { return .text("") }
+        return .text(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
+    case SQLITE_BLOB:
+        guard let bytes = sqlite3_value_blob(value) else { return .blob(Data()) }
+        return .blob(Data(bytes: bytes, count: Int(sqlite3_value_bytes(value))))
+    default: return .null
+    }
+}
+
+/// Sets an SQL function's result; SQLite copies text and blobs.
+private func setResult(_ value: DatabaseValue, on context: OpaquePointer) {
+    switch value {
+    case .null: sqlite3_result_null(context)
+    case .integer(let integer): sqlite3_result_int64(context, integer)
+    case .real(let real): sqlite3_result_double(context, real)
+    case .text(var text):
+        text.withUTF8 { buffer in
+            buffer.baseAddress?.withMemoryRebound(to: CChar.self, capacity: buffer.count) { characters in
+                sqlite3_result_text64(context, characters, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
+            } ?? sqlite3_result_text(context, "", 0, cipherdb_sqlite_static())
+        }
+    case .blob(let data):
+        if data.isEmpty {
+            sqlite3_result_zeroblob(context, 0)
+        } else {
+            data.withUnsafeBytes { buffer in
+                sqlite3_result_blob64(context, buffer.baseAddress, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient())
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+import CSQLCipher
+import Foundation
+
+/// The rows of a query, read one at a time.
+///
+/// `next()` moves to the next row and returns `false` at the end, when the result set closes
+/// itself. Getters read the current row by column index or by column name; names are compared
+/// case-insensitively. Optional getters return `nil` for NULL, an unknown column or an index out
+/// of range; ``get(_:as:)`` and ``get(at:as:)`` throw instead.
+///
+/// ```swift
+/// let rs = try db.executeQuery("SELECT name, age FROM people WHERE age > ?", 21)
+/// while try rs.next() {
+///     print(rs.string("name") ?? "", rs.int("age") ?? 0)
+/// }
+/// ```
+public final class ResultSet {
+    private var statement: Statement?
+    /// The database that ran the query; kept alive while the result set is open, as in FMDB.
+    public private(set) var database: Database?
+    private var hasRow = false
+
+    init(statement: Statement, database: Database) {
+        self.statement = statement
+        self.database = database
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The SQL of the query.
+    public var sql: String? { statement?.sql }
+
+    /// Whether the result set is closed: after ``close()``, at the end of the rows, or after an error.
+    public var isClosed: Bool { statement == nil }
+
+    /// Moves to the next row.
+    ///
+    /// - Returns: `true` on a row; `false` at the end, after which the result set is closed.
+    /// - Throws: ``DatabaseError``; the result set is closed before the error propagates. Calling
+    ///   `next()` on a closed result set throws a `misuse` error.
+    @discardableResult
+    public func next() throws(DatabaseError) -> Bool {
+        guard let statement, let handle = statement.handle, let database else {
+            throw DatabaseError.misuse("next() on a closed result set", sql: self.statement?.sql)
+        }
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW:
+            hasRow = true
+            return true
+        case SQLITE_DONE:
+            close()
+            return false
+        default:
+            let error = database.error(code: code, sql: statement.sql)
+            close()
+            throw error
+        }
+    }
+
+    /// Closes the result set and returns its statement to the cache. Safe to call twice.
+    public func close() {
+        hasRow = false
+        guard let statement else { return }
+        self.statement = nil
+        statement.reset()
+        statement.isInUse = false
+        if !statement.isCached { statement.finalize() }
+        database?.resultSetDidClose(self)
+        database = nil
+    }
+
+    /// The current row's statement handle, if there is a current row.
+    @inline(__always)
+    private var rowHandle: OpaquePointer? {
+        hasRow ? statement?.handle : nil
+    }
+
+    // MARK: - Columns
+
+    /// The number of columns.
+    public var columnCount: Int { Int(statement?.columnCount ?? 0) }
+
+    /// The name of the column at `index`, as SQLite reports it (aliases included, case kept).
+    public func columnName(at index: Int) -> String? {
+        statement?.columnName(at: Int32(clamping: index))
+    }
+
+    /// The index of the column named `name` (case-insensitive), or `nil`.
+    public func columnIndex(named name: String) -> Int? {
+        statement?.columnIndex(named: name).map(Int.init)
+    }
+
+    /// The handle and the column index when the index is in range and there is a row.
+    @inline(__always)
+    private func cell(_ index: Int) -> (OpaquePointer, Int32)? {
+        guard let handle = rowHandle, let statement, index >= 0, index < Int(statement.columnCount) else { return nil }
+        return (handle, Int32(index))
+    }
+
+    @inline(__always)
+    private func cell(_ name: String) -> (OpaquePointer, Int32)? {
+        guard let handle = rowHandle, let index = statement?.columnIndex(named: name) else { return nil }
+        return (handle, index)
+    }
+
+    @inline(__always)
+    private func nonNullCell(_ cell: (OpaquePointer, Int32)?) -> (OpaquePointer, Int32)? {
+        guard let cell, sqlite3_column_type(cell.0, cell.1) != SQLITE_NULL else { return nil }
+        return cell
+    }
+
+    // MARK: - Getters by index
+
+    /// Whether the column is NULL (also `true` for an unknown column).
+    public func isNull(at index: Int) -> Bool { nonNullCell(cell(index)) == nil }
+    /// The column as an `Int`, converted as SQLite converts; `nil` for NULL.
+    public func int(at index: Int) -> Int? { Self.int64(nonNullCell(cell(index))).map { Int(truncatingIfNeeded: $0) } }
+    /// The column as an `Int64`; `nil` for NULL.
+    public func int64(at index: Int) -> Int64? { Self.int64(nonNullCell(cell(index))) }
+    /// The column as an `Int32`, truncated as SQLite's `sqlite3_column_int` does; `nil` for NULL.
+    public func int32(at index: Int) -> Int32? { Self.int64(nonNullCell(cell(index))).map { Int32(truncatingIfNeeded: $0) } }
+    /// The column as a `Double`; `nil` for NULL.
+    public func double(at index: Int) -> Double? { Self.double(nonNullCell(cell(index))) }
+    /// The column as a `Bool` (non-zero is `true`); `nil` for NULL.
+    public func bool(at index: Int) -> Bool? { Self.int64(nonNullCell(cell(index))).map { $0 != 0 } }
+    /// The column as text, decoded as UTF-8 straight from SQLite's buffer; `nil` for NULL.
+    public func string(at index: Int) -> String? { Self.string(nonNullCell(cell(index))) }
+    /// The column as bytes; an empty blob is empty `Data`, not `nil`; `nil` for NULL.
+    public func data(at index: Int) -> Data? { Self.data(nonNullCell(cell(index))) }
+    /// The column as a date (see ``Database/dateFormatter``); `nil` for NULL.
+    public func date(at index: Int) -> Date? { date(nonNullCell(cell(index))) }
+    /// The column as a ``DatabaseValue``; `nil` for an unknown column.
+    public func value(at index: Int) -> DatabaseValue? { cell(index).map(Self.value) }
+
+    // MARK: - Getters by name
+
+    /// Whether the column is NULL (also `true` for an unknown column).
+    public func isNull(_ name: String) -> Bool { nonNullCell(cell(name)) == nil }
+    /// The column as an `Int`; `nil` for NULL or an unknown column.
+    public func int(_ name: String) -> Int? { Self.int64(nonNullCell(cell(name))).map { Int(truncatingIfNeeded: $0) } }
+    /// The column as an `Int64`; `nil` for NULL or an unknown column.
+    public func int64(_ name: String) -> Int64? { Self.int64(nonNullCell(cell(name))) }
+    /// The column as an `Int32`; `nil` for NULL or an unknown column.
+    public func int32(_ name: String) -> Int32? { Self.int64(nonNullCell(cell(name))).map { Int32(truncatingIfNeeded: $0) } }
+    /// The column as a `Double`; `nil` for NULL or an unknown column.
+    public func double(_ name: String) -> Double? { Self.double(nonNullCell(cell(name))) }
+    /// The column as a `Bool`; `nil` for NULL or an unknown column.
+    public func bool(_ name: String) -> Bool? { Self.int64(nonNullCell(cell(name))).map { $0 != 0 } }
+    /// The column as text; `nil` for NULL or an unknown column.
+    public func string(_ name: String) -> String? { Self.string(nonNullCell(cell(name))) }
+    /// The column as bytes; `nil` for NULL or an unknown column.
+    public func data(_ name: String) -> Data? { Self.data(nonNullCell(cell(name))) }
+    /// The column as a date; `nil` for NULL or an unknown column.
+    public func date(_ name: String) -> Date? { date(nonNullCell(cell(name))) }
+    /// The column as a ``DatabaseValue``; `nil` for an unknown column.
+    public func value(_ name: String) -> DatabaseValue? { cell(name).map(Self.value) }
+
+    // MARK: - Throwing getters
+
+    /// The column named `name`, decoded as `T`.
+    ///
+    /// - Throws: `columnNotFound` for an unknown name or when there is no current row;
+    ///   `unexpectedNull` for NULL unless `T` is optional.
+    public func get<T: ColumnDecodable>(_ name: String, as type: T.Type = T.self) throws(DatabaseError) -> T {
+        guard let index = statement?.columnIndex(named: name), hasRow else {
+            throw DatabaseError(kind: .columnNotFound, message: hasRow ? "no column named \(name)" : "no current row", sql: sql)
+        }
+        return try get(at: Int(index), as: type)
+    }
+
+    /// The column at `index`, decoded as `T`.
+    ///
+    /// - Throws: `columnNotFound` for an index out of range or when there is no current row;
+    ///   `unexpectedNull` for NULL unless `T` is optional.
+    public func get<T: ColumnDecodable>(at index: Int, as type: T.Type = T.self) throws(DatabaseError) -> T {
+        guard cell(index) != nil else {
+            throw DatabaseError(kind: .columnNotFound, message: hasRow ? "no column at index \(index)" : "no current row", sql: sql)
+        }
+        guard let value = T.decode(from: self, at: index) else {
+            throw DatabaseError(kind: .unexpectedNull, message: "column \(index) is NULL", sql: sql)
+        }
+        return value
+    }
+
+    // MARK: - Rows
+
+    /// The current row as a dictionary from column name (case kept) to value; later duplicates win.
+    public var row: [String: DatabaseValue] {
+        guard hasRow, let statement else { return [:] }
+        return Self.row(of: statement)
+    }
+
+    /// The row `statement` stands on, as a dictionary from column name to value.
+    static func row(of statement: Statement) -> [String: DatabaseValue] {
+        guard let handle = statement.handle else { return [:] }
+        var result: [String: DatabaseValue] = [:]
+        result.reserveCapacity(Int(statement.columnCount))
+        for index in 0..<statement.columnCount {
+            if let name = statement.columnName(at: index) {
+                result[name] = Self.value((handle, index))
+            }
+        }
+        return result
+    }
+
+    /// The current row's values in column order.
+    public var values: [DatabaseValue] {
+        guard let handle = rowHandle, let statement else { return [] }
+        return (0..<statement.columnCount).map { Self.value((handle, $0)) }
+    }
+
+    // MARK: - Conversions straight from SQLite's buffers
+
+    @inline(__always)
+    private static func int64(_ cell: (OpaquePointer, Int32)?) -> Int64? {
+        guard let cell else { return nil }
+        return sqlite3_column_int64(cell.0, cell.1)
+    }
+
+    @inline(__always)
+    private static func double(_ cell: (OpaquePointer, Int32)?) -> Double? {
+        guard let cell else { return nil }
+        return sqlite3_column_double(cell.0, cell.1)
+    }
+
+    @inline(__always)
+    private static func string(_ cell: (OpaquePointer, Int32)?) -> String? {
+        guard let cell else { return nil }
+        guard let text = sqlite3_column_text(cell.0, cell.1) else { return "" }
+        let count = Int(sqlite3_column_bytes(cell.0, cell.1))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    @inline(__always)
+    private static func data(_ cell: (OpaquePointer, Int32)?) -> Data? {
+        guard let cell else { return nil }
+        guard let bytes = sqlite3_column_blob(cell.0, cell.1) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(cell.0, cell.1)))
+    }
+
+    private func date(_ cell: (OpaquePointer, Int32)?) -> Date? {
+        guard let cell else { return nil }
+        if let formatter = database?.dateFormatter, sqlite3_column_type(cell.0, cell.1) == SQLITE_TEXT {
+            return Self.string(cell).flatMap { formatter.date(from: $0) }
+        }
+        return Date(timeIntervalSince1970: sqlite3_column_double(cell.0, cell.1))
+    }
+
+    private static func value(_ cell: (OpaquePointer, Int32)) -> DatabaseValue {
+        switch sqlite3_column_type(cell.0, cell.1) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(cell.0, cell.1))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(cell.0, cell.1))
+        case SQLITE_TEXT: return .text(string(cell) ?? "")
+        case SQLITE_BLOB: return .blob(data(cell) ?? Data())
+        default: return .null
+        }
+    }
+}

@@ -1,0 +1,1 @@
+print("cipherdb: not built yet")
