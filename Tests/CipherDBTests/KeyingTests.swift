@@ -45,3 +45,22 @@ final class KeyingTests: DatabaseTestCase {
         XCTAssertEqual(files, ["other.db", "plain.db", "test.db"])
     }
 }
+
+final class LinkageTests: XCTestCase {
+    /// SQLCipher replaces SQLite: a second copy of the sqlite3_* symbols in the process would
+    /// silently bypass encryption for whoever binds to it.
+    func testSystemSQLiteIsNotLoaded() throws {
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let libraries = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
+        XCTAssertFalse(libraries.contains { $0.contains("libsqlite3.so") }, "libsqlite3 is mapped: \(libraries.filter { $0.contains("sqlite") })")
+    }
+
+    /// `make test-sqlcipher4` preloads SQLCipher 4 and says so; prove the swap took effect.
+    func testRunsAgainstTheExpectedSQLCipher() throws {
+        let version = try XCTUnwrap(SQLCipherVersion.current, "the linked SQLite has no SQLCipher codec")
+        XCTAssertTrue((3...4).contains(version.major), "running SQLCipher \(version.text)")
+        if let expected = ProcessInfo.processInfo.environment["CIPHERDB_EXPECT_SQLCIPHER_MAJOR"].flatMap(Int.init) {
+            XCTAssertEqual(version.major, expected, "running SQLCipher \(version.text)")
+        }
+    }
+}

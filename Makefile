@@ -1,0 +1,50 @@
+# CipherDB: `make demo` runs the main job end to end; `make test` runs every test.
+# Both install what a bare Debian machine lacks first (tools/install-deps.sh).
+
+SWIFT ?= swift
+BUILD_DIR := .build
+TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
+
+.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan bench clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+# The main job on a default keystore and database under a temporary directory
+# (set CIPHERDB_DEMO_DIR to keep them somewhere else).
+demo: deps
+	$(SWIFT) build --product cipherdb
+	@tools/demo.sh "$(BUILD_DIR)/debug/cipherdb"
+
+# Every suite against the system's SQLCipher (3.4.1 on Debian 12), then the database core's
+# suites again against SQLCipher 4 when it can be loaded (see tools/sqlcipher4-env.sh).
+test: test-sqlcipher3 test-sqlcipher4
+
+test-sqlcipher3: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --disable-swift-testing
+
+test-sqlcipher4: deps
+	$(SWIFT) build --build-tests
+	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
+	if [ -z "$$preload" ]; then \
+		if [ -n "$$CI" ]; then echo "SQLCipher 4 could not be set up for the interop run" >&2; exit 1; fi; \
+		echo "skipping the SQLCipher 4 run: tools/sqlcipher4-env.sh could not set it up"; exit 0; \
+	fi; \
+	echo "== CipherDB core suites against SQLCipher 4 (LD_PRELOAD)"; \
+	LD_PRELOAD="$$preload" CIPHERDB_EXPECT_SQLCIPHER_MAJOR=4 $(TEST_BINARY) CipherDBTests
+
+# ThreadSanitizer run of the queue and pool suites (own build folder: sanitizer builds differ).
+tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'QueueTests|PoolTests'
+
+bench: deps
+	cd tools/benchmarks && $(SWIFT) run -c release
+
+clean:
+	rm -rf $(BUILD_DIR) .build-tsan .build-sqlcipher4

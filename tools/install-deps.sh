@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the system packages CipherDB needs on a bare Debian machine; does nothing when all are there.
+#   libsqlcipher-dev  SQLCipher headers and library (pkg-config: sqlcipher)
+#   libssl-dev        OpenSSL 3 libcrypto (pkg-config: libcrypto)
+#   pkg-config        how the package manager finds both
+#   sqlcipher         the stock shell, for interoperability tests
+#   sqlite3           the stock SQLite shell, reads back `cipherdb export --format sql`
+set -euo pipefail
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if command -v pkg-config >/dev/null 2>&1; then
+    pkg-config --exists sqlcipher || missing+=(libsqlcipher-dev)
+    pkg-config --exists libcrypto || missing+=(libssl-dev)
+else
+    missing+=(libsqlcipher-dev libssl-dev)
+fi
+command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
+command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-deps: run as root or install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
