@@ -27,7 +27,9 @@ test: test-sqlcipher3 test-sqlcipher4
 
 test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-swift-testing
+	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
+	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
+	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --disable-swift-testing
 
 test-sqlcipher4: deps
 	$(SWIFT) build --build-tests
@@ -38,7 +40,8 @@ test-sqlcipher4: deps
 	fi; \
 	classes=$$($(TEST_BINARY) --list-tests | sed -n 's|^\(CipherDBTests\.[A-Za-z0-9_]*\)/.*|\1|p' | sort -u | paste -sd, -); \
 	echo "== CipherDB core suites against SQLCipher 4 (LD_PRELOAD)"; \
-	LD_PRELOAD="$$preload" CIPHERDB_EXPECT_SQLCIPHER_MAJOR=4 $(TEST_BINARY) "$$classes"
+	LD_PRELOAD="$$preload" CIPHERDB_EXPECT_SQLCIPHER_MAJOR=4 \
+		CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" $(TEST_BINARY) "$$classes"
 
 # ThreadSanitizer run of the queue and pool suites (own build folder: sanitizer builds differ).
 tsan: deps
