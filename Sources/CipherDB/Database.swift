@@ -107,6 +107,8 @@ public final class Database {
         settings: CipherSettings = .versionDefaults
     ) throws(DatabaseError) {
         guard sqliteHandle == nil else { return }
+        // A plain SQLite library in place of SQLCipher would store everything in the clear.
+        _ = try Self.requireSQLCipher()
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(sqlitePath, &handle, flags.rawValue, nil)
         guard code == SQLITE_OK, let handle else {
