@@ -1,0 +1,318 @@
+import CipherCrypto
+
+/// How a passphrase slot turns a passphrase into the key that wraps the master key.
+public enum KeySlotKDF: Sendable, Hashable, CustomStringConvertible {
+    /// scrypt via OpenSSL's `EVP_KDF`; the default is N = 2^17, r = 8, p = 1.
+    case scrypt(ScryptParameters)
+    /// PBKDF2-HMAC-SHA256, the FIPS-approved alternative, with at least 600,000 iterations.
+    case pbkdf2SHA256(iterations: Int)
+
+    /// scrypt with N = 2^17, r = 8, p = 1.
+    public static let `default` = KeySlotKDF.scrypt(.keystoreDefault)
+    /// The smallest scrypt `log2(N)` a keystore slot accepts. Below the default is for tests and
+    /// constrained devices; readers refuse anything above ``ScryptParameters/log2NRange``.
+    public static let minimumScryptLog2N = 10
+    /// The fewest PBKDF2 iterations a slot accepts (OWASP's 2023 figure for PBKDF2-HMAC-SHA256).
+    public static let minimumPBKDF2Iterations = 600_000
+    /// The most PBKDF2 iterations a reader accepts, so a hostile file cannot stall it.
+    public static let maximumPBKDF2Iterations = 20_000_000
+
+    /// `scrypt(N=2^17, r=8, p=1)` or `pbkdf2-sha256(600000)`.
+    public var description: String {
+        switch self {
+        case .scrypt(let parameters): return parameters.description
+        case .pbkdf2SHA256(let iterations): return "pbkdf2-sha256(\(iterations))"
+        }
+    }
+
+    /// Checks the parameters against the slot limits (the same limits readers apply).
+    func validate() throws(KeystoreError) {
+        switch self {
+        case .scrypt(let parameters):
+            guard parameters.log2N >= Self.minimumScryptLog2N else {
+                throw .kdfLimitExceeded("scrypt N below 2^\(Self.minimumScryptLog2N)")
+            }
+        case .pbkdf2SHA256(let iterations):
+            guard iterations >= Self.minimumPBKDF2Iterations else {
+                throw .kdfLimitExceeded("PBKDF2 iterations below \(Self.minimumPBKDF2Iterations)")
+            }
+            guard iterations <= Self.maximumPBKDF2Iterations else {
+                throw .kdfLimitExceeded("PBKDF2 iterations above \(Self.maximumPBKDF2Iterations)")
+            }
+        }
+    }
+}
+
+/// What unlocks a keystore: a passphrase (for scrypt and PBKDF2 slots) or the 32 bytes of a key file.
+public enum KeystoreCredential: Sendable, CustomStringConvertible {
+    /// A passphrase, as UTF-8 bytes.
+    case passphrase(SecretBytes)
+    /// The 32 random bytes of a key file (see ``Keystore/generateKeyFileSecret()``).
+    case keyFile(SecretBytes)
+
+    /// The length of a key-file secret.
+    public static let keyFileLength = 32
+
+    /// A redacted description.
+    public var description: String {
+        switch self {
+        case .passphrase: return "KeystoreCredential.passphrase(redacted)"
+        case .keyFile: return "KeystoreCredential.keyFile(redacted)"
+        }
+    }
+
+    func validate() throws(KeystoreError) {
+        switch self {
+        case .passphrase(let secret):
+            guard secret.count > 0 else { throw .invalidParameter("the passphrase is empty") }
+            guard secret.count <= 4096 else { throw .invalidParameter("the passphrase is longer than 4096 bytes") }
+        case .keyFile(let secret):
+            guard secret.count == Self.keyFileLength else {
+                throw .invalidKeyMaterial("a key file holds \(Self.keyFileLength) bytes, not \(secret.count)")
+            }
+        }
+    }
+}
+
+/// The kind of a key slot.
+public enum KeySlotKind: String, Sendable, Hashable, Codable {
+    /// A passphrase through scrypt.
+    case scryptPassphrase = "scrypt"
+    /// A passphrase through PBKDF2-HMAC-SHA256.
+    case pbkdf2Passphrase = "pbkdf2-sha256"
+    /// A 32-byte key file.
+    case keyFile = "key-file"
+}
+
+/// What can be known about a slot without unlocking anything.
+public struct KeySlotInfo: Sendable, Hashable, Codable {
+    /// The slot's number, unique in the keystore (1–255).
+    public let slotID: Int
+    /// The slot's kind.
+    public let kind: KeySlotKind
+    /// The KDF and its parameters, e.g. `scrypt(N=2^17, r=8, p=1)`; `none` for key files.
+    public let kdf: String
+}
+
+/// One slot of the header: a copy of the master key wrapped with AES-256-GCM under a key derived
+/// from a passphrase or taken from a key file.
+///
+/// Layout (108 bytes, big-endian): kind u8, slot id u8, reserved u16 = 0, parameters 12 bytes
+/// (scrypt: log2 N u32, r u32, p u32; PBKDF2: iterations u32 + 8 zero bytes; key file: 12 zero bytes),
+/// salt 32, nonce 12, wrapped master key 32, tag 16.
+struct KeySlot: Sendable, Equatable {
+    static let size = 108
+    static let saltLength = 32
+    static let aadLabel = Array("CipherDB keystore slot".utf8) + [0]
+
+    enum Kind: UInt8 {
+        case scrypt = 1
+        case pbkdf2SHA256 = 2
+        case keyFile = 3
+    }
+
+    var kind: Kind
+    var slotID: UInt8
+    var parameters: (UInt32, UInt32, UInt32)
+    var salt: [UInt8]
+    var nonce: [UInt8]
+    var wrappedKey: [UInt8]
+    var tag: [UInt8]
+
+    static func == (lhs: KeySlot, rhs: KeySlot) -> Bool {
+        lhs.kind == rhs.kind && lhs.slotID == rhs.slotID && lhs.parameters == rhs.parameters
+            && lhs.salt == rhs.salt && lhs.nonce == rhs.nonce && lhs.wrappedKey == rhs.wrappedKey && lhs.tag == rhs.tag
+    }
+
+    // MARK: Layout
+
+    /// The first 48 bytes: everything that identifies the slot and its KDF.
+    var identifyingBytes: [UInt8] {
+        var writer = ByteWriter()
+        writer.u8(kind.rawValue)
+        writer.u8(slotID)
+        writer.u16(0)
+        writer.u32(parameters.0)
+        writer.u32(parameters.1)
+        writer.u32(parameters.2)
+        writer.raw(salt)
+        return writer.bytes
+    }
+
+    func encode(into writer: inout ByteWriter) {
+        writer.raw(identifyingBytes)
+        writer.raw(nonce)
+        writer.raw(wrappedKey)
+        writer.raw(tag)
+    }
+
+    /// Reads a slot and checks it strictly: known kind, zero reserved bytes, KDF parameters within
+    /// the reader's limits. Runs before any KDF.
+    static func decode(_ reader: inout ByteReader) throws(KeystoreError) -> KeySlot {
+        do {
+            let rawKind = try reader.u8()
+            let slotID = try reader.u8()
+            let reserved = try reader.u16()
+            let parameters = (try reader.u32(), try reader.u32(), try reader.u32())
+            let salt = try reader.bytes(saltLength)
+            let nonce = try reader.bytes(AESGCM.nonceLength)
+            let wrapped = try reader.bytes(32)
+            let tag = try reader.bytes(AESGCM.tagLength)
+            guard let kind = Kind(rawValue: rawKind) else { throw KeystoreError.unsupportedSlot(kind: Int(rawKind)) }
+            guard reserved == 0 else { throw KeystoreError.malformed("slot reserved bytes are not zero") }
+            guard slotID != 0 else { throw KeystoreError.malformed("slot id 0") }
+            let slot = KeySlot(kind: kind, slotID: slotID, parameters: parameters, salt: salt, nonce: nonce,
+                               wrappedKey: wrapped, tag: tag)
+            _ = try slot.checkedKDF()
+            return slot
+        } catch let error as KeystoreError {
+            throw error
+        } catch {
+            throw .malformed("a key slot is cut short")
+        }
+    }
+
+    /// The slot's KDF, with every limit checked. `nil` for a key-file slot.
+    func checkedKDF() throws(KeystoreError) -> KeySlotKDF? {
+        switch kind {
+        case .scrypt:
+            let (log2N, r, p) = parameters
+            guard log2N <= UInt32(ScryptParameters.log2NRange.upperBound), r <= UInt32(ScryptParameters.rRange.upperBound),
+                  p <= UInt32(ScryptParameters.pRange.upperBound) else {
+                throw .kdfLimitExceeded("scrypt log2(N)=\(log2N), r=\(r), p=\(p) exceed N ≤ 2^20, r ≤ 32, p ≤ 16")
+            }
+            let scrypt: ScryptParameters
+            do {
+                scrypt = try ScryptParameters(log2N: Int(log2N), r: Int(r), p: Int(p))
+            } catch {
+                throw .kdfLimitExceeded("scrypt log2(N)=\(log2N), r=\(r), p=\(p): \(error)")
+            }
+            let kdf = KeySlotKDF.scrypt(scrypt)
+            try kdf.validate()
+            return kdf
+        case .pbkdf2SHA256:
+            guard parameters.1 == 0, parameters.2 == 0 else { throw .malformed("PBKDF2 slot parameters") }
+            let kdf = KeySlotKDF.pbkdf2SHA256(iterations: Int(parameters.0))
+            try kdf.validate()
+            return kdf
+        case .keyFile:
+            guard parameters == (0, 0, 0) else { throw .malformed("key-file slot parameters") }
+            return nil
+        }
+    }
+
+    var info: KeySlotInfo {
+        let kdf = (try? checkedKDF()).flatMap { $0?.description } ?? "none"
+        switch kind {
+        case .scrypt: return KeySlotInfo(slotID: Int(slotID), kind: .scryptPassphrase, kdf: kdf)
+        case .pbkdf2SHA256: return KeySlotInfo(slotID: Int(slotID), kind: .pbkdf2Passphrase, kdf: kdf)
+        case .keyFile: return KeySlotInfo(slotID: Int(slotID), kind: .keyFile, kdf: "none")
+        }
+    }
+
+    // MARK: Wrapping
+
+    /// Associated data of the wrapped key: label, format version, keystore id and the slot's
+    /// identifying bytes. Moving a slot into another keystore, or changing its KDF parameters or
+    /// salt, makes it fail to open.
+    static func associatedData(keystoreID: [UInt8], identifying: [UInt8]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.raw(aadLabel)
+        writer.u16(KeystoreFile.formatVersion)
+        writer.raw(keystoreID)
+        writer.raw(identifying)
+        return writer.bytes
+    }
+
+    /// Whether `credential` is the kind of secret this slot takes.
+    func accepts(_ credential: KeystoreCredential) -> Bool {
+        switch (credential, kind) {
+        case (.passphrase, .scrypt), (.passphrase, .pbkdf2SHA256), (.keyFile, .keyFile): return true
+        default: return false
+        }
+    }
+
+    /// Derives the slot key from the credential (the slow step for passphrase slots).
+    func slotKey(for credential: KeystoreCredential) throws(KeystoreError) -> SecretBytes {
+        do {
+            switch (credential, try checkedKDF()) {
+            case (.passphrase(let passphrase), .scrypt(let parameters)?):
+                return try Scrypt.deriveKey(password: passphrase, salt: salt, parameters: parameters, length: 32)
+            case (.passphrase(let passphrase), .pbkdf2SHA256(let iterations)?):
+                return try PBKDF2.deriveKey(password: passphrase, salt: salt, iterations: iterations, hash: .sha256, length: 32)
+            case (.keyFile(let secret), nil):
+                return secret
+            default:
+                throw KeystoreError.noMatchingSlot
+            }
+        } catch let error as KeystoreError {
+            throw error
+        } catch let error as CryptoError {
+            throw .crypto(error)
+        } catch {
+            throw .noMatchingSlot
+        }
+    }
+
+    /// Creates a slot wrapping `masterKey` under `credential`.
+    static func make(
+        credential: KeystoreCredential,
+        kdf: KeySlotKDF,
+        slotID: UInt8,
+        keystoreID: [UInt8],
+        masterKey: SecretBytes
+    ) throws(KeystoreError) -> KeySlot {
+        try credential.validate()
+        let kind: Kind
+        let parameters: (UInt32, UInt32, UInt32)
+        switch credential {
+        case .passphrase:
+            try kdf.validate()
+            switch kdf {
+            case .scrypt(let scrypt):
+                kind = .scrypt
+                parameters = (UInt32(scrypt.log2N), UInt32(scrypt.r), UInt32(scrypt.p))
+            case .pbkdf2SHA256(let iterations):
+                kind = .pbkdf2SHA256
+                parameters = (UInt32(iterations), 0, 0)
+            }
+        case .keyFile:
+            kind = .keyFile
+            parameters = (0, 0, 0)
+        }
+        do {
+            var slot = KeySlot(kind: kind, slotID: slotID, parameters: parameters,
+                               salt: try SecureRandom.bytes(count: saltLength),
+                               nonce: [], wrappedKey: [], tag: [])
+            let key = try slot.slotKey(for: credential)
+            let box = try AESGCM.seal(masterKey, key: key,
+                                      associatedData: associatedData(keystoreID: keystoreID, identifying: slot.identifyingBytes))
+            slot.nonce = box.nonce
+            slot.wrappedKey = box.ciphertext
+            slot.tag = box.tag
+            return slot
+        } catch let error as KeystoreError {
+            throw error
+        } catch let error as CryptoError {
+            throw .crypto(error)
+        } catch {
+            throw .crypto(.openSSLFailure("slot wrap"))
+        }
+    }
+
+    /// Unwraps the master key, or returns `nil` if the credential is wrong (or the slot altered:
+    /// the two cannot be told apart, which is why the file also carries a checksum).
+    func unwrap(credential: KeystoreCredential, keystoreID: [UInt8]) throws(KeystoreError) -> SecretBytes? {
+        let key = try slotKey(for: credential)
+        do {
+            let master = try AESGCM.open(
+                ciphertext: wrappedKey[...], nonce: nonce[...], tag: tag[...], key: key,
+                associatedData: Self.associatedData(keystoreID: keystoreID, identifying: identifyingBytes)[...])
+            return master
+        } catch .authenticationFailed {
+            return nil
+        } catch {
+            throw .crypto(error)
+        }
+    }
+}

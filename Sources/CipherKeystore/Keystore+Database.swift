@@ -1,0 +1,107 @@
+import CipherCrypto
+import CipherDB
+
+// MARK: - Opening databases with keystore keys
+
+extension Keystore {
+    /// The versions to try for a database, in order: primary, pending, then every other enabled
+    /// version at or above the minimum decryption version, newest first (databases not yet rotated,
+    /// restored backups).
+    static func candidates(for entry: KeyEntry) -> [(version: Int, key: SecretBytes)] {
+        var order = [entry.primary]
+        if let pending = entry.pending { order.append(pending) }
+        for version in entry.versions.reversed() where !order.contains(version.number) { order.append(version.number) }
+        return order.compactMap { number in
+            (try? entry.usableKey(number)).map { (number, $0) }
+        }
+    }
+
+    /// Opens `path` with each candidate key until one works. A wrong key leaves the file untouched.
+    /// Errors other than a wrong key (missing file, corruption, busy) stop the search.
+    static func openWithCandidates(
+        path: String, entry: KeyEntry, flags: Database.OpenFlags
+    ) throws(KeystoreError) -> (database: Database, version: Int) {
+        for (version, key) in candidates(for: entry) {
+            let database = Database(path: path)
+            do {
+                try database.open(flags: flags, key: .raw(key), settings: entry.cipherSettings)
+                return (database, version)
+            } catch where error.kind == .wrongKey || error.kind == .notADatabase {
+                continue
+            } catch {
+                throw .database(error)
+            }
+        }
+        throw .noKeyOpensDatabase(id: entry.id, path: path)
+    }
+
+    /// Opens (or, with `.create` in `flags`, creates) the database at `path` with the entry's raw key
+    /// and stored cipher settings: no PBKDF2 runs.
+    ///
+    /// A new database is keyed with the primary version. An existing one is opened with the primary,
+    /// else the pending version, else an older enabled version. If a rotation was interrupted (a
+    /// pending version is set), the step is finished or undone under the keystore lock: the database
+    /// opening with the pending key makes it the primary; opening with the primary clears the pending
+    /// mark (the pending version stays enabled, in case other databases of the id already use it).
+    ///
+    /// ```swift
+    /// let db = try keystore.openDatabase(path: "/data/app.db", id: "app.db")
+    /// ```
+    public func openDatabase(
+        path databasePath: String,
+        id: String,
+        flags: Database.OpenFlags = .readWriteCreate
+    ) throws(KeystoreError) -> Database {
+        let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+        guard entry.pending != nil else {
+            return try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags).database
+        }
+        // Interrupted rotation: decide under the lock so a rotation still running finishes first.
+        return try withFileLock { () throws(KeystoreError) -> Database in
+            let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+            let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+            guard let pending = entry.pending else { return database }
+            do throws(KeystoreError) {
+                if version == pending {
+                    try finishRotation(id: id, pending: pending)
+                } else if version == entry.primary {
+                    try abandonRotation(id: id, pending: pending, removeVersion: false)
+                }
+            } catch {
+                database.close()
+                throw error
+            }
+            return database
+        }
+    }
+
+    /// The key and settings for `id`'s primary version, for callers that open databases themselves
+    /// (queues, pools).
+    public func databaseKey(id: String) throws(KeystoreError) -> (key: DatabaseKey, settings: CipherSettings) {
+        try readBody { (body) throws(KeystoreError) -> (key: DatabaseKey, settings: CipherSettings) in
+            let entry = body.entries[try body.entryIndex(id)]
+            return (.raw(try entry.usableKey(entry.primary)), entry.cipherSettings)
+        }
+    }
+
+    /// Makes `pending` the primary and clears the pending mark.
+    func finishRotation(id: String, pending: Int) throws(KeystoreError) {
+        try updateEntry(id) { (entry) throws(KeystoreError) in
+            guard entry.pending == pending else { return }
+            entry.primary = pending
+            entry.pending = nil
+        }
+    }
+
+    /// Clears the pending mark; with `removeVersion`, also removes the pending version (only when
+    /// no database can be using it).
+    func abandonRotation(id: String, pending: Int, removeVersion: Bool) throws(KeystoreError) {
+        try updateEntry(id) { (entry) throws(KeystoreError) in
+            guard entry.pending == pending else { return }
+            entry.pending = nil
+            if removeVersion, entry.versions.last?.number == pending {
+                entry.versions.removeLast()
+            }
+        }
+    }
+}

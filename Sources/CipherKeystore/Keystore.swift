@@ -1,0 +1,325 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+
+/// A keystore's random 16-byte identifier, shown as hexadecimal.
+public struct KeystoreID: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The 16 bytes.
+    public let bytes: [UInt8]
+
+    /// Wraps 16 bytes.
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Lowercase hexadecimal.
+    public var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+}
+
+/// What can be read from a keystore's header without any secret: no KDF runs.
+public struct KeystoreSummary: Sendable, Hashable, Codable {
+    /// The file's path.
+    public let path: String
+    /// The keystore id.
+    public let keystoreID: KeystoreID
+    /// The format version.
+    public let formatVersion: Int
+    /// How many times the file has been written.
+    public let generation: UInt64
+    /// The key slots.
+    public let slots: [KeySlotInfo]
+    /// The file size in bytes.
+    public let fileSize: Int
+}
+
+/// A sealed store of database keys, unlocked with a passphrase or key file.
+///
+/// The file holds a clear but authenticated header with key slots (each wrapping one random master
+/// key) and a body sealed with AES-256-GCM under the master key. The body holds one entry per
+/// database id: versions of random 256-bit keys, a primary, an optional pending version, a minimum
+/// decryption version and one-way `exportable` / `deletionAllowed` flags. See SECURITY.md.
+///
+/// Every change re-reads the file under an exclusive `flock`, applies itself to what is on disk and
+/// writes a new file atomically, so changes from several processes are never lost.
+///
+/// ```swift
+/// let store = try Keystore.create(at: path, credential: .passphrase(secret))
+/// try store.addKey(id: "app.db")
+/// let db = try store.openDatabase(path: "/data/app.db", id: "app.db")
+/// ```
+public final class Keystore: @unchecked Sendable {
+    // Mutable state is guarded by `mutex`; the file by `KeystoreLock`.
+    private let mutex = NSRecursiveLock()
+    private var fileLock: KeystoreLock?
+    private var fileLockDepth = 0
+    private var masterKey: SecretBytes
+    private var current: KeystoreFile
+    private var body: KeystoreBody
+    private var timeout: Double = 30
+
+    /// The keystore file's path.
+    public let path: String
+    /// The keystore's random id.
+    public let keystoreID: KeystoreID
+
+    /// Settings for databases keyed from the keystore: 4096-byte pages, as SQLCipher 4 uses.
+    public static let defaultDatabaseSettings = CipherSettings(pageSize: 4096)
+
+    private init(path: String, masterKey: SecretBytes, file: KeystoreFile, body: KeystoreBody) {
+        self.path = path
+        self.masterKey = masterKey
+        self.current = file
+        self.body = body
+        self.keystoreID = KeystoreID(bytes: file.keystoreID)
+    }
+
+    // MARK: Paths
+
+    /// The default keystore path: `$CIPHERDB_KEYSTORE`, else `$XDG_DATA_HOME/cipherdb/keystore`,
+    /// else `~/.local/share/cipherdb/keystore`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit = environment["CIPHERDB_KEYSTORE"], !explicit.isEmpty { return explicit }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/cipherdb/keystore" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/cipherdb/keystore"
+    }
+
+    // MARK: Create, open, inspect
+
+    /// Creates a new keystore with one slot for `credential`. Refuses to overwrite any file.
+    ///
+    /// Missing parent directories are created with mode 0700; the file is created with mode 0600.
+    ///
+    /// - Parameter kdf: the passphrase slot's KDF (ignored for key files); the default is
+    ///   scrypt N = 2^17, r = 8, p = 1.
+    /// - Throws: ``KeystoreError/alreadyExists(path:)``, ``KeystoreError/kdfLimitExceeded(_:)`` for
+    ///   parameters below the minimums, I/O errors.
+    public static func create(
+        at path: String = Keystore.defaultPath(),
+        credential: KeystoreCredential,
+        kdf: KeySlotKDF = .default
+    ) throws(KeystoreError) -> Keystore {
+        try credential.validate()
+        if case .passphrase = credential { try kdf.validate() }
+        try KeystoreFile.makeDirectories(KeystoreFile.directoryName(of: path))
+        if access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
+        let lock = try KeystoreLock(keystorePath: path, timeout: 30)
+        let master: SecretBytes
+        let keystoreID: [UInt8]
+        do {
+            master = try SecretBytes(randomCount: 32)
+            keystoreID = try SecureRandom.bytes(count: KeystoreFile.keystoreIDLength)
+        } catch {
+            throw .crypto(error)
+        }
+        let slot = try KeySlot.make(credential: credential, kdf: kdf, slotID: 1, keystoreID: keystoreID, masterKey: master)
+        let body = KeystoreBody()
+        let bytes = try KeystoreFile.seal(keystoreID: keystoreID, generation: 1, masterEpoch: 1, slots: [slot],
+                                          body: body.encode(), masterKey: master)
+        try KeystoreFile.writeDurably(bytes, to: path, exclusive: true)
+        withExtendedLifetime(lock) {}
+        return Keystore(path: path, masterKey: master, file: try KeystoreFile.parse(bytes), body: body)
+    }
+
+    /// Unlocks the keystore at `path` with a passphrase or key file.
+    ///
+    /// Every structural check and KDF limit is applied before any KDF runs.
+    ///
+    /// - Throws: ``KeystoreError/wrongPassphrase``, ``KeystoreError/tampered``,
+    ///   ``KeystoreError/truncated`` and the other file errors; none of them touch the file.
+    public static func open(at path: String = Keystore.defaultPath(), credential: KeystoreCredential) throws(KeystoreError) -> Keystore {
+        let file = try KeystoreFile.parse(KeystoreFile.readAll(path: path))
+        let master = try file.unlock(credential)
+        let body = try KeystoreBody.decode(file.openBody(masterKey: master))
+        return Keystore(path: path, masterKey: master, file: file, body: body)
+    }
+
+    /// Reads the header only: id, version, generation and slots. No secret is needed and no KDF runs.
+    public static func inspect(at path: String = Keystore.defaultPath()) throws(KeystoreError) -> KeystoreSummary {
+        let bytes = try KeystoreFile.readAll(path: path)
+        let file = try KeystoreFile.parse(bytes)
+        return KeystoreSummary(path: path, keystoreID: KeystoreID(bytes: file.keystoreID),
+                               formatVersion: Int(KeystoreFile.formatVersion), generation: file.generation,
+                               slots: file.slots.map(\.info), fileSize: bytes.count)
+    }
+
+    /// Creates 32 random bytes for a key-file slot. Store them with ``SecretSource/writeKeyFile(_:to:)``.
+    public static func generateKeyFileSecret() throws(KeystoreError) -> SecretBytes {
+        do {
+            return try SecretBytes(randomCount: KeystoreCredential.keyFileLength)
+        } catch {
+            throw .crypto(error)
+        }
+    }
+
+    // MARK: State
+
+    /// Seconds a change waits for another process's lock before ``KeystoreError/lockTimeout(path:)``.
+    public var lockTimeout: Double {
+        get { locked { timeout } }
+        set { locked { timeout = newValue } }
+    }
+
+    /// The write generation of the file as last read or written by this object.
+    public var generation: UInt64 { locked { current.generation } }
+
+    /// The key slots, as last read.
+    public var slots: [KeySlotInfo] { locked { current.slots.map(\.info) } }
+
+    /// Re-reads the file to see changes made by other processes.
+    ///
+    /// - Throws: ``KeystoreError/masterKeyChanged`` if another process rotated the master key,
+    ///   ``KeystoreError/keystoreReplaced`` if the path now holds another keystore, file errors.
+    public func refresh() throws(KeystoreError) {
+        try locked { () throws(KeystoreError) in try loadFromDisk() }
+    }
+
+    /// Runs `body` holding the mutex (typed-throws friendly, unlike `NSLocking.withLock`).
+    private func locked<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return try body()
+    }
+
+    /// Reads, checks and decrypts the file with the master key held in memory. Caller holds `mutex`.
+    private func loadFromDisk() throws(KeystoreError) {
+        let file = try KeystoreFile.parse(KeystoreFile.readAll(path: path))
+        guard file.keystoreID == keystoreID.bytes else { throw .keystoreReplaced }
+        guard file.masterEpoch == current.masterEpoch else { throw .masterKeyChanged }
+        body = try KeystoreBody.decode(file.openBody(masterKey: masterKey))
+        current = file
+    }
+
+    /// Runs `work` holding the mutex and the file lock (reentrant within this object).
+    func withFileLock<R>(_ work: () throws(KeystoreError) -> R) throws(KeystoreError) -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if fileLockDepth == 0 {
+            fileLock = try KeystoreLock(keystorePath: path, timeout: timeout)
+        }
+        fileLockDepth += 1
+        defer {
+            fileLockDepth -= 1
+            if fileLockDepth == 0 { fileLock = nil }
+        }
+        return try work()
+    }
+
+    /// What a change may alter.
+    struct Draft {
+        var slots: [KeySlot]
+        var body: KeystoreBody
+        var masterKey: SecretBytes
+        var masterEpoch: UInt32
+        let keystoreID: [UInt8]
+    }
+
+    /// Applies `change` to the state on disk and writes the result durably, under the file lock.
+    /// If `change` throws, nothing is written.
+    func transaction<R>(_ change: (inout Draft) throws(KeystoreError) -> R) throws(KeystoreError) -> R {
+        try withFileLock { () throws(KeystoreError) -> R in
+            try loadFromDisk()
+            var draft = Draft(slots: current.slots, body: body, masterKey: masterKey, masterEpoch: current.masterEpoch,
+                              keystoreID: current.keystoreID)
+            let result = try change(&draft)
+            let bytes = try KeystoreFile.seal(keystoreID: draft.keystoreID, generation: current.generation &+ 1,
+                                              masterEpoch: draft.masterEpoch, slots: draft.slots,
+                                              body: draft.body.encode(), masterKey: draft.masterKey)
+            try KeystoreFile.writeDurably(bytes, to: path, exclusive: false)
+            current = try KeystoreFile.parse(bytes)
+            body = draft.body
+            masterKey = draft.masterKey
+            return result
+        }
+    }
+
+    /// Runs `read` on freshly loaded entries.
+    func readBody<R>(_ read: (KeystoreBody) throws(KeystoreError) -> R) throws(KeystoreError) -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        try loadFromDisk()
+        return try read(body)
+    }
+
+    // MARK: Slots and master key
+
+    /// Adds a slot for another credential (a recovery passphrase or a key file) wrapping the same
+    /// master key. Returns the new slot's id.
+    public func addSlot(_ credential: KeystoreCredential, kdf: KeySlotKDF = .default) throws(KeystoreError) -> Int {
+        try transaction { (draft) throws(KeystoreError) -> Int in
+            guard draft.slots.count < KeystoreFile.maximumSlots else { throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots") }
+            let used = Set(draft.slots.map(\.slotID))
+            guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
+            draft.slots.append(try KeySlot.make(credential: credential, kdf: kdf, slotID: slotID,
+                                                keystoreID: draft.keystoreID, masterKey: draft.masterKey))
+            return Int(slotID)
+        }
+    }
+
+    /// Removes a slot. The last slot cannot be removed.
+    public func removeSlot(_ slotID: Int) throws(KeystoreError) {
+        try transaction { (draft) throws(KeystoreError) in
+            guard let index = draft.slots.firstIndex(where: { Int($0.slotID) == slotID }) else {
+                throw .invalidParameter("no slot \(slotID)")
+            }
+            guard draft.slots.count > 1 else { throw .refused("cannot remove the last slot") }
+            draft.slots.remove(at: index)
+        }
+    }
+
+    /// Re-wraps the master key in the slot that `old` opens, under `new`.
+    ///
+    /// Only that slot changes: the master key, every entry and every database stay as they are
+    /// (the body is re-sealed under the same master key because its associated data, the header,
+    /// changed). Other slots keep working.
+    ///
+    /// - Parameter kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
+    /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot.
+    public func changePassphrase(from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil) throws(KeystoreError) {
+        try new.validate()
+        try transaction { (draft) throws(KeystoreError) in
+            var opened: Int?
+            for (index, slot) in draft.slots.enumerated() where slot.accepts(old) {
+                if let master = try slot.unwrap(credential: old, keystoreID: draft.keystoreID) {
+                    guard master.constantTimeEquals(draft.masterKey) else { throw .tampered }
+                    opened = index
+                    break
+                }
+            }
+            guard let index = opened else { throw .wrongPassphrase }
+            let slot = draft.slots[index]
+            let newKDF: KeySlotKDF
+            if let kdf { newKDF = kdf } else { newKDF = try slot.checkedKDF() ?? .default }
+            draft.slots[index] = try KeySlot.make(credential: new, kdf: newKDF, slotID: slot.slotID,
+                                                  keystoreID: draft.keystoreID, masterKey: draft.masterKey)
+        }
+    }
+
+    /// Replaces the master key: the body is re-sealed under a new random key and every slot
+    /// re-wrapped. Slots are re-wrapped with the credentials given; slots without a credential
+    /// here are removed, so pass every credential you mean to keep.
+    ///
+    /// - Throws: ``KeystoreError/wrongPassphrase`` if a credential opens none of the slots.
+    public func rotateMaster(credentials: [KeystoreCredential]) throws(KeystoreError) {
+        guard !credentials.isEmpty else { throw .invalidParameter("at least one credential") }
+        try transaction { (draft) throws(KeystoreError) in
+            let newMaster: SecretBytes
+            newMaster = try Self.randomKey()
+            var newSlots: [KeySlot] = []
+            for credential in credentials {
+                var matched: KeySlot?
+                for slot in draft.slots where slot.accepts(credential) && !newSlots.contains(where: { $0.slotID == slot.slotID }) {
+                    if let master = try slot.unwrap(credential: credential, keystoreID: draft.keystoreID),
+                       master.constantTimeEquals(draft.masterKey) {
+                        matched = slot
+                        break
+                    }
+                }
+                guard let slot = matched else { throw .wrongPassphrase }
+                newSlots.append(try KeySlot.make(credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,
+                                                 keystoreID: draft.keystoreID, masterKey: newMaster))
+            }
+            draft.slots = newSlots.sorted { $0.slotID < $1.slotID }
+            draft.masterKey = newMaster
+            draft.masterEpoch &+= 1
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import CipherDB
+import CipherCrypto
+
+/// An error from the keystore.
+///
+/// Each way a keystore file can be unusable has its own case, so callers and the command line
+/// tool can tell a wrong passphrase from a damaged or foreign file. No case carries key material
+/// or passphrases; paths and key ids are metadata and may appear.
+public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    // MARK: The file
+
+    /// No keystore file at the path.
+    case notFound(path: String)
+    /// A keystore (or another file) already exists where a new one was to be created.
+    case alreadyExists(path: String)
+    /// The file is empty.
+    case empty
+    /// The file does not start with the keystore magic: not a keystore.
+    case notAKeystore
+    /// The file ends before its declared length: it was cut short.
+    case truncated
+    /// Bytes follow the end of an otherwise intact keystore.
+    case trailingData
+    /// The file was altered: its checksum, a slot's or the body's authentication failed.
+    case tampered
+    /// The file is a keystore of a format version this build does not know.
+    case unsupportedVersion(Int)
+    /// The file passes its checksum but its structure is invalid (a crafted file).
+    case malformed(String)
+    /// The file is larger than any keystore this build writes.
+    case tooLarge(bytes: Int)
+    /// A slot asks for key-derivation parameters beyond the reader's limits (checked before any KDF runs).
+    case kdfLimitExceeded(String)
+    /// A slot of a kind this build does not know.
+    case unsupportedSlot(kind: Int)
+
+    // MARK: Unlocking and concurrency
+
+    /// No slot of the credential's kind opened: the passphrase or key file is wrong.
+    case wrongPassphrase
+    /// The keystore has no slot of the credential's kind.
+    case noMatchingSlot
+    /// Another process replaced the master key since this keystore was unlocked: unlock it again.
+    case masterKeyChanged
+    /// The file now belongs to another keystore (a different keystore id at the path).
+    case keystoreReplaced
+    /// Another process held the keystore lock for longer than the timeout.
+    case lockTimeout(path: String)
+    /// A system call failed.
+    case io(operation: String, path: String, errno: Int32)
+
+    // MARK: Entries
+
+    /// No entry with the id.
+    case keyNotFound(id: String)
+    /// An entry with the id exists already.
+    case keyExists(id: String)
+    /// The entry has no such version.
+    case versionNotFound(id: String, version: Int)
+    /// The entry has the version already.
+    case versionExists(id: String, version: Int)
+    /// The version exists but cannot be used: disabled, destroyed, or below the minimum decryption version.
+    case versionUnavailable(id: String, version: Int, reason: String)
+    /// The key id is empty, too long or contains control characters.
+    case invalidKeyID(String)
+    /// Key bytes of the wrong length.
+    case invalidKeyMaterial(String)
+    /// The operation is refused by a rule of the keystore (the message says which).
+    case refused(String)
+    /// The entry is not marked exportable.
+    case notExportable(id: String)
+    /// The entry is not marked deletion-allowed.
+    case deletionNotAllowed(id: String)
+    /// A parameter is out of range (the message names it).
+    case invalidParameter(String)
+
+    // MARK: Export bundles
+
+    /// The bytes are not an export bundle, or one of an unknown version.
+    case invalidBundle(String)
+    /// The bundle is for another key id or version than the one asked for.
+    case bundleMismatch(String)
+
+    // MARK: Databases and rotation
+
+    /// A database operation failed.
+    case database(DatabaseError)
+    /// None of the entry's candidate keys opens the database.
+    case noKeyOpensDatabase(id: String, path: String)
+    /// Rotation stopped; the keystore and the database were left consistent (the message says how).
+    case rotationFailed(id: String, path: String, reason: String)
+
+    // MARK: Other
+
+    /// A cryptographic operation failed.
+    case crypto(CryptoError)
+    /// A secret could not be read from its source (the message names the source, never the secret).
+    case secretSource(String)
+
+    /// A readable explanation without secrets.
+    public var description: String {
+        switch self {
+        case .notFound(let path): return "no keystore at \(path)"
+        case .alreadyExists(let path): return "a file already exists at \(path); refusing to overwrite it"
+        case .empty: return "the keystore file is empty"
+        case .notAKeystore: return "the file is not a CipherDB keystore"
+        case .truncated: return "the keystore file is truncated"
+        case .trailingData: return "the keystore file has unexpected bytes after its end"
+        case .tampered: return "the keystore file was altered or damaged (integrity check failed)"
+        case .unsupportedVersion(let version): return "keystore format version \(version) is newer than this build supports"
+        case .malformed(let reason): return "the keystore file is malformed: \(reason)"
+        case .tooLarge(let bytes): return "the keystore file is too large (\(bytes) bytes)"
+        case .kdfLimitExceeded(let reason): return "a key slot's KDF parameters exceed the limits: \(reason)"
+        case .unsupportedSlot(let kind): return "unknown key slot kind \(kind)"
+        case .wrongPassphrase: return "wrong passphrase or key file"
+        case .noMatchingSlot: return "the keystore has no slot for this kind of credential"
+        case .masterKeyChanged: return "the keystore's master key was changed by another process; unlock it again"
+        case .keystoreReplaced: return "the keystore file was replaced by a different keystore"
+        case .lockTimeout(let path): return "timed out waiting for the keystore lock \(path)"
+        case .io(let operation, let path, let code): return "\(operation) failed for \(path): \(String(cString: strerror(code)))"
+        case .keyNotFound(let id): return "no key with id '\(id)'"
+        case .keyExists(let id): return "a key with id '\(id)' already exists"
+        case .versionNotFound(let id, let version): return "key '\(id)' has no version \(version)"
+        case .versionExists(let id, let version): return "key '\(id)' already has version \(version)"
+        case .versionUnavailable(let id, let version, let reason): return "version \(version) of key '\(id)' is unavailable: \(reason)"
+        case .invalidKeyID(let reason): return "invalid key id: \(reason)"
+        case .invalidKeyMaterial(let reason): return "invalid key material: \(reason)"
+        case .refused(let reason): return "refused: \(reason)"
+        case .notExportable(let id): return "key '\(id)' is not exportable"
+        case .deletionNotAllowed(let id): return "key '\(id)' does not allow deletion"
+        case .invalidParameter(let name): return "invalid parameter: \(name)"
+        case .invalidBundle(let reason): return "not a valid key export bundle: \(reason)"
+        case .bundleMismatch(let reason): return "the export bundle does not match: \(reason)"
+        case .database(let error): return error.description
+        case .noKeyOpensDatabase(let id, let path): return "no usable version of key '\(id)' opens \(path)"
+        case .rotationFailed(let id, let path, let reason): return "rotation of key '\(id)' for \(path) failed: \(reason)"
+        case .crypto(let error): return error.description
+        case .secretSource(let reason): return "cannot read the secret: \(reason)"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,359 @@
+import CipherCrypto
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The keystore file format, version 1 (documented in SECURITY.md), and its durable I/O.
+///
+/// ```
+/// offset  size  field (big-endian)
+///      0     8  magic 89 43 44 42 4B 45 59 0A ("\x89CDBKEY\n")
+///      8     2  format version = 1
+///     10     2  flags = 0
+///     12     8  file length L
+///     20     8  bitwise complement of L
+///     28    16  keystore id (random)
+///     44     8  write generation
+///     52     4  master key epoch
+///     56     1  slot count k (1...8)
+///     57     3  reserved = 0
+///     60 108·k  key slots
+///  60+108k  12  body nonce
+///  72+108k   n  body ciphertext (AES-256-GCM, master key, AAD = bytes 0 ..< 60+108k)
+///            16  body tag
+///            32  SHA-256 of bytes 0 ..< L-32
+/// ```
+///
+/// Reading checks, in order and before any KDF: empty, magic, version, the two length copies,
+/// truncation, trailing data, the checksum, then the structure and every slot's KDF limits.
+struct KeystoreFile {
+    static let magic: [UInt8] = [0x89, 0x43, 0x44, 0x42, 0x4B, 0x45, 0x59, 0x0A]
+    static let formatVersion: UInt16 = 1
+    static let fixedHeaderLength = 60
+    static let maximumSlots = 8
+    static let keystoreIDLength = 16
+    static let checksumLength = 32
+    /// The largest file accepted: far above any real keystore, small enough to read at once.
+    static let maximumFileLength = 16 << 20
+    static let minimumFileLength = fixedHeaderLength + KeySlot.size + AESGCM.nonceLength + AESGCM.tagLength + checksumLength
+
+    var keystoreID: [UInt8]
+    var generation: UInt64
+    var masterEpoch: UInt32
+    var slots: [KeySlot]
+    var bodyNonce: [UInt8]
+    var bodyCiphertext: [UInt8]
+    var bodyTag: [UInt8]
+
+    /// Bytes 0 ..< 60 + 108·k for a given file length: the body's associated data.
+    func headerBytes(fileLength: Int) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.raw(Self.magic)
+        writer.u16(Self.formatVersion)
+        writer.u16(0)
+        writer.u64(UInt64(fileLength))
+        writer.u64(~UInt64(fileLength))
+        writer.raw(keystoreID)
+        writer.u64(generation)
+        writer.u32(masterEpoch)
+        writer.u8(UInt8(slots.count))
+        writer.raw([0, 0, 0])
+        for slot in slots { slot.encode(into: &writer) }
+        return writer.bytes
+    }
+
+    var fileLength: Int {
+        Self.fixedHeaderLength + KeySlot.size * slots.count + AESGCM.nonceLength + bodyCiphertext.count
+            + AESGCM.tagLength + Self.checksumLength
+    }
+
+    // MARK: Sealing
+
+    /// Builds the file for `header` fields and `body`, sealing the body with a fresh nonce.
+    static func seal(
+        keystoreID: [UInt8], generation: UInt64, masterEpoch: UInt32, slots: [KeySlot],
+        body: SecretBytes, masterKey: SecretBytes
+    ) throws(KeystoreError) -> [UInt8] {
+        var file = KeystoreFile(keystoreID: keystoreID, generation: generation, masterEpoch: masterEpoch, slots: slots,
+                                bodyNonce: [], bodyCiphertext: [UInt8](repeating: 0, count: body.count), bodyTag: [])
+        let header = file.headerBytes(fileLength: file.fileLength)
+        let box: AESGCM.SealedBox
+        do {
+            box = try AESGCM.seal(body, key: masterKey, associatedData: header)
+        } catch {
+            throw .crypto(error)
+        }
+        file.bodyNonce = box.nonce
+        file.bodyCiphertext = box.ciphertext
+        file.bodyTag = box.tag
+        var bytes = header
+        bytes.reserveCapacity(file.fileLength)
+        bytes += box.nonce
+        bytes += box.ciphertext
+        bytes += box.tag
+        bytes += try checksum(bytes[...])
+        return bytes
+    }
+
+    /// Opens the body with the master key.
+    ///
+    /// - Throws: ``KeystoreError/tampered`` if authentication fails.
+    func openBody(masterKey: SecretBytes) throws(KeystoreError) -> SecretBytes {
+        let header = headerBytes(fileLength: fileLength)
+        do {
+            return try AESGCM.open(ciphertext: bodyCiphertext[...], nonce: bodyNonce[...], tag: bodyTag[...],
+                                   key: masterKey, associatedData: header[...])
+        } catch .authenticationFailed {
+            throw .tampered
+        } catch {
+            throw .crypto(error)
+        }
+    }
+
+    /// Tries each slot that takes `credential` until one unwraps the master key.
+    func unlock(_ credential: KeystoreCredential) throws(KeystoreError) -> SecretBytes {
+        try credential.validate()
+        let candidates = slots.filter { $0.accepts(credential) }
+        guard !candidates.isEmpty else { throw .noMatchingSlot }
+        for slot in candidates {
+            if let master = try slot.unwrap(credential: credential, keystoreID: keystoreID) {
+                return master
+            }
+        }
+        throw .wrongPassphrase
+    }
+
+    // MARK: Parsing
+
+    static func checksum(_ bytes: ArraySlice<UInt8>) throws(KeystoreError) -> [UInt8] {
+        do {
+            return try SHA256.hash(bytes)
+        } catch {
+            throw .crypto(error)
+        }
+    }
+
+    /// Whether the last 32 bytes of `bytes[..<length]` are the SHA-256 of what precedes them.
+    static func checksumHolds(_ bytes: [UInt8], length: Int) -> Bool {
+        guard length >= checksumLength, length <= bytes.count else { return false }
+        guard let digest = try? checksum(bytes[..<(length - checksumLength)]) else { return false }
+        return digest[...] == bytes[(length - checksumLength)..<length]
+    }
+
+    /// Parses and checks a whole file. No KDF runs here: this is the gate every byte passes first.
+    static func parse(_ bytes: [UInt8]) throws(KeystoreError) -> KeystoreFile {
+        let count = bytes.count
+        guard count > 0 else { throw .empty }
+        guard count <= maximumFileLength else { throw .tooLarge(bytes: count) }
+        let prefix = min(count, magic.count)
+        guard bytes[..<prefix] == magic[..<prefix] else {
+            // An intact file with a changed magic was altered; anything else is a foreign file.
+            throw checksumHolds(bytes, length: count) ? .tampered : .notAKeystore
+        }
+        guard count >= fixedHeaderLength else { throw .truncated }
+        do {
+            return try parseStructure(bytes)
+        } catch let error as KeystoreError {
+            throw error
+        } catch {
+            throw .malformed("unexpected parse failure")
+        }
+    }
+
+    private static func parseStructure(_ bytes: [UInt8]) throws -> KeystoreFile {
+        let count = bytes.count
+        return try bytes.withUnsafeBytes { (raw) throws -> KeystoreFile in
+            var reader = ByteReader(raw, offset: magic.count)
+            do {
+                let version = try reader.u16()
+                guard version == formatVersion else {
+                    // Every format version ends with the checksum, so a newer file can be told from damage.
+                    if checksumHolds(bytes, length: count) {
+                        throw version > formatVersion ? KeystoreError.unsupportedVersion(Int(version))
+                            : KeystoreError.malformed("format version \(version)")
+                    }
+                    throw KeystoreError.tampered
+                }
+                let flags = try reader.u16()
+                let length = try reader.u64()
+                let complement = try reader.u64()
+                // Two copies: a changed length is damage, while truncation leaves both intact.
+                guard length == ~complement else { throw KeystoreError.tampered }
+                guard length >= UInt64(minimumFileLength), length <= UInt64(maximumFileLength) else {
+                    throw checksumHolds(bytes, length: count) ? KeystoreError.malformed("declared length \(length)") : KeystoreError.tampered
+                }
+                let declared = Int(length)
+                if count < declared { throw KeystoreError.truncated }
+                if count > declared {
+                    throw checksumHolds(bytes, length: declared) ? KeystoreError.trailingData : KeystoreError.tampered
+                }
+                guard checksumHolds(bytes, length: count) else { throw KeystoreError.tampered }
+
+                // Intact bytes from here on: any inconsistency is a crafted file.
+                guard flags == 0 else { throw KeystoreError.malformed("unknown flags \(flags)") }
+                let keystoreID = try reader.bytes(keystoreIDLength)
+                let generation = try reader.u64()
+                let epoch = try reader.u32()
+                let slotCount = Int(try reader.u8())
+                guard try reader.bytes(3) == [0, 0, 0] else { throw KeystoreError.malformed("reserved header bytes are not zero") }
+                guard (1...maximumSlots).contains(slotCount) else { throw KeystoreError.malformed("slot count \(slotCount)") }
+                let bodyStart = fixedHeaderLength + slotCount * KeySlot.size + AESGCM.nonceLength
+                guard declared >= bodyStart + AESGCM.tagLength + checksumLength else {
+                    throw KeystoreError.malformed("slots overrun the file")
+                }
+                var slots: [KeySlot] = []
+                for _ in 0..<slotCount {
+                    let slot = try KeySlot.decode(&reader)
+                    guard !slots.contains(where: { $0.slotID == slot.slotID }) else {
+                        throw KeystoreError.malformed("duplicate slot id \(slot.slotID)")
+                    }
+                    slots.append(slot)
+                }
+                let nonce = try reader.bytes(AESGCM.nonceLength)
+                let ciphertext = try reader.bytes(declared - bodyStart - AESGCM.tagLength - checksumLength)
+                let tag = try reader.bytes(AESGCM.tagLength)
+                return KeystoreFile(keystoreID: keystoreID, generation: generation, masterEpoch: epoch, slots: slots,
+                                    bodyNonce: nonce, bodyCiphertext: ciphertext, bodyTag: tag)
+            } catch let error as KeystoreError {
+                throw error
+            } catch {
+                throw KeystoreError.truncated
+            }
+        }
+    }
+
+    // MARK: Durable I/O
+
+    /// Reads the whole file, refusing anything larger than ``maximumFileLength``.
+    static func readAll(path: String) throws(KeystoreError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw code == ENOENT ? .notFound(path: path) : .io(operation: "open", path: path, errno: code)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "read", path: path, errno: errno)
+            }
+            if got == 0 { break }
+            bytes += chunk[..<got]
+            if bytes.count > maximumFileLength { throw .tooLarge(bytes: bytes.count) }
+        }
+        return bytes
+    }
+
+    /// Writes `bytes` durably: a new temporary file in the same directory (O_EXCL, mode 0600),
+    /// fsync, then rename over `path` (or, with `exclusive`, a hard link that fails if `path`
+    /// exists), then fsync of the directory. The caller holds the keystore lock.
+    static func writeDurably(_ bytes: [UInt8], to path: String, exclusive: Bool) throws(KeystoreError) {
+        let directory = directoryName(of: path)
+        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [0]).map { String($0, radix: 16) }.joined()
+        let temporary = directory + "/." + baseName(of: path) + ".tmp-\(getpid())-" + suffix
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .io(operation: "create temporary file", path: temporary, errno: errno) }
+        var keep = false
+        defer { if !keep { unlink(temporary) } }
+        do {
+            defer { close(fd) }
+            // The umask can only remove bits; make the mode exact anyway.
+            guard fchmod(fd, 0o600) == 0 else { throw KeystoreError.io(operation: "fchmod", path: temporary, errno: errno) }
+            var written = 0
+            while written < bytes.count {
+                let result = bytes.withUnsafeBytes { buffer in
+                    write(fd, buffer.baseAddress.map { $0 + written }, buffer.count - written)
+                }
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw KeystoreError.io(operation: "write", path: temporary, errno: errno)
+                }
+                written += result
+            }
+            guard fsync(fd) == 0 else { throw KeystoreError.io(operation: "fsync", path: temporary, errno: errno) }
+        }
+        if exclusive {
+            guard link(temporary, path) == 0 else {
+                let code = errno
+                throw code == EEXIST ? .alreadyExists(path: path) : .io(operation: "link", path: path, errno: code)
+            }
+        } else {
+            guard rename(temporary, path) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
+            keep = true
+        }
+        try syncDirectory(directory)
+    }
+
+    static func syncDirectory(_ directory: String) throws(KeystoreError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open directory", path: directory, errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .io(operation: "fsync directory", path: directory, errno: errno) }
+    }
+
+    static func directoryName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let directory = String(path[..<slash])
+        return directory.isEmpty ? "/" : directory
+    }
+
+    static func baseName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Creates `directory` and missing parents with mode 0700.
+    static func makeDirectories(_ directory: String) throws(KeystoreError) {
+        var isDirectory = stat()
+        if stat(directory, &isDirectory) == 0 { return }
+        let parent = directoryName(of: directory)
+        if parent != directory, parent != "." { try makeDirectories(parent) }
+        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+            throw .io(operation: "mkdir", path: directory, errno: errno)
+        }
+    }
+}
+
+/// An exclusive `flock` on the keystore's lock file (`<path>.lock`), held for the lifetime of the
+/// object. Writers serialize on it; readers need none because writes are atomic renames.
+final class KeystoreLock {
+    private let fd: Int32
+
+    /// Waits up to `timeout` seconds for the lock.
+    init(keystorePath: String, timeout: Double) throws(KeystoreError) {
+        let lockPath = keystorePath + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .io(operation: "open lock file", path: lockPath, errno: errno) }
+        let deadline = Self.now() + max(0, timeout)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else {
+                close(fd)
+                throw .io(operation: "flock", path: lockPath, errno: code)
+            }
+            guard Self.now() < deadline else {
+                close(fd)
+                throw .lockTimeout(path: lockPath)
+            }
+            usleep(5_000)
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+
+    private static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}

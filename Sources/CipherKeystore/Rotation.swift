@@ -1,0 +1,124 @@
+import CipherCrypto
+import CipherDB
+
+/// The outcome of a database key rotation.
+public struct RotationResult: Sendable, Hashable {
+    /// The entry's id.
+    public let id: String
+    /// The primary version before the rotation.
+    public let previousVersion: Int
+    /// The new primary version.
+    public let newVersion: Int
+    /// The databases rekeyed by this call (those already on the new key are skipped).
+    public let rekeyedDatabases: [String]
+}
+
+// MARK: - Two-phase, crash-safe rotation
+
+extension Keystore {
+    /// Rotates the key of one database: a new random version becomes the primary and the database
+    /// is rekeyed to it. See ``rotate(id:databasePaths:)``.
+    @discardableResult
+    public func rotate(id: String, databasePath: String) throws(KeystoreError) -> RotationResult {
+        try rotate(id: id, databasePaths: [databasePath])
+    }
+
+    /// Rotates the key of every database under `id`, crash-safely and resumably.
+    ///
+    /// 1. Under the keystore lock, a new version n+1 is recorded as pending and written durably
+    ///    (an interrupted earlier rotation is resumed instead, with its pending version).
+    /// 2. Each database is opened with its current key, its WAL checkpointed (TRUNCATE), rekeyed
+    ///    with `sqlite3_rekey`, closed, and proved by reopening with the new key: SQLCipher's rekey
+    ///    can report success although a write failed. Databases already on the new key are skipped.
+    /// 3. Version n+1 becomes the primary, n stays enabled (for backups), the pending mark is
+    ///    cleared; written durably.
+    ///
+    /// A crash at any point leaves every database on either key, both in the keystore:
+    /// ``openDatabase(path:id:flags:)`` finishes or undoes the step, and calling this again resumes.
+    /// If the first database cannot be rekeyed (read-only file, full disk), the pending version is
+    /// removed and the keystore is as before.
+    ///
+    /// - Throws: ``KeystoreError/rotationFailed(id:path:reason:)`` with what was left where.
+    @discardableResult
+    public func rotate(id: String, databasePaths: [String]) throws(KeystoreError) -> RotationResult {
+        let newKeyMaterial = try Self.randomKey()
+        return try withFileLock { () throws(KeystoreError) -> RotationResult in
+            // Phase 1: the pending version, durable before any database changes.
+            let (previous, pending) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int) in
+                if let pending = entry.pending { return (entry.primary, pending) }
+                let version = (entry.versions.last?.number ?? 0) + 1
+                entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated,
+                                                 created: Self.now(), key: newKeyMaterial))
+                entry.pending = version
+                return (entry.primary, version)
+            }
+            let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+            let newKey = try entry.usableKey(pending)
+
+            // Phase 2: rekey and prove each database.
+            var rekeyed: [String] = []
+            for path in databasePaths {
+                do {
+                    if try rekeyDatabase(path: path, entry: entry, newVersion: pending, newKey: newKey) {
+                        rekeyed.append(path)
+                    }
+                } catch {
+                    // Nothing uses the pending key yet only if no database was moved to it, in this call
+                    // or an earlier interrupted one: then undo completely.
+                    let anyOnPending = rekeyed.count > 0
+                        || databasePaths.contains { (try? Self.opens(path: $0, key: newKey, settings: entry.cipherSettings)) == true }
+                    if !anyOnPending {
+                        try? abandonRotation(id: id, pending: pending, removeVersion: true)
+                        throw .rotationFailed(id: id, path: path,
+                                              reason: "\(error); the database keeps version \(previous) and the keystore is unchanged")
+                    }
+                    throw .rotationFailed(id: id, path: path,
+                                          reason: "\(error); version \(pending) stays pending: run the rotation again to resume")
+                }
+            }
+
+            // Phase 3: commit.
+            try finishRotation(id: id, pending: pending)
+            return RotationResult(id: id, previousVersion: previous, newVersion: pending, rekeyedDatabases: rekeyed)
+        }
+    }
+
+    /// Whether `key` opens the database (a wrong key leaves it untouched).
+    static func opens(path: String, key: SecretBytes, settings: CipherSettings) throws(KeystoreError) -> Bool {
+        let database = Database(path: path)
+        defer { database.close() }
+        do {
+            try database.open(flags: .readWrite, key: .raw(key), settings: settings)
+            return true
+        } catch where error.kind == .wrongKey || error.kind == .notADatabase {
+            return false
+        } catch {
+            throw .database(error)
+        }
+    }
+
+    /// Moves one database to `newKey`. Returns `false` if it was already there.
+    private func rekeyDatabase(path: String, entry: KeyEntry, newVersion: Int, newKey: SecretBytes) throws(KeystoreError) -> Bool {
+        if try Self.opens(path: path, key: newKey, settings: entry.cipherSettings) { return false }
+        let (database, _) = try Self.openWithCandidates(path: path, entry: entry, flags: .readWrite)
+        do {
+            defer { database.close() }
+            do {
+                // Database.rekey checkpoints a WAL with TRUNCATE itself; proving happens below too.
+                try database.rekey(to: .raw(newKey))
+            } catch {
+                throw KeystoreError.database(error)
+            }
+        }
+        // Success is only what a fresh connection shows.
+        let proof = Database(path: path)
+        defer { proof.close() }
+        do {
+            try proof.open(flags: .readWrite, key: .raw(newKey), settings: entry.cipherSettings)
+            _ = try proof.intForQuery("SELECT count(*) FROM sqlite_master")
+        } catch {
+            throw .database(error)
+        }
+        return true
+    }
+}
