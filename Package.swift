@@ -41,6 +41,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "cipherdb", dependencies: ["CipherCLI"]),
+        // Child process for the keystore crash-safety tests (SIGKILLed mid-rotation).
+        .executableTarget(name: "keystore-crash-driver", dependencies: ["CipherKeystore", "CipherDB"], path: "tools/keystore-crash-driver"),
 
         .testTarget(name: "CipherCryptoTests", dependencies: ["CipherCrypto"]),
         .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher"]),
