@@ -59,7 +59,7 @@ public final class Database {
 
     /// Whether prepared statements are cached by SQL text (the default). Turning it off finalizes the cache.
     public var shouldCacheStatements = true {
-        didSet { if !shouldCacheStatements { statementCache.removeAll() } }
+        didSet { if !shouldCacheStatements { statementCache.removeIdle() } }
     }
 
     /// How long a statement waits for a lock held by another connection before it fails with

@@ -18,11 +18,19 @@ public final class ResultSet {
     private var statement: Statement?
     /// The database that ran the query; kept alive while the result set is open, as in FMDB.
     public private(set) var database: Database?
-    private var hasRow = false
+    /// The statement's handle while there is a current row: the getters' fast path, free of
+    /// reference counting.
+    private var rowHandle: OpaquePointer?
+    /// The statement's handle while open.
+    private var handle: OpaquePointer?
+    /// The number of columns, read once.
+    private let columns: Int32
 
     init(statement: Statement, database: Database) {
         self.statement = statement
         self.database = database
+        self.handle = statement.handle
+        self.columns = statement.columnCount
     }
 
     deinit {
@@ -42,27 +50,30 @@ public final class ResultSet {
     ///   `next()` on a closed result set throws a `misuse` error.
     @discardableResult
     public func next() throws(DatabaseError) -> Bool {
-        guard let statement, let handle = statement.handle, let database else {
-            throw DatabaseError.misuse("next() on a closed result set", sql: self.statement?.sql)
+        guard let handle else {
+            throw DatabaseError.misuse("next() on a closed result set", sql: statement?.sql)
         }
         let code = sqlite3_step(handle)
-        switch code {
-        case SQLITE_ROW:
-            hasRow = true
+        if code == SQLITE_ROW {
+            rowHandle = handle
             return true
-        case SQLITE_DONE:
+        }
+        rowHandle = nil
+        if code == SQLITE_DONE {
             close()
             return false
-        default:
-            let error = database.error(code: code, sql: statement.sql)
-            close()
-            throw error
         }
+        let error = database?.error(code: code, sql: statement?.sql)
+            ?? DatabaseError(kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
+                             message: String(cString: sqlite3_errstr(code)), sql: statement?.sql)
+        close()
+        throw error
     }
 
     /// Closes the result set and returns its statement to the cache. Safe to call twice.
     public func close() {
-        hasRow = false
+        rowHandle = nil
+        handle = nil
         guard let statement else { return }
         self.statement = nil
         statement.reset()
@@ -72,16 +83,10 @@ public final class ResultSet {
         database = nil
     }
 
-    /// The current row's statement handle, if there is a current row.
-    @inline(__always)
-    private var rowHandle: OpaquePointer? {
-        hasRow ? statement?.handle : nil
-    }
-
     // MARK: - Columns
 
     /// The number of columns.
-    public var columnCount: Int { Int(statement?.columnCount ?? 0) }
+    public var columnCount: Int { Int(columns) }
 
     /// The name of the column at `index`, as SQLite reports it (aliases included, case kept).
     public func columnName(at index: Int) -> String? {
@@ -93,23 +98,26 @@ public final class ResultSet {
         statement?.columnIndex(named: name).map(Int.init)
     }
 
-    /// The handle and the column index when the index is in range and there is a row.
+    /// The current row's value of column `index`, or `nil` out of range or without a row.
+    ///
+    /// One `sqlite3_column_value` call (one mutex round trip) gives both the type and the value.
     @inline(__always)
-    private func cell(_ index: Int) -> (OpaquePointer, Int32)? {
-        guard let handle = rowHandle, let statement, index >= 0, index < Int(statement.columnCount) else { return nil }
-        return (handle, Int32(index))
+    private func cell(_ index: Int) -> OpaquePointer? {
+        guard let rowHandle, index >= 0, index < Int(columns) else { return nil }
+        return sqlite3_column_value(rowHandle, Int32(truncatingIfNeeded: index))
     }
 
     @inline(__always)
-    private func cell(_ name: String) -> (OpaquePointer, Int32)? {
-        guard let handle = rowHandle, let index = statement?.columnIndex(named: name) else { return nil }
-        return (handle, index)
+    private func cell(_ name: String) -> OpaquePointer? {
+        guard let rowHandle, let index = statement?.columnIndex(named: name) else { return nil }
+        return sqlite3_column_value(rowHandle, index)
     }
 
+    /// The value unless it is NULL.
     @inline(__always)
-    private func nonNullCell(_ cell: (OpaquePointer, Int32)?) -> (OpaquePointer, Int32)? {
-        guard let cell, sqlite3_column_type(cell.0, cell.1) != SQLITE_NULL else { return nil }
-        return cell
+    private func nonNullCell(_ value: OpaquePointer?) -> OpaquePointer? {
+        guard let value, sqlite3_value_type(value) != SQLITE_NULL else { return nil }
+        return value
     }
 
     // MARK: - Getters by index
@@ -133,7 +141,7 @@ public final class ResultSet {
     /// The column as a date (see ``Database/dateFormatter``); `nil` for NULL.
     public func date(at index: Int) -> Date? { date(nonNullCell(cell(index))) }
     /// The column as a ``DatabaseValue``; `nil` for an unknown column.
-    public func value(at index: Int) -> DatabaseValue? { cell(index).map(Self.value) }
+    public func value(at index: Int) -> DatabaseValue? { cell(index).map { Self.value($0) } }
 
     // MARK: - Getters by name
 
@@ -156,7 +164,7 @@ public final class ResultSet {
     /// The column as a date; `nil` for NULL or an unknown column.
     public func date(_ name: String) -> Date? { date(nonNullCell(cell(name))) }
     /// The column as a ``DatabaseValue``; `nil` for an unknown column.
-    public func value(_ name: String) -> DatabaseValue? { cell(name).map(Self.value) }
+    public func value(_ name: String) -> DatabaseValue? { cell(name).map { Self.value($0) } }
 
     // MARK: - Throwing getters
 
@@ -165,8 +173,8 @@ public final class ResultSet {
     /// - Throws: `columnNotFound` for an unknown name or when there is no current row;
     ///   `unexpectedNull` for NULL unless `T` is optional.
     public func get<T: ColumnDecodable>(_ name: String, as type: T.Type = T.self) throws(DatabaseError) -> T {
-        guard let index = statement?.columnIndex(named: name), hasRow else {
-            throw DatabaseError(kind: .columnNotFound, message: hasRow ? "no column named \(name)" : "no current row", sql: sql)
+        guard let index = statement?.columnIndex(named: name), rowHandle != nil else {
+            throw DatabaseError(kind: .columnNotFound, message: rowHandle != nil ? "no column named \(name)" : "no current row", sql: sql)
         }
         return try get(at: Int(index), as: type)
     }
@@ -177,7 +185,7 @@ public final class ResultSet {
     ///   `unexpectedNull` for NULL unless `T` is optional.
     public func get<T: ColumnDecodable>(at index: Int, as type: T.Type = T.self) throws(DatabaseError) -> T {
         guard cell(index) != nil else {
-            throw DatabaseError(kind: .columnNotFound, message: hasRow ? "no column at index \(index)" : "no current row", sql: sql)
+            throw DatabaseError(kind: .columnNotFound, message: rowHandle != nil ? "no column at index \(index)" : "no current row", sql: sql)
         }
         guard let value = T.decode(from: self, at: index) else {
             throw DatabaseError(kind: .unexpectedNull, message: "column \(index) is NULL", sql: sql)
@@ -189,7 +197,7 @@ public final class ResultSet {
 
     /// The current row as a dictionary from column name (case kept) to value; later duplicates win.
     public var row: [String: DatabaseValue] {
-        guard hasRow, let statement else { return [:] }
+        guard rowHandle != nil, let statement else { return [:] }
         return Self.row(of: statement)
     }
 
@@ -200,7 +208,7 @@ public final class ResultSet {
         result.reserveCapacity(Int(statement.columnCount))
         for index in 0..<statement.columnCount {
             if let name = statement.columnName(at: index) {
-                result[name] = Self.value((handle, index))
+                result[name] = value(sqlite3_column_value(handle, index))
             }
         }
         return result
@@ -208,53 +216,54 @@ public final class ResultSet {
 
     /// The current row's values in column order.
     public var values: [DatabaseValue] {
-        guard let handle = rowHandle, let statement else { return [] }
-        return (0..<statement.columnCount).map { Self.value((handle, $0)) }
+        guard let rowHandle else { return [] }
+        return (0..<columns).map { Self.value(sqlite3_column_value(rowHandle, $0)) }
     }
 
     // MARK: - Conversions straight from SQLite's buffers
 
     @inline(__always)
-    private static func int64(_ cell: (OpaquePointer, Int32)?) -> Int64? {
-        guard let cell else { return nil }
-        return sqlite3_column_int64(cell.0, cell.1)
+    private static func int64(_ value: OpaquePointer?) -> Int64? {
+        guard let value else { return nil }
+        return sqlite3_value_int64(value)
     }
 
     @inline(__always)
-    private static func double(_ cell: (OpaquePointer, Int32)?) -> Double? {
-        guard let cell else { return nil }
-        return sqlite3_column_double(cell.0, cell.1)
+    private static func double(_ value: OpaquePointer?) -> Double? {
+        guard let value else { return nil }
+        return sqlite3_value_double(value)
     }
 
     @inline(__always)
-    private static func string(_ cell: (OpaquePointer, Int32)?) -> String? {
-        guard let cell else { return nil }
-        guard let text = sqlite3_column_text(cell.0, cell.1) else { return "" }
-        let count = Int(sqlite3_column_bytes(cell.0, cell.1))
+    private static func string(_ value: OpaquePointer?) -> String? {
+        guard let value else { return nil }
+        guard let text = sqlite3_value_text(value) else { return "" }
+        let count = Int(sqlite3_value_bytes(value))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     @inline(__always)
-    private static func data(_ cell: (OpaquePointer, Int32)?) -> Data? {
-        guard let cell else { return nil }
-        guard let bytes = sqlite3_column_blob(cell.0, cell.1) else { return Data() }
-        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(cell.0, cell.1)))
+    private static func data(_ value: OpaquePointer?) -> Data? {
+        guard let value else { return nil }
+        guard let bytes = sqlite3_value_blob(value) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value)))
     }
 
-    private func date(_ cell: (OpaquePointer, Int32)?) -> Date? {
-        guard let cell else { return nil }
-        if let formatter = database?.dateFormatter, sqlite3_column_type(cell.0, cell.1) == SQLITE_TEXT {
-            return Self.string(cell).flatMap { formatter.date(from: $0) }
+    private func date(_ value: OpaquePointer?) -> Date? {
+        guard let value else { return nil }
+        if let formatter = database?.dateFormatter, sqlite3_value_type(value) == SQLITE_TEXT {
+            return Self.string(value).flatMap { formatter.date(from: $0) }
         }
-        return Date(timeIntervalSince1970: sqlite3_column_double(cell.0, cell.1))
+        return Date(timeIntervalSince1970: sqlite3_value_double(value))
     }
 
-    private static func value(_ cell: (OpaquePointer, Int32)) -> DatabaseValue {
-        switch sqlite3_column_type(cell.0, cell.1) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(cell.0, cell.1))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(cell.0, cell.1))
-        case SQLITE_TEXT: return .text(string(cell) ?? "")
-        case SQLITE_BLOB: return .blob(data(cell) ?? Data())
+    private static func value(_ value: OpaquePointer?) -> DatabaseValue {
+        guard let value else { return .null }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_TEXT: return .text(string(value) ?? "")
+        case SQLITE_BLOB: return .blob(data(value) ?? Data())
         default: return .null
         }
     }

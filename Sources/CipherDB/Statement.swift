@@ -12,7 +12,7 @@ final class Statement {
     /// Whether a result set or an update is using the statement right now.
     var isInUse = false
     /// Whether the statement belongs to the database's cache (and is finalized by it).
-    let isCached: Bool
+    var isCached: Bool
     /// The number of parameters, read once.
     let parameterCount: Int32
     /// The number of result columns, read once.
@@ -42,11 +42,14 @@ final class Statement {
         }
     }
 
-    /// Resets the statement for reuse and drops its bound values.
+    /// Resets the statement for reuse.
+    ///
+    /// Bound values are not cleared: every execution binds every parameter (a count mismatch is
+    /// an error), so an old value can never be used again, and `sqlite3_clear_bindings` would
+    /// only free memory that the next bind frees anyway.
     func reset() {
         guard let handle else { return }
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
     }
 
     // MARK: - Columns
@@ -89,8 +92,11 @@ final class Statement {
                     message: "the statement has \(parameterCount) parameter(s) but \(values.count) argument(s) were given",
                     sql: sql)
             }
-            for (offset, value) in values.enumerated() {
-                try bind(value, at: Int32(offset + 1), handle: handle, dateFormatter: dateFormatter)
+            // Borrow each element in place: copying `Bindable?` existentials costs more than binding.
+            try values.withUnsafeBufferPointer { (buffer) throws(DatabaseError) in
+                for offset in 0..<buffer.count {
+                    try bind(buffer[offset], at: Int32(truncatingIfNeeded: offset + 1), handle: handle, dateFormatter: dateFormatter)
+                }
             }
         case .named(let values):
             let names = parameterNames()

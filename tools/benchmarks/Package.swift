@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+// Benchmarks live in their own package so that nothing they need enters the main build.
+import PackageDescription
+
+let package = Package(
+    name: "CipherDBBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "CipherDB", path: "../.."),
+    ],
+    targets: [
+        // The raw C API, for the wrapper-overhead baseline.
+        .systemLibrary(name: "CSQLCipherRaw", pkgConfig: "sqlcipher"),
+        // CipherDB's Database against the raw C API: inserts, scans, point lookups.
+        .executableTarget(
+            name: "CoreBenchmark",
+            dependencies: [
+                .product(name: "CipherDB", package: "CipherDB"),
+                .product(name: "CipherCrypto", package: "CipherDB"),
+                "CSQLCipherRaw",
+            ]
+        ),
+    ]
+)
