@@ -1,5 +1,6 @@
 import CipherCrypto
 import CipherDB
+import Foundation
 
 // MARK: - Opening databases with keystore keys
 
@@ -52,15 +53,67 @@ extension Keystore {
         id: String,
         flags: Database.OpenFlags = .readWriteCreate
     ) throws(KeystoreError) -> Database {
+        try openResolvingRotation(path: databasePath, id: id, flags: flags).database
+    }
+
+    /// Opens a ``DatabaseQueue`` on `path` with the key of `id` that opens it (finishing or undoing
+    /// an interrupted rotation first, as ``openDatabase(path:id:flags:)`` does).
+    public func openQueue(
+        path databasePath: String,
+        id: String,
+        configuration: DatabaseConfiguration = DatabaseConfiguration()
+    ) throws(KeystoreError) -> DatabaseQueue {
+        let (key, settings) = try resolveKey(path: databasePath, id: id, readOnly: configuration.readOnly)
+        do {
+            return try DatabaseQueue(path: databasePath, key: .raw(key), settings: settings, configuration: configuration)
+        } catch {
+            throw .database(error)
+        }
+    }
+
+    /// Opens a ``DatabasePool`` on `path` with the key of `id` that opens it: every connection gets
+    /// the raw key, so no KDF runs at all.
+    public func openPool(
+        path databasePath: String,
+        id: String,
+        configuration: DatabaseConfiguration = DatabaseConfiguration()
+    ) throws(KeystoreError) -> DatabasePool {
+        let (key, settings) = try resolveKey(path: databasePath, id: id, readOnly: false)
+        do {
+            return try DatabasePool(path: databasePath, key: .raw(key), settings: settings, configuration: configuration)
+        } catch {
+            throw .database(error)
+        }
+    }
+
+    /// The key that opens `path` (the primary for a file that does not exist yet).
+    private func resolveKey(path: String, id: String, readOnly: Bool) throws(KeystoreError) -> (SecretBytes, CipherSettings) {
+        guard access(path, F_OK) == 0 else {
+            return try readBody { (body) throws(KeystoreError) -> (SecretBytes, CipherSettings) in
+                let entry = body.entries[try body.entryIndex(id)]
+                return (try entry.usableKey(entry.primary), entry.cipherSettings)
+            }
+        }
+        let (database, entry, version) = try openResolvingRotation(path: path, id: id, flags: readOnly ? .readOnly : .readWrite)
+        database.close()
+        return (try entry.usableKey(version), entry.cipherSettings)
+    }
+
+    /// Opens `path`, settling an interrupted rotation of `id` on the way. Returns the database, the
+    /// entry as it was when opened, and the version that opened it.
+    func openResolvingRotation(
+        path databasePath: String, id: String, flags: Database.OpenFlags
+    ) throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) {
         let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
         guard entry.pending != nil else {
-            return try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags).database
+            let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+            return (database, entry, version)
         }
         // Interrupted rotation: decide under the lock so a rotation still running finishes first.
-        return try withFileLock { () throws(KeystoreError) -> Database in
+        return try withFileLock { () throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) in
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
-            guard let pending = entry.pending else { return database }
+            guard let pending = entry.pending else { return (database, entry, version) }
             do throws(KeystoreError) {
                 if version == pending {
                     try finishRotation(id: id, pending: pending)
@@ -71,7 +124,7 @@ extension Keystore {
                 database.close()
                 throw error
             }
-            return database
+            return (database, entry, version)
         }
     }
 

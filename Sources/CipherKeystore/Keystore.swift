@@ -243,6 +243,7 @@ public final class Keystore: @unchecked Sendable {
 
     /// Adds a slot for another credential (a recovery passphrase or a key file) wrapping the same
     /// master key. Returns the new slot's id.
+    @discardableResult
     public func addSlot(_ credential: KeystoreCredential, kdf: KeySlotKDF = .default) throws(KeystoreError) -> Int {
         try transaction { (draft) throws(KeystoreError) -> Int in
             guard draft.slots.count < KeystoreFile.maximumSlots else { throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots") }

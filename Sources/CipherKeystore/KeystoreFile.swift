@@ -143,6 +143,17 @@ struct KeystoreFile {
         return digest[...] == bytes[(length - checksumLength)..<length]
     }
 
+    /// Whether `bytes` differs from a keystore in at most two magic bytes while both copies of the
+    /// length field match the file size: the odds of that by chance are below 2^-100.
+    static func looksLikeKeystoreWithDamagedMagic(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= fixedHeaderLength else { return false }
+        let differing = zip(bytes[..<magic.count], magic).filter { $0 != $1 }.count
+        guard differing <= 2 else { return false }
+        let length = bytes[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let complement = bytes[20..<28].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return length == ~complement && length == UInt64(bytes.count)
+    }
+
     /// Parses and checks a whole file. No KDF runs here: this is the gate every byte passes first.
     static func parse(_ bytes: [UInt8]) throws(KeystoreError) -> KeystoreFile {
         let count = bytes.count
@@ -150,8 +161,9 @@ struct KeystoreFile {
         guard count <= maximumFileLength else { throw .tooLarge(bytes: count) }
         let prefix = min(count, magic.count)
         guard bytes[..<prefix] == magic[..<prefix] else {
-            // An intact file with a changed magic was altered; anything else is a foreign file.
-            throw checksumHolds(bytes, length: count) ? .tampered : .notAKeystore
+            // A damaged magic on what is otherwise our file (its length fields agree with its size)
+            // is tampering; anything else is a foreign file.
+            throw looksLikeKeystoreWithDamagedMagic(bytes) ? .tampered : .notAKeystore
         }
         guard count >= fixedHeaderLength else { throw .truncated }
         do {

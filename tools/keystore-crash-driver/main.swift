@@ -3,6 +3,7 @@
 //
 //   keystore-crash-driver rotate-loop <keystore> <database> <id>   rotate the key forever
 //   keystore-crash-driver churn <keystore>                          rewrite the keystore forever
+//   keystore-crash-driver rotate-limited <keystore> <db> <id> <bytes>  rotate under RLIMIT_FSIZE
 //   keystore-crash-driver count <keystore> <database> <id>          print the rows of table t
 //   keystore-crash-driver add <keystore> <id>                       add a key and print its id
 //   keystore-crash-driver list <keystore>                           print entry ids and primaries
@@ -44,6 +45,17 @@ do {
             try keystore.addKey(id: "churn-\(getpid())-\(index)")
             try keystore.changePassphrase(from: passphrase, to: passphrase)
             say("churned \(index)")
+        }
+    case "rotate-limited" where arguments.count == 6:
+        // Limit the size of any file this process writes, so the rekey journal cannot be written.
+        signal(SIGXFSZ, SIG_IGN)
+        var limit = rlimit(rlim_cur: rlim_t(arguments[5]) ?? 65536, rlim_max: rlim_t.max)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
+        do {
+            try keystore.rotate(id: arguments[4], databasePath: arguments[3])
+            say("rotated unexpectedly")
+        } catch {
+            say("rotationFailed: \(error)")
         }
     case "count" where arguments.count == 5:
         let db = try keystore.openDatabase(path: arguments[3], id: arguments[4], flags: .readWrite)
