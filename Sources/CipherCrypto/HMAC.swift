@@ -1,0 +1,107 @@
+import COpenSSL
+
+/// HMAC (RFC 2104) with SHA-1, SHA-256 or SHA-512 over OpenSSL's `EVP_MAC`.
+///
+/// One instance keeps its key set up and computes many codes: SQLCipher's page check runs one
+/// HMAC per page, so the key schedule is paid once. An instance is not thread-safe; make one
+/// per thread.
+///
+/// ```swift
+/// let mac = try HMAC(key: hmacKey, hash: .sha1)
+/// let code = try mac.authenticationCode(pageBytes, pageNumberBytes)
+/// ```
+public final class HMAC {
+    /// The hash the code is built on.
+    public let hash: HashFunction
+    /// The byte length of a code: 20, 32 or 64.
+    public var length: Int { Self.length(of: hash) }
+
+    private let context: OpaquePointer
+
+    /// Sets up an HMAC with `key`.
+    ///
+    /// - Throws: ``CryptoError/openSSLFailure(_:)`` if OpenSSL lacks HMAC or rejects the key.
+    public init(key: SecretBytes, hash: HashFunction) throws(CryptoError) {
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw .openSSLFailure("EVP_MAC_fetch(HMAC)") }
+        defer { EVP_MAC_free(mac) }
+        guard let context = EVP_MAC_CTX_new(mac) else { throw .openSSLFailure("EVP_MAC_CTX_new") }
+        self.context = context
+        self.hash = hash
+        let initialized = Self.digestName(hash).withCString { name -> Bool in
+            // OSSL_PARAM wants a mutable pointer but only reads the digest name.
+            var parameters = [
+                OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: name), 0),
+                OSSL_PARAM_construct_end(),
+            ]
+            return key.withUnsafeBytes { keyBytes in
+                parameters.withUnsafeMutableBufferPointer { buffer in
+                    EVP_MAC_init(context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                 keyBytes.count, buffer.baseAddress) == 1
+                }
+            }
+        }
+        guard initialized else {
+            EVP_MAC_CTX_free(context)
+            throw .openSSLFailure("EVP_MAC_init")
+        }
+    }
+
+    deinit {
+        // EVP_MAC_CTX_free cleanses the key schedule.
+        EVP_MAC_CTX_free(context)
+    }
+
+    /// The code of the concatenation of `parts`.
+    public func authenticationCode(_ parts: UnsafeRawBufferPointer...) throws(CryptoError) -> [UInt8] {
+        try authenticationCode(parts: parts)
+    }
+
+    /// The code of the concatenation of `parts`.
+    public func authenticationCode(parts: [UnsafeRawBufferPointer]) throws(CryptoError) -> [UInt8] {
+        // A NULL key restarts the MAC with the key set at init.
+        guard EVP_MAC_init(context, nil, 0, nil) == 1 else { throw .openSSLFailure("EVP_MAC_init") }
+        for part in parts where part.count > 0 {
+            guard let base = part.baseAddress,
+                  EVP_MAC_update(context, base.assumingMemoryBound(to: UInt8.self), part.count) == 1 else {
+                throw .openSSLFailure("EVP_MAC_update")
+            }
+        }
+        var output = [UInt8](repeating: 0, count: 64)
+        var written = 0
+        let finished = output.withUnsafeMutableBufferPointer { buffer in
+            EVP_MAC_final(context, buffer.baseAddress, &written, buffer.count) == 1
+        }
+        guard finished, written == length else { throw .openSSLFailure("EVP_MAC_final") }
+        return Array(output.prefix(written))
+    }
+
+    /// The code of `data` under `key`, in one call.
+    public static func authenticationCode(
+        key: SecretBytes, hash: HashFunction, data: some Collection<UInt8>
+    ) throws(CryptoError) -> [UInt8] {
+        let mac = try HMAC(key: key, hash: hash)
+        let bytes = Array(data)
+        var result: Result<[UInt8], CryptoError> = .failure(.openSSLFailure("HMAC"))
+        bytes.withUnsafeBytes { buffer in
+            result = Result { () throws(CryptoError) in try mac.authenticationCode(buffer) }
+        }
+        return try result.get()
+    }
+
+    /// The code length for `hash`.
+    public static func length(of hash: HashFunction) -> Int {
+        switch hash {
+        case .sha1: return 20
+        case .sha256: return 32
+        case .sha512: return 64
+        }
+    }
+
+    private static func digestName(_ hash: HashFunction) -> String {
+        switch hash {
+        case .sha1: return "SHA1"
+        case .sha256: return "SHA256"
+        case .sha512: return "SHA512"
+        }
+    }
+}
