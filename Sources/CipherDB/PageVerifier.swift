@@ -1,0 +1,339 @@
+import CipherCrypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Checks every page of an SQLCipher database file against its HMAC, offline, without SQLite.
+///
+/// SQLCipher (2.x to 4.x, HMAC on) lays a database out as pages of `pageSize` bytes. Each page ends
+/// with a reserve of `IV (16) + HMAC` bytes rounded up to the AES block size (48 bytes with SHA-1,
+/// 80 with SHA-512). The first 16 bytes of the file are the KDF salt, and page 1's encrypted part
+/// starts after them. A page's HMAC covers its encrypted bytes and IV, then the page number as
+/// four little-endian bytes. The encryption key is PBKDF2(passphrase, salt, kdf_iter) or the raw
+/// key; the HMAC key is PBKDF2(encryption key, salt XOR 0x3a, 2 iterations). This reader checks
+/// every page of the file, free pages included, and lists every bad one instead of stopping at
+/// the first, which SQLite cannot do.
+///
+/// ```swift
+/// let verifier = try PageVerifier(path: path, key: key, settings: .versionDefaults)
+/// let report = try verifier.verify()
+/// print(report.badPages)   // [] for a sound file
+/// ```
+public struct PageVerifier: Sendable {
+    /// The page layout of one SQLCipher configuration.
+    public struct Layout: Sendable, Equatable {
+        /// Bytes per page.
+        public let pageSize: Int
+        /// The page HMAC's hash.
+        public let hmacAlgorithm: CipherHashAlgorithm
+        /// The PBKDF2 hash that derives the keys.
+        public let kdfAlgorithm: CipherHashAlgorithm
+        /// The PBKDF2 iteration count for passphrases.
+        public let kdfIterations: Int
+
+        /// The IV length (AES block size).
+        public static let ivSize = 16
+        /// The salt length at the start of the file.
+        public static let saltSize = 16
+        /// The XOR mask that turns the KDF salt into the HMAC key's salt.
+        static let hmacSaltMask: UInt8 = 0x3a
+        /// PBKDF2 iterations for the HMAC key.
+        static let hmacKeyIterations = 2
+
+        /// The HMAC length in bytes.
+        public var hmacSize: Int { HMAC.length(of: hmacAlgorithm.hashFunction) }
+        /// Reserved bytes at the end of each page: IV + HMAC rounded up to 16.
+        public var reserveSize: Int { (Self.ivSize + hmacSize + 15) / 16 * 16 }
+
+        /// A layout from explicit values.
+        public init(pageSize: Int, hmacAlgorithm: CipherHashAlgorithm, kdfAlgorithm: CipherHashAlgorithm, kdfIterations: Int) {
+            self.pageSize = pageSize
+            self.hmacAlgorithm = hmacAlgorithm
+            self.kdfAlgorithm = kdfAlgorithm
+            self.kdfIterations = kdfIterations
+        }
+
+        /// The layout that `settings` give on `version` (its defaults fill what `settings` leave out).
+        public init(settings: CipherSettings, version: SQLCipherVersion) {
+            self.init(pageSize: settings.pageSize ?? version.defaultPageSize,
+                      hmacAlgorithm: settings.hmacAlgorithm ?? version.defaultHashAlgorithm,
+                      kdfAlgorithm: settings.kdfAlgorithm ?? version.defaultHashAlgorithm,
+                      kdfIterations: settings.kdfIterations ?? version.defaultKDFIterations)
+        }
+    }
+
+    /// Why a page failed.
+    public enum Problem: String, Sendable, Equatable, Codable {
+        /// The stored HMAC does not match the page's bytes: tampered or damaged.
+        case hmacMismatch = "hmac_mismatch"
+        /// The page is all zero bytes: its content is lost.
+        case zeroed
+        /// The file ends inside this page.
+        case truncated
+    }
+
+    /// One bad page.
+    public struct BadPage: Sendable, Equatable {
+        /// The page number, from 1.
+        public let number: Int
+        /// What is wrong with it.
+        public let problem: Problem
+    }
+
+    /// The result of a check.
+    public struct Report: Sendable, Equatable {
+        /// Pages checked (a partial last page counts).
+        public let pageCount: Int
+        /// The layout used.
+        public let layout: Layout
+        /// The file's size in bytes.
+        public let fileSize: Int
+        /// Every bad page, in order.
+        public let badPages: [BadPage]
+        /// Whether every page passed.
+        public var isIntact: Bool { badPages.isEmpty }
+    }
+
+    /// The file checked.
+    public let path: String
+    /// The layout used.
+    public let layout: Layout
+    private let hmacKey: SecretBytes
+    private let salt: [UInt8]
+
+    /// Reads the salt of the file at `path` and derives the HMAC key from `key`.
+    ///
+    /// For a passphrase this runs PBKDF2 once, with `settings`' iteration count (or the running
+    /// version's default). Nothing is written.
+    ///
+    /// - Throws: `fileError` if the file cannot be read, `notADatabase` if it is shorter than a
+    ///   salt or is a plaintext SQLite file, `unsupported` for settings without HMAC or with a
+    ///   plaintext header, `invalidKey` for a key of the wrong shape.
+    public init(path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+        let layout: Layout
+        if let version = SQLCipherVersion.current {
+            layout = Layout(settings: settings, version: version)
+        } else {
+            // No codec linked: assume SQLCipher 3's defaults, the format this package writes on Debian.
+            layout = Layout(pageSize: settings.pageSize ?? 1024, hmacAlgorithm: settings.hmacAlgorithm ?? .sha1,
+                            kdfAlgorithm: settings.kdfAlgorithm ?? .sha1, kdfIterations: settings.kdfIterations ?? 64_000)
+        }
+        try self.init(path: path, key: key, layout: layout, settings: settings)
+    }
+
+    /// As ``init(path:key:settings:)`` with an explicit layout.
+    public init(path: String, key: DatabaseKey, layout: Layout, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+        if settings.usesHMAC == false {
+            throw DatabaseError(kind: .unsupported, message: "the database has no page HMACs (cipher_use_hmac = OFF): nothing to verify")
+        }
+        if let header = settings.plaintextHeaderSize, header != 0 {
+            throw DatabaseError(kind: .unsupported, message: "page verification does not support a plaintext header")
+        }
+        guard (512...65536).contains(layout.pageSize), layout.pageSize & (layout.pageSize - 1) == 0 else {
+            throw DatabaseError(kind: .unsupported, message: "page size \(layout.pageSize) is not a power of two from 512 to 65536")
+        }
+        let salt = try Self.readSalt(path: path)
+        self.path = path
+        self.layout = layout
+        self.salt = salt
+        self.hmacKey = try Self.deriveHMACKey(key: key, salt: salt, layout: layout)
+    }
+
+    private init(path: String, layout: Layout, salt: [UInt8], hmacKey: SecretBytes) {
+        self.path = path
+        self.layout = layout
+        self.salt = salt
+        self.hmacKey = hmacKey
+    }
+
+    /// A verifier for the same file and key with another page size (the keys do not depend on it).
+    public func withPageSize(_ pageSize: Int) -> PageVerifier {
+        PageVerifier(path: path,
+                     layout: Layout(pageSize: pageSize, hmacAlgorithm: layout.hmacAlgorithm,
+                                    kdfAlgorithm: layout.kdfAlgorithm, kdfIterations: layout.kdfIterations),
+                     salt: salt, hmacKey: hmacKey)
+    }
+
+    /// Finds the page size whose page-1 HMAC matches, trying every power of two from 512 to 65536.
+    ///
+    /// Returns `nil` when none matches: the key is wrong or page 1 is damaged. Costs one HMAC per
+    /// candidate, no key derivation.
+    public func detectPageSize() throws(DatabaseError) -> Int? {
+        let candidates = [layout.pageSize] + (9...16).map { 1 << $0 }.filter { $0 != layout.pageSize }
+        for pageSize in candidates {
+            let candidate = withPageSize(pageSize)
+            let bytes = try Self.read(path: path, offset: 0, count: pageSize)
+            guard bytes.count == pageSize else { continue }
+            let mac = try makeMAC()
+            let outcome = bytes.withUnsafeBytes { page in
+                Result { () throws(DatabaseError) in try candidate.check(page: page, number: 1, mac: mac) }
+            }
+            if try outcome.get() == nil {
+                return pageSize
+            }
+        }
+        return nil
+    }
+
+    /// Checks every page and returns the bad ones.
+    ///
+    /// - Parameter progress: called now and then with pages done and pages in all.
+    public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Self.fileError("cannot open", path) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw Self.fileError("cannot read the size of", path) }
+        let fileSize = Int(status.st_size)
+        let pageSize = layout.pageSize
+        let pageCount = (fileSize + pageSize - 1) / pageSize
+        // Read many pages per call: a 50 MB file is then a few dozen reads.
+        let pagesPerChunk = max(1, (4 << 20) / pageSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pagesPerChunk * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var badPages: [BadPage] = []
+        let mac = try makeMAC()
+        var pageNumber = 1
+        while pageNumber <= pageCount {
+            let offset = (pageNumber - 1) * pageSize
+            let wanted = min(buffer.count, fileSize - offset)
+            let got = try Self.readFully(descriptor, into: buffer, count: wanted, offset: offset, path: path)
+            let pagesInChunk = (got + pageSize - 1) / pageSize
+            let chunk = UnsafeRawBufferPointer(buffer)
+            do {
+                for index in 0..<pagesInChunk {
+                    let start = index * pageSize
+                    let length = min(pageSize, got - start)
+                    let number = pageNumber + index
+                    guard length == pageSize else {
+                        badPages.append(BadPage(number: number, problem: .truncated))
+                        continue
+                    }
+                    if let problem = try check(page: UnsafeRawBufferPointer(rebasing: chunk[start..<(start + pageSize)]), number: number, mac: mac) {
+                        badPages.append(BadPage(number: number, problem: problem))
+                    }
+                }
+            }
+            if got < wanted { break }
+            pageNumber += pagesInChunk
+            progress?(min(pageNumber - 1, pageCount), pageCount)
+        }
+        return Report(pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages)
+    }
+
+    /// Checks one whole page; `nil` when it is sound.
+    func check(page: UnsafeRawBufferPointer, number: Int, mac: HMAC) throws(DatabaseError) -> Problem? {
+        let start = number == 1 ? Layout.saltSize : 0
+        let contentEnd = layout.pageSize - layout.reserveSize + Layout.ivSize
+        var pageNumber = UInt32(truncatingIfNeeded: number).littleEndian
+        let code: [UInt8]
+        do {
+            code = try withUnsafeBytes(of: &pageNumber) { numberBytes throws(CryptoError) in
+                try mac.authenticationCode(UnsafeRawBufferPointer(rebasing: page[start..<contentEnd]), numberBytes)
+            }
+        } catch {
+            throw Self.cryptoError(error)
+        }
+        var matches = true
+        for index in 0..<layout.hmacSize where page[contentEnd + index] != code[index] { matches = false }
+        if matches { return nil }
+        return page.allSatisfy({ $0 == 0 }) ? .zeroed : .hmacMismatch
+    }
+
+    // MARK: - Keys
+
+    private func makeMAC() throws(DatabaseError) -> HMAC {
+        do { return try HMAC(key: hmacKey, hash: layout.hmacAlgorithm.hashFunction) } catch { throw Self.cryptoError(error) }
+    }
+
+    /// The HMAC key for `key` and `salt`.
+    static func deriveHMACKey(key: DatabaseKey, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
+        let hash = layout.kdfAlgorithm.hashFunction
+        let encryptionKey: SecretBytes
+        do {
+            switch key {
+            case .passphrase(let passphrase):
+                guard passphrase.count > 0 else { throw DatabaseError(kind: .invalidKey, message: "the passphrase is empty") }
+                encryptionKey = try PBKDF2.deriveKey(password: passphrase, salt: salt, iterations: layout.kdfIterations,
+                                                     hash: hash, length: DatabaseKey.rawKeyLength)
+            case .raw(let raw), .rawWithSalt(let raw, _):
+                guard raw.count == DatabaseKey.rawKeyLength else {
+                    throw DatabaseError(kind: .invalidKey, message: "a raw key must be \(DatabaseKey.rawKeyLength) bytes, not \(raw.count)")
+                }
+                encryptionKey = raw
+            }
+            let hmacSalt = salt.map { $0 ^ Layout.hmacSaltMask }
+            return try PBKDF2.deriveKey(password: encryptionKey, salt: hmacSalt, iterations: Layout.hmacKeyIterations,
+                                        hash: hash, length: DatabaseKey.rawKeyLength)
+        } catch let error as DatabaseError {
+            throw error
+        } catch let error as CryptoError {
+            throw cryptoError(error)
+        } catch {
+            throw DatabaseError(kind: .sqlite, message: "key derivation failed")
+        }
+    }
+
+    // MARK: - File reading
+
+    static func readSalt(path: String) throws(DatabaseError) -> [UInt8] {
+        let header = try read(path: path, offset: 0, count: 16)
+        guard header.count == Layout.saltSize else {
+            throw DatabaseError(kind: .notADatabase, message: "\(path) is shorter than an SQLCipher salt (\(header.count) bytes)")
+        }
+        if header == Array("SQLite format 3\0".utf8) {
+            throw DatabaseError(kind: .plaintextDatabase, message: "\(path) is a plaintext SQLite database: it has no page HMACs")
+        }
+        return header
+    }
+
+    static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fileError("cannot open", path) }
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        defer { buffer.deallocate() }
+        let got = try readFully(descriptor, into: buffer, count: count, offset: offset, path: path)
+        return Array(buffer.prefix(got))
+    }
+
+    /// Reads up to `count` bytes at `offset`, retrying short reads; returns the bytes read (fewer at end of file).
+    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
+                          path: String) throws(DatabaseError) -> Int {
+        var done = 0
+        while done < count {
+            guard let base = buffer.baseAddress else { return 0 }
+            let result = pread(descriptor, base + done, count - done, off_t(offset + done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw fileError("cannot read", path)
+            }
+            if result == 0 { break }
+            done += result
+        }
+        return done
+    }
+
+    static func fileError(_ what: String, _ path: String) -> DatabaseError {
+        DatabaseError(kind: .fileError, message: "\(what) \(path): \(String(cString: strerror(errno)))")
+    }
+
+    static func cryptoError(_ error: CryptoError) -> DatabaseError {
+        DatabaseError(kind: .sqlite, message: "page verification: \(error.description)")
+    }
+}
+
+extension CipherHashAlgorithm {
+    /// The CipherCrypto hash of the same name.
+    var hashFunction: HashFunction {
+        switch self {
+        case .sha1: return .sha1
+        case .sha256: return .sha256
+        case .sha512: return .sha512
+        }
+    }
+}
