@@ -1,0 +1,188 @@
+import Foundation
+import Synchronization
+
+/// One connection shared safely between threads and tasks: every block runs on a serial queue,
+/// as with FMDB's `FMDatabaseQueue`.
+///
+/// The queue opens and keys its connection in `init`, so a wrong key or a bad path throws there.
+/// After ``close()`` the next block opens and keys the connection again.
+///
+/// ```swift
+/// let queue = try DatabaseQueue(path: path, key: .passphrase(secret))
+/// try queue.inTransaction { db, rollback in
+///     try db.executeUpdate("INSERT INTO people(name) VALUES (?)", "Ann")
+/// }
+/// let count = try await queue.read { db in try db.intForQuery("SELECT count(*) FROM people") }
+/// ```
+///
+/// Calling the queue from inside one of its own blocks (a silent deadlock with FMDB) throws
+/// ``DatabaseError/Kind-swift.enum/reentrantAccess``: use the `Database` the block received.
+/// Result sets a block leaves open are closed when it returns and reported to
+/// ``DatabaseConfiguration/diagnosticHandler`` (standard error in debug builds), as is a
+/// transaction left open, which is rolled back.
+public final class DatabaseQueue: DatabaseWriter {
+    /// The database's path: `nil` for an in-memory database (empty again after a ``close()``).
+    public let path: String?
+    /// The cipher settings every opening uses.
+    public let settings: CipherSettings
+    /// The configuration the queue was made with.
+    public let configuration: DatabaseConfiguration
+
+    private let scopeToken = ScopeToken()
+    private let key: KeyHolder
+    private let serialized: SerializedDatabase
+
+    /// Opens the database at `path` (`nil`: in memory), keys it and proves the key.
+    ///
+    /// - Throws: ``DatabaseError``: `wrongKey`, `plaintextDatabase`, `notADatabase`, `fileError`
+    ///   for a missing directory, `unsupported` settings, or any error of
+    ///   ``DatabaseConfiguration/prepareDatabase``.
+    public init(
+        path: String?,
+        key: DatabaseKey? = nil,
+        settings: CipherSettings = .versionDefaults,
+        configuration: DatabaseConfiguration = DatabaseConfiguration()
+    ) throws(DatabaseError) {
+        self.path = path
+        self.settings = settings
+        self.configuration = configuration
+        let keyHolder = KeyHolder(key)
+        self.key = keyHolder
+        let flags: Database.OpenFlags = configuration.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex]
+        serialized = SerializedDatabase(
+            path: path, label: "cipherdb.queue", owner: "database queue",
+            scope: ObjectIdentifier(scopeToken), configuration: configuration
+        ) { () throws(DatabaseError) -> Database in
+            try Database.openConnection(path: path, flags: flags, key: keyHolder.key, settings: settings,
+                                        configuration: configuration)
+        }
+        try serialized.open()
+    }
+
+    /// Whether the connection is open now (it reopens on the next block after ``close()``).
+    public var isOpen: Bool { serialized.isOpen }
+
+    // MARK: - Blocks
+
+    /// Runs `body` with the connection, waits for it and returns its value (FMDB's `inDatabase`).
+    ///
+    /// - Throws: `reentrantAccess` from inside a block of this queue; what `body` throws.
+    @discardableResult
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try serialized.sync(entry: "DatabaseQueue.inDatabase", body)
+    }
+
+    /// Runs `body` with the connection on the queue's thread; the calling task suspends meanwhile.
+    @discardableResult
+    public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await serialized.async(body)
+    }
+
+    /// Runs `body` with the connection: on a queue every block already excludes every other one.
+    @discardableResult
+    public func barrierWrite<T>(_ body: (Database) throws -> T) throws -> T {
+        try serialized.sync(entry: "DatabaseQueue.barrierWrite", body)
+    }
+
+    /// Runs `body` with the connection without blocking the calling task's thread.
+    @discardableResult
+    public func barrierWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await serialized.async(body)
+    }
+
+    /// Runs `body` in a read-only (`query_only`) deferred transaction and returns its value.
+    ///
+    /// ```swift
+    /// let names = try queue.read { db in try db.executeQuery("SELECT name FROM people") … }
+    /// ```
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try serialized.sync(entry: "DatabaseQueue.read") { db in try readOnly(db, body) }
+    }
+
+    /// Runs `body` as ``read(_:)-swift.method`` does, without blocking the calling task's thread.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await serialized.async { [self] db in try readOnly(db, body) }
+    }
+
+    private func readOnly<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        // query_only makes reads through a queue behave as reads through a pool: writes fail.
+        let toggles = !configuration.readOnly
+        if toggles { try db.executeUpdate("PRAGMA query_only = 1") }
+        defer { if toggles { _ = try? db.executeUpdate("PRAGMA query_only = 0") } }
+        return try db.runReadTransaction(body) { db in serialized.closeLeakedResultSets(db) }
+    }
+
+    // MARK: - Connection
+
+    /// Closes the connection; the next block opens and keys it again (FMDB's `close`).
+    ///
+    /// - Throws: `reentrantAccess` from inside a block of this queue.
+    public func close() throws(DatabaseError) {
+        try serialized.close(entry: "DatabaseQueue.close")
+    }
+
+    /// Interrupts the statement running now, from any thread.
+    public func interrupt() {
+        serialized.interrupt()
+    }
+
+    /// Changes the key (see ``Database/rekey(to:)``); later reopenings use the new key.
+    ///
+    /// - Throws: `reentrantAccess` from inside a block, and the errors of ``Database/rekey(to:)``.
+    public func rekey(to newKey: DatabaseKey) throws(DatabaseError) {
+        try typedDatabaseError {
+            try serialized.sync(entry: "DatabaseQueue.rekey") { db in
+                try db.rekey(to: newKey)
+                key.key = newKey
+            }
+        }
+    }
+}
+
+// MARK: - Shared pieces
+
+/// An object whose identity names a queue or pool for the reentrancy check.
+final class ScopeToken: Sendable {}
+
+/// The key a queue or pool opens its connections with; replaced by a rekey.
+final class KeyHolder: Sendable {
+    private let storage: Mutex<DatabaseKey?>
+
+    init(_ key: DatabaseKey?) {
+        storage = Mutex(key)
+    }
+
+    var key: DatabaseKey? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
+
+extension Database {
+    /// Opens, keys and prepares a connection for a queue or a pool.
+    static func openConnection(
+        path: String?,
+        flags: OpenFlags,
+        key: DatabaseKey?,
+        settings: CipherSettings,
+        configuration: DatabaseConfiguration,
+        afterKey: ((Database) throws(DatabaseError) -> Void)? = nil
+    ) throws(DatabaseError) -> Database {
+        let db = Database(path: path)
+        db.busyTimeout = configuration.busyTimeout
+        try db.open(flags: flags, key: key, settings: settings)
+        do {
+            // A keyed open already read the schema; without a key, read it now so that a bad path
+            // or an encrypted file throws here rather than in the first block.
+            if key == nil { _ = try db.intForQuery("SELECT count(*) FROM sqlite_master") }
+            try afterKey?(db)
+            if let prepare = configuration.prepareDatabase {
+                try typedDatabaseError { try prepare(db) }
+            }
+        } catch {
+            db.close()
+            throw error
+        }
+        return db
+    }
+}
