@@ -1,4 +1,5 @@
 import CipherCrypto
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -267,6 +268,7 @@ struct KeystoreFile {
     /// exists), then fsync of the directory. The caller holds the keystore lock.
     static func writeDurably(_ bytes: [UInt8], to path: String, exclusive: Bool) throws(KeystoreError) {
         let directory = directoryName(of: path)
+        removeStaleTemporaryFiles(of: path)
         let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [0]).map { String($0, radix: 16) }.joined()
         let temporary = directory + "/." + baseName(of: path) + ".tmp-\(getpid())-" + suffix
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -300,6 +302,16 @@ struct KeystoreFile {
             keep = true
         }
         try syncDirectory(directory)
+    }
+
+    /// Deletes temporary files left by a writer that died mid-write. Writers create them only
+    /// while holding the keystore lock, which the caller now holds, so any that exist are stale.
+    static func removeStaleTemporaryFiles(of path: String) {
+        let prefix = "." + baseName(of: path) + ".tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directoryName(of: path)) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            unlink(directoryName(of: path) + "/" + name)
+        }
     }
 
     static func syncDirectory(_ directory: String) throws(KeystoreError) {

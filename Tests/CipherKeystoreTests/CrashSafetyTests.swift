@@ -66,5 +66,9 @@ struct CrashSafetyTests {
             #expect(try reopened.list().count >= acknowledged, "round \(round)")
         }
         #expect(acknowledged > 0)
+        // The next write removes temporary files a killed writer left behind.
+        try Keystore.open(at: path, credential: passphrase(childPassphrase)).addKey(id: "after")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        #expect(left == ["keystore", "keystore.lock"])
     }
 }
