@@ -160,6 +160,44 @@ struct KeystoreDatabaseTests {
         #expect(result.newVersion == 4)
     }
 
+    @Test func severalDatabasesAreRotatedResumably() throws {
+        let store = try makeStore()
+        try store.addKey(id: "shard")
+        let paths = (0..<2).map { dir.file("shard\($0).db") }
+        for path in paths { try makeCheckableDatabase(store, path: path, id: "shard", rows: 10) }
+        let settings = try store.cipherSettings(id: "shard")
+
+        // An earlier run moved shard0 to the pending version and died: the rerun skips it.
+        try markPending(store, id: "shard", version: 2)
+        let manual = Database(path: paths[0])
+        try manual.open(key: .raw(store.key(id: "shard", version: 1)), settings: settings)
+        try manual.rekey(to: .raw(store.key(id: "shard", version: 2)))
+        manual.close()
+        let resumed = try store.rotate(id: "shard", databasePaths: paths)
+        #expect(resumed.newVersion == 2 && resumed.rekeyedDatabases == [paths[1]])
+
+        // A failure after one database moved keeps the pending version, so nothing is stranded.
+        let garbage = dir.file("garbage.db")
+        writeBytes(try SecureRandom.bytes(count: 4096), to: garbage)
+        do {
+            try store.rotate(id: "shard", databasePaths: [paths[0], garbage])
+            Issue.record("rotation with a non-database succeeded")
+        } catch {
+            #expect("\(error)".contains("stays pending"))
+        }
+        #expect(try store.info(id: "shard").pendingVersion == 3)
+        // shard1 is still on version 2 and opens through the older enabled version.
+        var db = try store.openDatabase(path: paths[1], id: "shard")
+        #expect(try intactRows(db) == 10)
+        db.close()
+        #expect(try store.info(id: "shard").pendingVersion == nil)
+        #expect(try store.info(id: "shard").primaryVersion == 2)
+        // shard0 opens on version 3 (enabled, newest first among the fallbacks).
+        db = try store.openDatabase(path: paths[0], id: "shard")
+        #expect(try intactRows(db) == 10)
+        db.close()
+    }
+
     func markPending(_ store: Keystore, id: String, version: Int) throws {
         let key = try SecretBytes(randomCount: 32)
         try store.updateEntry(id) { (entry) throws(KeystoreError) in
