@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "CipherCLI",
             dependencies: [
-                "CipherDB", "CipherKeystore", "CipherCrypto",
+                "CipherDB", "CipherKeystore", "CipherCrypto", "CSQLCipher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

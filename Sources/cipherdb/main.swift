@@ -1,1 +1,3 @@
-print("cipherdb: not built yet")
+import CipherCLI
+
+CipherDBTool.main()

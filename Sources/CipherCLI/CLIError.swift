@@ -1,0 +1,91 @@
+import CipherCrypto
+import CipherDB
+
+/// An error that ends a command: a message, a hint at what to try, and the exit status.
+///
+/// Messages name files, flags and key ids, never key material.
+public struct CLIError: Error, Sendable, CustomStringConvertible {
+    /// The exit status.
+    public let status: ExitStatus
+    /// What happened.
+    public let message: String
+    /// What to try next, if there is something.
+    public let hint: String?
+
+    /// Creates an error.
+    public init(_ status: ExitStatus, _ message: String, hint: String? = nil) {
+        self.status = status
+        self.message = message
+        self.hint = hint
+    }
+
+    /// The message and the hint, as printed on stderr.
+    public var description: String {
+        var text = "cipherdb: \(message)"
+        if let hint { text += "\n  hint: \(hint)" }
+        return text
+    }
+
+    /// A usage error.
+    static func usage(_ message: String, hint: String? = nil) -> CLIError {
+        CLIError(.usage, message, hint: hint)
+    }
+
+    /// An input that does not exist.
+    static func missingInput(_ path: String, what: String = "file") -> CLIError {
+        CLIError(.noInput, "no such \(what): \(path)")
+    }
+
+    /// An output that exists and may not be replaced.
+    static func outputExists(_ path: String) -> CLIError {
+        CLIError(.cannotCreate, "\(path) exists", hint: "pass --force to replace it (the new file is written beside it, then renamed over it)")
+    }
+
+    /// A CipherCrypto failure.
+    static func crypto(_ error: CryptoError) -> CLIError {
+        CLIError(.ioError, error.description)
+    }
+
+    /// Maps a database error to an exit status, a message and a hint.
+    ///
+    /// - Parameters:
+    ///   - path: the database the error is about.
+    ///   - output: whether the error happened while writing an output file.
+    static func database(_ error: DatabaseError, path: String, output: Bool = false) -> CLIError {
+        switch error.kind {
+        case .wrongKey:
+            return CLIError(.wrongKey, "wrong key for \(path), or its first page is damaged",
+                            hint: "check the key (and --cipher-page-size / --cipher-kdf-iter if the database was made with other settings), then run `cipherdb verify \(path)`")
+        case .keyRequired:
+            return CLIError(.usage, "\(path) is encrypted: a key is needed", hint: KeyOptions.flagList)
+        case .plaintextDatabase:
+            return CLIError(.dataError, "\(path) is a plaintext SQLite database, not an encrypted one",
+                            hint: "leave out the key flags to read it, or encrypt it with `cipherdb encrypt`")
+        case .notADatabase:
+            return CLIError(.dataError, "\(path) is not a database (\(error.message))")
+        case .corrupt:
+            return CLIError(.dataError, "\(path) is damaged: \(error.message)",
+                            hint: "`cipherdb verify \(path)` lists the bad pages; `cipherdb salvage \(path) OUT` copies what can still be read")
+        case .invalidKey:
+            return CLIError(.usage, "unusable key: \(error.message)")
+        case .unsupported:
+            return CLIError(.usage, error.message)
+        case .notEncrypted:
+            return CLIError(.dataError, "\(path) is not encrypted: \(error.message)",
+                            hint: "use `cipherdb encrypt` for a plaintext database")
+        case .readOnly:
+            return CLIError(.ioError, "\(path) is read-only: \(error.message)")
+        case .busy:
+            return CLIError(.temporaryFailure, "\(path) is locked by another connection", hint: "try again when the other process is done")
+        case .fileError:
+            return CLIError(output ? .cannotCreate : .ioError, error.message)
+        case .sqlite, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted:
+            if error.resultCode == 10 || error.resultCode == 13 { // SQLITE_IOERR, SQLITE_FULL
+                return CLIError(.ioError, "I/O error on \(path): \(error.message)")
+            }
+            return CLIError(.sqlFailed, error.message)
+        case .reentrantAccess, .poolTimeout:
+            return CLIError(.ioError, error.message)
+        }
+    }
+}

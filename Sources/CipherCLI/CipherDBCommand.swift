@@ -1,0 +1,86 @@
+import ArgumentParser
+import CipherDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `cipherdb` root command.
+public struct CipherDBCommand: ParsableCommand {
+    /// This tool's version.
+    public static let toolVersion = "0.1.0"
+
+    /// The command's configuration: subcommands, version, help.
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "cipherdb",
+            abstract: "Create, inspect, query, encrypt, decrypt, rekey, export, verify and salvage SQLCipher databases, and manage keystore keys.",
+            discussion: """
+            Secrets are never taken as arguments (argv is visible to every user through ps and /proc). Give a \
+            database key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, \
+            --raw-key-file PATH (32 bytes or 64 hex characters) or --key-id ID (from the keystore); a new key with \
+            the same flags prefixed by new- (--new-passphrase-env, ...). Without a key flag, cipherdb asks on the \
+            terminal without echo; without a terminal it stops with exit code 64.
+
+            Examples:
+              export DB_PASS='correct horse battery staple'
+              cipherdb create app.db --passphrase-env DB_PASS --schema schema.sql
+              cipherdb query app.db "SELECT * FROM people" --passphrase-env DB_PASS --json
+              cipherdb verify app.db --passphrase-env DB_PASS
+
+            Exit codes:
+            \(ExitStatus.table)
+            """,
+            version: versionText,
+            subcommands: [
+                CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,
+                EncryptCommand.self, DecryptCommand.self, RekeyCommand.self, ExportCommand.self,
+                VerifyCommand.self, SalvageCommand.self, KeysCommand.self,
+            ]
+        )
+    }
+
+    /// "cipherdb 0.1.0 (SQLCipher 3.4.1 community)".
+    static var versionText: String {
+        let sqlcipher = SQLCipherVersion.current.map { "SQLCipher \($0.text)" } ?? "no SQLCipher codec linked"
+        return "cipherdb \(toolVersion) (\(sqlcipher))"
+    }
+
+    /// Creates the command (for ArgumentParser).
+    public init() {}
+}
+
+/// The entry point of the `cipherdb` executable.
+public enum CipherDBTool {
+    /// Hardens the process, parses `arguments` (default: the process's), runs the command and exits
+    /// with its status. Errors are printed on stderr with a hint and the documented exit code.
+    public static func main(_ arguments: [String]? = nil) -> Never {
+        Hardening.apply()
+        let status: Int32
+        do {
+            var command = try CipherDBCommand.parseAsRoot(arguments)
+            try command.run()
+            status = ExitStatus.ok.rawValue
+        } catch let error as CLIError {
+            Console.flush()
+            Console.error(error.description)
+            status = error.status.rawValue
+        } catch let error as CommandFailure {
+            Console.flush()
+            status = error.status.rawValue
+        } catch {
+            Console.flush()
+            CipherDBCommand.exit(withError: error)
+        }
+        Console.flush()
+        exit(status)
+    }
+}
+
+/// Ends a command with a status after it printed its own report (verify: bad pages found).
+struct CommandFailure: Error {
+    let status: ExitStatus
+}

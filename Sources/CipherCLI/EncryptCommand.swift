@@ -1,0 +1,63 @@
+import ArgumentParser
+import CipherDB
+
+/// `cipherdb encrypt PLAIN OUT [new key] [settings]`.
+struct EncryptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "encrypt",
+        abstract: "Write an encrypted copy of a plaintext SQLite database.",
+        discussion: """
+        PLAIN is not changed. OUT is written under a temporary name, verified by reopening it with the \
+        new key, and renamed into place; an existing OUT is replaced only with --force. Remove PLAIN \
+        yourself once OUT is checked (deleting it does not erase it from the disk).
+
+        Examples:
+          cipherdb encrypt plain.db app.db --new-passphrase-env DB_PASS
+          cipherdb encrypt plain.db app.db --new-key-id app --keystore-passphrase-env KS_PASS
+          cipherdb encrypt plain.db app.db --new-raw-key-file app.key --page-size 4096
+        """
+    )
+
+    @Argument(help: "The plaintext SQLite database.")
+    var plaintext: String
+
+    @Argument(help: "The encrypted database to write.")
+    var output: String
+
+    @Flag(name: .customLong("force"), help: "Replace OUT if it exists.")
+    var force = false
+
+    @OptionGroup(title: "New key") var newKey: NewKeyOptions
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup(title: "Cipher settings") var cipher: CipherOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let (kind, _) = try FileKind.classify(plaintext)
+        switch kind {
+        case .plaintext: break
+        case .encrypted:
+            throw CLIError(.dataError, "\(plaintext) is already encrypted (or not a database)", hint: "use `cipherdb rekey` to change its key")
+        case .empty, .notADatabase:
+            throw CLIError(.dataError, "\(plaintext) is not an SQLite database")
+        }
+        let target = try OutputFile(path: output, force: force)
+        defer { target.discard() }
+        let access = KeystoreAccess(keystore)
+        let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+        let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
+        let source = Database(path: plaintext)
+        defer { source.close() }
+        let progress = ProgressReporter(quiet: common.quiet)
+        do {
+            try source.open(flags: .readWriteCreate)
+            progress.phase("encrypting \(plaintext) into \(output)")
+            try source.export(to: target.temporaryPath, key: resolved.key, settings: settings)
+        } catch {
+            throw CLIError.database(error, path: plaintext)
+        }
+        try target.publish()
+        progress.finish("done")
+        common.info("encrypted \(plaintext) into \(output); \(plaintext) is unchanged")
+    }
+}

@@ -1,0 +1,44 @@
+/// The process exit codes of `cipherdb`, from BSD's `sysexits.h` where one fits.
+///
+/// Scripts depend on these values: they never change meaning.
+public enum ExitStatus: Int32, Sendable, CaseIterable {
+    /// Success.
+    case ok = 0
+    /// The SQL failed (syntax error, constraint, missing table), as in the sqlite3 shell.
+    case sqlFailed = 1
+    /// `EX_USAGE`: wrong flags or arguments, a missing key flag without a terminal, unsupported settings.
+    case usage = 64
+    /// `EX_DATAERR`: the data is damaged or was tampered with, or is not what the command needs.
+    case dataError = 65
+    /// `EX_NOINPUT`: an input file (database, key file, schema, keystore, key id) is missing.
+    case noInput = 66
+    /// `EX_CANTCREAT`: the output cannot be created, or exists and `--force` was not given.
+    case cannotCreate = 73
+    /// `EX_IOERR`: reading or writing failed.
+    case ioError = 74
+    /// `EX_TEMPFAIL`: the database or keystore is locked by another process; try again.
+    case temporaryFailure = 75
+    /// `EX_NOPERM`: wrong key or passphrase.
+    case wrongKey = 77
+
+    /// One line for the exit code table in `--help`.
+    var summary: String {
+        switch self {
+        case .ok: return "success"
+        case .sqlFailed: return "the SQL failed (syntax, constraint, missing table)"
+        case .usage: return "usage error: bad flags, no key flag and no terminal, unsupported setting"
+        case .dataError: return "damaged or tampered data (verify found bad pages), or not a database"
+        case .noInput: return "an input is missing (database, key file, keystore, key id)"
+        case .cannotCreate: return "the output cannot be created, or exists and --force was not given"
+        case .ioError: return "an I/O error"
+        case .temporaryFailure: return "locked by another process: try again"
+        case .wrongKey: return "wrong key or passphrase (or a damaged first page: run verify)"
+        }
+    }
+
+    /// The exit code table, for help texts.
+    static var table: String {
+        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0)) \($0.summary)" }
+            .joined(separator: "\n")
+    }
+}

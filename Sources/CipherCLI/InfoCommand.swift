@@ -1,0 +1,157 @@
+import ArgumentParser
+import CipherDB
+import Foundation
+
+/// `cipherdb info DB [key] [--json]`.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Describe a database: format, cipher settings, pages, tables, and how other clients open it.",
+        discussion: """
+        Without a key flag, info only says whether DB is plaintext SQLite, looks encrypted, or is not a \
+        database (no prompt). With a key it opens DB read-only and adds the SQLCipher version, cipher \
+        settings, page size and count, journal mode, user_version, tables with row counts, and the \
+        PRAGMAs another SQLCipher client (such as the stock sqlcipher shell) needs.
+
+        --json prints one object: {"path", "file_size", "format" ("plaintext"|"encrypted"|"empty"|\
+        "not_a_database"), and with a key also "sqlcipher_version", "page_size", "page_count", \
+        "kdf_iter", "use_hmac", "kdf_algorithm", "hmac_algorithm", "journal_mode", "user_version", \
+        "tables": [{"name", "rows"}], "open_pragmas": [..]}. Keys are never printed.
+
+        Examples:
+          cipherdb info app.db
+          cipherdb info app.db --passphrase-env DB_PASS
+          cipherdb info app.db --key-id app --json
+        """
+    )
+
+    @Argument(help: "The database file.")
+    var database: String
+
+    @Flag(name: .customLong("json"), help: "Print JSON.")
+    var json = false
+
+    @OptionGroup(title: "Key") var key: KeyOptions
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let (kind, size) = try FileKind.classify(database)
+        var fields: [(String, JSONValue)] = [
+            ("path", .string(database)), ("file_size", .int(Int64(size))), ("format", .string(kind.rawValue)),
+        ]
+        var lines = [
+            "file:            \(database) (\(size) bytes)",
+            "format:          \(Self.describe(kind))",
+        ]
+        let wantsDetails = key.isGiven || kind == .plaintext
+        if wantsDetails, kind == .plaintext || kind == .encrypted {
+            let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: true)
+            defer { opened.database.close() }
+            do {
+                try details(opened, fields: &fields, lines: &lines)
+            } catch let error as DatabaseError {
+                throw CLIError.database(error, path: database)
+            }
+        } else if kind == .encrypted {
+            lines.append("(give a key flag to see settings and tables)")
+        }
+        Console.out(json ? JSONValue.object(fields).serialized() : lines.joined(separator: "\n"))
+    }
+
+    static func describe(_ kind: FileKind) -> String {
+        switch kind {
+        case .plaintext: return "plaintext SQLite database (not encrypted)"
+        case .encrypted: return "encrypted (SQLCipher) or random data"
+        case .empty: return "empty file"
+        case .notADatabase: return "not a database"
+        }
+    }
+
+    private func details(_ opened: OpenedDatabase, fields: inout [(String, JSONValue)], lines: inout [String]) throws {
+        let db = opened.database
+        let pageSize = try db.intForQuery("PRAGMA page_size") ?? 0
+        let pageCount = try db.intForQuery("PRAGMA page_count") ?? 0
+        let journal = try db.journalMode()
+        let userVersion = try db.userVersion()
+        var tables: [(String, Int)] = []
+        for object in try db.schema() where object.type == "table" {
+            let count = try db.intForQuery("SELECT count(*) FROM \(quoteIdentifier(object.name))") ?? 0
+            tables.append((object.name, count))
+        }
+        if opened.key != nil {
+            let settings = try db.cipherSettings()
+            let version = SQLCipherVersion.current
+            let cipherPageSize = settings.pageSize ?? pageSize
+            fields += [
+                ("sqlcipher_version", version.map { .string($0.text) } ?? .null),
+                ("page_size", .int(Int64(cipherPageSize))),
+                ("page_count", .int(Int64(pageCount))),
+                ("kdf_iter", settings.kdfIterations.map { .int(Int64($0)) } ?? .null),
+                ("use_hmac", settings.usesHMAC.map { .bool($0) } ?? .null),
+                ("kdf_algorithm", settings.kdfAlgorithm.map { .string($0.rawValue) } ?? .null),
+                ("hmac_algorithm", settings.hmacAlgorithm.map { .string($0.rawValue) } ?? .null),
+            ]
+            lines += [
+                "sqlcipher:       \(version?.text ?? "unknown")\(db.cipherProvider.map { " (\($0) \(db.cipherProviderVersion ?? ""))" } ?? "")",
+                "page size:       \(cipherPageSize)",
+                "pages:           \(pageCount)",
+                "kdf:             \(Self.kdfText(opened, settings))",
+                "hmac:            \(settings.usesHMAC == false ? "off (no tamper detection)" : "on, \(settings.hmacAlgorithm?.rawValue.uppercased() ?? "SHA1")")",
+            ]
+        } else {
+            fields += [("page_size", .int(Int64(pageSize))), ("page_count", .int(Int64(pageCount)))]
+            lines += ["page size:       \(pageSize)", "pages:           \(pageCount)"]
+        }
+        fields += [
+            ("journal_mode", .string(journal)),
+            ("user_version", .int(Int64(userVersion))),
+            ("tables", .array(tables.map { .object([("name", .string($0.0)), ("rows", .int(Int64($0.1)))]) })),
+        ]
+        lines += ["journal mode:    \(journal)", "user_version:    \(userVersion)", "tables:          \(tables.isEmpty ? "none" : "")"]
+        let width = tables.map(\.0.count).max() ?? 0
+        lines += tables.map { "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1) rows" }
+        if opened.key != nil {
+            let pragmas = openPragmas(opened, pageSize: (try? db.cipherSettings().pageSize) ?? pageSize)
+            fields.append(("open_pragmas", .array(pragmas.map { .string($0) })))
+            lines.append("to open it with another SQLCipher client, right after opening:")
+            lines += pragmas.map { "  \($0)" }
+        }
+    }
+
+    private static func kdfText(_ opened: OpenedDatabase, _ settings: CipherSettings) -> String {
+        switch opened.key?.key {
+        case .raw?, .rawWithSalt?:
+            return "none at open (raw key\(opened.key?.keyID.map { " from keystore id '\($0)'" } ?? ""))"
+        default:
+            let algorithm = settings.kdfAlgorithm?.rawValue.uppercased() ?? "SHA1"
+            return "PBKDF2-HMAC-\(algorithm), \(settings.kdfIterations.map(String.init) ?? "default") iterations"
+        }
+    }
+
+    /// The PRAGMAs another client runs after opening; the key is a placeholder, never the key.
+    private func openPragmas(_ opened: OpenedDatabase, pageSize: Int) -> [String] {
+        var pragmas: [String]
+        switch opened.key?.key {
+        case .raw?, .rawWithSalt?:
+            pragmas = ["PRAGMA key = \"x'<64 hex digits of the raw key>'\";"]
+        default:
+            pragmas = ["PRAGMA key = '<passphrase>';"]
+        }
+        let version = SQLCipherVersion.current
+        if pageSize != version?.defaultPageSize ?? 1024 { pragmas.append("PRAGMA cipher_page_size = \(pageSize);") }
+        if case .passphrase? = opened.key?.key, let iterations = opened.settings.kdfIterations,
+           iterations != version?.defaultKDFIterations ?? 64_000 {
+            pragmas.append("PRAGMA kdf_iter = \(iterations);")
+        }
+        if version?.major ?? 3 < 4 {
+            pragmas.append("-- on SQLCipher 4 and later, also: PRAGMA cipher_compatibility = 3;")
+        }
+        return pragmas
+    }
+}
+
+/// Quotes an SQL identifier with double quotes.
+func quoteIdentifier(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

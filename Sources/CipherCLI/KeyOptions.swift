@@ -1,0 +1,285 @@
+import ArgumentParser
+import CipherCrypto
+import CipherDB
+
+/// Where a database key comes from. No case carries a secret: only where to read it.
+enum KeySource: Sendable, Equatable {
+    /// An environment variable holding the passphrase.
+    case environment(String)
+    /// A file holding the passphrase.
+    case file(String)
+    /// An inherited descriptor to read the passphrase from.
+    case descriptor(Int32)
+    /// One line of stdin.
+    case standardInput
+    /// A file of 32 raw bytes or 64 hexadecimal characters.
+    case rawKeyFile(String)
+    /// A key id in the keystore.
+    case keystore(id: String)
+}
+
+/// A key ready to hand to the database, with settings that come with it (keystore keys carry a page size).
+struct ResolvedKey {
+    /// The key.
+    let key: DatabaseKey
+    /// Settings the key's origin prescribes, if any.
+    let settings: CipherSettings?
+    /// The key id, when it came from the keystore.
+    let keyID: String?
+}
+
+/// The flags that name the key of an existing database (and the settings it was made with).
+///
+/// There is deliberately no flag that takes a secret as its value: argv is visible to every user
+/// of the machine (`ps`, `/proc/<pid>/cmdline`).
+public struct KeyOptions: ParsableArguments {
+    /// `--passphrase-env VAR`.
+    @Option(name: .customLong("passphrase-env"), help: ArgumentHelp("Read the passphrase from environment variable VAR.", valueName: "VAR"))
+    var passphraseEnv: String?
+
+    /// `--passphrase-file PATH`.
+    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("Read the passphrase from a file (one trailing newline is ignored).", valueName: "PATH"))
+    var passphraseFile: String?
+
+    /// `--passphrase-fd N`.
+    @Option(name: .customLong("passphrase-fd"), help: ArgumentHelp("Read the passphrase from inherited file descriptor N until end of file.", valueName: "N"))
+    var passphraseFD: Int32?
+
+    /// `--passphrase-stdin`.
+    @Flag(name: .customLong("passphrase-stdin"), help: "Read the passphrase from the first line of stdin.")
+    var passphraseStdin = false
+
+    /// `--raw-key-file PATH`.
+    @Option(name: .customLong("raw-key-file"), help: ArgumentHelp("Use a raw 256-bit key: a file of 32 bytes or 64 hex characters.", valueName: "PATH"))
+    var rawKeyFile: String?
+
+    /// `--key-id ID`.
+    @Option(name: .customLong("key-id"), help: ArgumentHelp("Use the primary key of ID from the keystore (see --keystore).", valueName: "ID"))
+    var keyID: String?
+
+    /// `--cipher-page-size N`.
+    @Option(name: .customLong("cipher-page-size"), help: ArgumentHelp("The page size the database was created with, if not the default.", valueName: "N"))
+    var cipherPageSize: Int?
+
+    /// `--cipher-kdf-iter N`.
+    @Option(name: .customLong("cipher-kdf-iter"), help: ArgumentHelp("The PBKDF2 iterations the database was created with, if not the default.", valueName: "N"))
+    var cipherKDFIter: Int?
+
+    /// Creates empty options (for ArgumentParser).
+    public init() {}
+
+    /// The chosen source, or `nil` when no key flag was given.
+    var source: KeySource? {
+        if let passphraseEnv { return .environment(passphraseEnv) }
+        if let passphraseFile { return .file(passphraseFile) }
+        if let passphraseFD { return .descriptor(passphraseFD) }
+        if passphraseStdin { return .standardInput }
+        if let rawKeyFile { return .rawKeyFile(rawKeyFile) }
+        if let keyID { return .keystore(id: keyID) }
+        return nil
+    }
+
+    /// Whether any key flag was given.
+    var isGiven: Bool { source != nil }
+
+    /// The settings to open the database with.
+    var settings: CipherSettings {
+        CipherSettings(pageSize: cipherPageSize, kdfIterations: cipherKDFIter)
+    }
+
+    /// Checks that at most one key source is named.
+    public func validate() throws {
+        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
+                     rawKeyFile != nil, keyID != nil].filter { $0 }.count
+        guard count <= 1 else {
+            throw ValidationError("give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")
+        }
+    }
+
+    /// The flags that give a key, for error messages.
+    static let flagList = "give the key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, --raw-key-file PATH or --key-id ID (secrets are never taken as arguments)"
+}
+
+/// The flags that name a new key: the same sources as ``KeyOptions`` with `new-` in front.
+public struct NewKeyOptions: ParsableArguments {
+    /// `--new-passphrase-env VAR`.
+    @Option(name: .customLong("new-passphrase-env"), help: ArgumentHelp("Read the new passphrase from environment variable VAR.", valueName: "VAR"))
+    var passphraseEnv: String?
+
+    /// `--new-passphrase-file PATH`.
+    @Option(name: .customLong("new-passphrase-file"), help: ArgumentHelp("Read the new passphrase from a file.", valueName: "PATH"))
+    var passphraseFile: String?
+
+    /// `--new-passphrase-fd N`.
+    @Option(name: .customLong("new-passphrase-fd"), help: ArgumentHelp("Read the new passphrase from inherited descriptor N.", valueName: "N"))
+    var passphraseFD: Int32?
+
+    /// `--new-passphrase-stdin`.
+    @Flag(name: .customLong("new-passphrase-stdin"), help: "Read the new passphrase from a line of stdin (after the old key's line, if both come from stdin).")
+    var passphraseStdin = false
+
+    /// `--new-raw-key-file PATH`.
+    @Option(name: .customLong("new-raw-key-file"), help: ArgumentHelp("Use a new raw 256-bit key from a file (32 bytes or 64 hex characters).", valueName: "PATH"))
+    var rawKeyFile: String?
+
+    /// `--new-key-id ID`.
+    @Option(name: .customLong("new-key-id"), help: ArgumentHelp("Use the primary key of ID from the keystore as the new key.", valueName: "ID"))
+    var keyID: String?
+
+    /// Creates empty options (for ArgumentParser).
+    public init() {}
+
+    /// The chosen source, or `nil` when no new-key flag was given.
+    var source: KeySource? {
+        if let passphraseEnv { return .environment(passphraseEnv) }
+        if let passphraseFile { return .file(passphraseFile) }
+        if let passphraseFD { return .descriptor(passphraseFD) }
+        if passphraseStdin { return .standardInput }
+        if let rawKeyFile { return .rawKeyFile(rawKeyFile) }
+        if let keyID { return .keystore(id: keyID) }
+        return nil
+    }
+
+    /// Whether any new-key flag was given.
+    var isGiven: Bool { source != nil }
+
+    /// Checks that at most one source is named.
+    public func validate() throws {
+        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
+                     rawKeyFile != nil, keyID != nil].filter { $0 }.count
+        guard count <= 1 else {
+            throw ValidationError("give one new key source: --new-passphrase-env, --new-passphrase-file, --new-passphrase-fd, --new-passphrase-stdin, --new-raw-key-file or --new-key-id")
+        }
+    }
+
+    /// The flags that give a new key, for error messages.
+    static let flagList = "give the new key with --new-passphrase-env VAR, --new-passphrase-file PATH, --new-passphrase-fd N, --new-passphrase-stdin, --new-raw-key-file PATH or --new-key-id ID"
+}
+
+/// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`.
+public struct CipherOptions: ParsableArguments {
+    /// `--page-size N`.
+    @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size of the database written (power of two, 512 to 65536).", valueName: "N"))
+    var pageSize: Int?
+
+    /// `--kdf-iter N`.
+    @Option(name: .customLong("kdf-iter"), help: ArgumentHelp("PBKDF2 iterations for a passphrase of the database written.", valueName: "N"))
+    var kdfIter: Int?
+
+    /// `--compat 3|4`.
+    @Option(name: .customLong("compat"), help: ArgumentHelp("Write with SQLCipher 3's or 4's default settings (4 needs SQLCipher 4).", valueName: "3|4"))
+    var compat: Int?
+
+    /// Creates empty options (for ArgumentParser).
+    public init() {}
+
+    /// Whether any setting was given.
+    var isGiven: Bool { pageSize != nil || kdfIter != nil || compat != nil }
+
+    /// Checks the values' ranges.
+    public func validate() throws {
+        if let pageSize, !(512...65536).contains(pageSize) || pageSize & (pageSize - 1) != 0 {
+            throw ValidationError("--page-size must be a power of two from 512 to 65536")
+        }
+        if let kdfIter, kdfIter < 1 { throw ValidationError("--kdf-iter must be at least 1") }
+        if let compat, compat != 3, compat != 4 { throw ValidationError("--compat takes 3 or 4") }
+    }
+
+    /// The settings: the compatibility preset (if any), then the explicit values over it.
+    func settings(base: CipherSettings = .versionDefaults) throws(CLIError) -> CipherSettings {
+        var settings = base
+        if let compat {
+            do { settings = try CipherSettings.compatible(withMajorVersion: compat) } catch {
+                throw CLIError.usage(error.message)
+            }
+            if let version = SQLCipherVersion.current, version.major < compat {
+                throw CLIError.usage("--compat \(compat) needs SQLCipher \(compat); this build runs SQLCipher \(version)")
+            }
+            if let version = SQLCipherVersion.current, version.major < 4 {
+                // SQLCipher 3 cannot set the algorithms; its own defaults are the same SHA-1 ones.
+                settings.kdfAlgorithm = nil
+                settings.hmacAlgorithm = nil
+            }
+        }
+        if let pageSize { settings.pageSize = pageSize }
+        if let kdfIter { settings.kdfIterations = kdfIter }
+        return settings
+    }
+}
+
+/// Options every command shares: `--quiet`, `--verbose`.
+public struct CommonOptions: ParsableArguments {
+    /// `--quiet`.
+    @Flag(name: [.customShort("q"), .customLong("quiet")], help: "No progress and no informational messages.")
+    var quiet = false
+
+    /// `--verbose`.
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "More detail on stderr (never key material).")
+    var verbose = false
+
+    /// Creates empty options (for ArgumentParser).
+    public init() {}
+
+    /// Writes an informational message to stderr unless quiet.
+    func info(_ text: String) {
+        if !quiet { Console.error(text) }
+    }
+
+    /// Writes a detail to stderr when verbose.
+    func detail(_ text: String) {
+        if verbose { Console.error(text) }
+    }
+}
+
+// MARK: - Resolving keys
+
+/// Turns key flags into keys.
+enum KeyResolver {
+    /// What the key is for: opening an existing database, or creating one (prompt asks twice).
+    enum Purpose {
+        case open
+        case create
+    }
+
+    /// Resolves `source`, prompting on a terminal when it is `nil`.
+    ///
+    /// - Parameters:
+    ///   - flagPrefix: "" for the key, "new-" for the new key (for messages).
+    ///   - label: what the prompt asks for ("Passphrase for app.db").
+    static func resolve(
+        _ source: KeySource?, keystore: KeystoreAccess, purpose: Purpose, flagPrefix: String = "",
+        label: String, flagList: String
+    ) throws(CLIError) -> ResolvedKey {
+        switch source {
+        case nil:
+            guard Console.stdinIsTerminal else {
+                throw CLIError.usage("no key given and no terminal to ask on", hint: flagList)
+            }
+            let secret = try SecretReader.prompt("\(label): ", confirm: purpose == .create)
+            return ResolvedKey(key: .passphrase(secret), settings: nil, keyID: nil)
+        case .environment(let name)?:
+            return ResolvedKey(key: .passphrase(try SecretReader.fromEnvironment(name, flag: "--\(flagPrefix)passphrase-env")),
+                               settings: nil, keyID: nil)
+        case .file(let path)?:
+            return ResolvedKey(key: .passphrase(try SecretReader.fromFile(path, flag: "--\(flagPrefix)passphrase-file")),
+                               settings: nil, keyID: nil)
+        case .descriptor(let descriptor)?:
+            return ResolvedKey(key: .passphrase(try SecretReader.fromDescriptor(descriptor, flag: "--\(flagPrefix)passphrase-fd")),
+                               settings: nil, keyID: nil)
+        case .standardInput?:
+            return ResolvedKey(key: .passphrase(try SecretReader.lineFromStandardInput(flag: "--\(flagPrefix)passphrase-stdin")),
+                               settings: nil, keyID: nil)
+        case .rawKeyFile(let path)?:
+            return ResolvedKey(key: .raw(try SecretReader.rawKey(fromFile: path, flag: "--\(flagPrefix)raw-key-file")),
+                               settings: nil, keyID: nil)
+        case .keystore(let id)?:
+            return try keystore.databaseKey(id: id)
+        }
+    }
+
+    /// Resolves the new key of `rekey`, `encrypt`, `export` and `salvage` (a prompt asks twice).
+    static func resolveNew(_ options: NewKeyOptions, keystore: KeystoreAccess, label: String) throws(CLIError) -> ResolvedKey {
+        try resolve(options.source, keystore: keystore, purpose: .create, flagPrefix: "new-", label: label,
+                    flagList: NewKeyOptions.flagList)
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import CipherCrypto
+import CipherDB
+import CipherKeystore
+
+/// Where the keystore is and how to unlock it: `--keystore PATH` and the master passphrase flags.
+public struct KeystoreOptions: ParsableArguments {
+    /// `--keystore PATH`.
+    @Option(name: .customLong("keystore"), help: ArgumentHelp("The keystore file (default: $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore).", valueName: "PATH"))
+    var keystorePath: String?
+
+    /// `--keystore-passphrase-env VAR`.
+    @Option(name: .customLong("keystore-passphrase-env"), help: ArgumentHelp("Read the keystore passphrase from environment variable VAR.", valueName: "VAR"))
+    var passphraseEnv: String?
+
+    /// `--keystore-passphrase-file PATH`.
+    @Option(name: .customLong("keystore-passphrase-file"), help: ArgumentHelp("Read the keystore passphrase from a file.", valueName: "PATH"))
+    var passphraseFile: String?
+
+    /// `--keystore-passphrase-fd N`.
+    @Option(name: .customLong("keystore-passphrase-fd"), help: ArgumentHelp("Read the keystore passphrase from inherited descriptor N.", valueName: "N"))
+    var passphraseFD: Int32?
+
+    /// `--keystore-key-file PATH`.
+    @Option(name: .customLong("keystore-key-file"), help: ArgumentHelp("Unlock the keystore with a key file slot (32 bytes or 64 hex characters) instead of a passphrase.", valueName: "PATH"))
+    var keyFile: String?
+
+    /// Creates empty options (for ArgumentParser).
+    public init() {}
+
+    /// Checks that at most one credential source is named.
+    public func validate() throws {
+        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, keyFile != nil].filter { $0 }.count
+        guard count <= 1 else {
+            throw ValidationError("give one keystore credential: --keystore-passphrase-env, --keystore-passphrase-file, --keystore-passphrase-fd or --keystore-key-file")
+        }
+    }
+
+    /// The keystore path in force.
+    var path: String { keystorePath ?? Keystore.defaultPath() }
+
+    /// Whether a credential flag was given.
+    var hasCredential: Bool { passphraseEnv != nil || passphraseFile != nil || passphraseFD != nil || keyFile != nil }
+
+    static let flagList = "give the keystore passphrase with --keystore-passphrase-env VAR, --keystore-passphrase-file PATH or --keystore-passphrase-fd N (or a key file with --keystore-key-file PATH)"
+
+    /// The credential from the flags, else a prompt on a terminal, else a usage error.
+    ///
+    /// - Parameter confirm: ask twice when prompting (a new keystore).
+    func credential(confirm: Bool = false) throws(CLIError) -> KeystoreCredential {
+        if let passphraseEnv {
+            return .passphrase(try SecretReader.fromEnvironment(passphraseEnv, flag: "--keystore-passphrase-env"))
+        }
+        if let passphraseFile {
+            return .passphrase(try SecretReader.fromFile(passphraseFile, flag: "--keystore-passphrase-file"))
+        }
+        if let passphraseFD {
+            return .passphrase(try SecretReader.fromDescriptor(passphraseFD, flag: "--keystore-passphrase-fd"))
+        }
+        if let keyFile {
+            return .keyFile(try SecretReader.rawKey(fromFile: keyFile, flag: "--keystore-key-file"))
+        }
+        guard Console.stdinIsTerminal else {
+            throw CLIError.usage("no keystore passphrase given and no terminal to ask on", hint: Self.flagList)
+        }
+        return .passphrase(try SecretReader.prompt("Keystore passphrase (\(path)): ", confirm: confirm))
+    }
+
+    /// Unlocks the keystore.
+    func open() throws(CLIError) -> Keystore {
+        let credential = try credential()
+        do {
+            return try Keystore.open(at: path, credential: credential)
+        } catch {
+            throw CLIError.keystore(error, path: path)
+        }
+    }
+}
+
+/// The keystore of one command run, unlocked at most once (a descriptor or prompt gives its secret once).
+final class KeystoreAccess {
+    /// The flags.
+    let options: KeystoreOptions
+    private var unlocked: Keystore?
+
+    /// Wraps the flags; nothing is read until a key is needed.
+    init(_ options: KeystoreOptions) {
+        self.options = options
+    }
+
+    /// The unlocked keystore.
+    func keystore() throws(CLIError) -> Keystore {
+        if let unlocked { return unlocked }
+        let keystore = try options.open()
+        unlocked = keystore
+        return keystore
+    }
+
+    /// The primary key of `id` and the settings stored with it.
+    func databaseKey(id: String) throws(CLIError) -> ResolvedKey {
+        let keystore = try keystore()
+        do {
+            let (key, settings) = try keystore.databaseKey(id: id)
+            return ResolvedKey(key: key, settings: settings, keyID: id)
+        } catch {
+            throw CLIError.keystore(error, path: options.path)
+        }
+    }
+}
+
+extension CLIError {
+    /// Maps a keystore error to an exit status, a message and a hint.
+    static func keystore(_ error: KeystoreError, path: String) -> CLIError {
+        switch error {
+        case .notFound:
+            return CLIError(.noInput, "no keystore at \(path)", hint: "create one with `cipherdb keys init`, or point to it with --keystore PATH or $CIPHERDB_KEYSTORE")
+        case .alreadyExists:
+            return CLIError(.cannotCreate, error.description)
+        case .wrongPassphrase:
+            return CLIError(.wrongKey, "wrong keystore passphrase or key file for \(path)")
+        case .noMatchingSlot:
+            return CLIError(.wrongKey, "\(path) has no slot for this kind of credential", hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot")
+        case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
+             .kdfLimitExceeded, .unsupportedSlot:
+            return CLIError(.dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
+        case .lockTimeout:
+            return CLIError(.temporaryFailure, error.description, hint: "another cipherdb process holds the keystore; try again")
+        case .io:
+            return CLIError(.ioError, error.description)
+        case .keyNotFound(let id):
+            return CLIError(.noInput, "no key '\(id)' in \(path)", hint: "`cipherdb keys list` shows the ids; `cipherdb keys add \(id)` makes one")
+        case .versionNotFound, .versionUnavailable:
+            return CLIError(.noInput, error.description)
+        case .database(let databaseError):
+            return CLIError.database(databaseError, path: path)
+        case .noKeyOpensDatabase:
+            return CLIError(.wrongKey, error.description, hint: "check --key-id; `cipherdb verify` tells a damaged file from a wrong key")
+        case .crypto(let cryptoError):
+            return CLIError.crypto(cryptoError)
+        case .secretSource(let reason):
+            return CLIError.usage("cannot read the secret: \(reason)")
+        case .invalidBundle, .bundleMismatch:
+            return CLIError(.dataError, error.description)
+        default:
+            return CLIError(.usage, error.description)
+        }
+    }
+}

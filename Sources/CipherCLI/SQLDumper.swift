@@ -1,0 +1,85 @@
+import CipherDB
+import Foundation
+
+/// Writes a database as SQL text that the sqlite3 shell reads back (`sqlite3 new.db < dump.sql`).
+///
+/// Like the shell's `.dump`: one transaction; each table's CREATE statement then its rows as
+/// INSERTs; `sqlite_sequence` refilled; virtual tables through `writable_schema` (their shadow
+/// tables are dumped as ordinary tables); indexes, triggers and views after the data; then
+/// `user_version` and `application_id`, which a plain `.dump` loses.
+enum SQLDumper {
+    /// The dump of `database`.
+    static func dump(_ database: Database) throws(DatabaseError) -> String {
+        var output = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
+        let rows = try database.executeQuery("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        var objects: [(type: String, name: String, table: String, sql: String)] = []
+        while try rows.next() {
+            objects.append((rows.string(at: 0) ?? "", rows.string(at: 1) ?? "", rows.string(at: 2) ?? "", rows.string(at: 3) ?? ""))
+        }
+        var wroteWritableSchema = false
+        for object in objects where object.type == "table" {
+            if object.name == "sqlite_sequence" {
+                output += "DELETE FROM sqlite_sequence;\n"
+            } else if object.name.hasPrefix("sqlite_stat") {
+                output += "ANALYZE sqlite_master;\n"
+            } else if object.name.hasPrefix("sqlite_") {
+                continue
+            } else if object.sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") {
+                if !wroteWritableSchema {
+                    output += "PRAGMA writable_schema=ON;\n"
+                    wroteWritableSchema = true
+                }
+                output += "INSERT INTO sqlite_master(type,name,tbl_name,rootpage,sql) VALUES('table',\(literal(object.name)),\(literal(object.name)),0,\(literal(object.sql)));\n"
+                continue
+            } else {
+                output += object.sql + ";\n"
+            }
+            try appendRows(of: object.name, from: database, to: &output)
+        }
+        if wroteWritableSchema { output += "PRAGMA writable_schema=OFF;\n" }
+        for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
+            output += object.sql + ";\n"
+        }
+        let userVersion = try database.userVersion()
+        if userVersion != 0 { output += "PRAGMA user_version=\(userVersion);\n" }
+        let applicationID = try database.applicationID()
+        if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
+        output += "COMMIT;\n"
+        return output
+    }
+
+    private static func appendRows(of table: String, from database: Database, to output: inout String) throws(DatabaseError) {
+        let rows = try database.executeQuery("SELECT * FROM \(quoteIdentifier(table))")
+        defer { rows.close() }
+        let prefix = "INSERT INTO \(quoteIdentifier(table)) VALUES("
+        while try rows.next() {
+            output += prefix
+            output += rows.values.map(literal).joined(separator: ",")
+            output += ");\n"
+        }
+    }
+
+    /// An SQL literal for `value` that reads back as the same type and value.
+    static func literal(_ value: DatabaseValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let number): return String(number)
+        case .real(let number):
+            if number.isNaN { return "NULL" }
+            if number.isInfinite { return number < 0 ? "-1e999" : "1e999" }
+            // Swift prints the shortest text that reads back to the same double; keep it REAL.
+            let text = "\(number)"
+            return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
+        case .text(let text): return literal(text)
+        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        }
+    }
+
+    /// A quoted SQL string literal; NUL characters, which SQL text cannot hold, go through a blob cast.
+    static func literal(_ text: String) -> String {
+        if text.utf8.contains(0) {
+            return "CAST(X'" + text.utf8.map { String(format: "%02X", $0) }.joined() + "' AS TEXT)"
+        }
+        return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}

@@ -1,0 +1,302 @@
+import CSQLCipher
+import CipherDB
+import Foundation
+
+/// Copies what can still be read from a damaged database into a new one, row by row.
+///
+/// The idea is WCDB's: most of a damaged file is still good. Each table is read in rowid order;
+/// when a read fails (a page fails its HMAC or is malformed), the copier looks for the next rowid
+/// it can reach through the b-tree (doubling the jump, then narrowing it down by bisection) and
+/// goes on from there, so one bad leaf page costs only the rows on it. A row whose own content
+/// cannot be read is skipped alone. Indexes, views and triggers are recreated after the data.
+final class Salvager {
+    /// What was saved from one table.
+    struct TableResult {
+        /// The table's name.
+        let name: String
+        /// Rows copied.
+        var saved = 0
+        /// Read failures met (each one skips a damaged stretch of the table).
+        var failures = 0
+        /// Rows known to be lost (a row located but unreadable); damaged pages lose an unknown number more.
+        var knownLost = 0
+        /// Set when the table could not be created or read at all.
+        var error: String?
+    }
+
+    /// The result of a salvage.
+    struct Report {
+        /// One entry per table, in schema order.
+        var tables: [TableResult] = []
+        /// Indexes, views or triggers that could not be recreated.
+        var schemaProblems: [String] = []
+    }
+
+    private let source: OpaquePointer
+    private let target: OpaquePointer
+    private let progress: ProgressReporter
+
+    /// Copies from `source` into `target`; both must be open.
+    init(source: Database, target: Database, progress: ProgressReporter) throws(CLIError) {
+        guard let sourceHandle = source.sqliteHandle, let targetHandle = target.sqliteHandle else {
+            throw CLIError(.ioError, "salvage needs two open databases")
+        }
+        self.source = sourceHandle
+        self.target = targetHandle
+        self.progress = progress
+    }
+
+    /// Runs the copy.
+    ///
+    /// - Throws: 65 when even the schema cannot be read.
+    func run() throws(CLIError) -> Report {
+        var report = Report()
+        let objects: [(type: String, name: String, sql: String)]
+        switch query(source, "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid") {
+        case .success(let rows):
+            objects = rows.map { (Self.text($0[0]), Self.text($0[1]), Self.text($0[2])) }
+        case .failure(let message):
+            throw CLIError(.dataError, "the schema cannot be read: \(message); nothing can be salvaged")
+        }
+        _ = exec(target, "BEGIN")
+        for object in objects where object.type == "table" {
+            if object.name.hasPrefix("sqlite_") { continue }
+            progress.phase("salvaging table \(object.name)")
+            var result = TableResult(name: object.name)
+            if let failure = exec(target, object.sql), !failure.contains("already exists") {
+                result.error = "cannot create it: \(failure)"
+                report.tables.append(result)
+                continue
+            }
+            if object.sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") {
+                // Its content lives in shadow tables, which are copied as ordinary tables.
+                report.tables.append(result)
+                continue
+            }
+            copyRows(of: object.name, into: &result)
+            report.tables.append(result)
+        }
+        for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
+            if let failure = exec(target, object.sql) {
+                report.schemaProblems.append("\(object.type) \(object.name): \(failure)")
+            }
+        }
+        if case .success(let rows) = query(source, "PRAGMA user_version"), let first = rows.first?.first,
+           case .integer(let version) = first {
+            _ = exec(target, "PRAGMA user_version = \(Int32(truncatingIfNeeded: version))")
+        }
+        if let failure = exec(target, "COMMIT") {
+            throw CLIError(.ioError, "cannot write the salvaged database: \(failure)")
+        }
+        return report
+    }
+
+    // MARK: - Rows
+
+    private func copyRows(of table: String, into result: inout TableResult) {
+        let columns: [String]
+        switch query(source, "PRAGMA table_info(\(quoteIdentifier(table)))") {
+        case .success(let rows): columns = rows.map { Self.text($0[1]) }
+        case .failure(let message):
+            result.error = "cannot read its columns: \(message)"
+            return
+        }
+        guard !columns.isEmpty else { return }
+        let columnList = columns.map(quoteIdentifier).joined(separator: ", ")
+        let hasRowID = prepare(source, "SELECT rowid FROM \(quoteIdentifier(table)) LIMIT 0").map { sqlite3_finalize($0); return true } ?? false
+        let insertSQL = hasRowID
+            ? "INSERT OR REPLACE INTO \(quoteIdentifier(table))(rowid, \(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count)))"
+            : "INSERT OR IGNORE INTO \(quoteIdentifier(table))(\(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count - 1)))"
+        guard let insert = prepare(target, insertSQL) else {
+            result.error = "cannot insert into it: \(String(cString: sqlite3_errmsg(target)))"
+            return
+        }
+        defer { sqlite3_finalize(insert) }
+        if hasRowID {
+            copyByRowID(table: table, columnList: columnList, insert: insert, result: &result)
+        } else {
+            copyInOrder(table: table, columnList: columnList, insert: insert, result: &result)
+        }
+    }
+
+    /// WITHOUT ROWID tables: one scan; a failure ends the table.
+    private func copyInOrder(table: String, columnList: String, insert: OpaquePointer, result: inout TableResult) {
+        guard let select = prepare(source, "SELECT \(columnList) FROM \(quoteIdentifier(table))") else {
+            result.failures += 1
+            return
+        }
+        defer { sqlite3_finalize(select) }
+        while true {
+            let step = sqlite3_step(select)
+            if step == SQLITE_ROW {
+                if copyRow(from: select, into: insert) { result.saved += 1 }
+                continue
+            }
+            if step != SQLITE_DONE { result.failures += 1 }
+            return
+        }
+    }
+
+    /// Rowid tables: scan from `next`; on failure, jump to the next rowid the b-tree can reach.
+    private func copyByRowID(table: String, columnList: String, insert: OpaquePointer, result: inout TableResult) {
+        let name = quoteIdentifier(table)
+        let scanSQL = "SELECT rowid, \(columnList) FROM \(name) WHERE rowid >= ? ORDER BY rowid"
+        let seekSQL = "SELECT rowid FROM \(name) WHERE rowid >= ? ORDER BY rowid LIMIT 1"
+        let readSQL = "SELECT rowid, \(columnList) FROM \(name) WHERE rowid = ?"
+        var next = Int64.min
+        var lastStuck: Int64?
+        scanning: while true {
+            guard let scan = prepare(source, scanSQL) else {
+                result.failures += 1
+                return
+            }
+            sqlite3_bind_int64(scan, 1, next)
+            var failed = false
+            while true {
+                let step = sqlite3_step(scan)
+                if step == SQLITE_ROW {
+                    let rowID = sqlite3_column_int64(scan, 0)
+                    if copyRow(from: scan, into: insert) { result.saved += 1 }
+                    if result.saved % 10_000 == 0 { progress.update(table, done: result.saved, total: max(result.saved, 1)) }
+                    if rowID == Int64.max {
+                        sqlite3_finalize(scan)
+                        return
+                    }
+                    next = rowID + 1
+                    continue
+                }
+                failed = step != SQLITE_DONE
+                break
+            }
+            // Finalizing ends the read transaction, which clears the pager's error state.
+            sqlite3_finalize(scan)
+            guard failed else { return }
+            result.failures += 1
+            switch seek(seekSQL, from: next) {
+            case .end:
+                return
+            case .found(let rowID):
+                if rowID == lastStuck || !readable(readSQL, rowID) {
+                    // The row's own content (an overflow page) is damaged: skip just this row.
+                    result.knownLost += 1
+                    guard rowID < Int64.max else { return }
+                    next = rowID + 1
+                } else {
+                    next = rowID
+                }
+                lastStuck = rowID
+            case .failed:
+                guard let resume = firstReachable(seekSQL, after: next) else { return }
+                next = resume
+            }
+            continue scanning
+        }
+    }
+
+    private enum SeekResult {
+        case found(Int64)
+        case end
+        case failed
+    }
+
+    private func seek(_ sql: String, from rowID: Int64) -> SeekResult {
+        guard let statement = prepare(source, sql) else { return .failed }
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, rowID)
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return .found(sqlite3_column_int64(statement, 0))
+        case SQLITE_DONE: return .end
+        default: return .failed
+        }
+    }
+
+    private func readable(_ sql: String, _ rowID: Int64) -> Bool {
+        guard let statement = prepare(source, sql) else { return false }
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, rowID)
+        // Stepping loads the whole record, overflow pages included.
+        return sqlite3_step(statement) == SQLITE_ROW
+    }
+
+    /// The smallest rowid above `start` from which a seek succeeds: double the jump until a seek
+    /// works, then bisect back. `nil` when nothing past `start` can be reached.
+    private func firstReachable(_ sql: String, after start: Int64) -> Int64? {
+        var failing = start
+        var step: Int64 = 1
+        var working: Int64?
+        while working == nil {
+            let (candidate, overflow) = start.addingReportingOverflow(step)
+            if overflow { return nil }
+            switch seek(sql, from: candidate) {
+            case .found, .end: working = candidate
+            case .failed:
+                failing = candidate
+                let (doubled, stepOverflow) = step.multipliedReportingOverflow(by: 2)
+                if stepOverflow { return nil }
+                step = doubled
+            }
+        }
+        guard var reachable = working else { return nil }
+        while reachable - failing > 1 {
+            let middle = failing + (reachable - failing) / 2
+            switch seek(sql, from: middle) {
+            case .found, .end: reachable = middle
+            case .failed: failing = middle
+            }
+        }
+        return reachable
+    }
+
+    /// Binds every column of the current row, in order, and inserts it; `false` if the insert failed.
+    private func copyRow(from select: OpaquePointer, into insert: OpaquePointer) -> Bool {
+        sqlite3_reset(insert)
+        sqlite3_clear_bindings(insert)
+        for index in 0..<sqlite3_column_count(select) {
+            // sqlite3_bind_value copies the value, whatever its type.
+            sqlite3_bind_value(insert, index + 1, sqlite3_column_value(select, index))
+        }
+        return sqlite3_step(insert) == SQLITE_DONE
+    }
+
+    // MARK: - SQLite helpers
+
+    private enum QueryResult {
+        case success([[DatabaseValue]])
+        case failure(String)
+    }
+
+    private func query(_ handle: OpaquePointer, _ sql: String) -> QueryResult {
+        guard let statement = prepare(handle, sql) else { return .failure(String(cString: sqlite3_errmsg(handle))) }
+        defer { sqlite3_finalize(statement) }
+        var rows: [[DatabaseValue]] = []
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_ROW {
+                rows.append((0..<sqlite3_column_count(statement)).map { SQLRunner.value(statement, $0) })
+            } else if step == SQLITE_DONE {
+                return .success(rows)
+            } else {
+                return .failure(String(cString: sqlite3_errmsg(handle)))
+            }
+        }
+    }
+
+    private func prepare(_ handle: OpaquePointer, _ sql: String) -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+            sqlite3_finalize(statement)
+            return nil
+        }
+        return statement
+    }
+
+    /// Runs `sql`; returns SQLite's message on failure.
+    private func exec(_ handle: OpaquePointer, _ sql: String) -> String? {
+        sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK ? nil : String(cString: sqlite3_errmsg(handle))
+    }
+
+    private static func text(_ value: DatabaseValue) -> String {
+        if case .text(let text) = value { return text }
+        return ""
+    }
+}

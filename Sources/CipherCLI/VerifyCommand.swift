@@ -1,0 +1,155 @@
+import ArgumentParser
+import CipherDB
+import Foundation
+
+/// `cipherdb verify DB [key] [--json]`.
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check every page against its HMAC, then run integrity_check.",
+        discussion: """
+        verify reads DB directly, page by page, free pages included, and checks each page's HMAC as \
+        SQLCipher lays it out (HMAC over the encrypted bytes and IV, then the page number), listing every \
+        bad page by number rather than stopping at the first. It then opens DB read-only and runs \
+        PRAGMA integrity_check (and cipher_integrity_check on SQLCipher 4.2 and later). Exit code 65 \
+        when anything is bad, 77 when the key matches no page. The page size is found from page 1 \
+        unless --cipher-page-size is given. Pages in a -wal file are not checked offline.
+
+        --json prints {"path", "ok", "file_size", "page_size", "page_count", "hmac_algorithm", \
+        "bad_pages": [{"page", "problem"}], "integrity_check": [..], "cipher_integrity_check": [..] | null}; \
+        problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound.
+
+        Examples:
+          cipherdb verify app.db --passphrase-env DB_PASS
+          cipherdb verify app.db --key-id app --json
+        """
+    )
+
+    @Argument(help: "The database file.")
+    var database: String
+
+    @Flag(name: .customLong("json"), help: "Print JSON.")
+    var json = false
+
+    @OptionGroup(title: "Key") var key: KeyOptions
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let (kind, size) = try FileKind.classify(database)
+        switch kind {
+        case .empty, .notADatabase: throw CLIError(.dataError, "\(database) is not a database")
+        case .plaintext:
+            guard !key.isGiven else { throw CLIError(.dataError, "\(database) is a plaintext SQLite database: it has no key and no page HMACs") }
+            return try finish(report: nil, fileSize: size, settings: .versionDefaults, resolved: nil)
+        case .encrypted: break
+        }
+        let resolved = try KeyResolver.resolve(key.source, keystore: KeystoreAccess(keystore), purpose: .open,
+                                               label: "Passphrase for \(database)", flagList: KeyOptions.flagList)
+        var settings = DatabaseAccess.merge(resolved.settings, key.settings)
+        let progress = ProgressReporter(quiet: common.quiet || json)
+        var verifier: PageVerifier
+        do {
+            verifier = try PageVerifier(path: database, key: resolved.key, settings: settings)
+            if key.cipherPageSize == nil, let detected = try verifier.detectPageSize() {
+                verifier = verifier.withPageSize(detected)
+            }
+        } catch {
+            throw CLIError.database(error, path: database)
+        }
+        settings.pageSize = verifier.layout.pageSize
+        progress.phase("checking the pages of \(database)")
+        let report: PageVerifier.Report
+        do {
+            report = try verifier.verify { done, total in progress.update("pages", done: done, total: total) }
+        } catch {
+            throw CLIError.database(error, path: database)
+        }
+        progress.finish("pages checked")
+        if report.pageCount > 0, report.badPages.count == report.pageCount {
+            throw CLIError(.wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
+                           hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
+        }
+        try finish(report: report, fileSize: size, settings: settings, resolved: resolved)
+    }
+
+    /// Runs the SQLite checks and prints the result.
+    private func finish(report: PageVerifier.Report?, fileSize: Int, settings: CipherSettings, resolved: ResolvedKey?) throws {
+        var integrity: [String]
+        var cipherIntegrity: [String]?
+        let db = Database(path: database)
+        defer { db.close() }
+        do {
+            try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
+            do {
+                // SQLite packs its findings into one row with a line each.
+                integrity = try db.integrityCheck().flatMap { $0.split(separator: "\n").map(String.init) }
+            } catch {
+                integrity = ["integrity_check failed: \(error.message)"]
+            }
+            if integrity.isEmpty { integrity = ["ok"] }
+            if resolved != nil, SQLCipherVersion.current?.hasCipherIntegrityCheck == true {
+                var rows: [String] = []
+                do {
+                    let results = try db.executeQuery("PRAGMA cipher_integrity_check")
+                    while try results.next() { rows.append(results.string(at: 0) ?? "") }
+                } catch {
+                    rows.append("cipher_integrity_check failed: \(error.message)")
+                }
+                cipherIntegrity = rows
+            }
+        } catch {
+            integrity = ["cannot open the database: \(error.message)"]
+        }
+        let badPages = report?.badPages ?? []
+        let isSound = badPages.isEmpty && integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty
+        if json {
+            let value = JSONValue.object([
+                ("path", .string(database)),
+                ("ok", .bool(isSound)),
+                ("file_size", .int(Int64(fileSize))),
+                ("page_size", report.map { .int(Int64($0.layout.pageSize)) } ?? .null),
+                ("page_count", report.map { .int(Int64($0.pageCount)) } ?? .null),
+                ("hmac_algorithm", report.map { .string($0.layout.hmacAlgorithm.rawValue) } ?? .null),
+                ("bad_pages", .array(badPages.map { .object([("page", .int(Int64($0.number))), ("problem", .string($0.problem.rawValue))]) })),
+                ("integrity_check", .array(integrity.map { .string($0) })),
+                ("cipher_integrity_check", cipherIntegrity.map { .array($0.map { .string($0) }) } ?? .null),
+            ])
+            Console.out(value.serialized())
+        } else {
+            var lines: [String] = []
+            if let report {
+                lines.append("\(database): \(report.pageCount) pages of \(report.layout.pageSize) bytes, HMAC-\(report.layout.hmacAlgorithm.rawValue.uppercased())")
+                if badPages.isEmpty {
+                    lines.append("page HMACs: all \(report.pageCount) pages intact")
+                } else {
+                    lines.append("page HMACs: \(badPages.count) bad page(s):")
+                    lines += badPages.map { "  page \($0.number): \($0.problem.rawValue.replacingOccurrences(of: "_", with: " "))" }
+                }
+            } else {
+                lines.append("\(database): plaintext SQLite database (no page HMACs to check)")
+            }
+            if FileManager.default.fileExists(atPath: database + "-wal"),
+               ((try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0) > 0 {
+                lines.append("note: \(database)-wal holds changes not yet checkpointed; their pages are not checked offline")
+            }
+            lines.append("integrity_check: \(integrity.count == 1 ? integrity[0] : "\(integrity.count) problems")")
+            if integrity.count > 1 {
+                lines += integrity.prefix(20).map { "  \($0)" }
+                if integrity.count > 20 { lines.append("  … \(integrity.count - 20) more (--json lists them all)") }
+            }
+            if let cipherIntegrity {
+                lines.append("cipher_integrity_check: \(cipherIntegrity.isEmpty ? "ok" : "\(cipherIntegrity.count) problems")")
+                lines += cipherIntegrity.prefix(20).map { "  \($0)" }
+            }
+            lines.append(isSound ? "result: OK" : "result: DAMAGED")
+            Console.out(lines.joined(separator: "\n"))
+        }
+        if !isSound {
+            if !json {
+                Console.error("cipherdb: \(database) is damaged\n  hint: `cipherdb salvage \(database) OUT` copies every row that can still be read")
+            }
+            throw CommandFailure(status: .dataError)
+        }
+    }
+}
