@@ -1,0 +1,64 @@
+import ArgumentParser
+import CipherCrypto
+import CipherKeystore
+import Foundation
+
+/// `cipherdb keys import F`: adds a key version from an export bundle.
+struct KeysImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import a key version from a bundle made by `keys export`.",
+        discussion: """
+        The bundle is imported under the id and version it names (--id and --version must agree with \
+        it, when given). A new id gets the version as its primary; an existing id gains the version.
+
+        Examples:
+          cipherdb keys import app.key.bundle --transfer-passphrase-env TRANSFER --keystore other-keystore
+        """
+    )
+
+    @Argument(help: "The bundle file.")
+    var bundleFile: String
+
+    @Option(name: .customLong("id"), help: ArgumentHelp("The id the bundle must be for (default: the one it names).", valueName: "ID"))
+    var id: String?
+
+    @Option(name: .customLong("version"), help: ArgumentHelp("The version the bundle must hold.", valueName: "N"))
+    var version: Int?
+
+    @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size for a new entry (default 4096).", valueName: "N"))
+    var pageSize: Int?
+
+    @Option(name: .customLong("transfer-passphrase-env"), help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
+    var transferEnv: String?
+
+    @Option(name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
+    var transferFile: String?
+
+    @Option(name: .customLong("transfer-passphrase-fd"), help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
+    var transferFD: Int32?
+
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: bundleFile) else { throw CLIError.missingInput(bundleFile, what: "bundle file") }
+        guard let text = try? String(contentsOfFile: bundleFile, encoding: .utf8) else {
+            throw CLIError(.dataError, "\(bundleFile) is not a key bundle (not text)")
+        }
+        let bundle: KeyExportBundle
+        do { bundle = try KeyExportBundle(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
+        let store = try keystore.open()
+        let transfer = try PassphraseFlags.read(prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
+                                                prompt: "Transfer passphrase: ", confirm: false)
+        var settings = Keystore.defaultDatabaseSettings
+        if let pageSize { settings.pageSize = pageSize }
+        do {
+            let info = try store.importKey(bundle: bundle, transferPassphrase: transfer, id: id ?? bundle.id,
+                                           version: version ?? bundle.version, settings: settings)
+            common.info("imported '\(info.id)' version \(version ?? bundle.version) into \(keystore.path)")
+        } catch {
+            throw CLIError.keystore(error, path: keystore.path)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import CipherCrypto
+import CipherKeystore
+
+/// `cipherdb keys init`: creates a keystore.
+struct KeysInitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create a keystore protected by a passphrase (asked twice on a terminal).",
+        discussion: """
+        The file is created with mode 0600 (its folder 0700) and never replaces an existing file. The \
+        passphrase slot uses scrypt N=2^17, r=8, p=1; --scrypt-log2n lowers N for tests or small devices \
+        (at least 10) or raises it (at most 20).
+
+        Examples:
+          cipherdb keys init
+          cipherdb keys init --keystore ./keystore --keystore-passphrase-file ks-pass.txt
+        """
+    )
+
+    @Option(name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for the passphrase slot (default 17).", valueName: "N"))
+    var scryptLog2N: Int = 17
+
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let path = keystore.path
+        let credential = try keystore.credential(confirm: true)
+        let kdf: KeySlotKDF
+        do { kdf = .scrypt(try ScryptParameters(log2N: scryptLog2N, r: 8, p: 1)) } catch {
+            throw CLIError.usage("--scrypt-log2n \(scryptLog2N): \(error.description)")
+        }
+        do {
+            let created = try Keystore.create(at: path, credential: credential, kdf: kdf)
+            common.info("created keystore \(created.path) (id \(created.keystoreID), \(kdf))")
+        } catch {
+            throw CLIError.keystore(error, path: path)
+        }
+    }
+}
