@@ -66,13 +66,18 @@ struct CrashSafetyTests {
         for round in 0..<10 {
             let pipe = Pipe()
             let child = try startDriver(driver, ["churn", path], output: pipe)
+            // Write from this process at the same time: neither side may lose the other's update.
+            let writer = try Keystore.open(at: path, credential: passphrase(childPassphrase))
+            try writer.addKey(id: "parent-\(round)")
             usleep(UInt32.random(in: 20_000...200_000, using: &generator))
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
             let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             acknowledged += printed.split(separator: "\n").filter { $0.hasPrefix("churned") }.count
             let reopened = try Keystore.open(at: path, credential: passphrase(childPassphrase))
-            #expect(try reopened.list().count >= acknowledged, "round \(round)")
+            let ids = try reopened.list().map(\.id)
+            #expect(ids.filter { $0.hasPrefix("churn-") }.count >= acknowledged, "round \(round)")
+            #expect((0...round).allSatisfy { ids.contains("parent-\($0)") }, "round \(round)")
         }
         #expect(acknowledged > 0)
         // The next write removes temporary files a killed writer left behind.
