@@ -318,10 +318,10 @@ final class PoolKeys: Sendable {
         var derived: Bool
     }
 
-    private let storage: Mutex<Keys>
+    private let storage: Locked<Keys>
 
     init(connection: DatabaseKey?, fallback: DatabaseKey?, derived: Bool) {
-        storage = Mutex(Keys(connection: connection, fallback: fallback, derived: derived))
+        storage = Locked(Keys(connection: connection, fallback: fallback, derived: derived))
     }
 
     var isDerived: Bool { storage.withLock { $0.derived } }

@@ -146,10 +146,10 @@ final class ScopeToken: Sendable {}
 
 /// The key a queue or pool opens its connections with; replaced by a rekey.
 final class KeyHolder: Sendable {
-    private let storage: Mutex<DatabaseKey?>
+    private let storage: Locked<DatabaseKey?>
 
     init(_ key: DatabaseKey?) {
-        storage = Mutex(key)
+        storage = Locked(key)
     }
 
     var key: DatabaseKey? {

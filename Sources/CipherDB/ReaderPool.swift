@@ -34,7 +34,7 @@ final class ReaderPool: Sendable {
     /// The most readers the pool creates.
     let maximumCount: Int
     private let makeReader: @Sendable () -> SerializedDatabase
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let path: String
 
     init(maximumCount: Int, path: String, makeReader: @escaping @Sendable () -> SerializedDatabase) {
@@ -194,7 +194,7 @@ final class ReaderPool: Sendable {
 /// Where a blocked thread receives its reader.
 private final class GrantBox: Sendable {
     let semaphore = DispatchSemaphore(value: 0)
-    private let storage = Mutex<Result<SerializedDatabase, DatabaseError>?>(nil)
+    private let storage = Locked<Result<SerializedDatabase, DatabaseError>?>(nil)
 
     var result: Result<SerializedDatabase, DatabaseError> {
         storage.withLock { $0 } ?? .failure(DatabaseError.misuse("a pool reader was granted without a result"))

@@ -88,7 +88,7 @@ final class SerializedDatabase: @unchecked Sendable {
     private let queue: DispatchQueue
     private let opener: Opener
     private let configuration: DatabaseConfiguration
-    private let interruptHandle = Mutex<InterruptHandle?>(nil)
+    private let interruptHandle = Locked<InterruptHandle?>(nil)
     private let openFlag = Atomic<Bool>(false)
     private let busyFlag = Atomic<Bool>(false)
 

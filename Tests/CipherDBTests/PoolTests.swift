@@ -236,7 +236,7 @@ final class PoolTests: DatabaseTestCase {
         try pool.write { db in try db.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (1);") }
         let reading = DispatchSemaphore(value: 0)
         let writeDone = DispatchSemaphore(value: 0)
-        let seenByReader = Mutex<Int?>(nil)
+        let seenByReader = LockedValue<Int?>(nil)
         Thread {
             let seen = try? pool.read { db -> Int? in
                 reading.signal()   // the snapshot is taken when the block starts
@@ -308,9 +308,11 @@ final class PoolTests: DatabaseTestCase {
             XCTAssertEqual(error.kind, .poolTimeout)
         }
         release.signal()
-        // Many async reads through one reader: each waits its turn without holding a thread.
+        // Many async reads through one reader (with the default wait limit): each waits its turn
+        // without holding a thread.
+        let single = try makePool { $0.maximumReaderCount = 1 }
         let total = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<50 { group.addTask { try await pool.read { db in try db.intForQuery("SELECT 1") ?? 0 } } }
+            for _ in 0..<50 { group.addTask { try await single.read { db in try db.intForQuery("SELECT 1") ?? 0 } } }
             return try await group.reduce(0, +)
         }
         XCTAssertEqual(total, 50)
