@@ -128,6 +128,33 @@ struct KeystoreDatabaseTests {
         db.close()
     }
 
+    /// A database file the rotating process cannot write: the rekey fails, the pending version is
+    /// removed, and the database still opens with the old key. As root, the child drops to `nobody`
+    /// first, since root writes through file permissions.
+    @Test func rekeyFailureOnAReadOnlyFile() throws {
+        guard let driver = crashDriverPath() else { return }
+        let store = try makeStore()
+        try store.addKey(id: "app")
+        let dbPath = dir.file("app.db")
+        try makeCheckableDatabase(store, path: dbPath, id: "app", rows: 100)
+        let before = try store.info(id: "app")
+        let nobody: UInt32 = 65534
+        if getuid() == 0 {
+            // The keystore stays writable by the child; the database does not.
+            chmod(dir.path, 0o755)
+            for file in [dir.path, path, path + ".lock"] { chown(file, nobody, nobody) }
+        }
+        chmod(dbPath, 0o444)
+        let output = try runDriver(driver, ["rotate-as-user", path, dbPath, "app", String(nobody)])
+        #expect(output.contains("read-only") || output.contains("readonly"), "\(output)")
+        #expect(output.contains("rotationFailed") && output.contains("keystore is unchanged"), "\(output)")
+        chmod(dbPath, 0o644)
+        #expect(try store.info(id: "app") == before)
+        let db = try store.openDatabase(path: dbPath, id: "app")
+        #expect(try intactRows(db) == 100)
+        db.close()
+    }
+
     @Test func interruptedRotationIsFinishedOrUndoneAtOpen() throws {
         let store = try makeStore()
         try store.addKey(id: "app")

@@ -4,6 +4,7 @@
 //   keystore-crash-driver rotate-loop <keystore> <database> <id>   rotate the key forever
 //   keystore-crash-driver churn <keystore>                          rewrite the keystore forever
 //   keystore-crash-driver rotate-limited <keystore> <db> <id> <bytes>  rotate under RLIMIT_FSIZE
+//   keystore-crash-driver rotate-as-user <keystore> <db> <id> <uid>   rotate after dropping to uid
 //   keystore-crash-driver count <keystore> <database> <id>          print the rows of table t
 //   keystore-crash-driver add <keystore> <id>                       add a key and print its id
 //   keystore-crash-driver list <keystore>                           print entry ids and primaries
@@ -51,6 +52,18 @@ do {
         signal(SIGXFSZ, SIG_IGN)
         var limit = rlimit(rlim_cur: rlim_t(arguments[5]) ?? 65536, rlim_max: rlim_t.max)
         _ = setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
+        do {
+            try keystore.rotate(id: arguments[4], databasePath: arguments[3])
+            say("rotated unexpectedly")
+        } catch {
+            say("rotationFailed: \(error)")
+        }
+    case "rotate-as-user" where arguments.count == 6:
+        // Drop to another user (when root) so a database file without write permission really
+        // cannot be written, then try to rotate it.
+        if let uid = UInt32(arguments[5]), getuid() == 0, uid != 0 {
+            guard setgid(uid) == 0, setuid(uid) == 0 else { fail("cannot switch to uid \(uid)") }
+        }
         do {
             try keystore.rotate(id: arguments[4], databasePath: arguments[3])
             say("rotated unexpectedly")
