@@ -20,5 +20,13 @@ let package = Package(
                 "CSQLCipherRaw",
             ]
         ),
+        // DatabasePool: opening with a passphrase (derive once vs per connection), pool vs queue reads.
+        .executableTarget(
+            name: "PoolBenchmark",
+            dependencies: [
+                .product(name: "CipherDB", package: "CipherDB"),
+                .product(name: "CipherCrypto", package: "CipherDB"),
+            ]
+        ),
     ]
 )
