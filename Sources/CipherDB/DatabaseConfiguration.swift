@@ -14,7 +14,8 @@ public struct DatabaseConfiguration: Sendable {
     public var busyTimeout: Double = 5
 
     /// Runs on every connection right after it is opened and keyed (and again after a reopen):
-    /// the place for `PRAGMA foreign_keys`, custom functions and the like.
+    /// the place for `PRAGMA foreign_keys`, custom functions and the like. In a pool it runs on the
+    /// readers too, which are read-only: keep schema changes out of it.
     public var prepareDatabase: (@Sendable (Database) throws -> Void)?
 
     /// Receives the problems a queue or pool repairs by itself (result sets left open, a

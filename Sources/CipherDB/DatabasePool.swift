@@ -29,6 +29,10 @@ import Synchronization
 /// let count = try await pool.read { db in try db.intForQuery("SELECT count(*) FROM people") ?? 0 }
 /// ```
 ///
+/// FMDB's block names (``DatabaseWriter/inDatabase(_:)``, ``DatabaseWriter/inTransaction(_:)``,
+/// ``DatabaseWriter/inSavePoint(_:)``, ...) run on the writer, serialized with the other writes;
+/// reads that should run concurrently go through ``read(_:)-swift.method``.
+///
 /// **Checkpoints.** The pool replaces SQLite's automatic checkpoint: after a write, once the log
 /// holds ``DatabaseConfiguration/checkpointPageThreshold`` pages, the writer runs a passive
 /// checkpoint, which never waits for readers. Readers that always overlap can keep a passive

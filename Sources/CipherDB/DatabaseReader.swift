@@ -16,6 +16,9 @@ public protocol DatabaseReader: AnyObject, Sendable {
 
     /// Runs `body` as ``read(_:)-swift.method`` does, on the queue or pool's own thread: the
     /// calling task suspends, no cooperative thread blocks.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled before `body` is scheduled (a
+    ///   started block always runs to its end); otherwise as ``read(_:)-swift.method``.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 
     /// Closes the connections. The next block opens and keys them again.
