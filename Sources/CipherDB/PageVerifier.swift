@@ -158,22 +158,23 @@ public struct PageVerifier: Sendable {
                      salt: salt, hmacKey: hmacKey)
     }
 
-    /// Finds the page size whose page-1 HMAC matches, trying every power of two from 512 to 65536.
+    /// Finds the page size whose page HMAC matches, trying every power of two from 512 to 65536
+    /// on page 1, then (page 1 may be the damaged one) on page 2.
     ///
-    /// Returns `nil` when none matches: the key is wrong or page 1 is damaged. Costs one HMAC per
-    /// candidate, no key derivation.
+    /// Returns `nil` when none matches: the key is wrong, or both pages are damaged. Costs one HMAC
+    /// per candidate, no key derivation.
     public func detectPageSize() throws(DatabaseError) -> Int? {
         let candidates = [layout.pageSize] + (9...16).map { 1 << $0 }.filter { $0 != layout.pageSize }
-        for pageSize in candidates {
-            let candidate = withPageSize(pageSize)
-            let bytes = try Self.read(path: path, offset: 0, count: pageSize)
-            guard bytes.count == pageSize else { continue }
-            let mac = try makeMAC()
-            let outcome = bytes.withUnsafeBytes { page in
-                Result { () throws(DatabaseError) in try candidate.check(page: page, number: 1, mac: mac) }
-            }
-            if try outcome.get() == nil {
-                return pageSize
+        let mac = try makeMAC()
+        for number in 1...2 {
+            for pageSize in candidates {
+                let bytes = try Self.read(path: path, offset: (number - 1) * pageSize, count: pageSize)
+                guard bytes.count == pageSize else { continue }
+                let candidate = withPageSize(pageSize)
+                let outcome = bytes.withUnsafeBytes { page in
+                    Result { () throws(DatabaseError) in try candidate.check(page: page, number: number, mac: mac) }
+                }
+                if try outcome.get() == nil { return pageSize }
             }
         }
         return nil

@@ -1,0 +1,80 @@
+import Foundation
+import XCTest
+
+/// Every documented exit code, the `--force` rules, and a wrong key leaving the file unchanged.
+final class ExitCodeTests: CLITestCase {
+    func testExitCodes() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env)
+        let key = ["--passphrase-env", "DB_PASS"] + Self.fastOpen
+
+        // 1: the SQL failed.
+        let sql = try cipherdb(["query", "app.db", "SELECT * FROM missing"] + key, env: env, expect: 1)
+        XCTAssertTrue(sql.stderr.contains("no such table"))
+        // 64: usage.
+        try cipherdb(["query", "app.db"], expect: 64)
+        try cipherdb(["frobnicate"], expect: 64)
+        try cipherdb(["create", "x.db", "--page-size", "1000", "--passphrase-env", "DB_PASS"], env: env, expect: 64)
+        // 65: not a database / damaged.
+        try writeFile("junk.db", String(repeating: "x", count: 700))
+        try cipherdb(["query", "junk.db", "SELECT 1"] + key, env: env, expect: 65)
+        // 66: input missing (database, passphrase file, schema file).
+        try cipherdb(["query", "missing.db", "SELECT 1"] + key, env: env, expect: 66)
+        try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-file", "missing.txt"], expect: 66)
+        try cipherdb(["create", "s.db", "--schema", "missing.sql"] + ["--passphrase-env", "DB_PASS"], env: env, expect: 66)
+        // 73: output cannot be created (exists without --force; missing folder).
+        try cipherdb(["create", "app.db", "--passphrase-env", "DB_PASS"], env: env, expect: 73)
+        try cipherdb(["export", "app.db", "no/such/dir/out.db"] + key, env: env, expect: 73)
+        // 74: I/O error (a passphrase "file" that is a directory cannot be read).
+        try FileManager.default.createDirectory(atPath: path("adir"), withIntermediateDirectories: false)
+        try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-file", "adir"], expect: 74)
+        // 77: wrong key.
+        let wrong = try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "WRONG"] + Self.fastOpen, env: ["WRONG": "nope"], expect: 77)
+        XCTAssertTrue(wrong.stderr.contains("cipherdb verify"), "the error says what to try: \(wrong.stderr)")
+    }
+
+    func testWrongKeyLeavesTheFileByteForByteUnchanged() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env, rows: 200)
+        let before = try bytes("app.db")
+        let wrong = ["WRONG": "not the passphrase"]
+        try cipherdb(["query", "app.db", "INSERT INTO people(name) VALUES ('x')", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
+        try cipherdb(["rekey", "app.db", "--passphrase-env", "WRONG", "--new-passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
+        try cipherdb(["export", "app.db", "out.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
+        try cipherdb(["verify", "app.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
+        try cipherdb(["shell", "app.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, stdin: "DELETE FROM people;\n", expect: 77)
+        XCTAssertEqual(try bytes("app.db"), before)
+        XCTAssertEqual(try directoryListing(), ["app.db"], "no journal, no output, no temporary file")
+    }
+
+    func testForceRules() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env)
+        let key = ["--passphrase-env", "DB_PASS"] + Self.fastOpen
+        try writeFile("existing", "keep me")
+
+        // Without --force nothing is overwritten, whatever the command.
+        for command in [["create", "existing", "--passphrase-env", "DB_PASS"],
+                        ["export", "app.db", "existing"] + key,
+                        ["export", "app.db", "existing", "--format", "sql"] + key,
+                        ["decrypt", "app.db", "existing"] + key,
+                        ["salvage", "app.db", "existing"] + key] {
+            let result = try cipherdb(command, env: env, expect: 73)
+            XCTAssertTrue(result.stderr.contains("--force"), result.stderr)
+            XCTAssertEqual(try String(contentsOfFile: path("existing"), encoding: .utf8), "keep me")
+        }
+        try shell("sqlite3 \"$DIR/plain.db\" \"CREATE TABLE t(x)\"")
+        try cipherdb(["encrypt", "plain.db", "existing", "--new-passphrase-env", "DB_PASS"], env: env, expect: 73)
+        XCTAssertEqual(try String(contentsOfFile: path("existing"), encoding: .utf8), "keep me")
+
+        // With --force the file is replaced whole (written beside, renamed over): same inode number changes.
+        var before = stat()
+        stat(path("existing"), &before)
+        try cipherdb(["export", "app.db", "existing", "--force"] + key, env: env)
+        var after = stat()
+        stat(path("existing"), &after)
+        XCTAssertNotEqual(before.st_ino, after.st_ino, "a new file was renamed into place")
+        XCTAssertEqual(try cipherdb(["query", "existing", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout, "count(*)\r\n3\n")
+        XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-") }, "no temporary file is left behind")
+    }
+}

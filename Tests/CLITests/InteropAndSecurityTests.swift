@@ -1,0 +1,108 @@
+import Foundation
+import XCTest
+
+/// Files exchanged with the stock `sqlcipher` shell, a large file, and no secret in argv.
+final class InteropAndSecurityTests: CLITestCase {
+    func testCLIFileOpensInStockShellAndShellFileOpensInCLI() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("cli.db", env: env)
+        // The key travels on the shell's stdin (printf is a shell builtin: not on any argv).
+        let read = try shell("""
+            printf "PRAGMA key = '%s';\\nPRAGMA kdf_iter = 1000;\\nSELECT count(*) FROM people;\\n" "$DB_PASS" | sqlcipher "$DIR/cli.db"
+            """, env: env)
+        XCTAssertEqual(read.stdout.split(separator: "\n").last, "3", read.stdout + read.stderr)
+
+        // Made by the shell with SQLCipher's defaults, opened by the CLI with the key alone.
+        try shell("""
+            printf "PRAGMA key = '%s';\\nCREATE TABLE t(x);\\nINSERT INTO t VALUES ('from the shell');\\n" "$DB_PASS" | sqlcipher "$DIR/shell.db"
+            """, env: env)
+        XCTAssertEqual(try cipherdb(["query", "shell.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS"], env: env).stdout,
+                       "x\r\nfrom the shell\n")
+        try cipherdb(["verify", "shell.db", "--passphrase-env", "DB_PASS"], env: env)
+
+        // A raw key, as x'…' in the shell.
+        let keyFile = try makeRawKeyFile("raw.key", hex: true)
+        try cipherdb(["create", "raw.db", "--raw-key-file", keyFile])
+        try cipherdb(["query", "raw.db", "CREATE TABLE r(v); INSERT INTO r VALUES (99)", "--raw-key-file", keyFile])
+        let raw = try shell("""
+            printf "PRAGMA key = \\"x'%s'\\";\\nSELECT v FROM r;\\n" "$(cat "$DIR/raw.key")" | sqlcipher "$DIR/raw.db"
+            """)
+        XCTAssertEqual(raw.stdout.split(separator: "\n").last, "99", raw.stdout + raw.stderr)
+    }
+
+    func testLargeFileRekeyAndVerify() throws {
+        let oldKey = try makeRawKeyFile("old.key")
+        let newKey = try makeRawKeyFile("new.key")
+        try cipherdb(["create", "big.db", "--raw-key-file", oldKey, "--page-size", "4096"])
+        var clock = Date()
+        try cipherdb(["query", "big.db", """
+            CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 13000)
+            INSERT INTO blobs(data) SELECT randomblob(4000) FROM n;
+            """, "--raw-key-file", oldKey, "--cipher-page-size", "4096"])
+        let fill = Date().timeIntervalSince(clock)
+        let size = try bytes("big.db").count
+        XCTAssertGreaterThanOrEqual(size, 50 * 1024 * 1024)
+
+        clock = Date()
+        try cipherdb(["rekey", "big.db", "--raw-key-file", oldKey, "--new-raw-key-file", newKey])
+        let rekey = Date().timeIntervalSince(clock)
+        try cipherdb(["query", "big.db", "SELECT 1", "--raw-key-file", oldKey], expect: 77)
+
+        clock = Date()
+        let report = try self.json(try cipherdb(["verify", "big.db", "--json", "--raw-key-file", newKey]).stdout)
+        let verify = Date().timeIntervalSince(clock)
+        XCTAssertEqual(report["ok"] as? Bool, true)
+        XCTAssertEqual(report["page_count"] as? Int, size / 4096)
+        print(String(format: "large file: %.1f MB, fill %.2f s, rekey %.2f s, verify (all HMACs + integrity_check) %.2f s",
+                     Double(size) / 1_048_576, fill, rekey, verify))
+    }
+
+    func testNoSecretInArgvOrProcAndNoCoreDumps() throws {
+        let env = passphraseEnvironment("argv-leak-canary-\(UUID().uuidString)")
+        try makeDatabase("app.db", env: env)
+        // A shell session stays alive while its stdin is open: inspect it from outside.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["shell", path("app.db"), "--passphrase-env", "DB_PASS"] + Self.fastOpen
+        process.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+        let pid = process.processIdentifier
+        let secret = try XCTUnwrap(env["DB_PASS"])
+        // Wait until the key has been read and the database opened (the shell then blocks on stdin).
+        try input.fileHandleForWriting.write(contentsOf: Data("SELECT 1;\n".utf8))
+        Thread.sleep(forTimeInterval: 0.5)
+
+        let cmdline = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")), as: UTF8.self)
+        XCTAssertTrue(cmdline.contains("--passphrase-env"))
+        XCTAssertFalse(cmdline.contains(secret))
+        let ps = try shell("ps -eo pid,args")
+        XCTAssertTrue(ps.stdout.contains("cipherdb shell"), ps.stdout)
+        XCTAssertFalse(ps.stdout.contains(secret))
+
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") } ?? ""
+        XCTAssertEqual(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2), ["0", "0"], String(core))
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        XCTAssertTrue(process.isRunning, status)
+    }
+
+    func testVerboseAndErrorsNeverPrintTheKey() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env)
+        // `secrets` makes every run check stdout and stderr; run the chattiest paths.
+        try cipherdb(["info", "app.db", "--verbose", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+        try cipherdb(["query", "app.db", "SELECT nope", "--verbose", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 1)
+        try cipherdb(["rekey", "app.db", "--verbose", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "DB_PASS", "--page-size", "3"]
+                     + Self.fastOpen, env: env, expect: 64)
+        try cipherdb(["export", "app.db", "-", "--format", "sql", "--verbose", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import XCTest
+
+/// `cipherdb keys …` over a real keystore file (cheap scrypt: the KDF is not the point here).
+final class KeysCommandTests: CLITestCase {
+    private var env: [String: String] = [:]
+    private let unlock = ["--keystore-passphrase-env", "KS_PASS"]
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        env = ["KS_PASS": "keystore pass \(UUID().uuidString)", "T_PASS": "transfer pass \(UUID().uuidString)",
+               "NEW_KS_PASS": "new keystore pass \(UUID().uuidString)"]
+        secrets += env.values
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+    }
+
+    func testInitAddListRotateDestroy() throws {
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path("keystore"))[.posixPermissions] as? Int, 0o600)
+        try cipherdb(["keys", "init"] + unlock, env: env, expect: 73)
+        try cipherdb(["keys", "add", "app", "--deletion-allowed"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env, expect: 64)
+        try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["create", "b.db", "--key-id", "app"] + unlock, env: env)
+        for name in ["a.db", "b.db"] {
+            try cipherdb(["query", name, "CREATE TABLE t(x); INSERT INTO t VALUES ('\(name)')", "--key-id", "app"] + unlock, env: env)
+        }
+
+        var list = try self.json(try cipherdb(["keys", "list", "--json"] + unlock, env: env).stdout)
+        var keys = try XCTUnwrap(list["keys"] as? [[String: Any]])
+        XCTAssertEqual(keys.count, 1)
+        XCTAssertEqual(keys[0]["id"] as? String, "app")
+        XCTAssertEqual(keys[0]["primary_version"] as? Int, 1)
+        XCTAssertTrue(keys[0]["pending_version"] is NSNull)
+        XCTAssertEqual(keys[0]["page_size"] as? Int, 4096)
+        XCTAssertEqual(keys[0]["deletion_allowed"] as? Bool, true)
+        XCTAssertEqual((keys[0]["versions"] as? [[String: Any]])?.first?["state"] as? String, "enabled")
+
+        let before = try bytes("a.db")
+        try cipherdb(["keys", "rotate", "app", "--database", "a.db", "--database", "b.db"] + unlock, env: env)
+        XCTAssertNotEqual(try bytes("a.db"), before)
+        for name in ["a.db", "b.db"] {
+            XCTAssertEqual(try cipherdb(["query", name, "SELECT x FROM t", "--csv", "--key-id", "app"] + unlock, env: env).stdout, "x\r\n\(name)\n")
+            try cipherdb(["verify", name, "--key-id", "app"] + unlock, env: env)
+        }
+        list = try self.json(try cipherdb(["keys", "list", "--json"] + unlock, env: env).stdout)
+        keys = try XCTUnwrap(list["keys"] as? [[String: Any]])
+        XCTAssertEqual(keys[0]["primary_version"] as? Int, 2)
+        XCTAssertEqual((keys[0]["versions"] as? [Any])?.count, 2)
+
+        // The primary cannot be destroyed; the old version can; the entry can go since deletion is allowed.
+        try cipherdb(["keys", "destroy", "app", "--version", "2"] + unlock, env: env, expect: 64)
+        try cipherdb(["keys", "destroy", "app", "--version", "1"] + unlock, env: env)
+        XCTAssertTrue(try cipherdb(["keys", "list"] + unlock, env: env).stdout.contains("v1  destroyed"))
+        try cipherdb(["keys", "destroy", "app"] + unlock, env: env)
+        try cipherdb(["keys", "list"] + unlock, env: env)
+        try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app"] + unlock, env: env, expect: 66)
+    }
+
+    func testPasswdExportImportAndErrors() throws {
+        try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
+        try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["keys", "export", "app", "--to", "app.bundle", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + unlock,
+                     env: env)
+        try cipherdb(["keys", "export", "app", "--to", "app.bundle", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + unlock,
+                     env: env, expect: 73)
+
+        // Into a second keystore, which then opens the same database.
+        let other = ["--keystore", path("other"), "--keystore-passphrase-env", "KS_PASS"]
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
+        try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "KS_PASS"] + other, env: env, expect: 77)
+        try cipherdb(["keys", "import", "app.bundle", "--id", "else"] + ["--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
+        try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env)
+        try cipherdb(["query", "a.db", "SELECT count(*) FROM sqlite_master", "--key-id", "app"] + other, env: env)
+
+        // A new keystore passphrase: the old one stops working, databases are untouched.
+        let database = try bytes("a.db")
+        try cipherdb(["keys", "passwd", "--new-keystore-passphrase-env", "NEW_KS_PASS"] + unlock, env: env)
+        try cipherdb(["keys", "list"] + unlock, env: env, expect: 77)
+        try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--keystore-passphrase-env", "NEW_KS_PASS"], env: env)
+        XCTAssertEqual(try bytes("a.db"), database)
+
+        // Errors: no keystore (66), tampered keystore (65), no passphrase and no terminal (64).
+        try cipherdb(["keys", "list", "--keystore", path("nowhere")] + unlock, env: env, expect: 66)
+        try flipByte("keystore", at: 40)
+        try cipherdb(["keys", "list", "--keystore-passphrase-env", "NEW_KS_PASS"], env: env, expect: 65)
+        let usage = try cipherdb(["keys", "list"], expect: 64)
+        XCTAssertTrue(usage.stderr.contains("--keystore-passphrase-env"), usage.stderr)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import XCTest
+
+/// `verify` finds every tampered page by number, free pages included; `salvage` copies what is left.
+final class VerifyAndSalvageTests: CLITestCase {
+    /// A raw-keyed database (no KDF: fast) with a table spread over many 1024-byte pages, and free
+    /// pages at the end of the file from a dropped table. Returns the raw key file and the page count.
+    private func makeMultiPageDatabase(rows: Int = 600) throws -> (key: String, pages: Int) {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        try cipherdb(["query", "app.db", """
+            CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, photo BLOB);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+            INSERT INTO people(name, photo) SELECT 'person ' || i, randomblob(100) FROM n;
+            CREATE TABLE scratch(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+            INSERT INTO scratch SELECT randomblob(900) FROM n;
+            DROP TABLE scratch;
+            """, "--raw-key-file", key])
+        let free = try cipherdb(["query", "app.db", "PRAGMA freelist_count", "--csv", "--raw-key-file", key])
+        XCTAssertGreaterThan(Int(free.stdout.components(separatedBy: "\r\n").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0, 10, "the file has free pages")
+        let pages = try bytes("app.db").count / 1024
+        return (key, pages)
+    }
+
+    func testIntactFileHasNoBadPages() throws {
+        let (key, pages) = try makeMultiPageDatabase()
+        let result = try self.json(try cipherdb(["verify", "app.db", "--json", "--raw-key-file", key]).stdout)
+        XCTAssertEqual(result["ok"] as? Bool, true)
+        XCTAssertEqual(result["page_count"] as? Int, pages)
+        XCTAssertEqual(result["page_size"] as? Int, 1024)
+        XCTAssertEqual((result["bad_pages"] as? [Any])?.count, 0)
+        XCTAssertEqual(result["integrity_check"] as? [String], ["ok"])
+        let human = try cipherdb(["verify", "app.db", "--raw-key-file", key])
+        XCTAssertTrue(human.stdout.contains("all \(pages) pages intact"), human.stdout)
+        XCTAssertTrue(human.stdout.contains("result: OK"))
+    }
+
+    func testEveryTamperedPageIsListedByNumberFreePagesIncluded() throws {
+        let (key, pages) = try makeMultiPageDatabase()
+        // Page 1 (just after the salt), a page in the middle, and the last page, which is free.
+        try flipByte("app.db", at: 16 + 40)
+        try flipByte("app.db", at: 6 * 1024 + 500)
+        try flipByte("app.db", at: (pages - 1) * 1024 + 10)
+        let result = try cipherdb(["verify", "app.db", "--json", "--raw-key-file", key], expect: 65)
+        let report = try self.json(result.stdout)
+        XCTAssertEqual(report["ok"] as? Bool, false)
+        let bad = try XCTUnwrap(report["bad_pages"] as? [[String: Any]])
+        XCTAssertEqual(bad.compactMap { $0["page"] as? Int }, [1, 7, pages])
+        XCTAssertEqual(Set(bad.compactMap { $0["problem"] as? String }), ["hmac_mismatch"])
+        XCTAssertFalse((report["integrity_check"] as? [String] ?? []).isEmpty)
+
+        let human = try cipherdb(["verify", "app.db", "--raw-key-file", key], expect: 65)
+        XCTAssertTrue(human.stdout.contains("page 1: hmac mismatch"))
+        XCTAssertTrue(human.stdout.contains("page 7: hmac mismatch"))
+        XCTAssertTrue(human.stdout.contains("page \(pages): hmac mismatch"))
+        XCTAssertTrue(human.stderr.contains("salvage"), "the error says what to try")
+    }
+
+    func testTamperedFreePageOnlyIsStillReported() throws {
+        let (key, pages) = try makeMultiPageDatabase()
+        try flipByte("app.db", at: (pages - 1) * 1024 + 900)
+        let report = try self.json(try cipherdb(["verify", "app.db", "--json", "--raw-key-file", key], expect: 65).stdout)
+        XCTAssertEqual((report["bad_pages"] as? [[String: Any]])?.compactMap { $0["page"] as? Int }, [pages])
+    }
+
+    func testVerifyWithPassphraseAndOtherPageSize() throws {
+        let env = passphraseEnvironment()
+        try cipherdb(["create", "p.db", "--passphrase-env", "DB_PASS", "--page-size", "4096"] + Self.fastKDF, env: env)
+        try cipherdb(["query", "p.db", "CREATE TABLE t(x); INSERT INTO t SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)",
+                      "--passphrase-env", "DB_PASS", "--cipher-page-size", "4096"] + Self.fastOpen, env: env)
+        try cipherdb(["verify", "p.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+        try flipByte("p.db", at: 4096 + 4096 - 20)   // inside page 2's reserve: its stored HMAC
+        let report = try self.json(try cipherdb(["verify", "p.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 65).stdout)
+        XCTAssertEqual(report["page_size"] as? Int, 4096)
+        XCTAssertEqual((report["bad_pages"] as? [[String: Any]])?.compactMap { $0["page"] as? Int }, [2])
+    }
+
+    func testSalvageCopiesWhatIsLeft() throws {
+        let (key, _) = try makeMultiPageDatabase(rows: 2000)
+        // Intact: everything is saved, exit 0.
+        let clean = try cipherdb(["salvage", "app.db", "clean.db", "--raw-key-file", key])
+        XCTAssertTrue(clean.stdout.contains("people  2000 rows saved"), clean.stdout)
+
+        // Two damaged pages in the middle of the table.
+        try flipByte("app.db", at: 60 * 1024 + 300)
+        try flipByte("app.db", at: 120 * 1024 + 300)
+        try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--raw-key-file", key], expect: 65)
+        let result = try cipherdb(["salvage", "app.db", "rescued.db", "--plaintext", "--raw-key-file", key], expect: 65)
+        XCTAssertTrue(result.stdout.contains("damaged stretch"), result.stdout)
+        let saved = try XCTUnwrap(Int(try shell("sqlite3 \"$DIR/rescued.db\" \"SELECT count(*) FROM people\"").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertGreaterThan(saved, 1900, "one bad page costs only its own rows")
+        XCTAssertLessThan(saved, 2000)
+        XCTAssertTrue(result.stdout.contains("people  \(saved) rows saved"), result.stdout)
+        XCTAssertEqual(try shell("sqlite3 \"$DIR/rescued.db\" \"PRAGMA integrity_check\"").stdout, "ok\n")
+    }
+}
