@@ -100,16 +100,50 @@ final class ReaderPool: Sendable {
     }
 
     /// Checks a reader out, suspending the calling task for at most `timeout` seconds.
-    func checkout(timeout: Double) async throws(DatabaseError) -> SerializedDatabase {
-        let result: Result<SerializedDatabase, DatabaseError> = await withCheckedContinuation { continuation in
-            switch register({ continuation.resume(returning: $0) }) {
-            case .granted(let reader):
-                continuation.resume(returning: .success(reader))
-            case .waiting(let id):
-                let error = timeoutError(timeout)
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
-                    self?.removeWaiter(id)?.grant(.failure(error))
+    ///
+    /// Whoever removes a waiter from the list (a returned reader, the timeout, or a cancellation)
+    /// resumes it, so each waiter resumes exactly once.
+    ///
+    /// - Throws: `poolTimeout`, or `CancellationError` when the task is cancelled while it waits.
+    func checkout(timeout: Double) async throws -> SerializedDatabase {
+        typealias Continuation = CheckedContinuation<Result<SerializedDatabase, any Error>, Never>
+        struct Registration {
+            var id: UInt64?
+            var cancelled = false
+            var continuation: Continuation?
+        }
+        // Shared with the cancellation handler, which may run before the waiter is registered.
+        let registration = Locked(Registration())
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Continuation) in
+                let outcome = registration.withLock { registration -> Outcome? in
+                    guard !registration.cancelled else { return nil }
+                    let outcome = register { continuation.resume(returning: $0.mapError { $0 }) }
+                    if case .waiting(let id) = outcome {
+                        registration.id = id
+                        registration.continuation = continuation
+                    }
+                    return outcome
                 }
+                switch outcome {
+                case nil:
+                    continuation.resume(returning: .failure(CancellationError()))
+                case .granted(let reader)?:
+                    continuation.resume(returning: .success(reader))
+                case .waiting(let id)?:
+                    let error = timeoutError(timeout)
+                    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+                        self?.removeWaiter(id)?.grant(.failure(error))
+                    }
+                }
+            }
+        } onCancel: {
+            let (id, continuation) = registration.withLock { registration in
+                registration.cancelled = true
+                return (registration.id, registration.continuation)
+            }
+            if let id, let continuation, removeWaiter(id) != nil {
+                continuation.resume(returning: .failure(CancellationError()))
             }
         }
         return try result.get()

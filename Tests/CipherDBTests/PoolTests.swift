@@ -318,6 +318,39 @@ final class PoolTests: DatabaseTestCase {
         XCTAssertEqual(total, 50)
     }
 
+    func testCancelledAsyncReadStopsWaitingForAReader() async throws {
+        let pool = try makePool { $0.maximumReaderCount = 1 }
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? pool.read { _ in
+                holding.signal()
+                release.wait()
+            }
+            held.signal()
+        }.start()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { holding.wait(); continuation.resume() }
+        }
+        let waiting = Task { try await pool.read { _ in 1 } }
+        try await Task.sleep(nanoseconds: 50_000_000)   // most likely waiting by now; either way it must stop
+        waiting.cancel()
+        do {
+            _ = try await waiting.value
+            XCTFail("expected CancellationError")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        release.signal()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { held.wait(); continuation.resume() }
+        }
+        XCTAssertEqual(pool.checkedOutConnectionCount, 0)
+        let value = try await pool.read { _ in 2 }
+        XCTAssertEqual(value, 2)
+    }
+
     func testReadWaitingForABusyReaderGetsTheReturnedOne() throws {
         let pool = try makePool { $0.maximumReaderCount = 1 }
         let holding = DispatchSemaphore(value: 0)
