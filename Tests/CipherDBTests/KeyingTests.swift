@@ -44,6 +44,157 @@ final class KeyingTests: DatabaseTestCase {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         XCTAssertEqual(files, ["other.db", "plain.db", "test.db"])
     }
+    // MARK: - Keys: reopening, wrong keys, the same handle afterwards
+
+    func testReopenWithPassphraseAndWithRawKey() throws {
+        let db = try openDatabase("pass.db", key: passphrase("correct horse"))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES ('by passphrase')")
+        XCTAssertTrue(db.isKeyed)
+        db.close()
+        XCTAssertEqual(try openDatabase("pass.db", key: passphrase("correct horse")).stringForQuery("SELECT x FROM t"), "by passphrase")
+
+        let key = DatabaseKey.raw(SecretBytes(copying: rawKeyBytes(5)))
+        let raw = try openDatabase("raw.db", key: key)
+        try raw.executeUpdate("CREATE TABLE t(x)")
+        try raw.executeUpdate("INSERT INTO t VALUES ('by raw key')")
+        raw.close()
+        XCTAssertEqual(try openDatabase("raw.db", key: key).stringForQuery("SELECT x FROM t"), "by raw key")
+        assertThrows(.wrongKey) { _ = try self.openDatabase("raw.db", key: .raw(SecretBytes(copying: self.rawKeyBytes(6)))) }
+    }
+
+    func testRawKeyWithSaltChoosesTheSalt() throws {
+        let salt: [UInt8] = (0..<16).map { UInt8(0xA0 + $0) }
+        let keyBytes = rawKeyBytes(9)
+        let db = try openDatabase(key: .rawWithSalt(key: SecretBytes(copying: keyBytes), salt: salt))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES (1)")
+        db.close()
+        XCTAssertEqual(Array(try fileBytes(path("test.db")).prefix(16)), salt)
+        XCTAssertEqual(try openDatabase(key: .raw(SecretBytes(copying: keyBytes))).intForQuery("SELECT x FROM t"), 1)
+    }
+
+    func testNoKeyFailsThenTheRightKeyOnTheSameHandleWorks() throws {
+        let writer = try openDatabase(key: rawKey(1))
+        try writer.executeUpdate("CREATE TABLE t(x)")
+        try writer.executeUpdate("INSERT INTO t VALUES (42)")
+        writer.close()
+
+        let db = Database(path: path("test.db"))
+        try db.open()
+        XCTAssertFalse(db.isKeyed)
+        assertThrows(.keyRequired) { _ = try db.intForQuery("SELECT x FROM t") }
+        try db.setKey(rawKey(1))
+        XCTAssertTrue(db.isKeyed)
+        XCTAssertEqual(try db.intForQuery("SELECT x FROM t"), 42)
+    }
+
+    func testWrongPassphraseThenTheRightKeyOnTheSameHandleWorks() throws {
+        let writer = try openDatabase(key: passphrase("right"), settings: CipherSettings(kdfIterations: 1000))
+        try writer.executeUpdate("CREATE TABLE t(x)")
+        try writer.executeUpdate("INSERT INTO t VALUES (42)")
+        writer.close()
+        let before = try fileBytes(path("test.db"))
+
+        let db = Database(path: path("test.db"))
+        try db.open()
+        assertThrows(.wrongKey) { try db.setKey(self.passphrase("wrong"), settings: CipherSettings(kdfIterations: 1000)) }
+        XCTAssertTrue(db.isOpen)
+        try db.setKey(passphrase("right"), settings: CipherSettings(kdfIterations: 1000))
+        XCTAssertEqual(try db.intForQuery("SELECT x FROM t"), 42)
+        db.close()
+        XCTAssertEqual(try fileBytes(path("test.db")), before)
+    }
+
+    func testWrongRawKeyThenTheRightKeyOnTheSameHandleWorks() throws {
+        let writer = try openDatabase(key: rawKey(1))
+        try writer.executeUpdate("CREATE TABLE t(x)")
+        try writer.executeUpdate("INSERT INTO t VALUES (42)")
+        writer.close()
+        let before = try fileBytes(path("test.db"))
+
+        let db = Database(path: path("test.db"))
+        try db.open()
+        assertThrows(.wrongKey) { try db.setKey(self.rawKey(2)) }
+        assertThrows(.wrongKey) { try db.setKey(self.passphrase("not it either")) }
+        try db.setKey(rawKey(1))
+        XCTAssertEqual(try db.intForQuery("SELECT x FROM t"), 42)
+        db.close()
+        XCTAssertEqual(try fileBytes(path("test.db")), before, "failed keys leave the file byte for byte")
+    }
+
+    func testHeaderIsNotPlaintextAndEveryDatabaseGetsItsOwnSalt() throws {
+        for name in ["one.db", "two.db"] {
+            let db = try openDatabase(name, key: rawKey(7))
+            try db.executeUpdate("CREATE TABLE t(x)")
+            db.close()
+        }
+        let one = try fileBytes(path("one.db"))
+        let two = try fileBytes(path("two.db"))
+        XCTAssertNotEqual(one.prefix(16), Data("SQLite format 3\0".utf8))
+        XCTAssertNotEqual(two.prefix(16), Data("SQLite format 3\0".utf8))
+        XCTAssertNotEqual(one.prefix(16), two.prefix(16), "the same key must not give the same salt")
+        XCTAssertNotEqual(one, two)
+        XCTAssertNil(one.range(of: Data("CREATE TABLE".utf8)), "the schema is not readable in the file")
+    }
+
+    func testInvalidKeysAreRefused() throws {
+        assertThrows(.invalidKey) { _ = try self.openDatabase(key: self.passphrase("")) }
+        assertThrows(.invalidKey) { _ = try self.openDatabase(key: .raw(SecretBytes(copying: [UInt8](repeating: 1, count: 31)))) }
+        assertThrows(.invalidKey) { _ = try self.openDatabase(key: .raw(SecretBytes(copying: [UInt8](repeating: 1, count: 33)))) }
+        assertThrows(.invalidKey) {
+            _ = try self.openDatabase(key: .rawWithSalt(key: SecretBytes(copying: self.rawKeyBytes()), salt: [UInt8](repeating: 0, count: 15)))
+        }
+        assertThrows(.invalidKey) { _ = try self.openDatabase(settings: CipherSettings(pageSize: 4096)) }
+        let db = Database(path: path("test.db"))
+        assertThrows(.misuse) { try db.setKey(self.rawKey(1)) }
+    }
+
+    func testThePassphraseIsUsedWholeAndNeedsNoEscaping() throws {
+        let settings = CipherSettings(kdfIterations: 1000)
+        let tricky = SecretBytes(copying: Array("it's a \"pass\"; -- phrase\0with a zero byte ü".utf8))
+        let db = try openDatabase(key: .passphrase(tricky), settings: settings)
+        try db.executeUpdate("CREATE TABLE t(x)")
+        db.close()
+        XCTAssertTrue(try openDatabase(key: .passphrase(tricky), settings: settings).tableExists("t"))
+        let truncated = SecretBytes(copying: Array("it's a \"pass\"; -- phrase".utf8))
+        assertThrows(.wrongKey) { _ = try self.openDatabase(key: .passphrase(truncated), settings: settings) }
+    }
+
+    func testKeyDescriptionsAreRedacted() {
+        let keys: [DatabaseKey] = [passphrase("hunter2"), .raw(SecretBytes(copying: rawKeyBytes(0x41))),
+                                   .rawWithSalt(key: SecretBytes(copying: rawKeyBytes(0x41)), salt: [UInt8](repeating: 0x42, count: 16))]
+        for key in keys {
+            for text in [String(describing: key), String(reflecting: key), "\(key)"] {
+                XCTAssertFalse(text.contains("hunter2"), text)
+                XCTAssertFalse(text.contains(hex(rawKeyBytes(0x41))), text)
+                XCTAssertTrue(text.contains("redacted"), text)
+            }
+        }
+    }
+
+    func testInMemoryDatabaseCanBeEncrypted() throws {
+        let db = Database(path: nil)
+        try db.open(key: rawKey(3))
+        XCTAssertTrue(db.isKeyed)
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES (1)")
+        XCTAssertEqual(try db.intForQuery("SELECT x FROM t"), 1)
+    }
+
+    func testCipherInformationIsReadable() throws {
+        let db = try openDatabase(key: rawKey(1))
+        XCTAssertEqual(db.cipherVersion, runningSQLCipher.text)
+        XCTAssertEqual(db.cipherVersion.flatMap(SQLCipherVersion.init), runningSQLCipher)
+        XCTAssertFalse((db.cipherProvider ?? "").isEmpty)
+        if runningSQLCipher.hasProviderVersion {
+            XCTAssertFalse((db.cipherProviderVersion ?? "").isEmpty)
+        }
+        let plain = try memoryDatabase()
+        XCTAssertEqual(plain.cipherVersion, runningSQLCipher.text, "cipher_version answers without a key")
+        XCTAssertFalse(plain.isKeyed)
+    }
+
 }
 
 final class LinkageTests: XCTestCase {

@@ -1,5 +1,6 @@
 import CipherCrypto
 import CipherDB
+import CSQLCipher
 import Foundation
 import XCTest
 
@@ -54,5 +55,126 @@ class DatabaseTestCase: XCTestCase {
         } catch {
             XCTFail("expected a DatabaseError, got \(error)", file: file, line: line)
         }
+    }
+}
+
+// MARK: - Helpers shared by the CipherDB suites
+
+/// A value shared with a background thread in a test (the test serializes access itself).
+final class TestBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Value
+    init(_ value: Value) { storage = value }
+    var value: Value {
+        get { lock.lock(); defer { lock.unlock() }; return storage }
+        set { lock.lock(); defer { lock.unlock() }; storage = newValue }
+    }
+}
+
+/// What a command line tool printed.
+struct ToolResult {
+    var status: Int32
+    var output: String
+    var errorOutput: String
+}
+
+extension DatabaseTestCase {
+    /// The SQLCipher this process runs with.
+    var runningSQLCipher: SQLCipherVersion {
+        guard let version = SQLCipherVersion.current else { fatalError("the linked SQLite has no SQLCipher codec") }
+        return version
+    }
+
+    /// An open in-memory database.
+    func memoryDatabase() throws -> Database {
+        let db = Database(path: nil)
+        try db.open()
+        return db
+    }
+
+    /// A raw key whose bytes are `seed`, `seed + 1`, ... (all different, unlike ``rawKey(_:)``).
+    func rawKeyBytes(_ seed: UInt8 = 0) -> [UInt8] {
+        (0..<32).map { UInt8(truncatingIfNeeded: Int(seed) + $0 * 7) }
+    }
+
+    /// Lower-case hexadecimal text of `bytes`.
+    func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// How many compiled statements the connection holds (cached, in use or leaked).
+    func compiledStatementCount(_ db: Database) -> Int {
+        guard let handle = db.sqliteHandle else { return 0 }
+        var count = 0
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            count += 1
+            statement = sqlite3_next_stmt(handle, current)
+        }
+        return count
+    }
+
+    /// The names in the test directory, sorted.
+    func directoryListing() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
+    /// Writes `data` to `name` in the test directory.
+    func writeFile(_ name: String, _ data: Data) throws {
+        try data.write(to: URL(fileURLWithPath: path(name)))
+    }
+
+    /// Inverts the bits of the byte at `offset` of the file at `path`.
+    func flipByte(at offset: Int, in path: String) throws {
+        var data = try fileBytes(path)
+        XCTAssertLessThan(offset, data.count, "offset past the end of \(path)")
+        data[offset] ^= 0xFF
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The error `body` throws, or `nil` (with a failure) when it throws none.
+    func captureError(file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) -> DatabaseError? {
+        do {
+            try body()
+            XCTFail("expected an error, got none", file: file, line: line)
+        } catch let error as DatabaseError {
+            return error
+        } catch {
+            XCTFail("expected a DatabaseError, got \(error)", file: file, line: line)
+        }
+        return nil
+    }
+
+    /// Asserts that `body` throws a `DatabaseError` of one of `kinds`.
+    func assertThrows(oneOf kinds: Set<DatabaseError.Kind>, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) {
+        if let error = captureError(file: file, line: line, body) {
+            XCTAssertTrue(kinds.contains(error.kind), "\(error)", file: file, line: line)
+        }
+    }
+
+    /// Runs `executable` with `arguments`, feeding `input` on its standard input.
+    ///
+    /// SQL and keys go on stdin, never on the command line. `LD_PRELOAD` is dropped so the stock
+    /// tools run with their own libraries even when the test process swapped SQLCipher.
+    func runTool(_ executable: String, arguments: [String], input: String) throws -> ToolResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = nil
+        process.environment = environment
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errorOutput = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ToolResult(status: process.terminationStatus,
+                          output: String(decoding: output, as: UTF8.self),
+                          errorOutput: String(decoding: errorOutput, as: UTF8.self))
     }
 }

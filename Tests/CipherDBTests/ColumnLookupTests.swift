@@ -1,0 +1,127 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// Finding columns by name and index.
+final class ColumnLookupTests: DatabaseTestCase {
+    func testNamesAreCaseInsensitive() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE cs(aRowName INTEGER, bRowName TEXT)")
+        try db.executeUpdate("INSERT INTO cs(aRowName, bRowName) VALUES (?, ?)", true, "hello")
+        let rs = try db.executeQuery("SELECT * FROM cs")
+        XCTAssertTrue(try rs.next())
+        for name in ["aRowName", "arowname", "AROWNAME", "aROWname"] {
+            XCTAssertEqual(rs.int(name), 1, name)
+            XCTAssertEqual(rs.columnIndex(named: name), 0, name)
+            XCTAssertEqual(try rs.get(name, as: Int.self), 1, name)
+        }
+        XCTAssertEqual(rs.string("BROWNAME"), "hello")
+        XCTAssertEqual(rs.columnIndex(named: "browname"), 1)
+        rs.close()
+    }
+
+    func testRowKeepsTheNamesCase() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE cs(aRowName INTEGER, bRowName TEXT)")
+        try db.executeUpdate("INSERT INTO cs VALUES (1, 'hello')")
+        let rs = try db.executeQuery("SELECT * FROM cs")
+        XCTAssertTrue(try rs.next())
+        let row = rs.row
+        XCTAssertEqual(row["aRowName"], .integer(1))
+        XCTAssertEqual(row["bRowName"], .text("hello"))
+        XCTAssertNil(row["arowname"])
+        XCTAssertNil(row["browname"])
+        XCTAssertEqual(Set(row.keys), ["aRowName", "bRowName"])
+        rs.close()
+    }
+
+    func testAliasesWithPeriods() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t4(a TEXT, b TEXT)")
+        try db.executeUpdate("INSERT INTO t4(a, b) VALUES (?, ?)", "one", "two")
+        let rs = try db.executeQuery("SELECT t4.a AS 't4.a', t4.b FROM t4")
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(rs.string("t4.a"), "one")
+        XCTAssertEqual(rs.string("T4.A"), "one")
+        XCTAssertEqual(rs.string("b"), "two")
+        XCTAssertEqual(rs.columnName(at: 0), "t4.a")
+        XCTAssertEqual(rs.row["t4.a"], .text("one"))
+        rs.close()
+    }
+
+    func testIndexAndNameGettersAgree() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE colNameTest(a, b, c, d)")
+        try db.executeUpdate("INSERT INTO colNameTest VALUES (1, 'two', 3.5, x'04')")
+        let rs = try db.executeQuery("SELECT rowid, * FROM colNameTest")
+        XCTAssertTrue(try rs.next())
+        for (index, name) in ["rowid", "a", "b", "c", "d"].enumerated() {
+            XCTAssertEqual(rs.columnIndex(named: name), index)
+            XCTAssertEqual(rs.value(at: index), rs.value(name))
+            XCTAssertEqual(rs.columnName(at: index), name)
+        }
+        rs.close()
+    }
+
+    func testUnknownNamesAndIndexesAreNilForOptionalGetters() throws {
+        let db = try memoryDatabase()
+        let rs = try db.executeQuery("SELECT 'Hi' AS s, x'00' AS d, 12 AS i, 4.4 AS f, 1 AS b")
+        XCTAssertTrue(try rs.next())
+        XCTAssertNil(rs.columnIndex(named: "notthere"))
+        XCTAssertNil(rs.int("notthere"))
+        XCTAssertNil(rs.int64("notthere"))
+        XCTAssertNil(rs.int32("notthere"))
+        XCTAssertNil(rs.double("notthere"))
+        XCTAssertNil(rs.bool("notthere"))
+        XCTAssertNil(rs.string("notthere"))
+        XCTAssertNil(rs.data("notthere"))
+        XCTAssertNil(rs.date("notthere"))
+        XCTAssertNil(rs.value("notthere"))
+        XCTAssertTrue(rs.isNull("notthere"))
+        for index in [5, 12, -1, -2, Int.max, Int.min] {
+            XCTAssertNil(rs.int(at: index), "index \(index)")
+            XCTAssertNil(rs.int64(at: index))
+            XCTAssertNil(rs.int32(at: index))
+            XCTAssertNil(rs.double(at: index))
+            XCTAssertNil(rs.bool(at: index))
+            XCTAssertNil(rs.string(at: index))
+            XCTAssertNil(rs.data(at: index))
+            XCTAssertNil(rs.date(at: index))
+            XCTAssertNil(rs.value(at: index))
+            XCTAssertTrue(rs.isNull(at: index))
+            XCTAssertNil(rs.columnName(at: index))
+        }
+        XCTAssertEqual(rs.string("s"), "Hi")
+        XCTAssertEqual(rs.int("i"), 12)
+        rs.close()
+    }
+
+    func testThrowingGettersReportUnknownColumnsAndNulls() throws {
+        let db = try memoryDatabase()
+        let rs = try db.executeQuery("SELECT 1 AS one, NULL AS nothing")
+        XCTAssertTrue(try rs.next())
+        assertThrows(.columnNotFound) { _ = try rs.get("notthere", as: Int.self) }
+        assertThrows(.columnNotFound) { _ = try rs.get(at: 2, as: Int.self) }
+        assertThrows(.columnNotFound) { _ = try rs.get(at: -1, as: String.self) }
+        assertThrows(.unexpectedNull) { _ = try rs.get("nothing", as: Int.self) }
+        assertThrows(.unexpectedNull) { _ = try rs.get(at: 1, as: String.self) }
+        XCTAssertNil(try rs.get("nothing", as: Int?.self))
+        XCTAssertEqual(try rs.get("nothing", as: DatabaseValue.self), .null)
+        XCTAssertEqual(try rs.get("ONE", as: Int?.self), 1)
+        XCTAssertEqual(try rs.get(at: 0, as: Int64.self), 1)
+        XCTAssertEqual(try rs.get(at: 0, as: Bool.self), true)
+        let optional: Int? = try rs.get("one")
+        XCTAssertEqual(optional, 1)
+        rs.close()
+    }
+
+    func testDuplicateNamesFindTheFirstColumn() throws {
+        let db = try memoryDatabase()
+        let rs = try db.executeQuery("SELECT 1 AS dup, 2 AS dup")
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(rs.int("dup"), 1)
+        XCTAssertEqual(rs.int("DUP"), 1)
+        XCTAssertEqual(rs.int(at: 1), 2)
+        rs.close()
+    }
+}
