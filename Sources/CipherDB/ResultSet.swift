@@ -23,8 +23,10 @@ public final class ResultSet {
     private var rowHandle: OpaquePointer?
     /// The statement's handle while open.
     private var handle: OpaquePointer?
-    /// The number of columns, read once.
-    private let columns: Int32
+    /// The number of columns, read once (and checked again after the first step).
+    private var columns: Int32
+    /// Whether the first step has checked that SQLite did not recompile the statement.
+    private var columnsChecked = false
 
     init(statement: Statement, database: Database) {
         self.statement = statement
@@ -56,6 +58,11 @@ public final class ResultSet {
         let code = sqlite3_step(handle)
         if code == SQLITE_ROW {
             rowHandle = handle
+            if !columnsChecked {
+                // A schema change since the statement was cached recompiles it during this step.
+                columnsChecked = true
+                if let statement, statement.refreshColumnsIfRecompiled() { columns = statement.columnCount }
+            }
             return true
         }
         rowHandle = nil

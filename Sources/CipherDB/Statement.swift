@@ -15,8 +15,10 @@ final class Statement {
     var isCached: Bool
     /// The number of parameters, read once.
     let parameterCount: Int32
-    /// The number of result columns, read once.
-    let columnCount: Int32
+    /// The number of result columns, read once and again after SQLite recompiles the statement.
+    private(set) var columnCount: Int32
+    /// Where SQLite keeps the first column's name: it moves when SQLite recompiles the statement.
+    private var columnNamesMarker: UnsafePointer<CChar>?
 
     /// Column indexes by exact name, then by lowercased name: built once per statement, on first use.
     private var exactColumnIndexes: [String: Int32]?
@@ -28,6 +30,7 @@ final class Statement {
         self.isCached = isCached
         self.parameterCount = sqlite3_bind_parameter_count(handle)
         self.columnCount = sqlite3_column_count(handle)
+        self.columnNamesMarker = columnCount > 0 ? sqlite3_column_name(handle, 0) : nil
     }
 
     deinit {
@@ -65,6 +68,24 @@ final class Statement {
         if exactColumnIndexes == nil { buildColumnIndexes() }
         if let index = exactColumnIndexes?[name] { return index }
         return foldedColumnIndexes[name.lowercased()]
+    }
+
+    /// Rereads the columns when SQLite recompiled the statement during the last step.
+    ///
+    /// A cached statement is recompiled after a schema change (`SELECT *` after `ALTER TABLE
+    /// ADD COLUMN`, say) and may then have other columns than when it was prepared. Called after
+    /// the first step of each use; returns whether the columns changed.
+    @discardableResult
+    func refreshColumnsIfRecompiled() -> Bool {
+        guard let handle else { return false }
+        let count = sqlite3_column_count(handle)
+        let marker = count > 0 ? sqlite3_column_name(handle, 0) : nil
+        guard count != columnCount || marker != columnNamesMarker else { return false }
+        columnCount = count
+        columnNamesMarker = marker
+        exactColumnIndexes = nil
+        foldedColumnIndexes = [:]
+        return true
     }
 
     private func buildColumnIndexes() {

@@ -1,0 +1,120 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// The statement cache: on by default, reused, reset, and off on request.
+final class StatementCacheTests: DatabaseTestCase {
+    private func tableDatabase() throws -> Database {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t(key INTEGER PRIMARY KEY, value INTEGER)")
+        try db.executeUpdate("INSERT INTO t(key, value) VALUES (1, 2), (2, 4), (3, 6)")
+        return db
+    }
+
+    func testStatementsAreCachedAndReusedByDefault() throws {
+        let db = try tableDatabase()
+        XCTAssertTrue(db.shouldCacheStatements)
+        let before = compiledStatementCount(db)
+        for key in 1...3 {
+            XCTAssertEqual(try db.intForQuery("SELECT value FROM t WHERE key = ?", key), key * 2)
+            try db.executeUpdate("UPDATE t SET value = value WHERE key = ?", key)
+        }
+        XCTAssertEqual(compiledStatementCount(db), before + 2, "one compiled statement per SQL text, reused")
+    }
+
+    func testCachedStatementsInUseGetACompanion() throws {
+        let db = try tableDatabase()
+        let first = try db.executeQuery("SELECT * FROM t WHERE key = 1")
+        let second = try db.executeQuery("SELECT * FROM t WHERE key = 1")
+        XCTAssertTrue(try first.next())
+        XCTAssertTrue(try second.next())
+        XCTAssertEqual(first.int("value"), 2)
+        XCTAssertEqual(second.int("value"), 2)
+        first.close()
+        second.close()
+        let count = compiledStatementCount(db)
+        let third = try db.executeQuery("SELECT * FROM t WHERE key = 1")
+        XCTAssertTrue(try third.next())
+        third.close()
+        XCTAssertEqual(compiledStatementCount(db), count, "idle companions are reused")
+    }
+
+    func testAStatementClosedEarlyStartsOverWhenReused() throws {
+        let db = try tableDatabase()
+        let sql = "SELECT key FROM t ORDER BY key"
+        let first = try db.executeQuery(sql)
+        XCTAssertTrue(try first.next())
+        XCTAssertTrue(try first.next())
+        XCTAssertEqual(first.int(at: 0), 2)
+        first.close()
+        let second = try db.executeQuery(sql)
+        XCTAssertTrue(try second.next())
+        XCTAssertEqual(second.int(at: 0), 1)
+        second.close()
+    }
+
+    func testTurningTheCacheOffFinalizesItAndStopsCaching() throws {
+        let db = try tableDatabase()
+        XCTAssertEqual(try db.intForQuery("SELECT value FROM t WHERE key = ?", 1), 2)
+        XCTAssertGreaterThan(compiledStatementCount(db), 0)
+        db.shouldCacheStatements = false
+        XCTAssertEqual(compiledStatementCount(db), 0)
+        for key in 1...3 {
+            XCTAssertEqual(try db.intForQuery("SELECT value FROM t WHERE key = ?", key), key * 2)
+            try db.executeUpdate("UPDATE t SET value = ? WHERE key = ?", key * 3, key)
+            XCTAssertEqual(compiledStatementCount(db), 0)
+        }
+        let rs = try db.executeQuery("SELECT value FROM t ORDER BY key")
+        XCTAssertEqual(compiledStatementCount(db), 1)
+        var values: [Int] = []
+        while try rs.next() { values.append(rs.int(at: 0) ?? 0) }
+        XCTAssertEqual(values, [3, 6, 9])
+        XCTAssertEqual(compiledStatementCount(db), 0, "an uncached statement is finalized when its result set closes")
+        assertThrows(.invalidArguments) { try db.executeUpdate("UPDATE t SET value = ?", 1, 2) }
+        XCTAssertEqual(compiledStatementCount(db), 0)
+
+        db.shouldCacheStatements = true
+        _ = try db.intForQuery("SELECT count(*) FROM t")
+        XCTAssertEqual(compiledStatementCount(db), 1)
+    }
+
+    func testTurningTheCacheOffKeepsOpenResultSetsWorking() throws {
+        let db = try tableDatabase()
+        let rs = try db.executeQuery("SELECT key FROM t ORDER BY key")
+        XCTAssertTrue(try rs.next())
+        db.shouldCacheStatements = false
+        XCTAssertTrue(try rs.next(), "the open result set keeps its statement")
+        XCTAssertEqual(rs.int(at: 0), 2)
+        XCTAssertTrue(try rs.next())
+        XCTAssertFalse(try rs.next())
+        XCTAssertEqual(compiledStatementCount(db), 0)
+    }
+
+    func testACachedStatementSeesSchemaChanges() throws {
+        let db = try tableDatabase()
+        let sql = "SELECT * FROM t ORDER BY key"
+        let first = try db.executeQuery(sql)
+        XCTAssertTrue(try first.next())
+        XCTAssertEqual(first.columnCount, 2)
+        first.close()
+        try db.executeUpdate("ALTER TABLE t ADD COLUMN extra TEXT DEFAULT 'new'")
+        let second = try db.executeQuery(sql)
+        XCTAssertTrue(try second.next())
+        XCTAssertEqual(second.columnCount, 3)
+        XCTAssertEqual(second.columnName(at: 2), "extra")
+        XCTAssertEqual(second.string("extra"), "new")
+        XCTAssertEqual(second.string(at: 2), "new")
+        XCTAssertEqual(second.row["extra"], .text("new"))
+        second.close()
+    }
+
+    func testClosingTheDatabaseEmptiesTheCache() throws {
+        let db = try openDatabase()
+        try db.executeUpdate("CREATE TABLE t(x)")
+        _ = try db.intForQuery("SELECT count(*) FROM t")
+        db.close()
+        try db.open()
+        XCTAssertEqual(compiledStatementCount(db), 0)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 0)
+    }
+}
