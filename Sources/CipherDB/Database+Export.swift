@@ -45,7 +45,9 @@ extension Database {
             try executeUpdate("PRAGMA \(Self.exportSchema).auto_vacuum = \(autoVacuum)")
             try beginTransaction(.immediate)
             do throws(DatabaseError) {
-                try executeUpdate("SELECT sqlcipher_export('\(Self.exportSchema)')")
+                try withTracingSuspended { () throws(DatabaseError) in
+                    try executeUpdate("SELECT sqlcipher_export('\(Self.exportSchema)')")
+                }
                 try executeUpdate("PRAGMA \(Self.exportSchema).user_version = \(Int32(truncatingIfNeeded: userVersion))")
                 try executeUpdate("PRAGMA \(Self.exportSchema).application_id = \(applicationID)")
                 try commit()

@@ -95,6 +95,10 @@ extension Database {
         }
         let box = TraceBox(handler)
         traceBox = box
+        Self.installTrace(box, on: handle)
+    }
+
+    private static func installTrace(_ box: TraceBox, on handle: OpaquePointer) {
         sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, _ in
             guard let context, let statement else { return 0 }
             let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
@@ -103,6 +107,18 @@ extension Database {
             }
             return 0
         }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// Runs `body` with the trace hook detached, then puts it back.
+    ///
+    /// SQLCipher 3.x's `sqlcipher_export` clears the legacy trace callback but not the
+    /// `sqlite3_trace_v2` mask, so its inner statements call a NULL callback and crash the process
+    /// when a trace hook is set. Exports run inside this.
+    func withTracingSuspended<T>(_ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        guard let handle = sqliteHandle, let box = traceBox as? TraceBox else { return try body() }
+        sqlite3_trace_v2(handle, 0, nil, nil)
+        defer { Self.installTrace(box, on: handle) }
+        return try body()
     }
 }
 
