@@ -105,4 +105,27 @@ final class InteropAndSecurityTests: CLITestCase {
                      + Self.fastOpen, env: env, expect: 64)
         try cipherdb(["export", "app.db", "-", "--format", "sql", "--verbose", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
     }
+
+    func testPromptsOnATerminalWithoutEchoAndAsksTwiceWhenCreating() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("util-linux script(1) gives the pseudo-terminal") }
+        secrets.append("typed-at-the-prompt")
+        // script(1) runs cipherdb on a pseudo-terminal; the answers are typed after the prompts appear
+        // (turning echo off flushes type-ahead, as getpass does).
+        let created = try shell("""
+            (sleep 0.6; printf 'typed-at-the-prompt\\n'; sleep 0.4; printf 'typed-at-the-prompt\\n'; sleep 0.4) \
+              | script -qec "\"$CIPHERDB\" create \"$DIR/tty.db\" --kdf-iter 1000" /dev/null
+            """)
+        XCTAssertTrue(created.stdout.contains("New passphrase for"), created.stdout)
+        XCTAssertTrue(created.stdout.contains("Again:"), created.stdout)
+        let env = ["DB_PASS": "typed-at-the-prompt"]
+        XCTAssertEqual(try cipherdb(["query", "tty.db", "SELECT 42 AS x", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout,
+                       "x\r\n42\n")
+        // Two different answers: nothing is created.
+        let mismatch = try shell("""
+            (sleep 0.6; printf 'typed-at-the-prompt\\n'; sleep 0.4; printf 'other\\n'; sleep 0.4) \
+              | script -qec "\"$CIPHERDB\" create \"$DIR/tty2.db\" --kdf-iter 1000" /dev/null
+            """, expect: 64)
+        XCTAssertTrue(mismatch.stdout.contains("differ"), mismatch.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("tty2.db")))
+    }
 }
