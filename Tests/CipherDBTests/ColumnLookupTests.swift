@@ -98,15 +98,15 @@ final class ColumnLookupTests: DatabaseTestCase {
 
     func testThrowingGettersReportUnknownColumnsAndNulls() throws {
         let db = try memoryDatabase()
-        let rs = try db.executeQuery("SELECT 1 AS one, NULL AS nothing")
+        let rs = try db.executeQuery("SELECT 1 AS one, NULL AS empty")
         XCTAssertTrue(try rs.next())
         assertThrows(.columnNotFound) { _ = try rs.get("notthere", as: Int.self) }
         assertThrows(.columnNotFound) { _ = try rs.get(at: 2, as: Int.self) }
         assertThrows(.columnNotFound) { _ = try rs.get(at: -1, as: String.self) }
-        assertThrows(.unexpectedNull) { _ = try rs.get("nothing", as: Int.self) }
+        assertThrows(.unexpectedNull) { _ = try rs.get("empty", as: Int.self) }
         assertThrows(.unexpectedNull) { _ = try rs.get(at: 1, as: String.self) }
-        XCTAssertNil(try rs.get("nothing", as: Int?.self))
-        XCTAssertEqual(try rs.get("nothing", as: DatabaseValue.self), .null)
+        XCTAssertNil(try rs.get("empty", as: Int?.self))
+        XCTAssertEqual(try rs.get("empty", as: DatabaseValue.self), .null)
         XCTAssertEqual(try rs.get("ONE", as: Int?.self), 1)
         XCTAssertEqual(try rs.get(at: 0, as: Int64.self), 1)
         XCTAssertEqual(try rs.get(at: 0, as: Bool.self), true)

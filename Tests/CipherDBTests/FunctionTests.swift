@@ -26,7 +26,7 @@ final class FunctionTests: DatabaseTestCase {
             guard case .integer(let value) = args[0] else { return nil }
             return value * 2
         }
-        try db.createFunction("nothing", argumentCount: 0) { _ in nil }
+        try db.createFunction("null_result", argumentCount: 0) { _ in nil }
         try db.createFunction("empty_text", argumentCount: 0) { _ in "" }
         try db.createFunction("empty_blob", argumentCount: 0) { _ in Data() }
 
@@ -36,7 +36,7 @@ final class FunctionTests: DatabaseTestCase {
         XCTAssertEqual(try db.dataForQuery("SELECT bytes(5)"), Data([0, 1, 2, 0, 1]))
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(bytes(5))"), "blob")
         XCTAssertEqual(try db.int64ForQuery("SELECT twice(?)", Int64(1) << 40), Int64(1) << 41)
-        XCTAssertEqual(try db.stringForQuery("SELECT typeof(nothing())"), "null")
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(null_result())"), "null")
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(empty_text()) || length(empty_text())"), "text0")
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(empty_blob()) || length(empty_blob())"), "blob0")
     }
