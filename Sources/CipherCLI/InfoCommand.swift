@@ -108,7 +108,7 @@ struct InfoCommand: ParsableCommand {
             ("user_version", .int(Int64(userVersion))),
             ("tables", .array(tables.map { .object([("name", .string($0.0)), ("rows", .int(Int64($0.1)))]) })),
         ]
-        lines += ["journal mode:    \(journal)", "user_version:    \(userVersion)", "tables:          \(tables.isEmpty ? "none" : "")"]
+        lines += ["journal mode:    \(journal)", "user_version:    \(userVersion)", tables.isEmpty ? "tables:          none" : "tables:"]
         let width = tables.map(\.0.count).max() ?? 0
         lines += tables.map { "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1) rows" }
         if opened.key != nil {

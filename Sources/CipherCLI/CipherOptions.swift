@@ -1,0 +1,53 @@
+import ArgumentParser
+import CipherDB
+
+/// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`.
+public struct CipherOptions: ParsableArguments {
+    /// `--page-size N`.
+    @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size of the database written (power of two, 512 to 65536).", valueName: "N"))
+    var pageSize: Int?
+
+    /// `--kdf-iter N`.
+    @Option(name: .customLong("kdf-iter"), help: ArgumentHelp("PBKDF2 iterations for a passphrase of the database written.", valueName: "N"))
+    var kdfIter: Int?
+
+    /// `--compat 3|4`.
+    @Option(name: .customLong("compat"), help: ArgumentHelp("Write with SQLCipher 3's or 4's default settings (4 needs SQLCipher 4).", valueName: "3|4"))
+    var compat: Int?
+
+    /// Creates empty options (for ArgumentParser).
+    public init() {}
+
+    /// Whether any setting was given.
+    var isGiven: Bool { pageSize != nil || kdfIter != nil || compat != nil }
+
+    /// Checks the values' ranges.
+    public func validate() throws {
+        if let pageSize, !(512...65536).contains(pageSize) || pageSize & (pageSize - 1) != 0 {
+            throw ValidationError("--page-size must be a power of two from 512 to 65536")
+        }
+        if let kdfIter, kdfIter < 1 { throw ValidationError("--kdf-iter must be at least 1") }
+        if let compat, compat != 3, compat != 4 { throw ValidationError("--compat takes 3 or 4") }
+    }
+
+    /// The settings: the compatibility preset (if any), then the explicit values over it.
+    func settings(base: CipherSettings = .versionDefaults) throws(CLIError) -> CipherSettings {
+        var settings = base
+        if let compat {
+            do { settings = try CipherSettings.compatible(withMajorVersion: compat) } catch {
+                throw CLIError.usage(error.message)
+            }
+            if let version = SQLCipherVersion.current, version.major < compat {
+                throw CLIError.usage("--compat \(compat) needs SQLCipher \(compat); this build runs SQLCipher \(version)")
+            }
+            if let version = SQLCipherVersion.current, version.major < 4 {
+                // SQLCipher 3 cannot set the algorithms; its own defaults are the same SHA-1 ones.
+                settings.kdfAlgorithm = nil
+                settings.hmacAlgorithm = nil
+            }
+        }
+        if let pageSize { settings.pageSize = pageSize }
+        if let kdfIter { settings.kdfIterations = kdfIter }
+        return settings
+    }
+}
