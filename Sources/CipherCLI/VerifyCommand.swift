@@ -48,6 +48,7 @@ struct VerifyCommand: ParsableCommand {
                                                label: "Passphrase for \(database)", flagList: KeyOptions.flagList)
         var settings = DatabaseAccess.merge(resolved.settings, key.settings)
         let progress = ProgressReporter(quiet: common.quiet || json)
+        rollBackInterruptedWrite(resolved: resolved, settings: settings)
         var verifier: PageVerifier
         do {
             verifier = try PageVerifier(path: database, key: resolved.key, settings: settings)
@@ -71,6 +72,20 @@ struct VerifyCommand: ParsableCommand {
                            hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
         }
         try finish(report: report, fileSize: size, settings: settings, resolved: resolved)
+    }
+
+    /// A hot journal means a write (a rekey, say) was interrupted: the file on disk is half old,
+    /// half new until SQLite rolls it back. The offline check would call every rewritten page bad,
+    /// so let SQLite roll back first, as any opener would.
+    private func rollBackInterruptedWrite(resolved: ResolvedKey, settings: CipherSettings) {
+        let journal = database + "-journal"
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: journal))?[.size] as? Int, size > 0 else { return }
+        common.info("\(journal) holds an interrupted write: opening \(database) once to roll it back before checking")
+        // SQLite plays a hot journal back at the first read, before the key is checked; whatever
+        // the open then reports, the check below tells.
+        let db = Database(path: database)
+        try? db.open(flags: .readWrite, key: resolved.key, settings: settings)
+        db.close()
     }
 
     /// Runs the SQLite checks and prints the result.

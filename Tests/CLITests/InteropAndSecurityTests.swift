@@ -128,4 +128,38 @@ final class InteropAndSecurityTests: CLITestCase {
         XCTAssertTrue(mismatch.stdout.contains("differ"), mismatch.stdout)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("tty2.db")))
     }
+
+    func testRekeyKilledAtAnyMomentLeavesTheOldKeyOrTheNewOne() throws {
+        let oldKey = try makeRawKeyFile("old.key")
+        let newKey = try makeRawKeyFile("new.key")
+        try cipherdb(["create", "orig.db", "--raw-key-file", oldKey, "--page-size", "4096"])
+        try cipherdb(["query", "orig.db", """
+            CREATE TABLE b(id INTEGER PRIMARY KEY, x BLOB);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO b(x) SELECT randomblob(4000) FROM n;
+            """, "--raw-key-file", oldKey, "--cipher-page-size", "4096"])
+        let original = try bytes("orig.db")
+        var outcomes: [String] = []
+        for delay in [0.02, 0.08, 0.15, 0.25, 0.4] {
+            try Data(original).write(to: URL(fileURLWithPath: path("big.db")))
+            unlink(path("big.db-journal"))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["rekey", path("big.db"), "--raw-key-file", oldKey, "--new-raw-key-file", newKey]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            // verify rolls back an interrupted rekey first, then every page must pass under one of the keys.
+            let withOld = try cipherdb(["verify", "big.db", "--quiet", "--raw-key-file", oldKey], expect: nil)
+            let withNew = try cipherdb(["verify", "big.db", "--quiet", "--raw-key-file", newKey], expect: nil)
+            XCTAssertEqual([withOld.status, withNew.status].sorted(), [0, 77], "delay \(delay): old \(withOld.stdout) new \(withNew.stdout)")
+            let working = withOld.status == 0 ? oldKey : newKey
+            outcomes.append(withOld.status == 0 ? "old" : "new")
+            XCTAssertEqual(try cipherdb(["query", "big.db", "SELECT count(*) FROM b", "--csv", "--raw-key-file", working]).stdout,
+                           "count(*)\r\n3000\n")
+        }
+        print("rekey killed after 20, 80, 150, 250, 400 ms: the database opened with the \(outcomes.joined(separator: ", ")) key")
+    }
 }
