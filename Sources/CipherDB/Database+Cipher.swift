@@ -10,11 +10,17 @@ extension Database {
     /// The key goes through `sqlite3_key`, never through SQL text. `settings` are applied after
     /// the key and before the first read, and read back: a setting that the running SQLCipher
     /// lacks throws `unsupported` instead of being silently ignored. After a failure the same
-    /// connection accepts another key.
+    /// connection accepts another key; once a key is proven, another one is refused (SQLCipher
+    /// would take it and encrypt later writes with it, leaving a file no key opens): change the
+    /// key with ``rekey(to:)``.
     ///
-    /// - Throws: `wrongKey`, `plaintextDatabase`, `notADatabase`, `invalidKey`, `unsupported`.
+    /// - Throws: `wrongKey`, `plaintextDatabase`, `notADatabase`, `invalidKey`, `unsupported`;
+    ///   `misuse` when the connection already has a proven key.
     public func setKey(_ key: DatabaseKey, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
         let handle = try requireHandle()
+        guard !hasProvenKey else {
+            throw DatabaseError.misuse("the connection is already keyed: change the key with rekey(to:)")
+        }
         let version = try Self.requireSQLCipher()
         try Self.validate(settings, for: version)
         let bytes = try key.sqlcipherKeyBytes()
@@ -27,6 +33,7 @@ extension Database {
         // The first read runs the key derivation and checks page 1's HMAC.
         _ = try scalarText("SELECT count(*) FROM sqlite_master")
         setAppliedSettings(settings)
+        hasProvenKey = true
     }
 
     /// Changes the key of an encrypted database, keeping its salt and cipher settings.

@@ -49,6 +49,8 @@ public final class Database {
 
     /// Whether a key was applied to this connection.
     public internal(set) var isKeyed = false
+    /// Whether a key was applied and proven by a read: the connection then refuses another key.
+    var hasProvenKey = false
 
     /// The cipher settings the connection was keyed with.
     public var appliedSettings: CipherSettings { appliedSettingsStorage }
@@ -121,6 +123,7 @@ public final class Database {
         sqliteHandle = handle
         openFlags = flags
         isKeyed = false
+        hasProvenKey = false
         appliedSettingsStorage = CipherSettings()
         interruptTarget.set(handle)
         applyBusyTimeout()
@@ -156,6 +159,7 @@ public final class Database {
         traceBox = nil
         sqliteHandle = nil
         isKeyed = false
+        hasProvenKey = false
     }
 
     /// The path SQLite is handed.

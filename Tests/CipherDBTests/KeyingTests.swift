@@ -123,6 +123,28 @@ final class KeyingTests: DatabaseTestCase {
         XCTAssertEqual(try fileBytes(path("test.db")), before, "failed keys leave the file byte for byte")
     }
 
+    func testASecondKeyOnAKeyedConnectionIsRefused() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        for value in 0..<200 { try db.executeUpdate("INSERT INTO t VALUES (?)", String(repeating: "v\(value)", count: 30)) }
+        // SQLCipher would accept it and encrypt the next writes with it: no key would open the file.
+        assertThrows(.misuse) { try db.setKey(self.rawKey(2)) }
+        assertThrows(.misuse) { try db.setKey(self.rawKey(1)) }
+        try db.executeUpdate("INSERT INTO t VALUES ('after')")
+        db.close()
+        let reopened = try openDatabase(key: rawKey(1))
+        XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 201)
+        XCTAssertEqual(try reopened.integrityCheck(), [])
+        // After a rekey the connection is still keyed (with the new key).
+        try reopened.rekey(to: rawKey(3))
+        assertThrows(.misuse) { try reopened.setKey(self.rawKey(1)) }
+        // A closed and reopened connection takes a key again.
+        reopened.close()
+        try reopened.open()
+        try reopened.setKey(rawKey(3))
+        XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 201)
+    }
+
     func testHeaderIsNotPlaintextAndEveryDatabaseGetsItsOwnSalt() throws {
         for name in ["one.db", "two.db"] {
             let db = try openDatabase(name, key: rawKey(7))
