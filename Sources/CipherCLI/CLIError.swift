@@ -55,7 +55,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         switch error.kind {
         case .wrongKey:
             return CLIError(.wrongKey, "wrong key for \(path), or its first page is damaged",
-                            hint: "check the key (and --cipher-page-size / --cipher-kdf-iter if the database was made with other settings), then run `cipherdb verify \(path)`")
+                            hint: "check the key (and --cipher-page-size / --cipher-kdf-iter / --cipher-compat if the database was made with other settings), then run `cipherdb verify \(path)`")
         case .keyRequired:
             return CLIError(.usage, "\(path) is encrypted: a key is needed", hint: KeyOptions.flagList)
         case .plaintextDatabase:

@@ -35,7 +35,7 @@ struct CreateCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        if key.cipherPageSize != nil || key.cipherKDFIter != nil {
+        if key.cipherPageSize != nil || key.cipherKDFIter != nil || key.cipherCompat != nil {
             throw ValidationError("create takes --page-size and --kdf-iter (the --cipher-… flags describe existing databases)")
         }
     }

@@ -120,6 +120,9 @@ enum DatabaseAccess {
         var settings = fromKey ?? .versionDefaults
         if let pageSize = explicit.pageSize { settings.pageSize = pageSize }
         if let iterations = explicit.kdfIterations { settings.kdfIterations = iterations }
+        if let usesHMAC = explicit.usesHMAC { settings.usesHMAC = usesHMAC }
+        if let algorithm = explicit.kdfAlgorithm { settings.kdfAlgorithm = algorithm }
+        if let algorithm = explicit.hmacAlgorithm { settings.hmacAlgorithm = algorithm }
         return settings
     }
 }

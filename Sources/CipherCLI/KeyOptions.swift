@@ -65,6 +65,10 @@ public struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("cipher-kdf-iter"), help: ArgumentHelp("The PBKDF2 iterations the database was created with, if not the default.", valueName: "N"))
     var cipherKDFIter: Int?
 
+    /// `--cipher-compat 3|4`.
+    @Option(name: .customLong("cipher-compat"), help: ArgumentHelp("The database was made with SQLCipher 3's or 4's defaults (e.g. a 3.x file on SQLCipher 4).", valueName: "3|4"))
+    var cipherCompat: Int?
+
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
@@ -82,15 +86,27 @@ public struct KeyOptions: ParsableArguments {
     /// Whether any key flag was given.
     var isGiven: Bool { source != nil }
 
-    /// The settings to open the database with.
+    /// The settings to open the database with: the `--cipher-compat` preset, then the explicit values.
     var settings: CipherSettings {
-        CipherSettings(pageSize: cipherPageSize, kdfIterations: cipherKDFIter)
+        var settings = CipherSettings()
+        if let cipherCompat, var preset = try? CipherSettings.compatible(withMajorVersion: cipherCompat) {
+            if let version = SQLCipherVersion.current, version.major < 4 {
+                // SQLCipher 3 cannot name the algorithms; its own are the SHA-1 ones of the preset.
+                preset.kdfAlgorithm = nil
+                preset.hmacAlgorithm = nil
+            }
+            settings = preset
+        }
+        if let cipherPageSize { settings.pageSize = cipherPageSize }
+        if let cipherKDFIter { settings.kdfIterations = cipherKDFIter }
+        return settings
     }
 
     /// Checks that at most one key source is named.
     public func validate() throws {
         let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
                      rawKeyFile != nil, keyID != nil].filter { $0 }.count
+        if let cipherCompat, cipherCompat != 3, cipherCompat != 4 { throw ValidationError("--cipher-compat takes 3 or 4") }
         guard count <= 1 else {
             throw ValidationError("give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")
         }
