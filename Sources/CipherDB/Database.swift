@@ -333,6 +333,12 @@ public final class Database {
                 cursor = tail
                 guard let compiled else { continue }
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
+                // No arguments can be given here: a parameter would silently be NULL.
+                guard statement.parameterCount == 0 else {
+                    throw DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                                        message: "executeStatements takes no arguments: the statement has \(statement.parameterCount) parameter(s)",
+                                        sql: statement.sql)
+                }
                 var step = sqlite3_step(compiled)
                 while step == SQLITE_ROW {
                     if let onRow {

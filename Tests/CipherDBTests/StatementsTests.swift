@@ -85,6 +85,15 @@ final class StatementsTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 0)
     }
 
+    func testParametersAreRefusedNotBoundAsNull() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t(x)")
+        assertThrows(.invalidArguments) { try db.executeStatements("INSERT INTO t VALUES (1); INSERT INTO t VALUES (?); INSERT INTO t VALUES (3)") }
+        assertThrows(.invalidArguments) { try db.executeStatements("INSERT INTO t VALUES (:named)") }
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(x) FROM t"), "1", "nothing from the statement with a parameter on")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE x IS NULL"), 0)
+    }
+
     func testEmptyInputAndCommentsDoNothing() throws {
         let db = try memoryDatabase()
         let statements = compiledStatementCount(db)
