@@ -93,6 +93,30 @@ final class PoolTests: DatabaseTestCase {
         XCTAssertTrue(try pool.read { db in try db.tableExists("t") })
     }
 
+    func testPrepareDatabaseRunsOnEveryConnectionAndItsErrorsThrow() throws {
+        let prepared = ConcurrentList<Bool>()
+        let pool = try makePool {
+            $0.prepareDatabase = { db in
+                try db.executeUpdate("PRAGMA cache_size = 123")
+                prepared.append(db.isReadOnly)
+            }
+        }
+        XCTAssertEqual(try pool.read { db in try db.intForQuery("PRAGMA cache_size") }, 123)
+        XCTAssertEqual(try pool.inDatabase { db in try db.intForQuery("PRAGMA cache_size") }, 123)
+        XCTAssertEqual(prepared.all.sorted { !$0 && $1 }, [false, true], "the writer, then one read-only reader")
+
+        assertThrows(.sqlite) {
+            _ = try self.makePool("other.db") { $0.prepareDatabase = { _ in throw TestBlockError() } }
+        }
+        assertThrows(.sqlite) {
+            _ = try DatabaseQueue(path: self.path("queue.db"), configuration: {
+                var configuration = DatabaseConfiguration()
+                configuration.prepareDatabase = { db in try db.executeUpdate("NOT SQL") }
+                return configuration
+            }())
+        }
+    }
+
     // MARK: - Blocks
 
     func testTransactionBlocks() throws {
