@@ -141,6 +141,20 @@ final class QueueTests: DatabaseTestCase {
         try await WriterChecks.asyncReadsAndWrites(makeQueue())
     }
 
+    func testAsyncTransactionsHonourTheRollbackFlag() async throws {
+        let queue = try makeQueue()
+        try await queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
+        let value = try await queue.inTransaction { db, rollback in
+            try db.executeUpdate("INSERT INTO t VALUES (1)")
+            rollback = true
+            return 5
+        }
+        XCTAssertEqual(value, 5)
+        try await queue.inTransaction(.immediate) { db, _ in try db.executeUpdate("INSERT INTO t VALUES (2)") }
+        let sum = try await queue.read { db in try db.intForQuery("SELECT sum(x) FROM t") }
+        XCTAssertEqual(sum, 2)
+    }
+
     func testAsyncBlocksDoNotBlockCooperativeThreads() async throws {
         // Far more tasks than cooperative threads wait on one queue at once; if a task blocked its
         // thread, the task that must signal the first block could never run and this would hang.
