@@ -6,8 +6,11 @@ extension DatabasePool {
     /// Runs a WAL checkpoint on the writer connection and reports the log's frame counts.
     ///
     /// `.passive` never waits; `.full`, `.restart` and `.truncate` wait (up to the busy timeout)
-    /// for readers in flight. Run a `.truncate` checkpoint inside ``barrierWrite(_:)-swift.method``
-    /// to be sure no reader holds the log.
+    /// for readers in flight. To be sure no reader holds the log, checkpoint from a barrier:
+    ///
+    /// ```swift
+    /// try pool.barrierWrite { db in try db.checkpoint(.truncate) }
+    /// ```
     ///
     /// - Throws: `reentrantAccess` from inside a block of this pool; `busy` when readers held the log.
     @discardableResult
