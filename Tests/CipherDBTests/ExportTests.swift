@@ -114,6 +114,22 @@ final class ExportTests: DatabaseTestCase {
         try verify(try openDatabase("salted.db", key: .raw(SecretBytes(copying: keyBytes))), journalMode: "delete")
     }
 
+    func testVirtualTablesAndStatisticsAreExported() throws {
+        let source = try openDatabase("source.db", key: rawKey(1))
+        try source.executeStatements("""
+            CREATE TABLE t(x); CREATE INDEX t_x ON t(x); INSERT INTO t VALUES (1), (2), (3);
+            CREATE VIRTUAL TABLE docs USING fts3(body); INSERT INTO docs VALUES ('hello world'), ('secret words');
+            CREATE VIRTUAL TABLE boxes USING rtree(id, minx, maxx); INSERT INTO boxes VALUES (1, 0, 10), (2, 20, 30);
+            ANALYZE;
+            """)
+        try source.export(to: path("target.db"), key: nil)
+        let target = try openDatabase("target.db")
+        XCTAssertEqual(try target.intForQuery("SELECT count(*) FROM docs WHERE docs MATCH 'secret'"), 1)
+        XCTAssertEqual(try target.intForQuery("SELECT id FROM boxes WHERE minx >= 15"), 2)
+        XCTAssertEqual(try target.intForQuery("SELECT count(*) FROM sqlite_stat1"), try source.intForQuery("SELECT count(*) FROM sqlite_stat1"))
+        XCTAssertEqual(try target.integrityCheck(), [])
+    }
+
     func testInMemoryDatabaseExportsToAFile() throws {
         let source = try memoryDatabase()
         try source.executeUpdate("CREATE TABLE t(x)")

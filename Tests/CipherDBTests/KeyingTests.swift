@@ -145,6 +145,20 @@ final class KeyingTests: DatabaseTestCase {
         XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 201)
     }
 
+    func testAWrongKeyOnAWALDatabaseLeavesEveryFileAlone() throws {
+        let db = try openDatabase(key: rawKey(1))
+        XCTAssertEqual(try db.setJournalMode("wal"), "wal")
+        try db.executeUpdate("CREATE TABLE t(x)")
+        db.close()
+        let listing = try directoryListing()
+        let before = try fileBytes(path("test.db"))
+        assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.rawKey(2)) }
+        assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.passphrase("not the key"), settings: CipherSettings(kdfIterations: 1000)) }
+        XCTAssertEqual(try directoryListing(), listing, "no -wal or -shm file appears")
+        XCTAssertEqual(try fileBytes(path("test.db")), before)
+        XCTAssertEqual(try openDatabase(key: rawKey(1)).journalMode(), "wal")
+    }
+
     func testHeaderIsNotPlaintextAndEveryDatabaseGetsItsOwnSalt() throws {
         for name in ["one.db", "two.db"] {
             let db = try openDatabase(name, key: rawKey(7))
