@@ -36,7 +36,18 @@ enum SecretReader {
             throw CLIError(.ioError, "\(flag): cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
+        try requirePrivate(descriptor, path: path, flag: flag)
         return try nonEmpty(trimmingNewline(try readAll(descriptor, source: path)), source: path)
+    }
+
+    /// Refuses a secret file that group or others can read, as the keystore does: a secret there
+    /// is already exposed, and saying so beats using it quietly.
+    private static func requirePrivate(_ descriptor: Int32, path: String, flag: String) throws(CLIError) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return }
+        if status.st_mode & 0o077 != 0 {
+            throw CLIError.usage("\(flag) \(path): the file is readable by other users", hint: "chmod 600 \(path)")
+        }
     }
 
     /// Everything readable from descriptor `descriptor` (up to end of file), without one trailing newline.
@@ -73,6 +84,7 @@ enum SecretReader {
             throw CLIError(.ioError, "\(flag): cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
+        try requirePrivate(descriptor, path: path, flag: flag)
         let contents = try readAll(descriptor, source: path)
         if contents.count == 32 { return contents }
         let trimmed = trimmingNewline(contents)

@@ -26,8 +26,14 @@ final class ExitCodeTests: CLITestCase {
         try cipherdb(["create", "app.db", "--passphrase-env", "DB_PASS"], env: env, expect: 73)
         try cipherdb(["export", "app.db", "no/such/dir/out.db"] + key, env: env, expect: 73)
         // 74: I/O error (a passphrase "file" that is a directory cannot be read).
-        try FileManager.default.createDirectory(atPath: path("adir"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: path("adir"), withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
         try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-file", "adir"], expect: 74)
+        // A secret file others can read is refused, with the fix in the hint.
+        try writeFile("open.txt", "whatever")
+        chmod(path("open.txt"), 0o644)
+        let exposed = try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-file", "open.txt"], expect: 64)
+        XCTAssertTrue(exposed.stderr.contains("chmod 600"), exposed.stderr)
         // 77: wrong key.
         let wrong = try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "WRONG"] + Self.fastOpen, env: ["WRONG": "nope"], expect: 77)
         XCTAssertTrue(wrong.stderr.contains("cipherdb verify"), "the error says what to try: \(wrong.stderr)")
