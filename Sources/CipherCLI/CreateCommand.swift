@@ -14,7 +14,8 @@ struct CreateCommand: ParsableCommand {
 
         Examples:
           cipherdb create app.db --passphrase-env DB_PASS
-          cipherdb create app.db --passphrase-file ~/.config/app/pass --schema schema.sql
+          cipherdb create app.db --passphrase-file ~/.config/app/pass \\
+            --schema schema.sql
           cipherdb create app.db --raw-key-file app.key --page-size 4096
           cipherdb create app.db --key-id app --keystore-passphrase-env KS_PASS
         """

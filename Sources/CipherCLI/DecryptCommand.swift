@@ -13,7 +13,8 @@ struct DecryptCommand: ParsableCommand {
 
         Examples:
           cipherdb decrypt app.db plain.db --passphrase-env DB_PASS
-          cipherdb decrypt app.db plain.db --key-id app --keystore-passphrase-fd 3 3<ks-pass.txt
+          cipherdb decrypt app.db plain.db --key-id app \\
+            --keystore-passphrase-fd 3 3<ks-pass.txt
         """
     )
 

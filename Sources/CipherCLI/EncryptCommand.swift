@@ -13,7 +13,8 @@ struct EncryptCommand: ParsableCommand {
 
         Examples:
           cipherdb encrypt plain.db app.db --new-passphrase-env DB_PASS
-          cipherdb encrypt plain.db app.db --new-key-id app --keystore-passphrase-env KS_PASS
+          cipherdb encrypt plain.db app.db --new-key-id app \\
+            --keystore-passphrase-env KS_PASS
           cipherdb encrypt plain.db app.db --new-raw-key-file app.key --page-size 4096
         """
     )

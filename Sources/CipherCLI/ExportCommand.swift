@@ -26,7 +26,8 @@ struct ExportCommand: ParsableCommand {
 
         Examples:
           cipherdb export app.db backup.db --passphrase-env DB_PASS
-          cipherdb export app.db backup.db --passphrase-env DB_PASS --new-passphrase-env BACKUP_PASS
+          cipherdb export app.db backup.db --passphrase-env DB_PASS \\
+            --new-passphrase-env BACKUP_PASS
           cipherdb export app.db plain.db --key-id app --plaintext
           cipherdb export app.db dump.sql --passphrase-env DB_PASS --format sql
         """

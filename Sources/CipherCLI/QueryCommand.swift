@@ -15,9 +15,12 @@ struct QueryCommand: ParsableCommand {
 
         Examples:
           cipherdb query app.db "SELECT name, age FROM people" --passphrase-env DB_PASS
-          cipherdb query app.db "INSERT INTO people(name) VALUES ('Ann')" --raw-key-file app.key
-          cipherdb query app.db "SELECT * FROM people" --key-id app --json | jq '.rows[]'
-          printf '%s\\n' "$DB_PASS" | cipherdb query app.db "SELECT count(*) FROM people" --passphrase-stdin --csv
+          cipherdb query app.db "INSERT INTO people(name) VALUES ('Ann')" \\
+            --raw-key-file app.key
+          cipherdb query app.db "SELECT * FROM people" --key-id app --json \\
+            | jq '.rows[]'
+          printf '%s\\n' "$DB_PASS" | \\
+            cipherdb query app.db "SELECT count(*) FROM people" --passphrase-stdin --csv
         """
     )
 

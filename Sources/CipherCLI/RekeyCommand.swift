@@ -18,8 +18,10 @@ struct RekeyCommand: ParsableCommand {
 
         Examples:
           cipherdb rekey app.db --passphrase-env OLD_PASS --new-passphrase-env NEW_PASS
-          cipherdb rekey app.db --passphrase-file old.txt --new-raw-key-file app.key --page-size 4096
-          printf '%s\\n%s\\n' "$OLD" "$NEW" | cipherdb rekey app.db --passphrase-stdin --new-passphrase-stdin
+          cipherdb rekey app.db --passphrase-file old.txt \\
+            --new-raw-key-file app.key --page-size 4096
+          printf '%s\\n%s\\n' "$OLD" "$NEW" | \\
+            cipherdb rekey app.db --passphrase-stdin --new-passphrase-stdin
         """
     )
 

@@ -16,7 +16,8 @@ struct KeysAddCommand: ParsableCommand {
 
         Examples:
           cipherdb keys add app --keystore-passphrase-env KS_PASS
-          cipherdb keys add legacy --from-raw-key-file legacy.key --page-size 1024 --keystore-passphrase-env KS_PASS
+          cipherdb keys add legacy --from-raw-key-file legacy.key --page-size 1024 \\
+            --keystore-passphrase-env KS_PASS
         """
     )
 

@@ -13,7 +13,8 @@ struct KeysExportCommand: ParsableCommand {
         version. The entry must have been added with --exportable.
 
         Examples:
-          cipherdb keys export app --to app.key.bundle --transfer-passphrase-env TRANSFER
+          cipherdb keys export app --to app.key.bundle \\
+            --transfer-passphrase-env TRANSFER
         """
     )
 

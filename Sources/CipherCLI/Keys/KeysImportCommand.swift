@@ -13,7 +13,8 @@ struct KeysImportCommand: ParsableCommand {
         it, when given). A new id gets the version as its primary; an existing id gains the version.
 
         Examples:
-          cipherdb keys import app.key.bundle --transfer-passphrase-env TRANSFER --keystore other-keystore
+          cipherdb keys import app.key.bundle --transfer-passphrase-env TRANSFER \\
+            --keystore other-keystore
         """
     )
 

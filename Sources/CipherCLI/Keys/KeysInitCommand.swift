@@ -14,7 +14,8 @@ struct KeysInitCommand: ParsableCommand {
 
         Examples:
           cipherdb keys init
-          cipherdb keys init --keystore ./keystore --keystore-passphrase-file ks-pass.txt
+          cipherdb keys init --keystore ./keystore \\
+            --keystore-passphrase-file ks-pass.txt
         """
     )
 

@@ -12,7 +12,8 @@ struct KeysPasswdCommand: ParsableCommand {
 
         Examples:
           cipherdb keys passwd
-          cipherdb keys passwd --keystore-passphrase-env OLD --new-keystore-passphrase-env NEW
+          cipherdb keys passwd --keystore-passphrase-env OLD \\
+            --new-keystore-passphrase-env NEW
         """
     )
 
