@@ -159,6 +159,30 @@ final class KeyingTests: DatabaseTestCase {
         XCTAssertEqual(try openDatabase(key: rawKey(1)).journalMode(), "wal")
     }
 
+    func testAttachingDatabasesWithTheirOwnKeys() throws {
+        let other = try openDatabase("other.db", key: .raw(SecretBytes(copying: rawKeyBytes(7))))
+        try other.executeUpdate("CREATE TABLE attached(a TEXT)")
+        try other.executeUpdate("INSERT INTO attached VALUES (?)", "encrypted row")
+        other.close()
+        let plain = try openDatabase("plain.db")
+        try plain.executeUpdate("CREATE TABLE loose(a TEXT)")
+        try plain.executeUpdate("INSERT INTO loose VALUES ('plain row')")
+        plain.close()
+
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeUpdate("ATTACH DATABASE ? AS plain KEY ''", path("plain.db"))
+        XCTAssertEqual(try db.stringForQuery("SELECT a FROM plain.loose"), "plain row")
+        // Without KEY an attachment reuses the main key: the other file does not open that way.
+        assertThrows(oneOf: [.wrongKey, .notADatabase, .sqlite]) {
+            try db.executeUpdate("ATTACH DATABASE ? AS wrong", self.path("other.db"))
+            _ = try db.stringForQuery("SELECT a FROM wrong.attached")
+        }
+        _ = try? db.executeUpdate("DETACH DATABASE wrong")
+        try db.executeUpdate("ATTACH DATABASE ? AS other KEY ?", path("other.db"), "x'\(hex(rawKeyBytes(7)))'")
+        XCTAssertEqual(try db.stringForQuery("SELECT a FROM other.attached"), "encrypted row")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM other.attached JOIN plain.loose"), 1)
+    }
+
     func testHeaderIsNotPlaintextAndEveryDatabaseGetsItsOwnSalt() throws {
         for name in ["one.db", "two.db"] {
             let db = try openDatabase(name, key: rawKey(7))
