@@ -48,7 +48,7 @@ tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'QueueTests|PoolTests'
 
 bench: deps
-	cd tools/benchmarks && $(SWIFT) run -c release
+	cd tools/benchmarks && $(SWIFT) run -c release CoreBenchmark && $(SWIFT) run -c release PoolBenchmark
 
 clean:
 	rm -rf $(BUILD_DIR) .build-tsan .build-sqlcipher4

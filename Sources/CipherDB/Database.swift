@@ -1,6 +1,5 @@
 import CSQLCipher
 import Foundation
-import Synchronization
 
 /// A connection to an SQLite or SQLCipher database, in FMDB's shape.
 ///
@@ -190,7 +189,8 @@ public final class Database {
 
     private func applyBusyTimeout() {
         guard let sqliteHandle else { return }
-        let milliseconds = busyTimeout <= 0 ? 0 : Int32(clamping: Int((busyTimeout * 1000).rounded(.up)))
+        // Clamp in floating point first: Int(_:) traps on infinity, NaN and huge values.
+        let milliseconds = busyTimeout > 0 ? Int32(min((busyTimeout * 1000).rounded(.up), Double(Int32.max))) : 0
         sqlite3_busy_timeout(sqliteHandle, milliseconds)
     }
 
@@ -418,12 +418,14 @@ struct WeakResultSet {
 /// The connection an ``InterruptHandle`` interrupts; cleared when the database closes.
 final class InterruptTarget: Sendable {
     private struct Handle: @unchecked Sendable { var pointer: OpaquePointer? }
-    private let handle = Mutex(Handle(pointer: nil))
+    // `Locked` rather than `Mutex`: ThreadSanitizer sees its locking (see Locked.swift).
+    private let handle = Locked(Handle(pointer: nil))
 
     func set(_ pointer: OpaquePointer?) {
         handle.withLock { $0.pointer = pointer }
     }
 
+    /// `sqlite3_interrupt` under the lock, so the connection cannot close in between.
     func interrupt() {
         handle.withLock { if let pointer = $0.pointer { sqlite3_interrupt(pointer) } }
     }
