@@ -57,6 +57,7 @@ struct CreateCommand: ParsableCommand {
         let resolved = try KeyResolver.resolve(key.source, keystore: KeystoreAccess(keystore), purpose: .create,
                                                label: "New passphrase for \(database)", flagList: KeyOptions.flagList)
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
+        common.detail("\(database): new " + resolved.summary(settings: settings))
         defer { output.discard() }
         let db = Database(path: output.temporaryPath)
         do {

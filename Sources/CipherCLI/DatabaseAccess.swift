@@ -52,6 +52,11 @@ struct OpenedDatabase {
     let settings: CipherSettings
     /// The path.
     let path: String
+
+    /// A line for `--verbose`: how the database was opened, never the key.
+    var summary: String {
+        "\(path): " + (key?.summary(settings: settings) ?? "plaintext SQLite database, no key")
+    }
 }
 
 /// Opening an existing database from the command line's flags.

@@ -36,6 +36,7 @@ struct DecryptCommand: ParsableCommand {
         defer { target.discard() }
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false,
                                              allowPlaintext: false)
+        common.detail(opened.summary)
         defer { opened.database.close() }
         let progress = ProgressReporter(quiet: common.quiet)
         progress.phase("decrypting \(database) into \(output)")

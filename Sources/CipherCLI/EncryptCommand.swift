@@ -47,6 +47,7 @@ struct EncryptCommand: ParsableCommand {
         let access = KeystoreAccess(keystore)
         let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
+        common.detail("\(output): new " + resolved.summary(settings: settings))
         let source = Database(path: plaintext)
         defer { source.close() }
         let progress = ProgressReporter(quiet: common.quiet)

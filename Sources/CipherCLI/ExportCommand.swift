@@ -69,6 +69,7 @@ struct ExportCommand: ParsableCommand {
         defer { target?.discard() }
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: effective == .sql)
+        common.detail(opened.summary)
         defer { opened.database.close() }
         let progress = ProgressReporter(quiet: common.quiet)
         switch effective {

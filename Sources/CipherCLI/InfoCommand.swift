@@ -47,6 +47,7 @@ struct InfoCommand: ParsableCommand {
         let wantsDetails = key.isGiven || kind == .plaintext
         if wantsDetails, kind == .plaintext || kind == .encrypted {
             let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: true)
+            common.detail(opened.summary)
             defer { opened.database.close() }
             do {
                 try details(opened, fields: &fields, lines: &lines)

@@ -26,6 +26,21 @@ struct ResolvedKey {
     let settings: CipherSettings?
     /// The key id, when it came from the keystore.
     let keyID: String?
+    /// Where the key came from, for `--verbose` (never the key).
+    var origin = ""
+
+    /// A line for `--verbose`: the key's kind and origin and the settings, never key material.
+    func summary(settings: CipherSettings) -> String {
+        let version = SQLCipherVersion.current
+        let pageSize = settings.pageSize ?? version?.defaultPageSize ?? 1024
+        switch key {
+        case .passphrase:
+            let iterations = settings.kdfIterations ?? version?.defaultKDFIterations ?? 64_000
+            return "key: passphrase from \(origin), PBKDF2 \(iterations) iterations; page size \(pageSize); SQLCipher \(version?.text ?? "?")"
+        case .raw, .rawWithSalt:
+            return "key: raw key from \(origin), no KDF; page size \(pageSize); SQLCipher \(version?.text ?? "?")"
+        }
+    }
 }
 
 /// The flags that name the key of an existing database (and the settings it was made with).
@@ -197,22 +212,22 @@ enum KeyResolver {
                 throw CLIError.usage("no key given and no terminal to ask on", hint: flagList)
             }
             let secret = try SecretReader.prompt("\(label): ", confirm: purpose == .create)
-            return ResolvedKey(key: .passphrase(secret), settings: nil, keyID: nil)
+            return ResolvedKey(key: .passphrase(secret), settings: nil, keyID: nil, origin: "the terminal prompt")
         case .environment(let name)?:
             return ResolvedKey(key: .passphrase(try SecretReader.fromEnvironment(name, flag: "--\(flagPrefix)passphrase-env")),
-                               settings: nil, keyID: nil)
+                               settings: nil, keyID: nil, origin: "$\(name)")
         case .file(let path)?:
             return ResolvedKey(key: .passphrase(try SecretReader.fromFile(path, flag: "--\(flagPrefix)passphrase-file")),
-                               settings: nil, keyID: nil)
+                               settings: nil, keyID: nil, origin: "file \(path)")
         case .descriptor(let descriptor)?:
             return ResolvedKey(key: .passphrase(try SecretReader.fromDescriptor(descriptor, flag: "--\(flagPrefix)passphrase-fd")),
-                               settings: nil, keyID: nil)
+                               settings: nil, keyID: nil, origin: "descriptor \(descriptor)")
         case .standardInput?:
             return ResolvedKey(key: .passphrase(try SecretReader.lineFromStandardInput(flag: "--\(flagPrefix)passphrase-stdin")),
-                               settings: nil, keyID: nil)
+                               settings: nil, keyID: nil, origin: "stdin")
         case .rawKeyFile(let path)?:
             return ResolvedKey(key: .raw(try SecretReader.rawKey(fromFile: path, flag: "--\(flagPrefix)raw-key-file")),
-                               settings: nil, keyID: nil)
+                               settings: nil, keyID: nil, origin: "file \(path)")
         case .keystore(let id)?:
             return try keystore.databaseKey(id: id)
         }

@@ -46,6 +46,7 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false)
+        common.detail(opened.summary)
         defer { opened.database.close() }
         let format: OutputFormat = json ? .json : csv ? .csv : .table
         var last: ResultTable?

@@ -37,6 +37,7 @@ struct RekeyCommand: ParsableCommand {
     func run() throws {
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false, allowPlaintext: false)
+        common.detail(opened.summary)
         var isOpen = true
         defer { if isOpen { opened.database.close() } }
         let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
@@ -46,6 +47,7 @@ struct RekeyCommand: ParsableCommand {
         var target = opened.settings
         if let fromKey = resolved.settings { target = DatabaseAccess.merge(target, fromKey) }
         target = try cipher.settings(base: target)
+        common.detail("\(database): new " + resolved.summary(settings: target))
         let version = SQLCipherVersion.current
         let currentPageSize = current.pageSize ?? version?.defaultPageSize ?? 1024
         let targetPageSize = target.pageSize ?? version?.defaultPageSize ?? 1024

@@ -50,6 +50,7 @@ struct SalvageCommand: ParsableCommand {
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: true)
+        common.detail(opened.summary)
         defer { opened.database.close() }
         var targetKey: ResolvedKey?
         var settings = CipherSettings.versionDefaults

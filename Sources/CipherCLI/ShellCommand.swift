@@ -29,6 +29,7 @@ struct ShellCommand: ParsableCommand {
 
     func run() throws {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false)
+        common.detail(opened.summary)
         defer { opened.database.close() }
         let interactive = Console.stdinIsTerminal
         if interactive {

@@ -101,7 +101,7 @@ final class KeystoreAccess {
         let keystore = try keystore()
         do {
             let (key, settings) = try keystore.databaseKey(id: id)
-            return ResolvedKey(key: key, settings: settings, keyID: id)
+            return ResolvedKey(key: key, settings: settings, keyID: id, origin: "keystore \(options.path), id '\(id)'")
         } catch {
             throw CLIError.keystore(error, path: options.path)
         }
