@@ -62,6 +62,24 @@ final class BusyAndInterruptTests: DatabaseTestCase {
         rs.close()
     }
 
+    func testAnyBudgetIsAccepted() throws {
+        let (writer, reader) = try sharedDatabase()
+        for budget in [Double.infinity, 1e300, Double(Int32.max), -1, -.infinity, .nan] {
+            writer.busyTimeout = budget // must not trap
+        }
+        writer.busyTimeout = -1 // negative: fail at once, as with 0
+        let rs = try reader.executeQuery("SELECT a FROM t1")
+        XCTAssertTrue(try rs.next())
+        assertThrows(.busy) { try writer.executeUpdate("INSERT INTO t1 VALUES (5)") }
+        writer.busyTimeout = .nan
+        assertThrows(.busy) { try writer.executeUpdate("INSERT INTO t1 VALUES (5)") }
+        rs.close()
+        let fresh = Database(path: path("test.db"))
+        fresh.busyTimeout = .infinity
+        try fresh.open()
+        XCTAssertEqual(try fresh.intForQuery("SELECT count(*) FROM t1"), 3)
+    }
+
     func testABusyResultSetClosesItself() throws {
         let (writer, reader) = try sharedDatabase()
         let rs = try writer.executeQuery("SELECT a FROM t1")
