@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import CipherDB
 
 /// `cipherdb export DB OUT [key] [new key | --plaintext] [--format sqlcipher | sqlite | sql]`.
@@ -74,15 +75,15 @@ struct ExportCommand: ParsableCommand {
         let progress = ProgressReporter(quiet: common.quiet)
         switch effective {
         case .sql:
-            let text: String
             progress.phase("dumping \(database)")
-            do { text = try SQLDumper.dump(opened.database) } catch { throw CLIError.database(error, path: database) }
-            if let target {
-                try target.write(text)
-                try target.publish()
-            } else {
-                Console.write(text)
+            Console.flush()
+            let writer = try target?.textWriter() ?? TextWriter(descriptor: STDOUT_FILENO, name: "stdout", closes: false)
+            do { try SQLDumper.dump(opened.database, to: writer.write) } catch {
+                try? writer.finish()
+                throw CLIError.database(error, path: database)
             }
+            try writer.finish()
+            try target?.publish()
         case .sqlite:
             progress.phase("exporting \(database) to plaintext \(output)")
             do { try opened.database.export(to: target?.temporaryPath ?? output, key: nil) } catch {

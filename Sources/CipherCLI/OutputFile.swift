@@ -86,6 +86,13 @@ struct OutputFile {
         if failed { throw CLIError(.ioError, "cannot write \(temporaryPath): \(String(cString: strerror(errno)))") }
     }
 
+    /// Opens the temporary file for writing text in pieces (mode 0600: dumps hold the data in the clear).
+    func textWriter() throws(CLIError) -> TextWriter {
+        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw CLIError(.cannotCreate, "cannot create \(temporaryPath): \(String(cString: strerror(errno)))") }
+        return TextWriter(descriptor: descriptor, name: temporaryPath, closes: true)
+    }
+
     static func sync(_ path: String) throws(CLIError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw CLIError(.ioError, "cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
@@ -97,4 +104,42 @@ struct OutputFile {
 /// `write(2)`, reachable from types that have a `write` method of their own.
 func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, buffer, count)
+}
+
+/// Writes text to a descriptor in pieces; the first failure is kept and reported by ``finish()``.
+final class TextWriter {
+    private let descriptor: Int32
+    private let name: String
+    private let closes: Bool
+    private var failure: Int32?
+
+    init(descriptor: Int32, name: String, closes: Bool) {
+        self.descriptor = descriptor
+        self.name = name
+        self.closes = closes
+    }
+
+    /// Writes `text` (nothing more once a write failed).
+    func write(_ text: String) {
+        guard failure == nil else { return }
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let written = posixWrite(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Closes (when owned) and reports a failed write.
+    func finish() throws(CLIError) {
+        if closes { close(descriptor) }
+        if let failure { throw CLIError(.ioError, "cannot write \(name): \(String(cString: strerror(failure)))") }
+    }
 }

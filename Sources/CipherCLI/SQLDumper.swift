@@ -8,8 +8,16 @@ import Foundation
 /// tables are dumped as ordinary tables); indexes, triggers and views after the data; then
 /// `user_version` and `application_id`, which a plain `.dump` loses.
 enum SQLDumper {
-    /// The dump of `database`.
+    /// The dump of `database`, as one string (for small databases and tests).
     static func dump(_ database: Database) throws(DatabaseError) -> String {
+        var text = ""
+        try dump(database) { text += $0 }
+        return text
+    }
+
+    /// Writes the dump of `database` to `sink` in pieces of about 64 KB, so a large database is
+    /// never held in memory as text.
+    static func dump(_ database: Database, to sink: (String) -> Void) throws(DatabaseError) {
         var output = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
         let rows = try database.executeQuery("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
         var objects: [(type: String, name: String, table: String, sql: String)] = []
@@ -34,7 +42,7 @@ enum SQLDumper {
             } else {
                 output += object.sql + ";\n"
             }
-            try appendRows(of: object.name, from: database, to: &output)
+            try appendRows(of: object.name, from: database, to: &output, sink: sink)
         }
         if wroteWritableSchema { output += "PRAGMA writable_schema=OFF;\n" }
         for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
@@ -45,10 +53,11 @@ enum SQLDumper {
         let applicationID = try database.applicationID()
         if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
         output += "COMMIT;\n"
-        return output
+        sink(output)
     }
 
-    private static func appendRows(of table: String, from database: Database, to output: inout String) throws(DatabaseError) {
+    private static func appendRows(of table: String, from database: Database, to output: inout String,
+                                   sink: (String) -> Void) throws(DatabaseError) {
         let rows = try database.executeQuery("SELECT * FROM \(quoteIdentifier(table))")
         defer { rows.close() }
         let prefix = "INSERT INTO \(quoteIdentifier(table)) VALUES("
@@ -56,6 +65,10 @@ enum SQLDumper {
             output += prefix
             output += rows.values.map(literal).joined(separator: ",")
             output += ");\n"
+            if output.utf8.count >= 1 << 16 {
+                sink(output)
+                output = ""
+            }
         }
     }
 
