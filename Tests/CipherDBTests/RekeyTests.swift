@@ -110,6 +110,17 @@ final class RekeyTests: DatabaseTestCase {
         XCTAssertEqual(try openDatabase(key: rawKey(2), settings: settings).intForQuery("SELECT count(*) FROM t"), 100)
     }
 
+    func testRekeyToAPassphraseKeepsACustomKDFIterationCount() throws {
+        let settings = CipherSettings(kdfIterations: 2500)
+        let db = try openDatabase(key: passphrase("old"), settings: settings)
+        try fill(db)
+        try db.rekey(to: passphrase("new"))
+        db.close()
+        assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.passphrase("old"), settings: settings) }
+        assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.passphrase("new"), settings: CipherSettings(kdfIterations: 2501)) }
+        XCTAssertEqual(try openDatabase(key: passphrase("new"), settings: settings).intForQuery("SELECT count(*) FROM t"), 100)
+    }
+
     func testRekeyIsRefusedOnAPlaintextDatabase() throws {
         let db = try openDatabase()
         try fill(db)
