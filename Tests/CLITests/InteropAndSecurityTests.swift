@@ -162,4 +162,17 @@ final class InteropAndSecurityTests: CLITestCase {
         }
         print("rekey killed after 20, 80, 150, 250, 400 ms: the database opened with the \(outcomes.joined(separator: ", ")) key")
     }
+
+    func testProgressOnlyOnATerminalAndNeverWithQuiet() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("util-linux script(1) gives the pseudo-terminal") }
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        let piped = try cipherdb(["verify", "app.db", "--raw-key-file", key])
+        XCTAssertFalse(piped.stderr.contains("checking the pages"), piped.stderr)
+        let terminal = try shell("script -qec \"\\\"$CIPHERDB\\\" verify \\\"$DIR/app.db\\\" --raw-key-file \\\"$DIR/db.key\\\"\" /dev/null")
+        XCTAssertTrue(terminal.stdout.contains("checking the pages"), terminal.stdout)
+        let quiet = try shell("script -qec \"\\\"$CIPHERDB\\\" verify --quiet \\\"$DIR/app.db\\\" --raw-key-file \\\"$DIR/db.key\\\"\" /dev/null")
+        XCTAssertFalse(quiet.stdout.contains("checking the pages"), quiet.stdout)
+        XCTAssertTrue(quiet.stdout.contains("result: OK"), quiet.stdout)
+    }
 }
