@@ -84,6 +84,14 @@ final class ExportTests: DatabaseTestCase {
         XCTAssertEqual(try directoryListing(), ["encrypted.db", "source.db"])
     }
 
+    func testPlaintextToPlaintext() throws {
+        let source = try openDatabase("source.db")
+        try populate(source, wal: true)
+        try source.export(to: path("copy.db"), key: nil)
+        XCTAssertEqual(try fileBytes(path("copy.db")).prefix(16), plaintextHeader)
+        try verify(try openDatabase("copy.db"), journalMode: "wal")
+    }
+
     func testEncryptedToEncryptedWithAnotherKeyAndSettings() throws {
         let source = try openDatabase("source.db", key: rawKey(1))
         try populate(source, wal: false)
