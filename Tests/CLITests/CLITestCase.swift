@@ -105,8 +105,8 @@ class CLITestCase: XCTestCase {
         let id = UUID().uuidString
         let outPath = path(".out-\(id)")
         let errPath = path(".err-\(id)")
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         defer {
             unlink(outPath)
             unlink(errPath)
