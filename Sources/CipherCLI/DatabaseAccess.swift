@@ -92,7 +92,7 @@ enum DatabaseAccess {
             return OpenedDatabase(database: database, key: nil, settings: .versionDefaults, path: path)
         case .encrypted:
             let resolved = try KeyResolver.resolve(keyOptions.source, keystore: keystore, purpose: .open,
-                                                   label: "Passphrase for \(path)", flagList: KeyOptions.flagList)
+                                                   label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
             var settings = merge(resolved.settings, keyOptions.settings)
             let database = Database(path: path)
             do {

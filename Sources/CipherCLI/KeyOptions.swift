@@ -204,7 +204,7 @@ enum KeyResolver {
     ///   - label: what the prompt asks for ("Passphrase for app.db").
     static func resolve(
         _ source: KeySource?, keystore: KeystoreAccess, purpose: Purpose, flagPrefix: String = "",
-        label: String, flagList: String
+        label: String, flagList: String, database: String? = nil
     ) throws(CLIError) -> ResolvedKey {
         switch source {
         case nil:
@@ -229,6 +229,7 @@ enum KeyResolver {
             return ResolvedKey(key: .raw(try SecretReader.rawKey(fromFile: path, flag: "--\(flagPrefix)raw-key-file")),
                                settings: nil, keyID: nil, origin: "file \(path)")
         case .keystore(let id)?:
+            if purpose == .open, let database { return try keystore.databaseKey(id: id, forDatabase: database) }
             return try keystore.databaseKey(id: id)
         }
     }

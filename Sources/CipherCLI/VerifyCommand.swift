@@ -45,7 +45,7 @@ struct VerifyCommand: ParsableCommand {
         case .encrypted: break
         }
         let resolved = try KeyResolver.resolve(key.source, keystore: KeystoreAccess(keystore), purpose: .open,
-                                               label: "Passphrase for \(database)", flagList: KeyOptions.flagList)
+                                               label: "Passphrase for \(database)", flagList: KeyOptions.flagList, database: database)
         var settings = DatabaseAccess.merge(resolved.settings, key.settings)
         let progress = ProgressReporter(quiet: common.quiet || json)
         rollBackInterruptedWrite(resolved: resolved, settings: settings)

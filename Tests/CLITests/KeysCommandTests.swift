@@ -86,4 +86,18 @@ final class KeysCommandTests: CLITestCase {
         let usage = try cipherdb(["keys", "list"], expect: 64)
         XCTAssertTrue(usage.stderr.contains("--keystore-passphrase-env"), usage.stderr)
     }
+
+    func testBackupOnAnOlderVersionStillOpensAndVerifiesByID() throws {
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["query", "a.db", "CREATE TABLE t(x); INSERT INTO t VALUES ('v1 era')", "--key-id", "app"] + unlock, env: env)
+        try FileManager.default.copyItem(atPath: path("a.db"), toPath: path("backup.db"))
+        try cipherdb(["keys", "rotate", "app", "--database", "a.db"] + unlock, env: env)
+        // The backup is still on version 1: --key-id finds the version whose HMAC matches.
+        let restored = try cipherdb(["query", "backup.db", "SELECT x FROM t", "--csv", "--key-id", "app", "--verbose"] + unlock, env: env)
+        XCTAssertEqual(restored.stdout, "x\r\nv1 era\n")
+        XCTAssertTrue(restored.stderr.contains("version 1"), restored.stderr)
+        try cipherdb(["verify", "backup.db", "--key-id", "app"] + unlock, env: env)
+        XCTAssertTrue(try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--verbose"] + unlock, env: env).stderr.contains("version 2"))
+    }
 }
