@@ -112,7 +112,7 @@ final class InteropAndSecurityTests: CLITestCase {
         // script(1) runs cipherdb on a pseudo-terminal; the answers are typed after the prompts appear
         // (turning echo off flushes type-ahead, as getpass does).
         let created = try shell("""
-            (sleep 0.6; printf 'typed-at-the-prompt\\n'; sleep 0.4; printf 'typed-at-the-prompt\\n'; sleep 0.4) \
+            (sleep 1.0; printf 'typed-at-the-prompt\\n'; sleep 0.6; printf 'typed-at-the-prompt\\n'; sleep 0.4) \
               | script -qec "\"$CIPHERDB\" create \"$DIR/tty.db\" --kdf-iter 1000" /dev/null
             """)
         XCTAssertTrue(created.stdout.contains("New passphrase for"), created.stdout)
@@ -122,7 +122,7 @@ final class InteropAndSecurityTests: CLITestCase {
                        "x\r\n42\n")
         // Two different answers: nothing is created.
         let mismatch = try shell("""
-            (sleep 0.6; printf 'typed-at-the-prompt\\n'; sleep 0.4; printf 'other\\n'; sleep 0.4) \
+            (sleep 1.0; printf 'typed-at-the-prompt\\n'; sleep 0.6; printf 'other\\n'; sleep 0.4) \
               | script -qec "\"$CIPHERDB\" create \"$DIR/tty2.db\" --kdf-iter 1000" /dev/null
             """, expect: 64)
         XCTAssertTrue(mismatch.stdout.contains("differ"), mismatch.stdout)
