@@ -149,9 +149,14 @@ extension Database {
         try intForQuery("PRAGMA user_version") ?? 0
     }
 
-    /// Sets `PRAGMA user_version`.
+    /// Sets `PRAGMA user_version`, a signed 32-bit value in the file header.
+    ///
+    /// - Throws: `invalidArguments` for a value that does not fit in 32 bits.
     public func setUserVersion(_ version: Int) throws(DatabaseError) {
-        try executeUpdate("PRAGMA user_version = \(Int32(truncatingIfNeeded: version))")
+        guard let stored = Int32(exactly: version) else {
+            throw DatabaseError(kind: .invalidArguments, message: "user_version \(version) does not fit in a signed 32-bit integer")
+        }
+        try executeUpdate("PRAGMA user_version = \(stored)")
     }
 
     /// `PRAGMA application_id`.

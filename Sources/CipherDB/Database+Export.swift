@@ -23,6 +23,12 @@ extension Database {
             throw DatabaseError(kind: .invalidKey, message: "cipher settings need a key: a plaintext export has none")
         }
         guard !isInTransaction else { throw DatabaseError.misuse("export inside a transaction") }
+        // SQLite opens attached files with the main connection's flags: a read-only connection
+        // could not write the copy, and would say so only as "unable to open database".
+        guard !openFlags.contains(.readOnly) else {
+            throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY,
+                                message: "export needs a connection opened read-write: attached files share its flags")
+        }
         guard !FileManager.default.fileExists(atPath: targetPath) else {
             throw DatabaseError(kind: .fileError, message: "the export target \(targetPath) exists: exports never replace a file")
         }

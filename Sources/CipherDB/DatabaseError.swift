@@ -1,4 +1,5 @@
 import CSQLCipher
+import Foundation
 
 /// An error from CipherDB or from SQLite.
 ///
@@ -103,4 +104,9 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
     static func misuse(_ message: String, sql: String? = nil) -> DatabaseError {
         DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE, message: message, sql: sql)
     }
+}
+
+extension DatabaseError: LocalizedError {
+    /// The same text as ``description``, so `localizedDescription` is readable too.
+    public var errorDescription: String? { description }
 }
