@@ -29,7 +29,7 @@ test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
-	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --disable-swift-testing
+	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build
 
 test-sqlcipher4: deps
 	$(SWIFT) build --build-tests
