@@ -46,7 +46,11 @@ let package = Package(
 
         .testTarget(name: "CipherCryptoTests", dependencies: ["CipherCrypto"]),
         .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher"]),
-        .testTarget(name: "CipherKeystoreTests", dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto"]),
+        .testTarget(
+            name: "CipherKeystoreTests",
+            dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto"],
+            exclude: ["Fixtures"]  // read from the source tree by the tests, never bundled
+        ),
         .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB"]),
     ]
 )
