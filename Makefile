@@ -45,7 +45,7 @@ test-sqlcipher4: deps
 
 # ThreadSanitizer run of the queue and pool suites (own build folder: sanitizer builds differ).
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'QueueTests|PoolTests'
+	$(SWIFT) test --sanitize=thread --disable-swift-testing --scratch-path .build-tsan --filter 'QueueTests|PoolTests'
 
 bench: deps
 	cd tools/benchmarks && $(SWIFT) run -c release CoreBenchmark && $(SWIFT) run -c release PoolBenchmark
