@@ -36,7 +36,8 @@ extension Keystore {
     /// A crash at any point leaves every database on either key, both in the keystore:
     /// ``openDatabase(path:id:flags:)`` finishes or undoes the step, and calling this again resumes.
     /// If the first database cannot be rekeyed (read-only file, full disk), the pending version is
-    /// removed and the keystore is as before.
+    /// removed and the keystore is as before, unless the call resumed an interrupted rotation: that
+    /// pending version may already key databases not named here, so it stays pending.
     ///
     /// - Throws: ``KeystoreError/rotationFailed(id:path:reason:)`` with what was left where.
     @discardableResult
@@ -44,13 +45,13 @@ extension Keystore {
         let newKeyMaterial = try Self.randomKey()
         return try withFileLock { () throws(KeystoreError) -> RotationResult in
             // Phase 1: the pending version, durable before any database changes.
-            let (previous, pending) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int) in
-                if let pending = entry.pending { return (entry.primary, pending) }
+            let (previous, pending, resumed) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int, Bool) in
+                if let pending = entry.pending { return (entry.primary, pending, true) }
                 let version = (entry.versions.last?.number ?? 0) + 1
                 entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated,
                                                  created: Self.now(), key: newKeyMaterial))
                 entry.pending = version
-                return (entry.primary, version)
+                return (entry.primary, version, false)
             }
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             let newKey = try entry.usableKey(pending)
@@ -64,8 +65,9 @@ extension Keystore {
                     }
                 } catch {
                     // Nothing uses the pending key yet only if no database was moved to it, in this call
-                    // or an earlier interrupted one: then undo completely.
-                    let anyOnPending = rekeyed.count > 0
+                    // or an earlier interrupted one: then undo completely. A resumed pending version may
+                    // already key databases that are not in this call's list: it is never removed.
+                    let anyOnPending = resumed || rekeyed.count > 0
                         || databasePaths.contains { (try? Self.opens(path: $0, key: newKey, settings: entry.cipherSettings)) == true }
                     if !anyOnPending {
                         try? abandonRotation(id: id, pending: pending, removeVersion: true)
