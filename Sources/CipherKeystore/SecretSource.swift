@@ -59,14 +59,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
                 if length > 0 { buffer.baseAddress?.copyMemory(from: value, byteCount: length) }
             }
         case .file(let path):
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw .secretSource("cannot open \(description): \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            var info = stat()
-            if fstat(fd, &info) == 0, info.st_mode & 0o077 != 0 {
-                throw .secretSource("\(description) is readable by other users; chmod 600 it")
-            }
-            secret = try Self.readAll(fd: fd, source: description)
+            secret = try Self.readPrivateFile(path, source: description)
         case .fileDescriptor(let fd):
             secret = try Self.readAll(fd: fd, source: description)
         case .standardInput:
@@ -85,12 +78,12 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a key file: 32 raw bytes, or 64 hexadecimal characters and an optional newline.
     public static func readKeyFile(_ path: String) throws(KeystoreError) -> SecretBytes {
-        let contents: SecretBytes
-        do {
-            contents = try SecretSource.file(path).read()
-        } catch .secretSource(let reason) where reason.hasSuffix("empty secret") {
-            throw .invalidKeyMaterial("the key file is empty")
-        }
+        let untrimmed = try readPrivateFile(path, source: SecretSource.file(path).description)
+        // 32 raw bytes are the key as they are: a random key ends in a newline byte once in 256
+        // times, and trimming it would make the file unusable.
+        if untrimmed.count == KeystoreCredential.keyFileLength { return untrimmed }
+        let contents = trimmingNewline(untrimmed)
+        guard contents.count > 0 else { throw .invalidKeyMaterial("the key file is empty") }
         if contents.count == KeystoreCredential.keyFileLength { return contents }
         guard contents.count == KeystoreCredential.keyFileLength * 2, let decoded = try? contents.hexDecoded() else {
             throw .invalidKeyMaterial("a key file holds 32 bytes or 64 hexadecimal characters")
@@ -116,6 +109,18 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     }
 
     // MARK: Reading
+
+    /// The whole contents of a file that group and others cannot read, untrimmed.
+    private static func readPrivateFile(_ path: String, source: String) throws(KeystoreError) -> SecretBytes {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .secretSource("cannot open \(source): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & 0o077 != 0 {
+            throw .secretSource("\(source) is readable by other users; chmod 600 it")
+        }
+        return try readAll(fd: fd, source: source)
+    }
 
     private static func readAll(fd: Int32, source: String) throws(KeystoreError) -> SecretBytes {
         var length = 0
