@@ -9,7 +9,8 @@ extension Database {
     /// This is how a plaintext database is encrypted, an encrypted one decrypted, and page size
     /// or KDF settings changed. It uses `sqlcipher_export` in one transaction, then copies what
     /// that function drops (`user_version`, `application_id`, `auto_vacuum`, the journal mode).
-    /// The copy is written to a temporary file beside the target, verified by reopening it with
+    /// The copy is written to a new temporary file beside the target (created exclusively, mode
+    /// 0600 whatever the umask: the target keeps that mode), verified by reopening it with
     /// the key and running `quick_check`, flushed to disk, and only then moved into place without
     /// replacing anything; the directory is flushed too. A failed export leaves neither target nor
     /// temporary file.
@@ -34,6 +35,10 @@ extension Database {
         }
         let keyBytes = try key?.sqlcipherKeyBytes()
         let temporaryPath = try DurableFile.temporaryPath(beside: targetPath)
+        // Created here, not by SQLite: O_EXCL and mode 0600 whatever the umask, so a plaintext copy
+        // is never readable by others and nothing already at the name is followed or reused.
+        // SQLite takes the empty file as a new database and gives its journal and WAL the same mode.
+        try DurableFile.createPrivate(temporaryPath)
         defer { DurableFile.removeDatabaseFiles(at: temporaryPath) }
 
         // What sqlcipher_export leaves behind.

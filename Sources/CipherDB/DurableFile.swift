@@ -27,6 +27,22 @@ enum DurableFile {
             .appendingPathComponent(".\(url.lastPathComponent).cipherdb-tmp-\(suffix)").path
     }
 
+    /// Creates an empty file at `path` that must not exist yet (`O_EXCL`, no symbolic link
+    /// followed), readable and writable by the owner only (mode 0600, set with `fchmod` so the
+    /// umask cannot widen or narrow it).
+    static func createPrivate(_ path: String) throws(DatabaseError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw DatabaseError(kind: .fileError, message: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(path)
+            throw DatabaseError(kind: .fileError, message: "cannot set the mode of \(path): \(reason)")
+        }
+    }
+
     /// Flushes `temporaryPath`, links it at `targetPath` (failing if something is there: no file
     /// is ever replaced), removes the temporary name and flushes the directory.
     static func publish(_ temporaryPath: String, at targetPath: String) throws(DatabaseError) {
