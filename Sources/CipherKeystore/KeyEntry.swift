@@ -105,6 +105,16 @@ struct KeyEntry {
         return index
     }
 
+    /// The number for a new version: one above the newest. Version numbers are stored as u32, and
+    /// an imported bundle may carry the largest one: then there is no next number.
+    func nextVersionNumber() throws(KeystoreError) -> Int {
+        let latest = versions.last?.number ?? 0
+        guard latest < Int(UInt32.max) else {
+            throw .refused("'\(id)' already has the largest version number \(latest): no new version can follow it")
+        }
+        return latest + 1
+    }
+
     /// The bytes of `version` if it may open a database: enabled and not below the minimum.
     func usableKey(_ version: Int) throws(KeystoreError) -> SecretBytes {
         let entry = versions[try index(of: version)]
@@ -123,6 +133,8 @@ struct KeyEntry {
         var previous = 0
         for version in versions {
             guard version.number > previous else { throw .malformed("versions of '\(id)' out of order") }
+            // Stored as u32: a larger number would trap while encoding.
+            guard version.number <= Int(UInt32.max) else { throw .malformed("version number of '\(id)' above 2^32 - 1") }
             previous = version.number
             guard (version.state == .destroyed) == (version.key == nil) else {
                 throw .malformed("version \(version.number) of '\(id)' has inconsistent key bytes")

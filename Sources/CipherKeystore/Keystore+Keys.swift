@@ -203,7 +203,7 @@ extension Keystore {
         let key = try Self.randomKey()
         return try updateEntry(id) { (entry) throws(KeystoreError) -> Int in
             guard entry.pending == nil else { throw .refused("'\(id)' has a rotation in progress") }
-            let version = (entry.versions.last?.number ?? 0) + 1
+            let version = try entry.nextVersionNumber()
             entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated, created: Self.now(), key: key))
             entry.primary = version
             return version

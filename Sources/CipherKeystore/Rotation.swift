@@ -47,7 +47,7 @@ extension Keystore {
             // Phase 1: the pending version, durable before any database changes.
             let (previous, pending, resumed) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int, Bool) in
                 if let pending = entry.pending { return (entry.primary, pending, true) }
-                let version = (entry.versions.last?.number ?? 0) + 1
+                let version = try entry.nextVersionNumber()
                 entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated,
                                                  created: Self.now(), key: newKeyMaterial))
                 entry.pending = version
