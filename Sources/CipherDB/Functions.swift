@@ -69,7 +69,7 @@ extension Database {
             nil, nil, nil)
         guard code == SQLITE_OK else { throw self.error(code: code, sql: nil) }
         // SQLite replaces a function of the same name and arity: keep only the live closure.
-        functionBoxes["\(name.lowercased())/\(argumentCount)"] = box
+        functionBoxes[Self.functionKey(name, argumentCount)] = box
     }
 
     /// Removes the SQL function named `name` with `argumentCount` arguments.
@@ -77,7 +77,15 @@ extension Database {
         let handle = try requireHandle()
         let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8, nil, nil, nil, nil, nil)
         guard code == SQLITE_OK else { throw self.error(code: code, sql: nil) }
-        functionBoxes["\(name.lowercased())/\(argumentCount)"] = nil
+        functionBoxes[Self.functionKey(name, argumentCount)] = nil
+    }
+
+    /// The key of a function's closure: the name folded as SQLite folds it (ASCII letters only),
+    /// and the arity. Folding more than SQLite does (`Ä` and `ä` are different functions to it)
+    /// would release the closure of a function SQLite still calls.
+    private static func functionKey(_ name: String, _ argumentCount: Int32) -> String {
+        let folded = String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+        return "\(folded)/\(argumentCount)"
     }
 
     // MARK: - Tracing
