@@ -84,7 +84,11 @@ public final class SecretBytes: @unchecked Sendable {
     }
 
     /// Creates `count` bytes from OpenSSL's cryptographically secure generator.
+    ///
+    /// - Throws: ``CryptoError/invalidParameter(_:)`` for a negative count,
+    ///   ``CryptoError/randomFailure`` if OpenSSL cannot produce random bytes.
     public convenience init(randomCount count: Int) throws(CryptoError) {
+        guard count >= 0 else { throw .invalidParameter("negative byte count") }
         do {
             try self.init(count: count) { buffer in
                 try SecureRandom.fill(buffer)

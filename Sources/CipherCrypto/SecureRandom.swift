@@ -18,7 +18,11 @@ public enum SecureRandom {
     }
 
     /// Returns `count` random bytes for values that are not secret (salts, nonces, identifiers).
+    ///
+    /// - Throws: ``CryptoError/invalidParameter(_:)`` for a negative count,
+    ///   ``CryptoError/randomFailure`` if OpenSSL cannot produce random bytes.
     public static func bytes(count: Int) throws(CryptoError) -> [UInt8] {
+        guard count >= 0 else { throw .invalidParameter("negative byte count") }
         var result = [UInt8](repeating: 0, count: count)
         let succeeded = result.withUnsafeMutableBytes { buffer in (try? fill(buffer)) != nil }
         guard succeeded else { throw CryptoError.randomFailure }

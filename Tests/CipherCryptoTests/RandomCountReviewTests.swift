@@ -1,0 +1,13 @@
+import Testing
+import CipherCrypto
+
+/// Review finding: a negative byte count is an error, not a trap.
+@Suite("Random count review")
+struct RandomCountReviewTests {
+    @Test func negativeCountsThrow() {
+        #expect(throws: CryptoError.invalidParameter("negative byte count")) { try SecureRandom.bytes(count: -1) }
+        #expect(throws: CryptoError.invalidParameter("negative byte count")) { try SecretBytes(randomCount: -1) }
+        #expect((try? SecureRandom.bytes(count: 0)) == [])
+        #expect((try? SecretBytes(randomCount: 0))?.count == 0)
+    }
+}
