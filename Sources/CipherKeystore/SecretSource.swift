@@ -92,20 +92,48 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Writes a key file as 64 hexadecimal characters and a newline, mode 0600, refusing to overwrite.
+    ///
+    /// The file appears whole or not at all: it is written to a new temporary file beside `path`
+    /// (O_EXCL, mode 0600), flushed, linked into place (which fails if `path` exists) and the
+    /// directory is flushed, so a crash, a full disk or a file-size limit never leaves a partial key
+    /// file, and a keystore slot made for the key never outlives the file on disk.
     public static func writeKeyFile(_ secret: SecretBytes, to path: String) throws(KeystoreError) {
         guard secret.count == KeystoreCredential.keyFileLength else { throw .invalidKeyMaterial("a key file holds 32 bytes") }
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            let code = errno
-            throw code == EEXIST ? .alreadyExists(path: path) : .io(operation: "create key file", path: path, errno: code)
+        var existing = stat()
+        if lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
+        let directory = KeystoreFile.directoryName(of: path)
+        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [0]).map { String($0, radix: 16) }.joined()
+        let temporary = directory + "/." + KeystoreFile.baseName(of: path) + ".tmp-\(getpid())-" + suffix
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .io(operation: "create key file", path: temporary, errno: errno) }
+        // Once linked, the temporary name is only a second name for the key file.
+        defer { unlink(temporary) }
+        do {
+            defer { close(fd) }
+            guard fchmod(fd, 0o600) == 0 else { throw KeystoreError.io(operation: "fchmod", path: temporary, errno: errno) }
+            let text = secret.hexEncoded().appending(SecretBytes(copying: [0x0A]))
+            let failure = text.withUnsafeBytes { bytes -> Int32 in
+                var written = 0
+                while written < bytes.count {
+                    guard let base = bytes.baseAddress else { return EINVAL }
+                    let result = write(fd, base + written, bytes.count - written)
+                    if result < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    if result == 0 { return EIO }
+                    written += result
+                }
+                return 0
+            }
+            guard failure == 0 else { throw KeystoreError.io(operation: "write key file", path: path, errno: failure) }
+            guard fsync(fd) == 0 else { throw KeystoreError.io(operation: "fsync key file", path: path, errno: errno) }
         }
-        defer { close(fd) }
-        _ = fchmod(fd, 0o600)
-        let text = secret.hexEncoded()
-        let newline: [UInt8] = [0x0A]
-        let ok = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) == $0.count }
-            && newline.withUnsafeBytes { write(fd, $0.baseAddress, 1) == 1 } && fsync(fd) == 0
-        guard ok else { throw .io(operation: "write key file", path: path, errno: errno) }
+        guard link(temporary, path) == 0 else {
+            let code = errno
+            throw code == EEXIST ? .alreadyExists(path: path) : .io(operation: "link key file", path: path, errno: code)
+        }
+        try KeystoreFile.syncDirectory(directory)
     }
 
     // MARK: Reading

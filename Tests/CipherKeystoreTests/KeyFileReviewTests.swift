@@ -39,3 +39,42 @@ struct KeyFileReviewTests {
         }
     }
 }
+
+/// Review finding: a key file appears whole or not at all.
+@Suite("Key file writing review")
+struct KeyFileWritingReviewTests {
+    let dir = TemporaryDirectory()
+
+    /// A child under RLIMIT_FSIZE cannot write the 65 bytes of a key file: no partial file (half
+    /// of the key, in hexadecimal) may be left at the path, nor any temporary file.
+    @Test func aFailedWriteLeavesNoFile() throws {
+        guard let driver = crashDriverPath() else { return }
+        let keystore = dir.file("keystore")
+        _ = try Keystore.create(at: keystore, credential: passphrase(childPassphrase), kdf: cheapKDF)
+        let keyFile = dir.file("recovery.key")
+        let output = try runDriver(driver, ["write-key-file-limited", keystore, keyFile, "16"])
+        #expect(output.contains("writeFailed"), "\(output)")
+        #expect(access(keyFile, F_OK) != 0, "a partial key file was left behind")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(!names.contains { $0.hasPrefix(".recovery.key") }, "\(names)")
+    }
+
+    @Test func writtenKeyFileIsWholePrivateAndNeverReplaced() throws {
+        let secret = try Keystore.generateKeyFileSecret()
+        let keyFile = dir.file("key")
+        try SecretSource.writeKeyFile(secret, to: keyFile)
+        #expect(fileMode(keyFile) == 0o600)
+        #expect(try SecretSource.readKeyFile(keyFile).constantTimeEquals(secret))
+        #expect(throws: KeystoreError.alreadyExists(path: keyFile)) {
+            try SecretSource.writeKeyFile(try Keystore.generateKeyFileSecret(), to: keyFile)
+        }
+        #expect(try SecretSource.readKeyFile(keyFile).constantTimeEquals(secret))
+        symlink(dir.file("nowhere"), dir.file("dangling"))
+        #expect(throws: KeystoreError.alreadyExists(path: dir.file("dangling"))) {
+            try SecretSource.writeKeyFile(secret, to: dir.file("dangling"))
+        }
+        #expect(access(dir.file("nowhere"), F_OK) != 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(names.sorted() == ["dangling", "key"], "\(names)")
+    }
+}

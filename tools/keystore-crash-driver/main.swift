@@ -8,6 +8,7 @@
 //   keystore-crash-driver count <keystore> <database> <id>          print the rows of table t
 //   keystore-crash-driver add <keystore> <id>                       add a key and print its id
 //   keystore-crash-driver list <keystore>                           print entry ids and primaries
+//   keystore-crash-driver write-key-file-limited <keystore> <path> <bytes>  write a key file under RLIMIT_FSIZE
 import CipherDB
 import CipherKeystore
 import Foundation
@@ -77,6 +78,17 @@ do {
     case "add" where arguments.count == 4:
         try keystore.addKey(id: arguments[3])
         say(arguments[3])
+    case "write-key-file-limited" where arguments.count == 5:
+        // Limit the size of any file this process writes, so the key file cannot be written whole.
+        signal(SIGXFSZ, SIG_IGN)
+        var limit = rlimit(rlim_cur: rlim_t(arguments[4]) ?? 16, rlim_max: rlim_t.max)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
+        do {
+            try SecretSource.writeKeyFile(Keystore.generateKeyFileSecret(), to: arguments[3])
+            say("written unexpectedly")
+        } catch {
+            say("writeFailed: \(error)")
+        }
     case "list":
         for entry in try keystore.list() { say("\(entry.id) \(entry.primaryVersion)") }
     default:
