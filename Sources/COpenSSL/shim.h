@@ -86,6 +86,19 @@ done:
     return ok;
 }
 
+/* Keys an HMAC context. The parameter names are C string literals with static storage: OSSL_PARAM
+ * keeps pointers to its key and value until EVP_MAC_init reads them, so neither may be a temporary.
+ * `hash` is 1 for SHA-1, 256 for SHA-256, 512 for SHA-512. */
+static inline int cipherdb_hmac_init(EVP_MAC_CTX *ctx, const unsigned char *key, size_t key_len, int hash) {
+    static char sha1[] = "SHA1", sha256[] = "SHA256", sha512[] = "SHA512";
+    char *digest = hash == 1 ? sha1 : hash == 256 ? sha256 : hash == 512 ? sha512 : NULL;
+    if (digest == NULL) return 0;
+    OSSL_PARAM params[2];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    return EVP_MAC_init(ctx, key, key_len, params) == 1;
+}
+
 /* SHA-256 of a buffer, for the keystore's unkeyed corruption check. */
 static inline int cipherdb_sha256(const unsigned char *in, size_t in_len, unsigned char *out) {
     unsigned int out_len = 0;

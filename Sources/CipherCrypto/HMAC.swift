@@ -27,18 +27,9 @@ public final class HMAC {
         guard let context = EVP_MAC_CTX_new(mac) else { throw .openSSLFailure("EVP_MAC_CTX_new") }
         self.context = context
         self.hash = hash
-        let initialized = Self.digestName(hash).withCString { name -> Bool in
-            // OSSL_PARAM wants a mutable pointer but only reads the digest name.
-            var parameters = [
-                OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: name), 0),
-                OSSL_PARAM_construct_end(),
-            ]
-            return key.withUnsafeBytes { keyBytes in
-                parameters.withUnsafeMutableBufferPointer { buffer in
-                    EVP_MAC_init(context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                 keyBytes.count, buffer.baseAddress) == 1
-                }
-            }
+        let initialized = key.withUnsafeBytes { keyBytes in
+            cipherdb_hmac_init(context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes.count,
+                               Self.digestCode(hash)) == 1
         }
         guard initialized else {
             EVP_MAC_CTX_free(context)
@@ -97,11 +88,12 @@ public final class HMAC {
         }
     }
 
-    private static func digestName(_ hash: HashFunction) -> String {
+    /// The hash as `cipherdb_hmac_init` names it.
+    private static func digestCode(_ hash: HashFunction) -> Int32 {
         switch hash {
-        case .sha1: return "SHA1"
-        case .sha256: return "SHA256"
-        case .sha512: return "SHA512"
+        case .sha1: return 1
+        case .sha256: return 256
+        case .sha512: return 512
         }
     }
 }
