@@ -79,10 +79,16 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             return CLIError(.temporaryFailure, "\(path) is locked by another connection", hint: "try again when the other process is done")
         case .fileError:
             return CLIError(output ? .cannotCreate : .ioError, error.message)
+        case .diskFull:
+            return CLIError(.ioError, "no space left for \(path): \(error.message)", hint: "free some space; nothing was changed")
+        case .ioError:
+            return CLIError(.ioError, "I/O error on \(path): \(error.message)")
+        case .inUse:
+            return CLIError(.temporaryFailure, "\(path) is open in another process: \(error.message)",
+                            hint: "close the other connections (apps, shells) and try again")
+        case .invalidated:
+            return CLIError(.ioError, "\(path): \(error.message)")
         case .sqlite, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted:
-            if error.resultCode == 10 || error.resultCode == 13 { // SQLITE_IOERR, SQLITE_FULL
-                return CLIError(.ioError, "I/O error on \(path): \(error.message)")
-            }
             return CLIError(.sqlFailed, error.message)
         case .reentrantAccess, .poolTimeout:
             return CLIError(.ioError, error.message)

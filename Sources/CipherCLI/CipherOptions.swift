@@ -23,7 +23,7 @@ public struct CipherOptions: ParsableArguments {
 
     /// Checks the values' ranges.
     public func validate() throws {
-        if let pageSize, !(512...65536).contains(pageSize) || pageSize & (pageSize - 1) != 0 {
+        if let pageSize, !CipherLayout.isValidPageSize(pageSize) {
             throw ValidationError("--page-size must be a power of two from 512 to 65536")
         }
         if let kdfIter, kdfIter < 1 { throw ValidationError("--kdf-iter must be at least 1") }

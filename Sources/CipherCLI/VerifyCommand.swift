@@ -48,7 +48,6 @@ struct VerifyCommand: ParsableCommand {
                                                label: "Passphrase for \(database)", flagList: KeyOptions.flagList, database: database)
         var settings = DatabaseAccess.merge(resolved.settings, key.settings)
         let progress = ProgressReporter(quiet: common.quiet || json)
-        rollBackInterruptedWrite(resolved: resolved, settings: settings)
         var verifier: PageVerifier
         do {
             verifier = try PageVerifier(path: database, key: resolved.key, settings: settings)
@@ -59,6 +58,7 @@ struct VerifyCommand: ParsableCommand {
             throw CLIError.database(error, path: database)
         }
         settings.pageSize = verifier.layout.pageSize
+        try rollBackInterruptedWrite(resolved: resolved, settings: settings)
         progress.phase("checking the pages of \(database)")
         let report: PageVerifier.Report
         do {
@@ -76,16 +76,22 @@ struct VerifyCommand: ParsableCommand {
 
     /// A hot journal means a write (a rekey, say) was interrupted: the file on disk is half old,
     /// half new until SQLite rolls it back. The offline check would call every rewritten page bad,
-    /// so let SQLite roll back first, as any opener would.
-    private func rollBackInterruptedWrite(resolved: ResolvedKey, settings: CipherSettings) {
+    /// so let SQLite roll back first, as any opener would. The library proves the key against the
+    /// journal's copy of page 1 before it lets SQLite roll anything back: a key that does not
+    /// match it (the new key of an interrupted rekey, say) is a wrong key, and nothing is touched.
+    private func rollBackInterruptedWrite(resolved: ResolvedKey, settings: CipherSettings) throws(CLIError) {
         let journal = database + "-journal"
         guard let size = (try? FileManager.default.attributesOfItem(atPath: journal))?[.size] as? Int, size > 0 else { return }
         common.info("\(journal) holds an interrupted write: opening \(database) once to roll it back before checking")
-        // SQLite plays a hot journal back at the first read, before the key is checked; whatever
-        // the open then reports, the check below tells.
         let db = Database(path: database)
-        try? db.open(flags: .readWrite, key: resolved.key, settings: settings)
-        db.close()
+        defer { db.close() }
+        do {
+            try db.open(flags: .readWrite, key: resolved.key, settings: settings)
+        } catch where error.kind == .wrongKey {
+            throw CLIError.database(error, path: database)
+        } catch {
+            // Damage: the page check below says where.
+        }
     }
 
     /// Runs the SQLite checks and prints the result.

@@ -23,7 +23,7 @@ extension Database {
         }
         let version = try Self.requireSQLCipher()
         try Self.validate(settings, for: version)
-        let bytes = try key.sqlcipherKeyBytes()
+        let bytes = try provenKey(key, settings: settings, version: version).sqlcipherKeyBytes()
         let code = bytes.withUnsafeBytes { buffer in
             sqlite3_key(handle, buffer.baseAddress, Int32(buffer.count))
         }
@@ -36,19 +36,54 @@ extension Database {
         hasProvenKey = true
     }
 
+    /// Proves `key` against the existing file offline, before SQLite may read, and so recover,
+    /// anything: page 1's HMAC must match on the page 1 SQLite will see after rolling back a hot
+    /// journal or replaying a WAL. A wrong key then never reaches a connection that could roll
+    /// back, checkpoint or delete a journal through it: every file stays byte for byte as it was.
+    ///
+    /// Returns the key to hand SQLite: for a passphrase, the page key derived here (the KDF runs
+    /// once, not once here and again in SQLCipher). Files that cannot be checked offline (new or
+    /// plaintext files, no HMAC, a plaintext header, a passphrase written as a key literal
+    /// `x'…'`) are left to SQLite's own check.
+    func provenKey(_ key: DatabaseKey, settings: CipherSettings, version: SQLCipherVersion) throws(DatabaseError) -> DatabaseKey {
+        guard isFileBacked, !openFlags.contains(.uri), let path else { return key }
+        let file = try DatabaseFile(path: path)
+        let layout = CipherLayout(settings: settings, version: version)
+        guard file.kind == .encrypted, var salt = file.salt, layout.isVerifiableOffline, file.size >= layout.pageSize else { return key }
+        if case .passphrase(let passphrase) = key, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
+            return key
+        }
+        if case .rawWithSalt(_, let explicitSalt) = key { salt = explicitSalt }
+        let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
+        guard try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase() else {
+            throw DatabaseError(kind: .wrongKey, resultCode: SQLITE_NOTADB,
+                                message: "file is encrypted or is not a database: the key does not match page 1 of \(displayPath) (checked before SQLite read it: nothing was changed)")
+        }
+        if case .passphrase = key { return .raw(pageKey) }
+        return key
+    }
+
     /// Changes the key of an encrypted database, keeping its salt and cipher settings.
     ///
-    /// Checkpoints a WAL first, then runs `sqlite3_rekey`, then proves the result by opening the
-    /// file on a second connection with the new key and running `quick_check`: SQLCipher's rekey
-    /// can report success although a write failed. To change page size or KDF settings, to
-    /// encrypt a plaintext database or to decrypt one, use ``export(to:key:settings:)``.
+    /// Checkpoints a WAL first, takes the write lock, then runs `sqlite3_rekey`, then proves the
+    /// result by opening the file on a second connection with the new key and running
+    /// `quick_check`. To change page size or KDF settings, to encrypt a plaintext database or to
+    /// decrypt one, use ``export(to:key:settings:)`` or ``reencrypt(to:settings:)``.
+    ///
+    /// SQLCipher's rekey reports success even when its write transaction failed, and then keeps
+    /// writing with the new key over pages still under the old one. So the write lock is taken
+    /// before the key changes (a lock held elsewhere throws `busy` with nothing changed), and a
+    /// rekey that did not reach the file closes the connection: it throws `diskFull` or
+    /// `ioError`, and every later call throws `invalidated` until the database is opened again,
+    /// with the old key, which still opens the file.
     ///
     /// - Throws: `notEncrypted` for a plaintext or in-memory database (SQLCipher 3 would return
     ///   success and do nothing), `readOnly`, `invalidKey`, `misuse` inside a transaction or with
-    ///   open result sets, and the proof's error if the new key does not open the file.
+    ///   open result sets, `busy` when another connection holds the write lock, `diskFull` when
+    ///   the disk cannot hold the journal, and the proof's error if the new key does not open the file.
     public func rekey(to newKey: DatabaseKey) throws(DatabaseError) {
         let handle = try requireHandle()
-        guard isKeyed, isFileBacked else {
+        guard isKeyed, isFileBacked, let path else {
             throw DatabaseError(kind: .notEncrypted,
                                 message: "rekey needs an encrypted database file; encrypt a plaintext database with export(to:key:)")
         }
@@ -61,14 +96,46 @@ extension Database {
         guard !isInTransaction else { throw DatabaseError.misuse("rekey inside a transaction") }
         guard openResultSetCount == 0 else { throw DatabaseError.misuse("rekey with open result sets") }
         let bytes = try newKey.sqlcipherKeyBytes()
-        if try journalMode() == "wal" {
+        let isWAL = try journalMode() == "wal"
+        if isWAL {
             try checkpoint(.truncate)
         }
+        // Every page is written twice (journal or WAL, then the file): refuse before anything changes.
+        try DurableFile.requireFreeSpace(forRewriteOf: path)
+        // The write lock first, with the old key still in force: a lock held elsewhere fails here.
+        try executeUpdate("BEGIN IMMEDIATE")
+        // sqlite3_rekey joins the b-tree transaction just opened and commits it itself.
         let code = bytes.withUnsafeBytes { buffer in
             sqlite3_rekey(handle, buffer.baseAddress, Int32(buffer.count))
         }
-        guard code == SQLITE_OK else { throw error(code: code, sql: nil) }
-        try Self.prove(path: sqlitePath, key: newKey, settings: appliedSettings, expectingTables: nil)
+        if sqlite3_get_autocommit(handle) == 0 {
+            // Ends the SQL-level transaction; the b-tree one is already committed or rolled back.
+            if sqlite3_exec(handle, "COMMIT", nil, nil, nil) != SQLITE_OK { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+        }
+        guard code == SQLITE_OK, try newKeyOpensFile(newKey, path: path) else {
+            // The rewrite did not reach the file, which is still under the old key. The codec may
+            // already write with the new one: this connection must never write again.
+            let cause = DurableFile.hasFreeSpace(forRewriteOf: path)
+                ? DatabaseError(kind: .ioError, resultCode: SQLITE_IOERR, message: "the rekey of \(displayPath) could not write its transaction; the file keeps the old key")
+                : DatabaseError(kind: .diskFull, resultCode: SQLITE_FULL, message: "no space left to rekey \(displayPath); the file keeps the old key")
+            invalidate("a rekey failed (\(cause.message)); open it again with the old key")
+            throw cause
+        }
+        do {
+            try Self.prove(path: sqlitePath, key: newKey, settings: appliedSettings, expectingTables: nil)
+        } catch {
+            invalidate("the rekeyed file failed its check (\(error.message))")
+            throw error
+        }
+    }
+
+    /// Whether `newKey` matches the page 1 of the file at `path` as SQLite will read it: the
+    /// rekey's transaction reached the file.
+    private func newKeyOpensFile(_ newKey: DatabaseKey, path: String) throws(DatabaseError) -> Bool {
+        let layout = CipherLayout(settings: appliedSettings)
+        guard layout.isVerifiableOffline, let salt = try DatabaseFile(path: path).salt else { return true }
+        let pageKey = try PageVerifier.pageKey(for: newKey, salt: salt, layout: layout)
+        return try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase()
     }
 
     /// Opens `path` on a fresh connection with `key` and checks every b-tree page.
@@ -124,7 +191,7 @@ extension Database {
             DatabaseError(kind: .unsupported, message: "\(name) needs SQLCipher \(needs); this process runs SQLCipher \(version)")
         }
         if let pageSize = settings.pageSize {
-            guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else {
+            guard CipherLayout.isValidPageSize(pageSize) else {
                 throw DatabaseError(kind: .unsupported, message: "page size \(pageSize) is not a power of two from 512 to 65536")
             }
         }

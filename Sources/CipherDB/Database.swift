@@ -79,6 +79,9 @@ public final class Database {
     var functionBoxes: [String: AnyObject] = [:]
     var traceBox: AnyObject?
     var savePointCounter = 0
+    /// Why the connection was closed behind its user's back (a failed key change), reported by
+    /// every later call until the database is opened again.
+    var invalidationReason: String?
 
     /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:)``.
     ///
@@ -108,6 +111,7 @@ public final class Database {
         settings: CipherSettings = .versionDefaults
     ) throws(DatabaseError) {
         guard sqliteHandle == nil else { return }
+        invalidationReason = nil
         // A plain SQLite library in place of SQLCipher would store everything in the clear.
         _ = try Self.requireSQLCipher()
         var handle: OpaquePointer?
@@ -137,6 +141,13 @@ public final class Database {
             close()
             throw DatabaseError(kind: .invalidKey, message: "cipher settings need a key")
         }
+    }
+
+    /// Closes the connection and makes every later call throw `invalidated` with `reason`, until
+    /// the database is opened again.
+    func invalidate(_ reason: String) {
+        close()
+        invalidationReason = reason
     }
 
     /// Closes the connection: closes open result sets, finalizes cached and leaked statements.
@@ -200,6 +211,9 @@ public final class Database {
     @inline(__always)
     func requireHandle(sql: String? = nil) throws(DatabaseError) -> OpaquePointer {
         guard let sqliteHandle else {
+            if let invalidationReason {
+                throw DatabaseError(kind: .invalidated, message: "the connection to \(displayPath) was closed: \(invalidationReason)", sql: sql)
+            }
             throw DatabaseError.misuse("the database \(displayPath) is not open", sql: sql)
         }
         return sqliteHandle

@@ -51,6 +51,15 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case reentrantAccess
         /// No connection became free within the pool's wait limit.
         case poolTimeout
+        /// The disk (or the file size limit) is full: nothing was changed.
+        case diskFull
+        /// The operating system failed a read or write of the database or its journal.
+        case ioError
+        /// Another connection has the database open, so its file cannot be replaced now.
+        case inUse
+        /// The connection was closed by a failure that left it unsafe to use (a failed key
+        /// change): open the database again.
+        case invalidated
     }
 
     /// What went wrong.
@@ -97,6 +106,8 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case SQLITE_MISUSE: return .misuse
         case SQLITE_RANGE: return .invalidArguments
         case SQLITE_CANTOPEN: return .fileError
+        case SQLITE_FULL: return .diskFull
+        case SQLITE_IOERR: return .ioError
         default: return .sqlite
         }
     }

@@ -67,6 +67,30 @@ enum DurableFile {
         }
     }
 
+    /// Free bytes for unprivileged writers on the file system that holds `path`, or `nil` when unknown.
+    static func availableBytes(at path: String) -> Int? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    /// Whether the file system holding the database at `path` has room to rewrite every page once
+    /// more (a rekey's journal or WAL holds a copy of each page), with a margin.
+    static func hasFreeSpace(forRewriteOf path: String) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0, let available = availableBytes(at: path) else { return true }
+        let size = Int(status.st_size)
+        return available >= size + size / 16 + 64 * 1024
+    }
+
+    /// Throws `diskFull` before a rewrite of the database at `path` that the disk cannot hold.
+    static func requireFreeSpace(forRewriteOf path: String) throws(DatabaseError) {
+        guard hasFreeSpace(forRewriteOf: path) else {
+            throw DatabaseError(kind: .diskFull, resultCode: 13,
+                                message: "not enough free space beside \(path) to rewrite it (its journal needs about its size); nothing was changed")
+        }
+    }
+
     /// Removes a database file and its journal, WAL and shared-memory companions, if present.
     static func removeDatabaseFiles(at path: String) {
         for suffix in ["", "-journal", "-wal", "-shm"] {

@@ -25,46 +25,7 @@ import Darwin
 /// ```
 public struct PageVerifier: Sendable {
     /// The page layout of one SQLCipher configuration.
-    public struct Layout: Sendable, Equatable {
-        /// Bytes per page.
-        public let pageSize: Int
-        /// The page HMAC's hash.
-        public let hmacAlgorithm: CipherHashAlgorithm
-        /// The PBKDF2 hash that derives the keys.
-        public let kdfAlgorithm: CipherHashAlgorithm
-        /// The PBKDF2 iteration count for passphrases.
-        public let kdfIterations: Int
-
-        /// The IV length (AES block size).
-        public static let ivSize = 16
-        /// The salt length at the start of the file.
-        public static let saltSize = 16
-        /// The XOR mask that turns the KDF salt into the HMAC key's salt.
-        static let hmacSaltMask: UInt8 = 0x3a
-        /// PBKDF2 iterations for the HMAC key.
-        static let hmacKeyIterations = 2
-
-        /// The HMAC length in bytes.
-        public var hmacSize: Int { HMAC.length(of: hmacAlgorithm.hashFunction) }
-        /// Reserved bytes at the end of each page: IV + HMAC rounded up to 16.
-        public var reserveSize: Int { (Self.ivSize + hmacSize + 15) / 16 * 16 }
-
-        /// A layout from explicit values.
-        public init(pageSize: Int, hmacAlgorithm: CipherHashAlgorithm, kdfAlgorithm: CipherHashAlgorithm, kdfIterations: Int) {
-            self.pageSize = pageSize
-            self.hmacAlgorithm = hmacAlgorithm
-            self.kdfAlgorithm = kdfAlgorithm
-            self.kdfIterations = kdfIterations
-        }
-
-        /// The layout that `settings` give on `version` (its defaults fill what `settings` leave out).
-        public init(settings: CipherSettings, version: SQLCipherVersion) {
-            self.init(pageSize: settings.pageSize ?? version.defaultPageSize,
-                      hmacAlgorithm: settings.hmacAlgorithm ?? version.defaultHashAlgorithm,
-                      kdfAlgorithm: settings.kdfAlgorithm ?? version.defaultHashAlgorithm,
-                      kdfIterations: settings.kdfIterations ?? version.defaultKDFIterations)
-        }
-    }
+    public typealias Layout = CipherLayout
 
     /// Why a page failed.
     public enum Problem: String, Sendable, Equatable, Codable {
@@ -114,33 +75,29 @@ public struct PageVerifier: Sendable {
     ///   salt or is a plaintext SQLite file, `unsupported` for settings without HMAC or with a
     ///   plaintext header, `invalidKey` for a key of the wrong shape.
     public init(path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
-        let layout: Layout
-        if let version = SQLCipherVersion.current {
-            layout = Layout(settings: settings, version: version)
-        } else {
-            // No codec linked: assume SQLCipher 3's defaults, the format this package writes on Debian.
-            layout = Layout(pageSize: settings.pageSize ?? 1024, hmacAlgorithm: settings.hmacAlgorithm ?? .sha1,
-                            kdfAlgorithm: settings.kdfAlgorithm ?? .sha1, kdfIterations: settings.kdfIterations ?? 64_000)
-        }
-        try self.init(path: path, key: key, layout: layout, settings: settings)
+        try self.init(path: path, key: key, layout: CipherLayout(settings: settings), settings: settings)
     }
 
     /// As ``init(path:key:settings:)`` with an explicit layout.
     public init(path: String, key: DatabaseKey, layout: Layout, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
-        if settings.usesHMAC == false {
+        if settings.usesHMAC == false || !layout.usesHMAC {
             throw DatabaseError(kind: .unsupported, message: "the database has no page HMACs (cipher_use_hmac = OFF): nothing to verify")
         }
         if let header = settings.plaintextHeaderSize, header != 0 {
             throw DatabaseError(kind: .unsupported, message: "page verification does not support a plaintext header")
         }
-        guard (512...65536).contains(layout.pageSize), layout.pageSize & (layout.pageSize - 1) == 0 else {
+        guard CipherLayout.isValidPageSize(layout.pageSize) else {
             throw DatabaseError(kind: .unsupported, message: "page size \(layout.pageSize) is not a power of two from 512 to 65536")
         }
         let salt = try Self.readSalt(path: path)
-        self.path = path
-        self.layout = layout
-        self.salt = salt
-        self.hmacKey = try Self.deriveHMACKey(key: key, salt: salt, layout: layout)
+        let pageKey = try Self.pageKey(for: key, salt: salt, layout: layout)
+        try self.init(path: path, pageKey: pageKey, salt: salt, layout: layout)
+    }
+
+    /// A verifier from the page key itself (a raw key, or a passphrase already derived) and the
+    /// file's salt: no KDF runs.
+    public init(path: String, pageKey: SecretBytes, salt: [UInt8], layout: Layout) throws(DatabaseError) {
+        self.init(path: path, layout: layout, salt: salt, hmacKey: try Self.deriveHMACKey(pageKey: pageKey, salt: salt, layout: layout))
     }
 
     private init(path: String, layout: Layout, salt: [UInt8], hmacKey: SecretBytes) {
@@ -152,10 +109,27 @@ public struct PageVerifier: Sendable {
 
     /// A verifier for the same file and key with another page size (the keys do not depend on it).
     public func withPageSize(_ pageSize: Int) -> PageVerifier {
-        PageVerifier(path: path,
-                     layout: Layout(pageSize: pageSize, hmacAlgorithm: layout.hmacAlgorithm,
-                                    kdfAlgorithm: layout.kdfAlgorithm, kdfIterations: layout.kdfIterations),
-                     salt: salt, hmacKey: hmacKey)
+        PageVerifier(path: path, layout: layout.withPageSize(pageSize), salt: salt, hmacKey: hmacKey)
+    }
+
+    /// Whether the key opens the database: page 1's HMAC matches on the page 1 that SQLite will
+    /// read, which is a hot journal's or a WAL's copy when one is there (see ``RecoveryLog``).
+    ///
+    /// This is the check CipherDB runs before it hands a key to SQLite: a wrong key never reaches a
+    /// connection that could roll back a journal or checkpoint a WAL through it.
+    public func opensDatabase() throws(DatabaseError) -> Bool {
+        let mac = try makeMAC()
+        let page: [UInt8]
+        if let recovered = try RecoveryLog.recoveredPageOne(databasePath: path, pageSize: layout.pageSize) {
+            page = recovered.page
+        } else {
+            page = try DatabaseFile.read(path: path, offset: 0, count: layout.pageSize)
+            guard page.count == layout.pageSize else { return false }
+        }
+        let outcome = page.withUnsafeBytes { bytes in
+            Result { () throws(DatabaseError) -> Problem? in try check(page: bytes, number: 1, mac: mac) }
+        }
+        return try outcome.get() == nil
     }
 
     /// Finds the page size whose page HMAC matches, trying every power of two from 512 to 65536
@@ -168,7 +142,10 @@ public struct PageVerifier: Sendable {
         let mac = try makeMAC()
         for number in 1...2 {
             for pageSize in candidates {
-                let bytes = try Self.read(path: path, offset: (number - 1) * pageSize, count: pageSize)
+                var bytes = try Self.read(path: path, offset: (number - 1) * pageSize, count: pageSize)
+                if number == 1, let recovered = try RecoveryLog.recoveredPageOne(databasePath: path, pageSize: pageSize) {
+                    bytes = recovered.page
+                }
                 guard bytes.count == pageSize else { continue }
                 let candidate = withPageSize(pageSize)
                 let outcome = bytes.withUnsafeBytes { page in
@@ -251,76 +228,66 @@ public struct PageVerifier: Sendable {
         do { return try HMAC(key: hmacKey, hash: layout.hmacAlgorithm.hashFunction) } catch { throw Self.cryptoError(error) }
     }
 
-    /// The HMAC key for `key` and `salt`.
-    static func deriveHMACKey(key: DatabaseKey, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
-        let hash = layout.kdfAlgorithm.hashFunction
-        let encryptionKey: SecretBytes
-        do {
-            switch key {
-            case .passphrase(let passphrase):
-                guard passphrase.count > 0 else { throw DatabaseError(kind: .invalidKey, message: "the passphrase is empty") }
-                encryptionKey = try PBKDF2.deriveKey(password: passphrase, salt: salt, iterations: layout.kdfIterations,
-                                                     hash: hash, length: DatabaseKey.rawKeyLength)
-            case .raw(let raw), .rawWithSalt(let raw, _):
-                guard raw.count == DatabaseKey.rawKeyLength else {
-                    throw DatabaseError(kind: .invalidKey, message: "a raw key must be \(DatabaseKey.rawKeyLength) bytes, not \(raw.count)")
-                }
-                encryptionKey = raw
+    /// The key that encrypts the pages: the raw key itself, or PBKDF2 of the passphrase over the
+    /// file's salt with the layout's hash and iteration count (what SQLCipher derives at its first read).
+    public static func pageKey(for key: DatabaseKey, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
+        switch key {
+        case .passphrase(let passphrase):
+            guard passphrase.count > 0 else { throw DatabaseError(kind: .invalidKey, message: "the passphrase is empty") }
+            do {
+                return try PBKDF2.deriveKey(password: passphrase, salt: salt, iterations: layout.kdfIterations,
+                                            hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
+            } catch {
+                throw cryptoError(error)
             }
-            let hmacSalt = salt.map { $0 ^ Layout.hmacSaltMask }
-            return try PBKDF2.deriveKey(password: encryptionKey, salt: hmacSalt, iterations: Layout.hmacKeyIterations,
-                                        hash: hash, length: DatabaseKey.rawKeyLength)
-        } catch let error as DatabaseError {
-            throw error
-        } catch let error as CryptoError {
-            throw cryptoError(error)
+        case .raw(let raw), .rawWithSalt(let raw, _):
+            guard raw.count == DatabaseKey.rawKeyLength else {
+                throw DatabaseError(kind: .invalidKey, message: "a raw key must be \(DatabaseKey.rawKeyLength) bytes, not \(raw.count)")
+            }
+            return raw
+        }
+    }
+
+    /// The HMAC key SQLCipher derives from the page key: PBKDF2 over the salt XOR 0x3a, 2 iterations.
+    static func deriveHMACKey(pageKey: SecretBytes, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
+        let hmacSalt = salt.map { $0 ^ Layout.hmacSaltMask }
+        do {
+            return try PBKDF2.deriveKey(password: pageKey, salt: hmacSalt, iterations: Layout.hmacKeyIterations,
+                                        hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
         } catch {
-            throw DatabaseError(kind: .sqlite, message: "key derivation failed")
+            throw cryptoError(error)
         }
     }
 
     // MARK: - File reading
 
     static func readSalt(path: String) throws(DatabaseError) -> [UInt8] {
-        let header = try read(path: path, offset: 0, count: 16)
-        guard header.count == Layout.saltSize else {
-            throw DatabaseError(kind: .notADatabase, message: "\(path) is shorter than an SQLCipher salt (\(header.count) bytes)")
-        }
-        if header == Array("SQLite format 3\0".utf8) {
+        let file = try DatabaseFile(path: path)
+        switch file.kind {
+        case .plaintext:
             throw DatabaseError(kind: .plaintextDatabase, message: "\(path) is a plaintext SQLite database: it has no page HMACs")
+        case .missing:
+            throw DatabaseError(kind: .fileError, message: "cannot open \(path): no such file")
+        case .encrypted, .empty, .notADatabase:
+            let salt = try DatabaseFile.read(path: path, offset: 0, count: Layout.saltSize)
+            guard salt.count == Layout.saltSize else {
+                throw DatabaseError(kind: .notADatabase, message: "\(path) is shorter than an SQLCipher salt (\(salt.count) bytes)")
+            }
+            return salt
         }
-        return header
     }
 
     static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw fileError("cannot open", path) }
-        defer { close(descriptor) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
-        defer { buffer.deallocate() }
-        let got = try readFully(descriptor, into: buffer, count: count, offset: offset, path: path)
-        return Array(buffer.prefix(got))
+        try DatabaseFile.read(path: path, offset: offset, count: count)
     }
 
-    /// Reads up to `count` bytes at `offset`, retrying short reads; returns the bytes read (fewer at end of file).
     static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
                           path: String) throws(DatabaseError) -> Int {
-        var done = 0
-        while done < count {
-            guard let base = buffer.baseAddress else { return 0 }
-            let result = pread(descriptor, base + done, count - done, off_t(offset + done))
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw fileError("cannot read", path)
-            }
-            if result == 0 { break }
-            done += result
-        }
-        return done
+        try DatabaseFile.readFully(descriptor, into: buffer, count: count, offset: offset, path: path)
     }
 
     static func fileError(_ what: String, _ path: String) -> DatabaseError {
-        DatabaseError(kind: .fileError, message: "\(what) \(path): \(String(cString: strerror(errno)))")
+        DatabaseFile.fileError(what, path)
     }
 
     static func cryptoError(_ error: CryptoError) -> DatabaseError {
@@ -329,6 +296,9 @@ public struct PageVerifier: Sendable {
 }
 
 extension CipherHashAlgorithm {
+    /// The digest length in bytes: 20, 32 or 64.
+    public var digestLength: Int { HMAC.length(of: hashFunction) }
+
     /// The CipherCrypto hash of the same name.
     var hashFunction: HashFunction {
         switch self {

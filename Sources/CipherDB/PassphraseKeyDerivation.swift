@@ -29,19 +29,9 @@ public enum PassphraseKeyDerivation {
     /// The parameters SQLCipher `version` uses with `settings`, or `nil` when the salt is not at the
     /// start of the file (a plaintext header) so the derivation must be left to SQLCipher.
     public static func parameters(for settings: CipherSettings, version: SQLCipherVersion) -> Parameters? {
-        if let header = settings.plaintextHeaderSize, header > 0 { return nil }
-        var algorithm = version.defaultHashAlgorithm
-        var iterations = version.defaultKDFIterations
-        // `cipher_compatibility` switches every default to an older major version's.
-        switch settings.compatibility {
-        case 1?, 2?: (algorithm, iterations) = (.sha1, 4_000)
-        case 3?: (algorithm, iterations) = (.sha1, 64_000)
-        case 4?: (algorithm, iterations) = (.sha512, 256_000)
-        default: break
-        }
-        if let explicit = settings.kdfAlgorithm { algorithm = explicit }
-        if let explicit = settings.kdfIterations { iterations = explicit }
-        return Parameters(algorithm: algorithm, iterations: iterations)
+        let layout = CipherLayout(settings: settings, version: version)
+        guard layout.plaintextHeaderSize == 0 else { return nil }
+        return Parameters(algorithm: layout.kdfAlgorithm, iterations: layout.kdfIterations)
     }
 
     /// The salt of the encrypted database at `path`: its first 16 bytes. `nil` when the file is
@@ -49,19 +39,7 @@ public enum PassphraseKeyDerivation {
     ///
     /// - Throws: `fileError` when the file exists but cannot be read.
     public static func salt(ofDatabaseAt path: String) throws(DatabaseError) -> [UInt8]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let file = FileHandle(forReadingAtPath: path) else {
-            throw DatabaseError(kind: .fileError, message: "cannot read the salt of \(path)")
-        }
-        defer { try? file.close() }
-        let header: Data
-        do {
-            header = try file.read(upToCount: DatabaseKey.saltLength) ?? Data()
-        } catch {
-            throw DatabaseError(kind: .fileError, message: "cannot read the salt of \(path): \(error.localizedDescription)")
-        }
-        guard header.count == DatabaseKey.saltLength, header != Data("SQLite format 3\0".utf8) else { return nil }
-        return [UInt8](header)
+        try DatabaseFile(path: path).salt
     }
 
     /// Derives the raw key SQLCipher would derive from `passphrase` and `salt`.
@@ -78,21 +56,11 @@ public enum PassphraseKeyDerivation {
             throw DatabaseError(kind: .invalidKey, message: "a salt must be \(DatabaseKey.saltLength) bytes, not \(salt.count)")
         }
         let version = try Database.requireSQLCipher()
-        guard let parameters = parameters(for: settings, version: version) else {
+        let layout = CipherLayout(settings: settings, version: version)
+        guard layout.plaintextHeaderSize == 0 else {
             throw DatabaseError(kind: .unsupported, message: "with a plaintext header SQLCipher keeps the salt elsewhere: derive with SQLCipher")
         }
-        let hash: HashFunction
-        switch parameters.algorithm {
-        case .sha1: hash = .sha1
-        case .sha256: hash = .sha256
-        case .sha512: hash = .sha512
-        }
-        do {
-            return try PBKDF2.deriveKey(password: passphrase, salt: salt, iterations: parameters.iterations,
-                                        hash: hash, length: keyLength)
-        } catch {
-            throw DatabaseError(kind: .invalidKey, message: "key derivation failed: \(error)")
-        }
+        return try PageVerifier.pageKey(for: .passphrase(passphrase), salt: salt, layout: layout)
     }
 
     /// Derives the raw key for the existing encrypted database at `path`, or returns `nil` when

@@ -149,7 +149,7 @@ struct KeyEntry {
             }
         }
         guard minimumDecryption >= 1, minimumDecryption <= primary else { throw .malformed("minimum decryption version of '\(id)'") }
-        guard pageSize == 0 || ((512...65536).contains(pageSize) && pageSize & (pageSize - 1) == 0) else {
+        guard pageSize == 0 || CipherLayout.isValidPageSize(pageSize) else {
             throw .malformed("page size of '\(id)'")
         }
     }

@@ -17,7 +17,7 @@ extension Keystore {
             throw .invalidParameter("keystore entries store only the page size; other cipher settings are not supported")
         }
         guard let pageSize = settings.pageSize else { return 0 }
-        guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else {
+        guard CipherLayout.isValidPageSize(pageSize) else {
             throw .invalidParameter("page size \(pageSize)")
         }
         return pageSize

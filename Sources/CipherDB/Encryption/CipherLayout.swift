@@ -1,0 +1,96 @@
+/// What ``CipherSettings`` mean on one SQLCipher version: every value filled in.
+///
+/// This is the one place that knows the defaults of each major version and what
+/// `cipher_compatibility` switches them to. The page verifier, the offline key check and the
+/// passphrase derivation all read their parameters from here.
+///
+/// ```swift
+/// let layout = CipherLayout(settings: CipherSettings(compatibility: 3), version: version)
+/// layout.pageSize        // 1024 on SQLCipher 4 with compatibility 3
+/// ```
+public struct CipherLayout: Sendable, Equatable {
+    /// Bytes per page.
+    public let pageSize: Int
+    /// The page HMAC's hash.
+    public let hmacAlgorithm: CipherHashAlgorithm
+    /// The PBKDF2 hash that derives the keys.
+    public let kdfAlgorithm: CipherHashAlgorithm
+    /// The PBKDF2 iteration count for passphrases.
+    public let kdfIterations: Int
+    /// Whether pages carry an HMAC.
+    public let usesHMAC: Bool
+    /// Bytes of page 1 kept in the clear (SQLCipher 4): the salt is then not at the start of the file.
+    public let plaintextHeaderSize: Int
+
+    /// The IV length (AES block size).
+    public static let ivSize = 16
+    /// The salt length at the start of the file.
+    public static let saltSize = 16
+    /// The XOR mask that turns the KDF salt into the HMAC key's salt.
+    static let hmacSaltMask: UInt8 = 0x3a
+    /// PBKDF2 iterations for the HMAC key.
+    static let hmacKeyIterations = 2
+
+    /// The HMAC length in bytes.
+    public var hmacSize: Int { hmacAlgorithm.digestLength }
+    /// Reserved bytes at the end of each page: IV + HMAC rounded up to 16.
+    public var reserveSize: Int { (Self.ivSize + (usesHMAC ? hmacSize : 0) + 15) / 16 * 16 }
+    /// Whether CipherDB can check a key against a page offline: HMACs on, salt at the start of the file.
+    public var isVerifiableOffline: Bool { usesHMAC && plaintextHeaderSize == 0 }
+
+    /// A layout from explicit values.
+    public init(pageSize: Int, hmacAlgorithm: CipherHashAlgorithm, kdfAlgorithm: CipherHashAlgorithm, kdfIterations: Int,
+                usesHMAC: Bool = true, plaintextHeaderSize: Int = 0) {
+        self.pageSize = pageSize
+        self.hmacAlgorithm = hmacAlgorithm
+        self.kdfAlgorithm = kdfAlgorithm
+        self.kdfIterations = kdfIterations
+        self.usesHMAC = usesHMAC
+        self.plaintextHeaderSize = plaintextHeaderSize
+    }
+
+    /// The layout that `settings` give on `version`: `compatibility` picks an older major
+    /// version's defaults, explicit values override them, and the running version fills the rest.
+    public init(settings: CipherSettings, version: SQLCipherVersion) {
+        var pageSize = version.defaultPageSize
+        var hash = version.defaultHashAlgorithm
+        var iterations = version.defaultKDFIterations
+        var usesHMAC = true
+        switch settings.compatibility {
+        case 1?: (pageSize, hash, iterations, usesHMAC) = (1024, .sha1, 4_000, false)
+        case 2?: (pageSize, hash, iterations) = (1024, .sha1, 4_000)
+        case 3?: (pageSize, hash, iterations) = (1024, .sha1, 64_000)
+        case 4?: (pageSize, hash, iterations) = (4096, .sha512, 256_000)
+        default: break
+        }
+        self.init(pageSize: settings.pageSize ?? pageSize,
+                  hmacAlgorithm: settings.hmacAlgorithm ?? hash,
+                  kdfAlgorithm: settings.kdfAlgorithm ?? hash,
+                  kdfIterations: settings.kdfIterations ?? iterations,
+                  usesHMAC: settings.usesHMAC ?? usesHMAC,
+                  plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
+    }
+
+    /// The layout on the running SQLCipher, or SQLCipher 3's defaults when no codec is linked
+    /// (the format this package writes on Debian).
+    public init(settings: CipherSettings) {
+        if let version = SQLCipherVersion.current {
+            self.init(settings: settings, version: version)
+        } else {
+            self.init(pageSize: settings.pageSize ?? 1024, hmacAlgorithm: settings.hmacAlgorithm ?? .sha1,
+                      kdfAlgorithm: settings.kdfAlgorithm ?? .sha1, kdfIterations: settings.kdfIterations ?? 64_000,
+                      usesHMAC: settings.usesHMAC ?? true, plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
+        }
+    }
+
+    /// The same layout with another page size (the keys do not depend on it).
+    public func withPageSize(_ pageSize: Int) -> CipherLayout {
+        CipherLayout(pageSize: pageSize, hmacAlgorithm: hmacAlgorithm, kdfAlgorithm: kdfAlgorithm, kdfIterations: kdfIterations,
+                     usesHMAC: usesHMAC, plaintextHeaderSize: plaintextHeaderSize)
+    }
+
+    /// Whether `size` is a page size SQLite accepts: a power of two from 512 to 65536.
+    public static func isValidPageSize(_ size: Int) -> Bool {
+        (512...65536).contains(size) && size & (size - 1) == 0
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a database file is, read from its first bytes before any key is tried.
+///
+/// This is the one place that knows a plaintext SQLite header from an SQLCipher salt, and what a
+/// file's size says about it. Nothing here writes.
+///
+/// ```swift
+/// let file = try DatabaseFile(path: "app.db")
+/// if file.kind == .encrypted { print(file.salt ?? []) }
+/// ```
+public struct DatabaseFile: Sendable, Equatable {
+    /// The kinds of file a path can hold.
+    public enum Kind: String, Sendable, Equatable {
+        /// Nothing at the path.
+        case missing
+        /// An empty file: SQLite takes it as a new database.
+        case empty
+        /// A plaintext SQLite database ("SQLite format 3" header).
+        case plaintext
+        /// Whole pages of random-looking bytes: an SQLCipher database (or random data).
+        case encrypted
+        /// Anything else.
+        case notADatabase = "not_a_database"
+    }
+
+    /// The 16 bytes every plaintext SQLite database starts with.
+    public static let plaintextHeader: [UInt8] = Array("SQLite format 3\0".utf8)
+
+    /// The path read.
+    public let path: String
+    /// What the file is.
+    public let kind: Kind
+    /// The size in bytes (0 when missing).
+    public let size: Int
+    /// The first 16 bytes: the KDF salt of an SQLCipher file (`nil` unless ``kind`` is `encrypted`).
+    public let salt: [UInt8]?
+
+    /// Reads the kind, size and salt of the file at `path`.
+    ///
+    /// - Throws: `fileError` when the path exists but is not a regular file or cannot be read.
+    public init(path: String) throws(DatabaseError) {
+        self.path = path
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            guard errno == ENOENT || errno == ENOTDIR else { throw Self.fileError("cannot read", path) }
+            (kind, size, salt) = (.missing, 0, nil)
+            return
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw DatabaseError(kind: .fileError, message: "\(path) is not a regular file")
+        }
+        size = Int(status.st_size)
+        guard size > 0 else {
+            (kind, salt) = (.empty, nil)
+            return
+        }
+        let header = try Self.read(path: path, offset: 0, count: CipherLayout.saltSize)
+        if header == Self.plaintextHeader {
+            (kind, salt) = (.plaintext, nil)
+        } else if size >= 512, size % 512 == 0 {
+            // SQLCipher files are whole pages of at least 512 bytes.
+            (kind, salt) = (.encrypted, header)
+        } else {
+            (kind, salt) = (.notADatabase, nil)
+        }
+    }
+
+    /// The path of the rollback journal beside a database.
+    public static func journalPath(_ path: String) -> String { path + "-journal" }
+    /// The path of the write-ahead log beside a database.
+    public static func walPath(_ path: String) -> String { path + "-wal" }
+    /// The path of the WAL's shared-memory index beside a database.
+    public static func sharedMemoryPath(_ path: String) -> String { path + "-shm" }
+    /// Every companion SQLite may keep beside a database.
+    public static func companionPaths(_ path: String) -> [String] {
+        [journalPath(path), walPath(path), sharedMemoryPath(path)]
+    }
+
+    // MARK: - Reading
+
+    /// Up to `count` bytes at `offset` of the file at `path` (fewer at the end of the file).
+    static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fileError("cannot open", path) }
+        defer { close(descriptor) }
+        return try read(descriptor: descriptor, offset: offset, count: count, path: path)
+    }
+
+    /// Up to `count` bytes at `offset` of an open file.
+    static func read(descriptor: Int32, offset: Int, count: Int, path: String) throws(DatabaseError) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let outcome = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(DatabaseError) -> Int in try readFully(descriptor, into: buffer, count: count, offset: offset, path: path) }
+        }
+        let got = try outcome.get()
+        return got == count ? bytes : Array(bytes.prefix(got))
+    }
+
+    /// Reads up to `count` bytes at `offset`, retrying short reads; returns the bytes read (fewer at end of file).
+    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
+                          path: String) throws(DatabaseError) -> Int {
+        var done = 0
+        while done < count {
+            guard let base = buffer.baseAddress else { return 0 }
+            let result = pread(descriptor, base + done, count - done, off_t(offset + done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw fileError("cannot read", path)
+            }
+            if result == 0 { break }
+            done += result
+        }
+        return done
+    }
+
+    static func fileError(_ what: String, _ path: String) -> DatabaseError {
+        DatabaseError(kind: .fileError, message: "\(what) \(path): \(String(cString: strerror(errno)))")
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The pages SQLite would put back into a database when it next opens it: a hot rollback
+/// journal's original pages, or a write-ahead log's committed frames. Read offline, never written.
+///
+/// The key of an SQLCipher database is proven against the page 1 that SQLite will see *after*
+/// recovery: during an interrupted rekey the file's page 1 is already under the new key while
+/// the journal that puts it back is under the old one. Checking the file alone would hand SQLite
+/// a key that then rolls back through the wrong cipher, or report a wrong key that is right.
+enum RecoveryLog {
+    // MARK: - Rollback journal
+
+    /// The magic bytes a valid rollback journal header starts with.
+    static let journalMagic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+
+    /// One original page recorded in a rollback journal.
+    struct JournalRecord {
+        /// The page number.
+        let pageNumber: Int
+        /// The page as it was before the transaction (encrypted under the old key).
+        let page: [UInt8]
+    }
+
+    /// The records of the first segment of the journal beside `databasePath` that SQLite would
+    /// play back, or `nil` when there is no journal to roll back (absent, empty, zeroed header,
+    /// a bad magic, or a writer in another process still owns it).
+    ///
+    /// Records are read up to the first one whose checksum fails, as SQLite's playback does.
+    static func hotJournalRecords(databasePath: String) throws(DatabaseError) -> [JournalRecord]? {
+        let path = DatabaseFile.journalPath(databasePath)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw DatabaseFile.fileError("cannot open", path)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
+        let size = Int(status.st_size)
+        let header = try DatabaseFile.read(descriptor: descriptor, offset: 0, count: 28, path: path)
+        guard header.count == 28, Array(header.prefix(8)) == journalMagic else { return nil }
+        guard !isWriterActive(databasePath: databasePath) else { return nil }
+        var recordCount = Int(bigEndian32(header, 8))
+        let checksumSeed = bigEndian32(header, 12)
+        let sectorSize = Int(bigEndian32(header, 20))
+        let pageSize = Int(bigEndian32(header, 24))
+        guard CipherLayout.isValidPageSize(pageSize), sectorSize >= 32, sectorSize <= 65536 else { return nil }
+        let recordSize = 4 + pageSize + 4
+        if recordCount == 0xFFFF_FFFF { recordCount = max(0, (size - sectorSize) / recordSize) }
+        var records: [JournalRecord] = []
+        var offset = sectorSize
+        for _ in 0..<min(recordCount, max(0, (size - sectorSize) / recordSize)) {
+            let record = try DatabaseFile.read(descriptor: descriptor, offset: offset, count: recordSize, path: path)
+            guard record.count == recordSize else { break }
+            let page = Array(record[4..<(4 + pageSize)])
+            guard journalChecksum(page, seed: checksumSeed) == bigEndian32(record, 4 + pageSize) else { break }
+            records.append(JournalRecord(pageNumber: Int(bigEndian32(record, 0)), page: page))
+            offset += recordSize
+        }
+        return records
+    }
+
+    /// SQLite's journal record checksum: the seed plus every 200th byte from the end of the page.
+    static func journalChecksum(_ page: [UInt8], seed: UInt32) -> UInt32 {
+        var checksum = seed
+        var index = page.count - 200
+        while index > 0 {
+            checksum &+= UInt32(page[index])
+            index -= 200
+        }
+        return checksum
+    }
+
+    /// Whether another process holds the RESERVED lock of the database: its journal then belongs
+    /// to a transaction in progress, not to a crash.
+    static func isWriterActive(databasePath: String) -> Bool {
+        let descriptor = open(databasePath, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(reservedByte)
+        lock.l_len = 1
+        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return false }
+        return lock.l_type != Int16(F_UNLCK)
+    }
+
+    /// SQLite's lock bytes (os_unix.c): PENDING at 1 GiB, RESERVED right after it.
+    static let pendingByte = 0x4000_0000
+    static let reservedByte = pendingByte + 1
+
+    // MARK: - Write-ahead log
+
+    /// What a write-ahead log holds, frame by frame.
+    struct WALContents {
+        /// The page size the WAL header names.
+        let pageSize: Int
+        /// Frames with valid salts and checksums, in order.
+        let validFrames: [WALFrame]
+        /// How many of ``validFrames`` belong to committed transactions (SQLite replays only those).
+        let committedFrameCount: Int
+        /// The number (from 1) of the first frame that fails its checksum while its salts say it
+        /// belongs to this WAL: damage, not an old frame left from before a reset.
+        let firstDamagedFrame: Int?
+        /// Commits after the damaged frame that SQLite will silently drop.
+        let droppedCommits: Int
+        /// Frames in the file (whole ones).
+        let frameCount: Int
+
+        /// The committed frames.
+        var committedFrames: ArraySlice<WALFrame> { validFrames.prefix(committedFrameCount) }
+    }
+
+    /// One frame of a WAL.
+    struct WALFrame {
+        /// The frame's number, from 1.
+        let index: Int
+        /// The page it holds.
+        let pageNumber: Int
+        /// Nonzero on a commit frame: the database size in pages after the commit.
+        let databaseSizeAfterCommit: Int
+        /// The page (encrypted under the key the writer had).
+        let page: [UInt8]
+    }
+
+    /// Reads the WAL beside `databasePath`, or `nil` when there is none or its header is invalid
+    /// (SQLite then ignores it).
+    static func writeAheadLog(databasePath: String) throws(DatabaseError) -> WALContents? {
+        let path = DatabaseFile.walPath(databasePath)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw DatabaseFile.fileError("cannot open", path)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
+        let size = Int(status.st_size)
+        let header = try DatabaseFile.read(descriptor: descriptor, offset: 0, count: 32, path: path)
+        guard header.count == 32 else { return nil }
+        let magic = bigEndian32(header, 0)
+        guard magic == 0x377f_0682 || magic == 0x377f_0683 else { return nil }
+        let bigEndianChecksums = magic & 1 == 1
+        let pageSize = Int(bigEndian32(header, 8))
+        guard CipherLayout.isValidPageSize(pageSize) else { return nil }
+        let salts = (bigEndian32(header, 16), bigEndian32(header, 20))
+        var checksum = walChecksum(header[0..<24], seed: (0, 0), bigEndian: bigEndianChecksums)
+        guard checksum == (bigEndian32(header, 24), bigEndian32(header, 28)) else { return nil }
+
+        let frameSize = 24 + pageSize
+        let frameCount = max(0, (size - 32) / frameSize)
+        var frames: [WALFrame] = []
+        var committed = 0
+        var firstDamaged: Int?
+        var dropped = 0
+        for index in 1...max(1, frameCount) where frameCount > 0 {
+            let frame = try DatabaseFile.read(descriptor: descriptor, offset: 32 + (index - 1) * frameSize, count: frameSize, path: path)
+            guard frame.count == frameSize else { break }
+            let belongs = (bigEndian32(frame, 8), bigEndian32(frame, 12)) == salts
+            let commitSize = Int(bigEndian32(frame, 4))
+            if firstDamaged != nil {
+                // Past the damage SQLite reads nothing: count the commits it loses.
+                if belongs && commitSize != 0 { dropped += 1 }
+                continue
+            }
+            guard belongs else { break }  // an older generation's frame: the log ends here
+            var next = walChecksum(frame[0..<8], seed: checksum, bigEndian: bigEndianChecksums)
+            next = walChecksum(frame[24...], seed: next, bigEndian: bigEndianChecksums)
+            guard next == (bigEndian32(frame, 16), bigEndian32(frame, 20)) else {
+                firstDamaged = index
+                if commitSize != 0 { dropped += 1 }
+                continue
+            }
+            checksum = next
+            frames.append(WALFrame(index: index, pageNumber: Int(bigEndian32(frame, 0)), databaseSizeAfterCommit: commitSize,
+                                   page: Array(frame[24...])))
+            if commitSize != 0 { committed = frames.count }
+        }
+        // A damaged frame inside the last, uncommitted transaction loses nothing that was committed.
+        if firstDamaged != nil, dropped == 0 { firstDamaged = nil }
+        return WALContents(pageSize: pageSize, validFrames: frames, committedFrameCount: committed,
+                           firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount)
+    }
+
+    /// SQLite's WAL checksum over 8-byte steps of `bytes`, continuing from `seed`.
+    static func walChecksum(_ bytes: ArraySlice<UInt8>, seed: (UInt32, UInt32), bigEndian: Bool) -> (UInt32, UInt32) {
+        var (first, second) = seed
+        var index = bytes.startIndex
+        while index + 8 <= bytes.endIndex {
+            let x0 = word(bytes, index, bigEndian: bigEndian)
+            let x1 = word(bytes, index + 4, bigEndian: bigEndian)
+            first = first &+ x0 &+ second
+            second = second &+ x1 &+ first
+            index += 8
+        }
+        return (first, second)
+    }
+
+    // MARK: - Page 1 after recovery
+
+    /// Where the page 1 that SQLite will read comes from.
+    enum PageOneSource: Equatable {
+        /// The database file itself.
+        case databaseFile
+        /// A hot rollback journal's original page.
+        case rollbackJournal
+        /// The last committed WAL frame for page 1.
+        case writeAheadLog
+    }
+
+    /// The page 1 SQLite will see after recovering the journal or WAL beside `databasePath`, or
+    /// `nil` when neither holds one (the file's own page 1 is then the one).
+    static func recoveredPageOne(databasePath: String, pageSize: Int) throws(DatabaseError) -> (page: [UInt8], source: PageOneSource)? {
+        if let records = try hotJournalRecords(databasePath: databasePath),
+           let record = records.first(where: { $0.pageNumber == 1 }), record.page.count == pageSize {
+            return (record.page, .rollbackJournal)
+        }
+        if let wal = try writeAheadLog(databasePath: databasePath), wal.pageSize == pageSize,
+           let frame = wal.committedFrames.last(where: { $0.pageNumber == 1 }) {
+            return (frame.page, .writeAheadLog)
+        }
+        return nil
+    }
+
+    // MARK: - Bytes
+
+    static func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+    }
+
+    private static func word(_ bytes: ArraySlice<UInt8>, _ index: Int, bigEndian: Bool) -> UInt32 {
+        let b0 = UInt32(bytes[index]), b1 = UInt32(bytes[index + 1]), b2 = UInt32(bytes[index + 2]), b3 = UInt32(bytes[index + 3])
+        return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
+    }
+}
