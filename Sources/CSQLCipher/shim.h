@@ -4,9 +4,66 @@
 // sqlite3_key and sqlite3_rekey are declared only when SQLITE_HAS_CODEC is defined first.
 #define SQLITE_HAS_CODEC 1
 #include <sqlite3.h>
+#include <fcntl.h>
+#include <string.h>
 
 // SQLITE_TRANSIENT and SQLITE_STATIC are casts of integers to function pointers: Swift cannot import them.
 static inline sqlite3_destructor_type cipherdb_sqlite_transient(void) { return SQLITE_TRANSIENT; }
 static inline sqlite3_destructor_type cipherdb_sqlite_static(void) { return SQLITE_STATIC; }
+
+// Anonymous files (O_TMPFILE) reach SQLite as /proc/self/fd/N. The unix VFS resolves symbolic
+// links in every path it is given, and /proc/self/fd/N is one: it would open "/dir/#123 (deleted)",
+// a new named file, instead of the anonymous one. This VFS is the default unix VFS with one change:
+// such paths are taken as they are, so SQLite opens the magic link itself (the anonymous file).
+// The unix VFSes share one table of system calls; "open" is replaced by one that lets these
+// paths be followed.
+// Every other path goes through the unix VFS unchanged.
+// The VFS lives on the heap (a header cannot hold C globals for Swift), followed by the unix
+// VFS's own xFullPathname.
+typedef struct {
+    sqlite3_vfs vfs;
+    int (*unix_full_pathname)(sqlite3_vfs *, const char *, int, char *);
+} cipherdb_anonymous_file_vfs;
+
+static int cipherdb_full_pathname(sqlite3_vfs *vfs, const char *path, int out_size, char *out) {
+    static const char prefix[] = "/proc/self/fd/";
+    if (strncmp(path, prefix, sizeof prefix - 1) == 0) {
+        size_t length = strlen(path);
+        if ((int)length >= out_size) return SQLITE_CANTOPEN;
+        memcpy(out, path, length + 1);
+        return SQLITE_OK;
+    }
+    return ((cipherdb_anonymous_file_vfs *)vfs)->unix_full_pathname(vfs, path, out_size, out);
+}
+
+// Newer SQLite opens every file with O_NOFOLLOW (it resolved links itself): not these paths,
+// which are links by nature. Every other path is opened as SQLite asked.
+static int cipherdb_posix_open(const char *path, int flags, int mode) {
+    static const char prefix[] = "/proc/self/fd/";
+    if (strncmp(path, prefix, sizeof prefix - 1) == 0) flags &= ~O_NOFOLLOW;
+    return open(path, flags, mode);
+}
+
+// Registers that VFS as the default when the default is still SQLite's "unix" VFS (an
+// application's own default is left alone). Call once (CipherDB does, from a Swift global's
+// initializer). Returns 1 when it is the default afterwards.
+static inline int cipherdb_register_anonymous_file_vfs(void) {
+    static const char name[] = "cipherdb-unix";
+    sqlite3_vfs *current = sqlite3_vfs_find(NULL);
+    if (current != NULL && strcmp(current->zName, name) == 0) return 1;
+    if (current == NULL || strcmp(current->zName, "unix") != 0) return 0;
+    cipherdb_anonymous_file_vfs *shim = sqlite3_malloc(sizeof *shim);
+    if (shim == NULL) return 0;
+    shim->vfs = *current;
+    shim->vfs.zName = name;
+    shim->vfs.pNext = NULL;
+    shim->unix_full_pathname = current->xFullPathname;
+    shim->vfs.xFullPathname = cipherdb_full_pathname;
+    if (sqlite3_vfs_register(&shim->vfs, 1) != SQLITE_OK) { sqlite3_free(shim); return 0; }
+    if (current->iVersion >= 3 && current->xSetSystemCall != NULL) {
+        current->xSetSystemCall(current, "open", (sqlite3_syscall_ptr)cipherdb_posix_open);
+    }
+    return 1;
+}
 
 #endif

@@ -59,9 +59,10 @@ struct CreateCommand: ParsableCommand {
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
         common.detail("\(database): new " + resolved.summary(settings: settings))
         defer { output.discard() }
-        let db = Database(path: output.temporaryPath)
+        var opened: Database?
         do {
-            try db.open(flags: .readWriteCreate, key: resolved.key, settings: settings)
+            let db = try output.openDatabase(key: resolved.key, settings: settings)
+            opened = db
             if let schemaSQL {
                 do { try db.executeStatements(schemaSQL) } catch let error as DatabaseError {
                     throw CLIError(.sqlFailed, "the schema \(schema ?? "") failed: \(error.message)")
@@ -72,7 +73,7 @@ struct CreateCommand: ParsableCommand {
             }
             db.close()
         } catch let error as DatabaseError {
-            db.close()
+            opened?.close()
             throw CLIError.database(error, path: database, output: true)
         }
         try output.publish()

@@ -41,7 +41,7 @@ struct DecryptCommand: ParsableCommand {
         let progress = ProgressReporter(quiet: common.quiet)
         progress.phase("decrypting \(database) into \(output)")
         do {
-            try opened.database.export(to: target.temporaryPath, key: nil)
+            try opened.database.export(into: target.pending, key: nil)
         } catch {
             throw CLIError.database(error, path: database)
         }

@@ -54,7 +54,7 @@ struct EncryptCommand: ParsableCommand {
         do {
             try source.open(flags: .readWriteCreate)
             progress.phase("encrypting \(plaintext) into \(output)")
-            try source.export(to: target.temporaryPath, key: resolved.key, settings: settings)
+            try source.export(into: target.pending, key: resolved.key, settings: settings)
         } catch {
             throw CLIError.database(error, path: plaintext)
         }

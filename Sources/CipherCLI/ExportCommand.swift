@@ -77,7 +77,7 @@ struct ExportCommand: ParsableCommand {
         case .sql:
             progress.phase("dumping \(database)")
             Console.flush()
-            let writer = try target?.textWriter() ?? TextWriter(descriptor: STDOUT_FILENO, name: "stdout", closes: false)
+            let writer = target?.textWriter() ?? TextWriter(descriptor: STDOUT_FILENO, name: "stdout", closes: false)
             do { try SQLDumper.dump(opened.database, to: writer.write) } catch {
                 try? writer.finish()
                 throw CLIError.database(error, path: database)
@@ -86,10 +86,11 @@ struct ExportCommand: ParsableCommand {
             try target?.publish()
         case .sqlite:
             progress.phase("exporting \(database) to plaintext \(output)")
-            do { try opened.database.export(to: target?.temporaryPath ?? output, key: nil) } catch {
+            guard let target else { throw CLIError.usage("only --format sql can write to stdout") }
+            do { try opened.database.export(into: target.pending, key: nil) } catch {
                 throw CLIError.database(error, path: database)
             }
-            try target?.publish()
+            try target.publish()
         case .sqlcipher:
             let newResolved: ResolvedKey
             if newKey.isGiven {
@@ -103,10 +104,11 @@ struct ExportCommand: ParsableCommand {
             if let fromKey = newResolved.settings, newKey.isGiven { settings = DatabaseAccess.merge(settings, fromKey) }
             settings = try cipher.settings(base: settings)
             progress.phase("exporting \(database) to \(output)")
-            do { try opened.database.export(to: target?.temporaryPath ?? output, key: newResolved.key, settings: settings) } catch {
+            guard let target else { throw CLIError.usage("only --format sql can write to stdout") }
+            do { try opened.database.export(into: target.pending, key: newResolved.key, settings: settings) } catch {
                 throw CLIError.database(error, path: database)
             }
-            try target?.publish()
+            try target.publish()
         }
         progress.finish("done")
         if output != "-" { common.info("exported \(database) to \(output) (\(effective.rawValue))") }

@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 import Foundation
 
 #if canImport(Glibc)
@@ -7,21 +8,25 @@ import Glibc
 import Darwin
 #endif
 
-/// The `--force` rules for files a command writes.
+/// The `--force` rules for files a command writes, over the library's ``PendingFile``.
 ///
-/// An output is always built under a temporary name in the same directory, flushed, and only then
-/// moved into place: without `--force` with `link(2)`, which fails if the name exists (so a file
-/// that appeared meanwhile is not replaced either); with `--force` with `rename(2)`, which replaces
-/// it atomically. A reader sees the old file or the new one, never a half-written one.
+/// An output is built where nobody sees it (an anonymous file on Linux, so a killed run leaves no
+/// copy behind), flushed, and only then given its name: without `--force` with a link that fails
+/// if the name exists (so a file that appeared meanwhile is not replaced either); with `--force`
+/// with `rename(2)`, which replaces it atomically. A reader sees the old file or the new one,
+/// never a half-written one. Files are created with mode 0600.
 struct OutputFile {
     /// The final path.
     let path: String
-    /// The temporary path the content is written to.
-    let temporaryPath: String
     /// Whether an existing file at `path` may be replaced.
     let force: Bool
+    /// The content until it is published.
+    let pending: PendingFile
 
-    /// Checks `path` and picks a temporary name beside it.
+    /// A path that opens the content while it is being written.
+    var temporaryPath: String { pending.accessPath }
+
+    /// Checks `path`, removes what killed runs left beside it, and starts the pending content.
     ///
     /// - Throws: 73 if `path` exists without `force`, is a directory, or its folder is missing or read-only.
     init(path: String, force: Bool) throws(CLIError) {
@@ -30,74 +35,62 @@ struct OutputFile {
             if isDirectory.boolValue { throw CLIError(.cannotCreate, "\(path) is a directory") }
             if !force { throw CLIError.outputExists(path) }
         }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) does not exist")
         }
         guard access(directory, W_OK) == 0 else {
             throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) is not writable")
         }
-        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [0, 0, 0, 0, 0, UInt8(truncatingIfNeeded: getpid())])
-            .map { String(format: "%02x", $0) }.joined()
+        PendingFile.removeStaleTemporaries(beside: path)
+        do {
+            pending = try PendingFile(beside: path)
+        } catch {
+            throw CLIError(.cannotCreate, error.message)
+        }
         self.path = path
         self.force = force
-        self.temporaryPath = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).cipherdb-\(suffix)").path
     }
 
-    /// Flushes the temporary file and moves it into place.
+    /// Flushes the content and gives it its name.
     func publish() throws(CLIError) {
-        try Self.sync(temporaryPath)
-        if force {
-            guard rename(temporaryPath, path) == 0 else {
-                throw CLIError(.cannotCreate, "cannot create \(path): \(String(cString: strerror(errno)))")
-            }
-        } else {
-            guard link(temporaryPath, path) == 0 else {
-                if errno == EEXIST { throw CLIError.outputExists(path) }
-                throw CLIError(.cannotCreate, "cannot create \(path): \(String(cString: strerror(errno)))")
-            }
-            unlink(temporaryPath)
+        do {
+            try pending.publish(replacing: force)
+        } catch {
+            if !force, FileManager.default.fileExists(atPath: path) { throw CLIError.outputExists(path) }
+            throw CLIError(error.kind == .diskFull ? .ioError : .cannotCreate, error.message)
         }
-        try? Self.sync(URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 
-    /// Removes the temporary file and its SQLite companions (after a failure, or after publishing).
+    /// Drops the content (after a failure; nothing happens after publishing).
     func discard() {
-        for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporaryPath + suffix) }
+        pending.discard()
     }
 
-    /// Writes `text` to the temporary file (mode 0600: dumps hold the data in the clear).
-    func write(_ text: String) throws(CLIError) {
-        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw CLIError(.cannotCreate, "cannot create \(temporaryPath): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        var text = text
-        let failed = text.withUTF8 { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                guard let base = buffer.baseAddress else { return false }
-                let written = posixWrite(descriptor, base + offset, buffer.count - offset)
-                if written < 0 { if errno == EINTR { continue }; return true }
-                offset += written
-            }
-            return false
+    /// Opens the content as a new database for SQLite to write. Its journal stays in memory:
+    /// the content has no name to put one beside, and a failed run throws it away whole.
+    func openDatabase(key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) -> Database {
+        let db = Database(path: temporaryPath)
+        try db.open(flags: .readWriteCreate, key: key, settings: key == nil ? .versionDefaults : settings)
+        do {
+            _ = try db.stringForQuery("PRAGMA journal_mode = MEMORY")
+        } catch {
+            db.close()
+            throw error
         }
-        if failed { throw CLIError(.ioError, "cannot write \(temporaryPath): \(String(cString: strerror(errno)))") }
+        return db
     }
 
-    /// Opens the temporary file for writing text in pieces (mode 0600: dumps hold the data in the clear).
-    func textWriter() throws(CLIError) -> TextWriter {
-        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw CLIError(.cannotCreate, "cannot create \(temporaryPath): \(String(cString: strerror(errno)))") }
-        return TextWriter(descriptor: descriptor, name: temporaryPath, closes: true)
+    /// Writes `text` as the whole content.
+    func write(_ text: String) throws(CLIError) {
+        let writer = textWriter()
+        writer.write(text)
+        try writer.finish()
     }
 
-    static func sync(_ path: String) throws(CLIError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw CLIError(.ioError, "cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw CLIError(.ioError, "cannot flush \(path): \(String(cString: strerror(errno)))") }
+    /// A writer of the content in pieces (dumps hold the data in the clear: the file is 0600).
+    func textWriter() -> TextWriter {
+        TextWriter(descriptor: pending.descriptor, name: path, closes: false)
     }
 }
 

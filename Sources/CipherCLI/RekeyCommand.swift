@@ -9,9 +9,11 @@ struct RekeyCommand: ParsableCommand {
         discussion: """
         With the same settings, SQLCipher's own rekey rewrites every page in one transaction; the result \
         is proved by reopening with the new key. With a new page size or KDF iteration count (or a new \
-        key from the keystore, whose settings differ), the database is exported to a temporary file \
-        beside DB with the new key and settings, verified, and renamed over DB. Either way a crash \
-        leaves DB openable with the old key or the new one. For keystore keys, `cipherdb keys rotate` \
+        key from the keystore, whose settings differ), the database is exported to a new file \
+        beside DB with the new key and settings, verified, and renamed over DB. A file is only replaced \
+        while no other connection can write it: if another process has DB open in WAL mode, or holds a \
+        lock on it, rekey stops with exit code 75 and changes nothing (a write into the replaced file \
+        would be lost). Either way a crash leaves DB openable with the old key or the new one. For keystore keys, `cipherdb keys rotate` \
         also records the new version.
 
         If both keys come from stdin, the old passphrase is the first line and the new one the second.
@@ -38,8 +40,7 @@ struct RekeyCommand: ParsableCommand {
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false, allowPlaintext: false)
         common.detail(opened.summary)
-        var isOpen = true
-        defer { if isOpen { opened.database.close() } }
+        defer { opened.database.close() }
         let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
         let current: CipherSettings
         do { current = try opened.database.cipherSettings() } catch { throw CLIError.database(error, path: database) }
@@ -65,17 +66,12 @@ struct RekeyCommand: ParsableCommand {
             common.info("rekeyed \(database) in place (page size \(currentPageSize))")
             return
         }
-        let output = try OutputFile(path: database, force: true)
-        defer { output.discard() }
         progress.phase("rewriting \(database) with the new key and settings")
         do {
-            try opened.database.export(to: output.temporaryPath, key: resolved.key, settings: target)
+            try opened.database.reencrypt(to: resolved.key, settings: target)
         } catch {
             throw CLIError.database(error, path: database)
         }
-        opened.database.close()
-        isOpen = false
-        try output.publish()
         progress.finish("done")
         common.info("rekeyed \(database) by copy (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))")
     }

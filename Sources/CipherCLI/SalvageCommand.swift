@@ -66,16 +66,18 @@ struct SalvageCommand: ParsableCommand {
                 settings = try cipher.settings(base: settings)
             }
         }
-        let copy = Database(path: target.temporaryPath)
-        defer { copy.close() }
+        let copy: Database
         do {
-            try copy.open(flags: .readWriteCreate, key: targetKey?.key, settings: targetKey == nil ? .versionDefaults : settings)
+            copy = try target.openDatabase(key: targetKey?.key, settings: settings)
         } catch {
             throw CLIError.database(error, path: output, output: true)
         }
         let progress = ProgressReporter(quiet: common.quiet)
-        let report = try Salvager(source: opened.database, target: copy, progress: progress).run()
-        copy.close()
+        let report: Salvager.Report
+        do {
+            defer { copy.close() }
+            report = try Salvager(source: opened.database, target: copy, progress: progress).run()
+        }
         try target.publish()
         progress.finish("done")
         var lines = ["salvaged \(database) into \(output):"]

@@ -160,11 +160,16 @@ extension Database {
 
     /// The SQLCipher linked into the process, or an `unsupported` error if SQLite has no codec.
     static func requireSQLCipher() throws(DatabaseError) -> SQLCipherVersion {
+        _ = anonymousFilesReachSQLite
         guard let version = SQLCipherVersion.current else {
             throw DatabaseError(kind: .unsupported, message: "the linked SQLite library is not SQLCipher: PRAGMA cipher_version is silent")
         }
         return version
     }
+
+    /// Whether SQLite opens `/proc/self/fd/N` paths as they are (see ``PendingFile``): set up once,
+    /// before the first connection, by registering a VFS that differs from SQLite's only there.
+    static let anonymousFilesReachSQLite: Bool = cipherdb_register_anonymous_file_vfs() == 1
 
     /// Decides why SQLite called the file "encrypted or not a database".
     func classifyUnreadableFile() -> DatabaseError.Kind {

@@ -18,6 +18,110 @@ extension Database {
     /// - Throws: `fileError` if the target exists or its folder cannot be written; SQLite errors
     ///   from the copy; the verification's error.
     public func export(to targetPath: String, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+        try checkCanExport(key: key, settings: settings)
+        guard !FileManager.default.fileExists(atPath: targetPath) else {
+            throw DatabaseError(kind: .fileError, message: "the export target \(targetPath) exists: exports never replace a file")
+        }
+        PendingFile.removeStaleTemporaries(beside: targetPath)
+        let pending = try PendingFile(beside: targetPath)
+        defer { pending.discard() }
+        try writeExport(into: pending, key: key, settings: settings)
+        try pending.publish(replacing: false)
+    }
+
+    /// Copies the whole database into `pending`, as ``export(to:key:settings:)`` does, and leaves
+    /// publishing it to the caller (who decides whether it may replace a file).
+    public func export(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+        try checkCanExport(key: key, settings: settings)
+        try writeExport(into: pending, key: key, settings: settings)
+    }
+
+    /// Rewrites this database's file under `newKey` and `settings` (`nil`: plaintext), replacing
+    /// it, and goes on with the new file: how a page size, KDF or compatibility change is made,
+    /// or a database encrypted or decrypted in place.
+    ///
+    /// A file is only replaced when no other connection can write the old one: a write to a
+    /// replaced file would be lost, and an old WAL left beside the new file would later be
+    /// copied into it raw. So the database leaves WAL mode first (SQLite refuses while another
+    /// connection uses the WAL: `inUse`), then this connection takes the exclusive lock and holds
+    /// it until the new file is in place (`inUse` while another connection reads or writes). A
+    /// connection elsewhere that was idle keeps the old file open: its reads see the old
+    /// content and its next write fails (SQLite's "database moved" check), never lands unseen.
+    /// The old `-wal` and `-shm` are gone before the new file appears; a WAL database is put
+    /// back in WAL mode on the new file.
+    ///
+    /// ```swift
+    /// try db.reencrypt(to: .passphrase(secret), settings: CipherSettings(pageSize: 4096))
+    /// ```
+    ///
+    /// - Throws: `inUse` when another connection has the database open in WAL mode or holds a
+    ///   lock; `diskFull` when the folder cannot hold a second copy; the errors of
+    ///   ``export(to:key:settings:)``. After an error the file and this connection are unchanged.
+    public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+        try checkCanExport(key: newKey, settings: settings)
+        guard isFileBacked, let path else {
+            throw DatabaseError.misuse("reencrypt needs a database file; use export(to:key:settings:) for \(displayPath)")
+        }
+        guard openResultSetCount == 0 else { throw DatabaseError.misuse("reencrypt with open result sets") }
+        guard !isReadOnly else {
+            throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY, message: "\(displayPath) is open read-only")
+        }
+        try DurableFile.requireFreeSpace(forRewriteOf: path)
+        PendingFile.removeStaleTemporaries(beside: path)
+        let wasWAL = try journalMode() == "wal"
+        try takeSoleAccess(leavingWAL: wasWAL)
+        do throws(DatabaseError) {
+            let pending = try PendingFile(beside: path)
+            defer { pending.discard() }
+            try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete")
+            try pending.publish(replacing: true)
+        } catch {
+            releaseSoleAccess(restoringWAL: wasWAL)
+            throw error
+        }
+        // This connection still holds the old, now nameless, file: move to the new one.
+        let flags = openFlags
+        close()
+        do throws(DatabaseError) {
+            try open(flags: flags, key: newKey, settings: newKey == nil ? .versionDefaults : settings)
+            if wasWAL { _ = try scalarText("PRAGMA journal_mode = WAL") }
+        } catch {
+            invalidate("the re-encrypted file could not be opened again (\(error.message))")
+            throw error
+        }
+    }
+
+    /// Makes this connection the only one that can read or write the file, until
+    /// ``releaseSoleAccess(restoringWAL:)``: out of WAL mode, exclusive locking mode, exclusive lock.
+    private func takeSoleAccess(leavingWAL: Bool) throws(DatabaseError) {
+        let inUse = DatabaseError(kind: .inUse, resultCode: SQLITE_BUSY,
+                                  message: "another connection has \(displayPath) open, so its file cannot be replaced now")
+        if leavingWAL {
+            // SQLite leaves WAL mode only when no other connection uses the WAL.
+            let mode = try? scalarText("PRAGMA journal_mode = DELETE")
+            guard mode?.lowercased() == "delete" else { throw inUse }
+        }
+        do {
+            try executeUpdate("PRAGMA locking_mode = EXCLUSIVE")
+            try executeUpdate("BEGIN EXCLUSIVE")
+            try executeUpdate("COMMIT")
+        } catch {
+            releaseSoleAccess(restoringWAL: leavingWAL)
+            throw error.kind == .busy ? inUse : error
+        }
+    }
+
+    /// Undoes ``takeSoleAccess(leavingWAL:)`` on the unchanged file.
+    private func releaseSoleAccess(restoringWAL: Bool) {
+        rollbackQuietly()
+        _ = try? executeUpdate("PRAGMA locking_mode = NORMAL")
+        // The lock is released at the next access in normal mode.
+        _ = try? scalarText("SELECT count(*) FROM sqlite_master")
+        if restoringWAL { _ = try? scalarText("PRAGMA journal_mode = WAL") }
+    }
+
+    /// The checks shared by ``export(to:key:settings:)`` and ``reencrypt(to:settings:)``.
+    private func checkCanExport(key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) {
         _ = try requireHandle()
         let version = try Self.requireSQLCipher()
         if key != nil { try Self.validate(settings, for: version) } else if !settings.isVersionDefault {
@@ -30,29 +134,30 @@ extension Database {
             throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY,
                                 message: "export needs a connection opened read-write: attached files share its flags")
         }
-        guard !FileManager.default.fileExists(atPath: targetPath) else {
-            throw DatabaseError(kind: .fileError, message: "the export target \(targetPath) exists: exports never replace a file")
-        }
-        let keyBytes = try key?.sqlcipherKeyBytes()
-        let temporaryPath = try DurableFile.temporaryPath(beside: targetPath)
-        // Created here, not by SQLite: O_EXCL and mode 0600 whatever the umask, so a plaintext copy
-        // is never readable by others and nothing already at the name is followed or reused.
-        // SQLite takes the empty file as a new database and gives its journal and WAL the same mode.
-        try DurableFile.createPrivate(temporaryPath)
-        defer { DurableFile.removeDatabaseFiles(at: temporaryPath) }
+    }
 
-        // What sqlcipher_export leaves behind.
+    /// Copies the database into `pending` with `sqlcipher_export` in one transaction, adds what
+    /// that function drops (`user_version`, `application_id`, `auto_vacuum`, the journal mode),
+    /// and proves the copy by opening it with the key and running `quick_check`.
+    private func writeExport(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
+                             journalMode targetJournalMode: String? = nil) throws(DatabaseError) {
+        let version = try Self.requireSQLCipher()
+        let keyBytes = try key?.sqlcipherKeyBytes()
         let userVersion = try userVersion()
         let applicationID = try applicationID()
         let autoVacuum = try intForQuery("PRAGMA auto_vacuum") ?? 0
-        let journalMode = try journalMode()
+        var journalMode = targetJournalMode ?? ""
+        if targetJournalMode == nil { journalMode = try self.journalMode() }
         let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
 
-        try attach(temporaryPath, as: Self.exportSchema, keyBytes: keyBytes)
+        try attach(pending.accessPath, as: Self.exportSchema, keyBytes: keyBytes)
         do throws(DatabaseError) {
             if key != nil {
                 try applySettings(settings, schema: Self.exportSchema, version: version)
             }
+            // No journal file beside the copy: an anonymous file has no name to put one beside,
+            // and a failed copy is thrown away whole.
+            _ = try scalarText("PRAGMA \(Self.exportSchema).journal_mode = MEMORY")
             try executeUpdate("PRAGMA \(Self.exportSchema).auto_vacuum = \(autoVacuum)")
             try beginTransaction(.immediate)
             do throws(DatabaseError) {
@@ -66,17 +171,21 @@ extension Database {
                 rollbackQuietly()
                 throw error
             }
-            if journalMode == "wal" {
-                try executeUpdate("PRAGMA \(Self.exportSchema).journal_mode = WAL")
-            }
         } catch {
             detachQuietly(Self.exportSchema)
             throw error
         }
         try executeUpdate("DETACH DATABASE \(Self.exportSchema)")
-
-        try Self.prove(path: temporaryPath, key: key, settings: settings, expectingTables: tableCount)
-        try DurableFile.publish(temporaryPath, at: targetPath)
+        try Self.prove(path: pending.accessPath, key: key, settings: settings, expectingTables: tableCount)
+        if journalMode == "wal" {
+            // After the proof, which reads: a WAL database needs its -wal beside it to be read,
+            // and a pending file has no name yet. Only the header's version bytes change here.
+            try attach(pending.accessPath, as: Self.exportSchema, keyBytes: keyBytes)
+            defer { detachQuietly(Self.exportSchema) }
+            if key != nil { try applySettings(settings, schema: Self.exportSchema, version: version) }
+            _ = try scalarText("PRAGMA \(Self.exportSchema).journal_mode = MEMORY")
+            _ = try scalarText("PRAGMA \(Self.exportSchema).journal_mode = WAL")
+        }
     }
 
     /// The schema name under which an export's target is attached.

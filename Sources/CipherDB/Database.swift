@@ -1,6 +1,12 @@
 import CSQLCipher
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A connection to an SQLite or SQLCipher database, in FMDB's shape.
 ///
 /// A `Database` is used by one thread at a time; share a database between threads with
@@ -114,6 +120,13 @@ public final class Database {
         invalidationReason = nil
         // A plain SQLite library in place of SQLCipher would store everything in the clear.
         _ = try Self.requireSQLCipher()
+        // A file SQLite would create gets mode 0600 first, whatever the umask: SQLite gives its
+        // journal, WAL and shared-memory files the database file's mode.
+        if flags.contains(.create), !flags.contains(.uri), isFileBacked, let path, access(path, F_OK) != 0 {
+            do { try DurableFile.createPrivate(path) } catch where access(path, F_OK) == 0 {
+                // Created by someone else meanwhile: SQLite opens theirs.
+            }
+        }
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(sqlitePath, &handle, flags.rawValue, nil)
         guard code == SQLITE_OK, let handle else {

@@ -7,26 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Helpers for files that must appear whole or not at all: write beside, flush, move into place,
-/// flush the directory.
+/// File system facts the durable writes need: flushing a file or folder, free space.
+/// Writing a file whole or not at all is ``PendingFile``'s job.
 enum DurableFile {
-    /// A fresh, unused path in the same directory as `path` (so a rename stays on one file system).
-    static func temporaryPath(beside path: String) throws(DatabaseError) -> String {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw DatabaseError(kind: .fileError, message: "the folder \(directory) does not exist")
-        }
-        guard access(directory, W_OK) == 0 else {
-            throw DatabaseError(kind: .fileError, message: "the folder \(directory) is not writable")
-        }
-        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [UInt8](repeating: 0, count: 6))
-            .map { String(format: "%02x", $0) }.joined()
-        return url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).cipherdb-tmp-\(suffix)").path
-    }
-
     /// Creates an empty file at `path` that must not exist yet (`O_EXCL`, no symbolic link
     /// followed), readable and writable by the owner only (mode 0600, set with `fchmod` so the
     /// umask cannot widen or narrow it).
@@ -41,18 +24,6 @@ enum DurableFile {
             unlink(path)
             throw DatabaseError(kind: .fileError, message: "cannot set the mode of \(path): \(reason)")
         }
-    }
-
-    /// Flushes `temporaryPath`, links it at `targetPath` (failing if something is there: no file
-    /// is ever replaced), removes the temporary name and flushes the directory.
-    static func publish(_ temporaryPath: String, at targetPath: String) throws(DatabaseError) {
-        try sync(path: temporaryPath)
-        guard link(temporaryPath, targetPath) == 0 else {
-            let reason = String(cString: strerror(errno))
-            throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): \(reason)")
-        }
-        unlink(temporaryPath)
-        try sync(path: URL(fileURLWithPath: targetPath).deletingLastPathComponent().path)
     }
 
     /// `fsync` of a file or directory.
@@ -91,10 +62,4 @@ enum DurableFile {
         }
     }
 
-    /// Removes a database file and its journal, WAL and shared-memory companions, if present.
-    static func removeDatabaseFiles(at path: String) {
-        for suffix in ["", "-journal", "-wal", "-shm"] {
-            unlink(path + suffix)
-        }
-    }
 }

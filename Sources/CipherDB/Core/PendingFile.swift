@@ -1,0 +1,169 @@
+import CipherCrypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file that appears whole at its path or not at all: written first where no one can see it,
+/// flushed, then linked into place.
+///
+/// This is the one durable-write primitive of the package: database exports, re-encryptions,
+/// dumps and the command line tool's outputs all go through it.
+///
+/// On Linux the content is written to an anonymous file (`O_TMPFILE`) in the target's folder: if
+/// the process dies before ``publish(replacing:)``, the kernel frees it and no byte of it (a
+/// decrypted copy, say) is left on disk under any name. Where the file system refuses anonymous
+/// files, a hidden name with a recognizable prefix (`.NAME.cipherdb-tmp-…`) is used instead,
+/// locked while in use; ``removeStaleTemporaries(beside:)`` deletes such files that a killed run
+/// left. Every file is created with mode 0600, whatever the umask.
+///
+/// ```swift
+/// let pending = try PendingFile(beside: "/data/export.db")
+/// defer { pending.discard() }
+/// try write(into: pending.accessPath)
+/// try pending.publish(replacing: false)
+/// ```
+public final class PendingFile {
+    /// The final path.
+    public let targetPath: String
+    /// A path that opens the content while it is pending (`/proc/self/fd/N` for an anonymous file).
+    public let accessPath: String
+    /// The open descriptor of the content.
+    public let descriptor: Int32
+    /// Whether the content has no name until published.
+    public let isAnonymous: Bool
+    private var isFinished = false
+
+    /// The prefix of every named temporary, after the dot and the target's name.
+    public static let temporaryMarker = ".cipherdb-tmp-"
+
+    /// Creates an empty pending file for `targetPath`.
+    ///
+    /// - Parameter anonymous: `false` for content that SQLite writes with journals of its own
+    ///   (a new encrypted database): it then gets a hidden name at once.
+    /// - Throws: `fileError` when the folder is missing or not writable.
+    public init(beside targetPath: String, anonymous: Bool = true) throws(DatabaseError) {
+        let directory = Self.directory(of: targetPath)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): the folder \(directory) does not exist")
+        }
+        self.targetPath = targetPath
+        #if os(Linux)
+        let anonymousDescriptor = anonymous ? open(directory, Self.openAnonymousFlag | O_RDWR | O_CLOEXEC, 0o600) : -1
+        if anonymousDescriptor >= 0, Database.anonymousFilesReachSQLite, access("/proc/self/fd/\(anonymousDescriptor)", R_OK) == 0 {
+            fchmod(anonymousDescriptor, 0o600)
+            descriptor = anonymousDescriptor
+            accessPath = "/proc/self/fd/\(anonymousDescriptor)"
+            isAnonymous = true
+            return
+        }
+        if anonymousDescriptor >= 0 { close(anonymousDescriptor) }
+        #endif
+        let named = Self.temporaryName(for: targetPath)
+        let fd = open(named, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): \(String(cString: strerror(errno)))")
+        }
+        fchmod(fd, 0o600)
+        // Held until published or discarded: the stale-temporary sweep skips locked files.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
+        descriptor = fd
+        accessPath = named
+        isAnonymous = false
+    }
+
+    deinit {
+        discard()
+    }
+
+    /// Flushes the content and gives it the target's name. Without `replacing`, fails with
+    /// `fileError` if something is at the target (nothing is ever replaced by accident); with it,
+    /// the target is replaced atomically: readers see the old file or the new one.
+    public func publish(replacing: Bool) throws(DatabaseError) {
+        guard !isFinished else { throw DatabaseError.misuse("the pending file \(targetPath) was already published or discarded") }
+        guard fsync(descriptor) == 0 else { throw Self.error("cannot flush", targetPath) }
+        let linkedName: String
+        if isAnonymous {
+            linkedName = replacing ? Self.temporaryName(for: targetPath) : targetPath
+            guard linkat(AT_FDCWD, accessPath, AT_FDCWD, linkedName, AT_SYMLINK_FOLLOW) == 0 else {
+                throw Self.error("cannot create", targetPath)
+            }
+        } else if replacing {
+            linkedName = accessPath
+        } else {
+            guard link(accessPath, targetPath) == 0 else { throw Self.error("cannot create", targetPath) }
+            unlink(accessPath)
+            linkedName = targetPath
+        }
+        if replacing {
+            guard rename(linkedName, targetPath) == 0 else {
+                let failure = Self.error("cannot replace", targetPath)
+                unlink(linkedName)
+                throw failure
+            }
+        }
+        isFinished = true
+        close(descriptor)
+        try DurableFile.sync(path: Self.directory(of: targetPath))
+    }
+
+    /// Drops the content (nothing happens after a publish). Safe to call more than once.
+    public func discard() {
+        guard !isFinished else { return }
+        isFinished = true
+        if !isAnonymous {
+            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(accessPath + suffix) }
+        }
+        close(descriptor)
+    }
+
+    #if os(Linux)
+    /// `O_TMPFILE`, which Swift cannot import (a macro over `__O_TMPFILE`, the same value on every
+    /// Linux architecture, and `O_DIRECTORY`).
+    private static let openAnonymousFlag: Int32 = 0o20_000_000 | O_DIRECTORY
+    #endif
+
+    // MARK: - Names
+
+    /// A fresh hidden name beside `targetPath` with the recognizable prefix.
+    static func temporaryName(for targetPath: String) -> String {
+        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [UInt8](repeating: 0, count: 6))
+            .map { String(format: "%02x", $0) }.joined()
+        return directory(of: targetPath) + "/." + baseName(of: targetPath) + temporaryMarker + suffix
+    }
+
+    /// Removes the named temporaries (and their SQLite companions) that earlier runs writing
+    /// `targetPath` left when they were killed. Files still locked by a live run are kept.
+    public static func removeStaleTemporaries(beside targetPath: String) {
+        let directory = directory(of: targetPath)
+        let prefix = "." + baseName(of: targetPath) + temporaryMarker
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-journal") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+            let path = directory + "/" + name
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
+        }
+    }
+
+    static func directory(of path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().path
+    }
+
+    static func baseName(of path: String) -> String {
+        URL(fileURLWithPath: path).lastPathComponent
+    }
+
+    private static func error(_ what: String, _ path: String) -> DatabaseError {
+        let code = errno
+        let kind: DatabaseError.Kind = code == ENOSPC || code == EDQUOT || code == EFBIG ? .diskFull : .fileError
+        return DatabaseError(kind: kind, message: "\(what) \(path): \(String(cString: strerror(code)))")
+    }
+}

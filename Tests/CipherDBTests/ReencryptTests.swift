@@ -1,0 +1,118 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `reencrypt(to:settings:)`: a file replaced only while no other connection can write it, so no
+/// commit is ever lost into a replaced file and no old WAL survives beside a new one (issue 8,
+/// finding 1).
+final class ReencryptTests: DatabaseTestCase {
+    private func makeDatabase(_ name: String = "test.db", key: DatabaseKey?, wal: Bool, rows: Int = 200) throws -> Database {
+        let db = try openDatabase(name, key: key)
+        if wal { XCTAssertEqual(try db.stringForQuery("PRAGMA journal_mode = WAL"), "wal") }
+        try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        try db.inTransaction {
+            for n in 0..<rows { try db.executeUpdate("INSERT INTO t(v) VALUES (?)", "row \(n)") }
+            return .commit
+        }
+        return db
+    }
+
+    func testReencryptChangesKeyAndPageSizeAndGoesOnWithTheNewFile() throws {
+        for wal in [false, true] {
+            let name = wal ? "wal.db" : "rollback.db"
+            let db = try makeDatabase(name, key: rawKey(1), wal: wal)
+            try db.reencrypt(to: passphrase("new"), settings: CipherSettings(pageSize: 4096, kdfIterations: 2000))
+            try db.executeUpdate("INSERT INTO t(v) VALUES ('after')")
+            XCTAssertEqual(try db.journalMode(), wal ? "wal" : "delete")
+            db.close()
+            assertThrows(.wrongKey) { _ = try self.openDatabase(name, key: self.rawKey(1)) }
+            let reopened = try openDatabase(name, key: passphrase("new"), settings: CipherSettings(pageSize: 4096, kdfIterations: 2000))
+            XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 201)
+            XCTAssertEqual(try reopened.quickCheck(), [])
+            reopened.close()
+            XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-tmp") })
+        }
+    }
+
+    func testReencryptRefusesWhileAnotherConnectionUsesTheWAL() throws {
+        let db = try makeDatabase(key: rawKey(1), wal: true)
+        let other = try openDatabase(key: rawKey(1))
+        XCTAssertEqual(try other.intForQuery("SELECT count(*) FROM t"), 200)
+        db.busyTimeout = 0.1
+        let before = try fileBytes(path("test.db"))
+        assertThrows(.inUse) { try db.reencrypt(to: self.rawKey(2), settings: CipherSettings(pageSize: 4096)) }
+        XCTAssertEqual(try fileBytes(path("test.db")), before)
+        // Both connections go on under the old key; every commit lands.
+        try other.executeUpdate("INSERT INTO t(v) VALUES ('other')")
+        try db.executeUpdate("INSERT INTO t(v) VALUES ('mine')")
+        XCTAssertEqual(try db.journalMode(), "wal")
+        other.close()
+        db.close()
+        XCTAssertEqual(try openDatabase(key: rawKey(1)).intForQuery("SELECT count(*) FROM t"), 202)
+    }
+
+    func testReencryptRefusesWhileAnotherConnectionReadsInRollbackMode() throws {
+        let db = try makeDatabase(key: rawKey(1), wal: false)
+        let other = try openDatabase(key: rawKey(1))
+        try other.beginTransaction()
+        XCTAssertEqual(try other.intForQuery("SELECT count(*) FROM t"), 200)
+        db.busyTimeout = 0.1
+        assertThrows(.inUse) { try db.reencrypt(to: self.rawKey(2), settings: CipherSettings(pageSize: 4096)) }
+        try other.commit()
+        try db.executeUpdate("INSERT INTO t(v) VALUES ('mine')")
+        try other.executeUpdate("INSERT INTO t(v) VALUES ('other')")
+        other.close()
+        db.close()
+        XCTAssertEqual(try openDatabase(key: rawKey(1)).intForQuery("SELECT count(*) FROM t"), 202)
+    }
+
+    /// A connection that was idle when the file was replaced still holds the old file: its next
+    /// write must fail (SQLite's moved-file check), never land in the unlinked file unseen.
+    func testAnIdleConnectionCannotWriteIntoTheReplacedFile() throws {
+        let db = try makeDatabase(key: rawKey(1), wal: false)
+        let idle = try openDatabase(key: rawKey(1))
+        XCTAssertEqual(try idle.intForQuery("SELECT count(*) FROM t"), 200)
+        try db.reencrypt(to: rawKey(2), settings: CipherSettings(pageSize: 4096))
+        assertThrows(.readOnly) { try idle.executeUpdate("INSERT INTO t(v) VALUES ('into the old file')") }
+        idle.close()
+        db.close()
+        XCTAssertEqual(try openDatabase(key: rawKey(2), settings: CipherSettings(pageSize: 4096)).intForQuery("SELECT count(*) FROM t"), 200)
+    }
+
+    func testEncryptAndDecryptInPlace() throws {
+        let db = try makeDatabase(key: nil, wal: true)
+        try db.reencrypt(to: rawKey(3))
+        XCTAssertNotEqual(try fileBytes(path("test.db")).prefix(16), Data("SQLite format 3\0".utf8))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 200)
+        try db.reencrypt(to: nil)
+        XCTAssertEqual(try fileBytes(path("test.db")).prefix(16), Data("SQLite format 3\0".utf8))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 200)
+        XCTAssertEqual(try db.journalMode(), "wal")
+    }
+}
+
+/// Every file the library creates is readable by its owner only, whatever the umask (issue 8, finding 7).
+final class FileModeTests: DatabaseTestCase {
+    func testDatabasesJournalsAndExportsAreOwnerOnlyUnderUmask022() throws {
+        let saved = umask(0o022)
+        defer { umask(saved) }
+        let db = try openDatabase("wal.db", key: rawKey(1))
+        _ = try db.stringForQuery("PRAGMA journal_mode = WAL")
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES (1)")
+        let plain = try openDatabase("plain.db")
+        try plain.executeUpdate("CREATE TABLE t(x)")
+        try db.export(to: path("export.db"), key: nil)
+        try db.export(to: path("export-encrypted.db"), key: rawKey(2))
+        for name in ["wal.db", "wal.db-wal", "wal.db-shm", "plain.db", "export.db", "export-encrypted.db"] {
+            var status = stat()
+            XCTAssertEqual(stat(path(name), &status), 0, name)
+            XCTAssertEqual(status.st_mode & 0o777, 0o600, name)
+        }
+    }
+}
