@@ -13,10 +13,15 @@ struct VerifyCommand: ParsableCommand {
         bad page by number rather than stopping at the first. It then opens DB read-only and runs \
         PRAGMA integrity_check (and cipher_integrity_check on SQLCipher 4.2 and later). Exit code 65 \
         when anything is bad, 77 when the key matches no page. The page size is found from page 1 \
-        unless --cipher-page-size is given. Pages in a -wal file are not checked offline.
+        unless --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
+        checks them when it replays the log, and the page HMAC of every frame it would replay. A damaged \
+        frame makes SQLite drop that commit and every later one without a word; verify names the frame \
+        and counts the commits that would be lost (exit 65).
 
         --json prints {"path", "ok", "file_size", "page_size", "page_count", "hmac_algorithm", \
-        "bad_pages": [{"page", "problem"}], "integrity_check": [..], "cipher_integrity_check": [..] | null}; \
+        "bad_pages": [{"page", "problem"}], "wal": {"frames", "replayed_frames", "first_damaged_frame", \
+        "dropped_commits", "bad_frames": [{"frame", "page", "problem"}]} | null, "integrity_check": [..], \
+        "cipher_integrity_check": [..] | null}; \
         problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound.
 
         Examples:
@@ -123,7 +128,8 @@ struct VerifyCommand: ParsableCommand {
             integrity = ["cannot open the database: \(error.message)"]
         }
         let badPages = report?.badPages ?? []
-        let isSound = badPages.isEmpty && integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty
+        let wal = report?.writeAheadLog
+        let isSound = badPages.isEmpty && (wal?.isIntact ?? true) && integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty
         if json {
             let value = JSONValue.object([
                 ("path", .string(database)),
@@ -133,6 +139,14 @@ struct VerifyCommand: ParsableCommand {
                 ("page_count", report.map { .int(Int64($0.pageCount)) } ?? .null),
                 ("hmac_algorithm", report.map { .string($0.layout.hmacAlgorithm.rawValue) } ?? .null),
                 ("bad_pages", .array(badPages.map { .object([("page", .int(Int64($0.number))), ("problem", .string($0.problem.rawValue))]) })),
+                ("wal", wal.map { wal in .object([
+                    ("frames", .int(Int64(wal.frameCount))),
+                    ("replayed_frames", .int(Int64(wal.committedFrameCount))),
+                    ("first_damaged_frame", wal.firstDamagedFrame.map { .int(Int64($0)) } ?? .null),
+                    ("dropped_commits", .int(Int64(wal.droppedCommits))),
+                    ("bad_frames", .array(wal.badFrames.map { .object([("frame", .int(Int64($0.frame))), ("page", .int(Int64($0.page))),
+                                                                      ("problem", .string($0.problem.rawValue))]) })),
+                ]) } ?? .null),
                 ("integrity_check", .array(integrity.map { .string($0) })),
                 ("cipher_integrity_check", cipherIntegrity.map { .array($0.map { .string($0) }) } ?? .null),
             ])
@@ -150,9 +164,17 @@ struct VerifyCommand: ParsableCommand {
             } else {
                 lines.append("\(database): plaintext SQLite database (no page HMACs to check)")
             }
-            if FileManager.default.fileExists(atPath: database + "-wal"),
-               ((try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0) > 0 {
-                lines.append("note: \(database)-wal holds changes not yet checkpointed; their pages are not checked offline")
+            if let wal {
+                if let damaged = wal.firstDamagedFrame {
+                    lines.append("\(database)-wal: frame \(damaged) of \(wal.frameCount) is damaged: SQLite replays \(wal.committedFrameCount) frame(s) "
+                                 + "and silently drops \(wal.droppedCommits) commit(s) from there on")
+                } else {
+                    lines.append("\(database)-wal: \(wal.frameCount) frame(s), \(wal.committedFrameCount) replayed, checksums intact")
+                }
+                if !wal.badFrames.isEmpty {
+                    lines.append("\(database)-wal: \(wal.badFrames.count) replayed frame(s) fail their page HMAC:")
+                    lines += wal.badFrames.prefix(20).map { "  frame \($0.frame) (page \($0.page)): \($0.problem.rawValue.replacingOccurrences(of: "_", with: " "))" }
+                }
             }
             lines.append("integrity_check: \(integrity.count == 1 ? integrity[0] : "\(integrity.count) problems")")
             if integrity.count > 1 {

@@ -55,8 +55,40 @@ public struct PageVerifier: Sendable {
         public let fileSize: Int
         /// Every bad page, in order.
         public let badPages: [BadPage]
-        /// Whether every page passed.
-        public var isIntact: Bool { badPages.isEmpty }
+        /// The write-ahead log beside the file, `nil` when there is none.
+        public let writeAheadLog: WALReport?
+        /// Whether every page passed, and the WAL (if any) loses nothing.
+        public var isIntact: Bool { badPages.isEmpty && writeAheadLog?.isIntact ?? true }
+    }
+
+    /// One bad frame of a write-ahead log.
+    public struct BadFrame: Sendable, Equatable {
+        /// The frame's number in the log, from 1.
+        public let frame: Int
+        /// The database page it holds.
+        public let page: Int
+        /// What is wrong with it.
+        public let problem: Problem
+    }
+
+    /// What the write-ahead log beside a database holds, checked offline.
+    ///
+    /// SQLite replays a WAL's frames up to the first one whose checksum fails and silently drops
+    /// that commit and every later one; `integrity_check` then sees a sound, older database. This
+    /// report says where the log breaks and what would be lost.
+    public struct WALReport: Sendable, Equatable {
+        /// Whole frames in the file.
+        public let frameCount: Int
+        /// Frames SQLite replays (those of complete, unbroken commits).
+        public let committedFrameCount: Int
+        /// The first frame whose checksum fails while its salts say it belongs to this log.
+        public let firstDamagedFrame: Int?
+        /// Commits at or after that frame, which SQLite drops without a word.
+        public let droppedCommits: Int
+        /// Replayed frames whose page HMAC fails under the key.
+        public let badFrames: [BadFrame]
+        /// Whether SQLite replays every commit and every replayed page is sound.
+        public var isIntact: Bool { firstDamagedFrame == nil && badFrames.isEmpty }
     }
 
     /// The file checked.
@@ -200,7 +232,27 @@ public struct PageVerifier: Sendable {
             pageNumber += pagesInChunk
             progress?(min(pageNumber - 1, pageCount), pageCount)
         }
-        return Report(pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages)
+        return Report(pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
+                      writeAheadLog: try verifyWriteAheadLog())
+    }
+
+    /// Checks the write-ahead log beside the file: its frame checksums, as SQLite checks them, and
+    /// the page HMAC of every frame SQLite would replay. `nil` when there is no log.
+    public func verifyWriteAheadLog() throws(DatabaseError) -> WALReport? {
+        guard let log = try RecoveryLog.writeAheadLog(databasePath: path) else { return nil }
+        let verifier = log.pageSize == layout.pageSize ? self : withPageSize(log.pageSize)
+        let mac = try makeMAC()
+        var badFrames: [BadFrame] = []
+        for frame in log.committedFrames {
+            let outcome = frame.page.withUnsafeBytes { bytes in
+                Result { () throws(DatabaseError) -> Problem? in try verifier.check(page: bytes, number: frame.pageNumber, mac: mac) }
+            }
+            if let problem = try outcome.get() {
+                badFrames.append(BadFrame(frame: frame.index, page: frame.pageNumber, problem: problem))
+            }
+        }
+        return WALReport(frameCount: log.frameCount, committedFrameCount: log.committedFrameCount,
+                         firstDamagedFrame: log.firstDamagedFrame, droppedCommits: log.droppedCommits, badFrames: badFrames)
     }
 
     /// Checks one whole page; `nil` when it is sound.
