@@ -86,6 +86,10 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case .inUse:
             return CLIError(.temporaryFailure, "\(path) is open in another process: \(error.message)",
                             hint: "close the other connections (apps, shells) and try again")
+        case .notAuthorized:
+            return CLIError(.usage, "\(error.message): key PRAGMAs (key, rekey, hexkey, hexrekey) are refused here: "
+                            + "they would put the key on the command line and change it without the checks of `cipherdb rekey`",
+                            hint: "change a key with `cipherdb rekey \(path) ...`; keys come from --passphrase-env/-file/-fd or --key-id")
         case .invalidated:
             return CLIError(.ioError, "\(path): \(error.message)")
         case .sqlite, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted:

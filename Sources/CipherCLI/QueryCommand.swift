@@ -48,6 +48,7 @@ struct QueryCommand: ParsableCommand {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
+        do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
         let format: OutputFormat = json ? .json : csv ? .csv : .table
         var last: ResultTable?
         var printed = 0

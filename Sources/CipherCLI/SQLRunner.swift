@@ -83,16 +83,7 @@ enum SQLRunner {
     /// An error for `code` with SQLite's message and a kind the CLI maps to an exit status.
     static func error(_ handle: OpaquePointer, _ code: Int32, sql: String?) -> DatabaseError {
         let primary = code & 0xFF
-        let kind: DatabaseError.Kind
-        switch primary {
-        case SQLITE_CORRUPT: kind = .corrupt
-        case SQLITE_NOTADB: kind = .notADatabase
-        case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy
-        case SQLITE_READONLY: kind = .readOnly
-        case SQLITE_INTERRUPT: kind = .interrupted
-        default: kind = .sqlite
-        }
-        return DatabaseError(kind: kind, resultCode: primary, extendedResultCode: code,
+        return DatabaseError(kind: DatabaseError.kind(for: code), resultCode: primary, extendedResultCode: code,
                              message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 }

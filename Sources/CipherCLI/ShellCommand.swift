@@ -31,6 +31,7 @@ struct ShellCommand: ParsableCommand {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
+        do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
         let interactive = Console.stdinIsTerminal
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")

@@ -57,6 +57,8 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case ioError
         /// Another connection has the database open, so its file cannot be replaced now.
         case inUse
+        /// An authorizer refused the statement (see ``Database/refuseKeyPragmas()``).
+        case notAuthorized
         /// The connection was closed by a failure that left it unsafe to use (a failed key
         /// change): open the database again.
         case invalidated
@@ -95,8 +97,8 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         return text
     }
 
-    /// Maps a primary result code to the kind a caller can act on.
-    static func kind(for resultCode: Int32) -> Kind {
+    /// Maps a primary (or extended) SQLite result code to the kind a caller can act on.
+    public static func kind(for resultCode: Int32) -> Kind {
         switch resultCode & 0xFF {
         case SQLITE_CORRUPT: return .corrupt
         case SQLITE_NOTADB: return .notADatabase
@@ -108,6 +110,7 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case SQLITE_CANTOPEN: return .fileError
         case SQLITE_FULL: return .diskFull
         case SQLITE_IOERR: return .ioError
+        case SQLITE_AUTH: return .notAuthorized
         default: return .sqlite
         }
     }

@@ -1,0 +1,24 @@
+import Foundation
+import XCTest
+
+/// Key PRAGMAs typed into `query` or `shell` would put the key on argv or in a history and change it
+/// without rekey's checks: they are refused (issue 8, finding 13).
+final class KeyPragmaRefusalTests: CLITestCase {
+    func testKeyPragmasAreRefusedInQueryAndShellAndChangeNothing() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1)", "--raw-key-file", key])
+        let before = try bytes("app.db")
+        for pragma in ["PRAGMA rekey = 'new secret'", "pragma main.REKEY = 'x'", "PRAGMA hexrekey = '00112233'",
+                       "PRAGMA key = 'other'", "PRAGMA hexkey = 'aa'", "SELECT 1; PRAGMA rekey = 'later'"] {
+            let refused = try cipherdb(["query", "app.db", pragma, "--raw-key-file", key], expect: 64)
+            XCTAssertTrue(refused.stderr.contains("cipherdb rekey"), refused.stderr)
+        }
+        let shell = try cipherdb(["shell", "app.db", "--raw-key-file", key], stdin: "PRAGMA rekey = 'typed';\nSELECT x FROM t;\n", expect: 64)
+        XCTAssertTrue(shell.stderr.contains("refused"), shell.stderr)
+        XCTAssertEqual(try bytes("app.db"), before)
+        XCTAssertEqual(try cipherdb(["query", "app.db", "SELECT x FROM t", "--csv", "--raw-key-file", key]).stdout, "x\r\n1\n")
+        // Other PRAGMAs are untouched.
+        XCTAssertEqual(try cipherdb(["query", "app.db", "PRAGMA cipher_version", "--csv", "--raw-key-file", key]).status, 0)
+    }
+}
