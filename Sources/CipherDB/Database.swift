@@ -50,7 +50,7 @@ public final class Database {
     public private(set) var sqliteHandle: OpaquePointer?
 
     /// Whether the connection is open.
-    public var isOpen: Bool { sqliteHandle != nil }
+    public var isOpen: Bool { sqliteHandle != nil && !isClosePending }
 
     /// Whether a key was applied to this connection.
     public internal(set) var isKeyed = false
@@ -88,6 +88,11 @@ public final class Database {
     /// Why the connection was closed behind its user's back (a failed key change), reported by
     /// every later call until the database is opened again.
     var invalidationReason: String?
+    /// The callbacks (SQL functions, trace) running now, inside SQLite.
+    let callbacks = CallbackTracker()
+    /// Whether ``close()`` was called from inside a callback: the close happens at the next call
+    /// that is not inside one.
+    private var isClosePending = false
 
     /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:)``.
     ///
@@ -116,6 +121,7 @@ public final class Database {
         key: DatabaseKey? = nil,
         settings: CipherSettings = .versionDefaults
     ) throws(DatabaseError) {
+        finishPendingClose()
         guard sqliteHandle == nil else { return }
         invalidationReason = nil
         // A plain SQLite library in place of SQLCipher would store everything in the clear.
@@ -165,8 +171,19 @@ public final class Database {
 
     /// Closes the connection: closes open result sets, finalizes cached and leaked statements.
     /// Safe to call on a closed database.
+    ///
+    /// Called from inside an SQL function or a trace handler, while SQLite is running a statement
+    /// of this connection, the close cannot happen there: the statement is interrupted, the
+    /// connection counts as closed at once (``isOpen`` is `false`, later calls throw `misuse`),
+    /// and SQLite's handle is released as soon as the statement has returned.
     public func close() {
         guard let handle = sqliteHandle else { return }
+        if callbacks.depth > 0 {
+            isClosePending = true
+            sqlite3_interrupt(handle)
+            return
+        }
+        isClosePending = false
         for box in openResultSets.values { box.resultSet?.close() }
         openResultSets.removeAll()
         statementCache.removeAll()
@@ -183,6 +200,11 @@ public final class Database {
         sqliteHandle = nil
         isKeyed = false
         hasProvenKey = false
+    }
+
+    /// Completes a close that was asked for inside a callback, once no callback runs.
+    private func finishPendingClose() {
+        if isClosePending, callbacks.depth == 0 { close() }
     }
 
     /// The path SQLite is handed.
@@ -223,7 +245,8 @@ public final class Database {
     /// The open handle, or a misuse error.
     @inline(__always)
     func requireHandle(sql: String? = nil) throws(DatabaseError) -> OpaquePointer {
-        guard let sqliteHandle else {
+        finishPendingClose()
+        guard let sqliteHandle, !isClosePending else {
             if let invalidationReason {
                 throw DatabaseError(kind: .invalidated, message: "the connection to \(displayPath) was closed: \(invalidationReason)", sql: sql)
             }

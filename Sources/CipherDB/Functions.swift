@@ -14,13 +14,33 @@ public struct FunctionError: Error, Sendable, CustomStringConvertible {
 /// Owns a custom function's closure for as long as SQLite holds the function.
 private final class FunctionBox {
     let body: ([DatabaseValue]) throws -> Bindable?
-    init(_ body: @escaping ([DatabaseValue]) throws -> Bindable?) { self.body = body }
+    let callbacks: CallbackTracker
+    init(_ body: @escaping ([DatabaseValue]) throws -> Bindable?, callbacks: CallbackTracker) {
+        self.body = body
+        self.callbacks = callbacks
+    }
 }
 
 /// Owns a trace closure.
 private final class TraceBox {
     let body: (String) -> Void
-    init(_ body: @escaping (String) -> Void) { self.body = body }
+    let callbacks: CallbackTracker
+    init(_ body: @escaping (String) -> Void, callbacks: CallbackTracker) {
+        self.body = body
+        self.callbacks = callbacks
+    }
+}
+
+/// Counts the callbacks of one connection that are running now: SQLite is inside `sqlite3_step`
+/// then, and the connection must not be closed under it (see ``Database/close()``).
+final class CallbackTracker {
+    private(set) var depth = 0
+
+    func run<T>(_ body: () throws -> T) rethrows -> T {
+        depth += 1
+        defer { depth -= 1 }
+        return try body()
+    }
 }
 
 extension Database {
@@ -46,7 +66,7 @@ extension Database {
         _ body: @escaping ([DatabaseValue]) throws -> Bindable?
     ) throws(DatabaseError) {
         let handle = try requireHandle()
-        let box = FunctionBox(body)
+        let box = FunctionBox(body, callbacks: callbacks)
         var flags = SQLITE_UTF8
         if deterministic { flags |= SQLITE_DETERMINISTIC }
         let code = sqlite3_create_function_v2(
@@ -60,7 +80,7 @@ extension Database {
                     arguments.append(databaseValue(of: values?[index]))
                 }
                 do {
-                    let result = try box.body(arguments)?.databaseValue ?? .null
+                    let result = try box.callbacks.run { try box.body(arguments)?.databaseValue ?? .null }
                     setResult(result, on: context)
                 } catch {
                     sqlite3_result_error(context, String(describing: error), -1)
@@ -101,7 +121,7 @@ extension Database {
             traceBox = nil
             return
         }
-        let box = TraceBox(handler)
+        let box = TraceBox(handler, callbacks: callbacks)
         traceBox = box
         Self.installTrace(box, on: handle)
     }
@@ -111,7 +131,7 @@ extension Database {
             guard let context, let statement else { return 0 }
             let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
             if let sql = sqlite3_sql(OpaquePointer(statement)) {
-                box.body(String(cString: sql))
+                box.callbacks.run { box.body(String(cString: sql)) }
             }
             return 0
         }, Unmanaged.passUnretained(box).toOpaque())
