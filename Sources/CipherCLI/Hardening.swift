@@ -6,12 +6,14 @@ import Darwin
 
 /// Process hardening applied before any secret is read.
 enum Hardening {
-    /// Disables core dumps: a dump of this process could hold passphrases and keys.
+    /// Disables core dumps (a dump of this process could hold passphrases and keys) and the Swift
+    /// runtime's register-dumping crash handler.
     ///
     /// `RLIMIT_CORE = 0` stops the kernel from writing a core file; `PR_SET_DUMPABLE = 0` also
     /// keeps other processes of the same user from attaching with ptrace or reading
     /// `/proc/<pid>/mem`. Both are best effort: failure is not fatal.
     static func apply() {
+        installFatalSignalHandlers()
         var limit = rlimit(rlim_cur: 0, rlim_max: 0)
         #if os(Linux)
         _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
@@ -19,6 +21,37 @@ enum Hardening {
         #else
         _ = setrlimit(RLIMIT_CORE, &limit)
         #endif
+    }
+
+    /// The signals that end the process on a fault.
+    static let fatalSignals: [Int32] = [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS]
+
+    /// Replaces the Swift runtime's crash handler for fatal signals by one that prints one line
+    /// and ends the process with the same signal.
+    ///
+    /// The runtime's backtracer prints the memory behind every register, where key bytes can be,
+    /// and then leaves some commands (`shell`, waiting in `read`) spinning instead of exiting.
+    static func installFatalSignalHandlers() {
+        for signal in fatalSignals {
+            var action = sigaction()
+            #if os(Linux)
+            action.__sigaction_handler.sa_handler = { received in
+                let message: StaticString = "cipherdb: stopped by a fatal signal\n"
+                _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+                // SA_RESETHAND put the default action back: this ends the process with the signal.
+                raise(received)
+            }
+            #else
+            action.__sigaction_u.__sa_handler = { received in
+                let message: StaticString = "cipherdb: stopped by a fatal signal\n"
+                _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+                raise(received)
+            }
+            #endif
+            action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND)) | Int32(SA_NODEFER)
+            sigemptyset(&action.sa_mask)
+            _ = sigaction(signal, &action, nil)
+        }
     }
 
     /// Whether core dumps are off (for tests and `--verbose`).

@@ -1,0 +1,39 @@
+import Foundation
+import XCTest
+
+/// A fatal signal ends every command at once with that signal and one line on stderr: no Swift
+/// backtrace with the memory behind each register (key bytes can be there), no spinning shell
+/// (issue 8, finding 9).
+final class FatalSignalTests: CLITestCase {
+    func testAFatalSignalEndsTheShellWithoutDumpingMemory() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        for signal in [SIGSEGV, SIGBUS, SIGABRT] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["shell", path("app.db"), "--raw-key-file", key]
+            let input = Pipe(), errors = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            input.fileHandleForWriting.write(Data("SELECT 1;\n".utf8))
+            Thread.sleep(forTimeInterval: 0.5)  // the shell now waits in read(2) for the next line
+            kill(process.processIdentifier, signal)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                XCTFail("signal \(signal): the shell kept running")
+            }
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationReason, .uncaughtSignal, "signal \(signal)")
+            XCTAssertEqual(process.terminationStatus, signal)
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertTrue(text.contains("stopped by a fatal signal"), text)
+            XCTAssertFalse(text.contains("Registers"), text)
+            XCTAssertFalse(text.contains("Backtrac"), text)
+            try? input.fileHandleForWriting.close()
+        }
+    }
+}
