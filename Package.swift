@@ -44,13 +44,15 @@ let package = Package(
         // Child process for the keystore crash-safety tests (SIGKILLed mid-rotation).
         .executableTarget(name: "keystore-crash-driver", dependencies: ["CipherKeystore", "CipherDB"], path: "tools/keystore-crash-driver"),
 
+        // Helpers shared by the test targets (a real full disk, ...).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CipherCryptoTests", dependencies: ["CipherCrypto"]),
-        .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher"]),
+        .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher", "TestSupport"]),
         .testTarget(
             name: "CipherKeystoreTests",
             dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto"],
             exclude: ["Fixtures"]  // read from the source tree by the tests, never bundled
         ),
-        .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB"]),
+        .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB", "TestSupport"]),
     ]
 )

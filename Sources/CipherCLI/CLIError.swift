@@ -51,7 +51,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - path: the database the error is about.
     ///   - output: whether the error happened while writing an output file.
-    static func database(_ error: DatabaseError, path: String, output: Bool = false) -> CLIError {
+    ///   - target: the file being written, named instead of `path` when the disk fills up.
+    static func database(_ error: DatabaseError, path: String, output: Bool = false, writing target: String? = nil) -> CLIError {
         switch error.kind {
         case .wrongKey:
             return CLIError(.wrongKey, "wrong key for \(path), or its first page is damaged",
@@ -80,9 +81,9 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case .fileError:
             return CLIError(output ? .cannotCreate : .ioError, error.message)
         case .diskFull:
-            return CLIError(.ioError, "no space left for \(path): \(error.message)", hint: "free some space; nothing was changed")
+            return CLIError(.ioError, "no space left for \(target ?? path): \(error.message)", hint: "free some space; nothing was changed")
         case .ioError:
-            return CLIError(.ioError, "I/O error on \(path): \(error.message)")
+            return CLIError(.ioError, "I/O error on \(target ?? path): \(error.message)")
         case .inUse:
             return CLIError(.temporaryFailure, "\(path) is open in another process: \(error.message)",
                             hint: "close the other connections (apps, shells) and try again")

@@ -43,7 +43,7 @@ struct DecryptCommand: ParsableCommand {
         do {
             try opened.database.export(into: target.pending, key: nil)
         } catch {
-            throw CLIError.database(error, path: database)
+            throw CLIError.database(error, path: database, writing: output)
         }
         try target.publish()
         progress.finish("done")

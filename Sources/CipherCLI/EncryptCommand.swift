@@ -56,7 +56,7 @@ struct EncryptCommand: ParsableCommand {
             progress.phase("encrypting \(plaintext) into \(output)")
             try source.export(into: target.pending, key: resolved.key, settings: settings)
         } catch {
-            throw CLIError.database(error, path: plaintext)
+            throw CLIError.database(error, path: plaintext, writing: output)
         }
         try target.publish()
         progress.finish("done")

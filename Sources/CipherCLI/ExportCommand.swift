@@ -88,7 +88,7 @@ struct ExportCommand: ParsableCommand {
             progress.phase("exporting \(database) to plaintext \(output)")
             guard let target else { throw CLIError.usage("only --format sql can write to stdout") }
             do { try opened.database.export(into: target.pending, key: nil) } catch {
-                throw CLIError.database(error, path: database)
+                throw CLIError.database(error, path: database, writing: output)
             }
             try target.publish()
         case .sqlcipher:
@@ -106,7 +106,7 @@ struct ExportCommand: ParsableCommand {
             progress.phase("exporting \(database) to \(output)")
             guard let target else { throw CLIError.usage("only --format sql can write to stdout") }
             do { try opened.database.export(into: target.pending, key: newResolved.key, settings: settings) } catch {
-                throw CLIError.database(error, path: database)
+                throw CLIError.database(error, path: database, writing: output)
             }
             try target.publish()
         }

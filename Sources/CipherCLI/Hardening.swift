@@ -14,6 +14,9 @@ enum Hardening {
     /// `/proc/<pid>/mem`. Both are best effort: failure is not fatal.
     static func apply() {
         installFatalSignalHandlers()
+        // Past a file size limit (ulimit -f) a write then fails with EFBIG, reported as an I/O
+        // error naming the file, instead of SIGXFSZ killing the process half way.
+        signal(SIGXFSZ, SIG_IGN)
         var limit = rlimit(rlim_cur: 0, rlim_max: 0)
         #if os(Linux)
         _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)

@@ -88,7 +88,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// None of the entry's candidate keys opens the database.
     case noKeyOpensDatabase(id: String, path: String)
     /// Rotation stopped; the keystore and the database were left consistent (the message says how).
-    case rotationFailed(id: String, path: String, reason: String)
+    indirect case rotationFailed(id: String, path: String, cause: KeystoreError, outcome: String)
 
     // MARK: Other
 
@@ -133,7 +133,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .bundleMismatch(let reason): return "the export bundle does not match: \(reason)"
         case .database(let error): return error.description
         case .noKeyOpensDatabase(let id, let path): return "no usable version of key '\(id)' opens \(path)"
-        case .rotationFailed(let id, let path, let reason): return "rotation of key '\(id)' for \(path) failed: \(reason)"
+        case .rotationFailed(let id, let path, let cause, let outcome):
+            return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description
         case .secretSource(let reason): return "cannot read the secret: \(reason)"
         }

@@ -39,7 +39,7 @@ extension Keystore {
     /// removed and the keystore is as before, unless the call resumed an interrupted rotation: that
     /// pending version may already key databases not named here, so it stays pending.
     ///
-    /// - Throws: ``KeystoreError/rotationFailed(id:path:reason:)`` with what was left where.
+    /// - Throws: ``KeystoreError/rotationFailed(id:path:cause:outcome:)`` with the cause and what was left where.
     @discardableResult
     public func rotate(id: String, databasePaths: [String]) throws(KeystoreError) -> RotationResult {
         let newKeyMaterial = try Self.randomKey()
@@ -59,7 +59,7 @@ extension Keystore {
             // Phase 2: rekey and prove each database.
             var rekeyed: [String] = []
             for path in databasePaths {
-                do {
+                do throws(KeystoreError) {
                     if try rekeyDatabase(path: path, entry: entry, newVersion: pending, newKey: newKey) {
                         rekeyed.append(path)
                     }
@@ -71,11 +71,11 @@ extension Keystore {
                         || databasePaths.contains { (try? Self.opens(path: $0, key: newKey, settings: entry.cipherSettings)) == true }
                     if !anyOnPending {
                         try? abandonRotation(id: id, pending: pending, removeVersion: true)
-                        throw .rotationFailed(id: id, path: path,
-                                              reason: "\(error); the database keeps version \(previous) and the keystore is unchanged")
+                        throw .rotationFailed(id: id, path: path, cause: error,
+                                              outcome: "the database keeps version \(previous) and the keystore is unchanged")
                     }
-                    throw .rotationFailed(id: id, path: path,
-                                          reason: "\(error); version \(pending) stays pending: run the rotation again to resume")
+                    throw .rotationFailed(id: id, path: path, cause: error,
+                                          outcome: "version \(pending) stays pending: run the rotation again to resume")
                 }
             }
 
@@ -103,15 +103,14 @@ extension Keystore {
     private func rekeyDatabase(path: String, entry: KeyEntry, newVersion: Int, newKey: SecretBytes) throws(KeystoreError) -> Bool {
         if try Self.opens(path: path, key: newKey, settings: entry.cipherSettings) { return false }
         let (database, _) = try Self.openWithCandidates(path: path, entry: entry, flags: .readWrite)
+        defer { database.close() }
         do {
-            defer { database.close() }
-            do {
-                // Database.rekey checkpoints a WAL with TRUNCATE itself; proving happens below too.
-                try database.rekey(to: .raw(newKey))
-            } catch {
-                throw KeystoreError.database(error)
-            }
+            // Database.rekey checkpoints a WAL with TRUNCATE itself; proving happens below too.
+            try database.rekey(to: .raw(newKey))
+        } catch {
+            throw .database(error)
         }
+        database.close()
         // Success is only what a fresh connection shows.
         let proof = Database(path: path)
         defer { proof.close() }

@@ -3,6 +3,7 @@ import CipherDB
 import CSQLCipher
 import Foundation
 import XCTest
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -135,29 +136,3 @@ final class RekeyFaultTests: DatabaseTestCase {
     }
 }
 
-/// A small tmpfs mounted for a test (root only): a real full disk.
-struct SmallFileSystem {
-    let path: String
-
-    /// Mounts a tmpfs of `megabytes` in a new folder of `directory`; `nil` when not root.
-    init?(megabytes: Int, in directory: URL) throws {
-        guard getuid() == 0 else { return nil }
-        let folder = directory.appendingPathComponent("tmpfs-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/mount")
-        process.arguments = ["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0700", "tmpfs", folder]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
-        path = folder
-    }
-
-    func unmount() {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/umount")
-        process.arguments = [path]
-        try? process.run()
-        process.waitUntilExit()
-    }
-}
