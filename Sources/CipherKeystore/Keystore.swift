@@ -266,15 +266,24 @@ public final class Keystore: @unchecked Sendable {
         }
     }
 
-    /// Re-wraps the master key in the slot that `old` opens, under `new`.
+    /// Changes the credential of the slot that `old` opens to `new`.
     ///
-    /// Only that slot changes: the master key, every entry and every database stay as they are
-    /// (the body is re-sealed under the same master key because its associated data, the header,
-    /// changed). Other slots keep working.
+    /// With `rotatingMasterKey` (what `cipherdb keys passwd` does), the master key is replaced too
+    /// and the body re-sealed under it: a copy of the keystore taken before, with the old
+    /// passphrase, then opens only that copy (the database keys it held), never the current file
+    /// or the keys added later. This needs the slot to be the only one (other slots could not be
+    /// re-wrapped without their credentials: use ``rotateMaster(credentials:)``).
+    ///
+    /// Without it, only that slot changes: the master key, every entry and every database stay
+    /// as they are (the body is re-sealed under the same master key because its associated data,
+    /// the header, changed), and other slots keep working; an old copy of the file and the old
+    /// passphrase still yield the master key, which decrypts the current body.
     ///
     /// - Parameter kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
-    /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot.
-    public func changePassphrase(from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil) throws(KeystoreError) {
+    /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot; ``KeystoreError/refused(_:)``
+    ///   when rotating with other slots present.
+    public func changePassphrase(from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil,
+                                 rotatingMasterKey: Bool = false) throws(KeystoreError) {
         try new.validate()
         try transaction { (draft) throws(KeystoreError) in
             var opened: Int?
@@ -289,6 +298,14 @@ public final class Keystore: @unchecked Sendable {
             let slot = draft.slots[index]
             let newKDF: KeySlotKDF
             if let kdf { newKDF = kdf } else { newKDF = try slot.checkedKDF() ?? .default }
+            if rotatingMasterKey {
+                guard draft.slots.count == 1 else {
+                    throw .refused("the keystore has \(draft.slots.count - 1) other slot(s), which cannot be re-wrapped under a new "
+                                   + "master key without their credentials: remove them first, or keep the master key")
+                }
+                draft.masterKey = try Self.randomKey()
+                draft.masterEpoch &+= 1
+            }
             draft.slots[index] = try KeySlot.make(credential: new, kdf: newKDF, slotID: slot.slotID,
                                                   keystoreID: draft.keystoreID, masterKey: draft.masterKey)
         }

@@ -135,6 +135,41 @@ struct KeystoreOperationsTests {
         #expect(throws: KeystoreError.wrongPassphrase) { try Keystore.open(at: path, credential: passphrase("fips")) }
     }
 
+    /// An old copy of the keystore and the old passphrase yield the old master key. After a
+    /// passphrase change that rotates the master key, that key opens nothing in the current file:
+    /// not its body, not the keys added later (issue 8, finding 11). Without rotation it does.
+    @Test func changePassphraseRotatingTheMasterKeyLocksOutOldCopies() throws {
+        for rotating in [true, false] {
+            let store = try makeStore()
+            try store.addKey(id: "db")
+            let oldCopy = try KeystoreFile.parse(readBytes(path))
+            let oldMaster = try oldCopy.unlock(passphrase("master"))
+            try store.changePassphrase(from: passphrase("master"), to: passphrase("new master"), rotatingMasterKey: rotating)
+            try store.addKey(id: "added later")
+            let current = try KeystoreFile.parse(readBytes(path))
+            if rotating {
+                #expect(current.masterEpoch == oldCopy.masterEpoch &+ 1)
+                #expect(throws: KeystoreError.self) { try current.openBody(masterKey: oldMaster) }
+            } else {
+                // The re-wrap only: the old master key still opens the current body.
+                _ = try current.openBody(masterKey: oldMaster)
+            }
+            let reopened = try Keystore.open(at: path, credential: passphrase("new master"))
+            #expect(try reopened.list().map(\.id).sorted() == ["added later", "db"])
+            try FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    @Test func changePassphraseRotatingTheMasterKeyRefusesOtherSlots() throws {
+        let store = try makeStore()
+        try store.addSlot(.keyFile(try Keystore.generateKeyFileSecret()))
+        let before = readBytes(path)
+        #expect(throws: KeystoreError.self) {
+            try store.changePassphrase(from: passphrase("master"), to: passphrase("new"), rotatingMasterKey: true)
+        }
+        #expect(readBytes(path) == before)
+    }
+
     @Test func rotateMasterReplacesTheMasterKey() throws {
         let store = try makeStore()
         try store.addKey(id: "db")
