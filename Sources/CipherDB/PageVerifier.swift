@@ -144,6 +144,13 @@ public struct PageVerifier: Sendable {
         PageVerifier(path: path, layout: layout.withPageSize(pageSize), salt: salt, hmacKey: hmacKey)
     }
 
+    /// Whether `key` opens the existing encrypted database at `path` with `settings`: the check
+    /// ``opensDatabase()`` makes, with the key derived for it (one PBKDF2 for a passphrase, none for
+    /// a raw key). Nothing is written.
+    public static func keyOpensDatabase(at path: String, key: DatabaseKey, settings: CipherSettings) throws(DatabaseError) -> Bool {
+        try PageVerifier(path: path, key: key, settings: settings).opensDatabase()
+    }
+
     /// Whether the key opens the database: page 1's HMAC matches on the page 1 that SQLite will
     /// read, which is a hot journal's or a WAL's copy when one is there (see ``RecoveryLog``).
     ///

@@ -94,9 +94,63 @@ extension Keystore {
                 return (try entry.usableKey(entry.primary), entry.cipherSettings)
             }
         }
-        let (database, entry, version) = try openResolvingRotation(path: path, id: id, flags: readOnly ? .readOnly : .readWrite)
-        database.close()
-        return (try entry.usableKey(version), entry.cipherSettings)
+        let found = try databaseKey(forDatabaseAt: path, id: id)
+        return (found.key, found.settings)
+    }
+
+    /// The version of `id` whose key opens the existing database at `path`, its key and the
+    /// settings stored with it, found offline: page 1's HMAC, on the page 1 SQLite will read after
+    /// recovering a hot journal or a WAL. No database connection is opened and nothing is written
+    /// to the database.
+    ///
+    /// Versions are tried in ``candidates(for:)`` order. When a rotation is pending, or when no
+    /// version matches (another process may be rotating right now: it holds the keystore lock
+    /// until it is done), the choice is made again under the keystore lock with a fresh read of
+    /// the entry, and a pending rotation is settled: finished when the database is on the pending
+    /// version, withdrawn when it is on the primary.
+    ///
+    /// ```swift
+    /// let (key, settings, version) = try keystore.databaseKey(forDatabaseAt: "app.db", id: "app")
+    /// ```
+    ///
+    /// - Throws: ``KeystoreError/noKeyOpensDatabase(id:path:)`` when no usable version matches.
+    public func databaseKey(forDatabaseAt path: String, id: String) throws(KeystoreError)
+        -> (key: SecretBytes, settings: CipherSettings, version: Int) {
+        let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+        if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
+            return (found.key, entry.cipherSettings, found.version)
+        }
+        return try withFileLock { () throws(KeystoreError) -> (key: SecretBytes, settings: CipherSettings, version: Int) in
+            let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+            guard let found = try Self.matchingVersion(path: path, entry: entry) else {
+                throw .noKeyOpensDatabase(id: id, path: path)
+            }
+            if let pending = entry.pending {
+                if found.version == pending {
+                    try finishRotation(id: id, pending: pending)
+                } else if found.version == entry.primary {
+                    try abandonRotation(id: id, pending: pending, removeVersion: false)
+                }
+            }
+            return (found.key, entry.cipherSettings, found.version)
+        }
+    }
+
+    /// The first candidate version of `entry` whose key opens `path` offline.
+    static func matchingVersion(path: String, entry: KeyEntry) throws(KeystoreError) -> (version: Int, key: SecretBytes)? {
+        for (version, key) in candidates(for: entry) {
+            do {
+                if try PageVerifier.keyOpensDatabase(at: path, key: .raw(key), settings: entry.cipherSettings) {
+                    return (version, key)
+                }
+            } catch where error.kind == .unsupported {
+                // No HMACs or a plaintext header: only opening the database can tell.
+                if try opens(path: path, key: key, settings: entry.cipherSettings) { return (version, key) }
+            } catch {
+                throw .database(error)
+            }
+        }
+        return nil
     }
 
     /// Opens `path`, settling an interrupted rotation of `id` on the way. Returns the database, the
@@ -105,11 +159,16 @@ extension Keystore {
         path databasePath: String, id: String, flags: Database.OpenFlags
     ) throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) {
         let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
-        guard entry.pending != nil else {
-            let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
-            return (database, entry, version)
+        if entry.pending == nil {
+            do {
+                let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+                return (database, entry, version)
+            } catch .noKeyOpensDatabase {
+                // Another process may be rotating the database right now: it holds the lock until
+                // it is done, and the entry read above may predate its new version.
+            }
         }
-        // Interrupted rotation: decide under the lock so a rotation still running finishes first.
+        // Interrupted or running rotation: decide under the lock so a rotation still running finishes first.
         return try withFileLock { () throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) in
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)

@@ -102,38 +102,21 @@ final class KeystoreAccess {
         return keystore
     }
 
-    /// The key of `id` that opens the existing database at `path`, and the settings stored with it.
-    ///
-    /// After a rotation was interrupted the database may be on the pending version, or (a restored
-    /// backup) on an older one: like ``Keystore/openDatabase(path:id:flags:)`` this tries the
-    /// primary, the pending version, then the other usable versions, newest first. The test is
-    /// page 1's HMAC, read offline: no KDF and no write. An interrupted rotation is finished (or
-    /// undone) first by the keystore's own opener.
+    /// The key of `id` that opens the existing database at `path`, and the settings stored with it:
+    /// the keystore decides (``Keystore/databaseKey(forDatabaseAt:id:)``: page 1 read offline, an
+    /// interrupted rotation settled under its lock). When no version matches, the primary is
+    /// returned and the open reports the wrong key (or damage) as it would.
     func databaseKey(id: String, forDatabase path: String) throws(CLIError) -> ResolvedKey {
         let keystore = try keystore()
         do {
-            if try keystore.info(id: id).pendingVersion != nil {
-                // The keystore's opener settles the rotation under its lock; the database is closed again at once.
-                try keystore.openDatabase(path: path, id: id, flags: .readWrite).close()
-            }
-            let info = try keystore.info(id: id)
-            var order = [info.primaryVersion]
-            if let pending = info.pendingVersion { order.append(pending) }
-            for version in info.versions.reversed() where !order.contains(version.version) { order.append(version.version) }
-            for version in order {
-                guard let key = try? keystore.key(id: id, version: version) else { continue }
-                let candidate = DatabaseKey.raw(key)
-                if let verifier = try? PageVerifier(path: path, key: candidate, settings: info.cipherSettings),
-                   (try? verifier.detectPageSize()) != nil {
-                    let origin = "keystore \(options.path), id '\(id)' version \(version)"
-                    return ResolvedKey(key: candidate, settings: info.cipherSettings, keyID: id, origin: origin)
-                }
-            }
+            let found = try keystore.databaseKey(forDatabaseAt: path, id: id)
+            let origin = "keystore \(options.path), id '\(id)' version \(found.version)"
+            return ResolvedKey(key: .raw(found.key), settings: found.settings, keyID: id, origin: origin)
+        } catch .noKeyOpensDatabase {
+            return try databaseKey(id: id)
         } catch {
             throw CLIError.keystore(error, path: options.path)
         }
-        // No version matches: let the open report the wrong key (or damage) as it would.
-        return try databaseKey(id: id)
     }
 
     /// The primary key of `id` and the settings stored with it.
