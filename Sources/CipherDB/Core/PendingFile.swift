@@ -133,14 +133,23 @@ public final class PendingFile {
     static func temporaryName(for targetPath: String) -> String {
         let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [UInt8](repeating: 0, count: 6))
             .map { String(format: "%02x", $0) }.joined()
-        return directory(of: targetPath) + "/." + baseName(of: targetPath) + temporaryMarker + suffix
+        return directory(of: targetPath) + "/" + temporaryPrefix(for: targetPath) + suffix
+    }
+
+    /// `.NAME.cipherdb-tmp-`, with NAME cut (at a character boundary) so that the whole name with
+    /// its 12-character suffix and a `-journal` stays within the 255 bytes a file name may have.
+    static func temporaryPrefix(for targetPath: String) -> String {
+        let room = 255 - 1 - temporaryMarker.utf8.count - 12 - "-journal".utf8.count
+        var name = Substring(baseName(of: targetPath))
+        while name.utf8.count > room { name = name.dropLast() }
+        return "." + name + temporaryMarker
     }
 
     /// Removes the named temporaries (and their SQLite companions) that earlier runs writing
     /// `targetPath` left when they were killed. Files still locked by a live run are kept.
     public static func removeStaleTemporaries(beside targetPath: String) {
         let directory = directory(of: targetPath)
-        let prefix = "." + baseName(of: targetPath) + temporaryMarker
+        let prefix = temporaryPrefix(for: targetPath)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-journal") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
             let path = directory + "/" + name
