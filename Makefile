@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan bench clean
+.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench clean
 
 all: build
 
@@ -47,8 +47,28 @@ test-sqlcipher4: deps
 tsan: deps
 	$(SWIFT) test --sanitize=thread --disable-swift-testing --scratch-path .build-tsan --filter 'QueueTests|PoolTests'
 
+# AddressSanitizer run of the crypto, page-verifier, recovery and CLI suites (the CLI tests run the
+# cipherdb binary built with the same sanitizer). Own build folder.
+asan: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
+	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
+	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan \
+		--filter 'CipherCryptoTests|PageVerifierTests|WrongKeyRecoveryTests|RekeyFaultTests|ReencryptTests|CLITests'
+
+# The adversarial harness (tools/harness): SIGKILLs, a live second process, faults, wrong keys,
+# damaged WAL frames, against the built cipherdb. 200 kills per crash scenario; the quick mode
+# (20) is what CI runs.
+harness: build
+	@tools/sqlcipher4-env.sh >/dev/null
+	CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" python3 tools/harness/harness.py --full
+
+harness-quick: build
+	@tools/sqlcipher4-env.sh >/dev/null
+	CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" python3 tools/harness/harness.py --quick
+
 bench: deps
 	cd tools/benchmarks && $(SWIFT) run -c release CoreBenchmark && $(SWIFT) run -c release PoolBenchmark
 
 clean:
-	rm -rf $(BUILD_DIR) .build-tsan .build-sqlcipher4
+	rm -rf $(BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4

@@ -65,6 +65,8 @@ struct CreateCommand: ParsableCommand {
             opened = db
             if let schemaSQL {
                 do { try db.executeStatements(schemaSQL) } catch let error as DatabaseError {
+                    // A full disk is the new database's problem, not the schema's.
+                    if [.diskFull, .ioError].contains(error.kind) { throw CLIError.database(error, path: database) }
                     throw CLIError(.sqlFailed, "the schema \(schema ?? "") failed: \(error.message)")
                 }
             } else {

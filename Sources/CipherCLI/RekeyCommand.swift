@@ -70,7 +70,8 @@ struct RekeyCommand: ParsableCommand {
         do {
             try opened.database.reencrypt(to: resolved.key, settings: target)
         } catch {
-            throw CLIError.database(error, path: database)
+            // A file error here is the replacement that cannot be created beside DB (73).
+            throw CLIError.database(error, path: database, output: true)
         }
         progress.finish("done")
         common.info("rekeyed \(database) by copy (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))")

@@ -76,7 +76,7 @@ struct SalvageCommand: ParsableCommand {
         let report: Salvager.Report
         do {
             defer { copy.close() }
-            report = try Salvager(source: opened.database, target: copy, progress: progress).run()
+            report = try Salvager(source: opened.database, target: copy, targetName: output, progress: progress).run()
         }
         try target.publish()
         progress.finish("done")

@@ -37,13 +37,17 @@ final class Salvager {
     private let progress: ProgressReporter
 
     /// Copies from `source` into `target`; both must be open.
-    init(source: Database, target: Database, progress: ProgressReporter) throws(CLIError) {
+    /// The output's name, for messages.
+    private let targetName: String
+
+    init(source: Database, target: Database, targetName: String, progress: ProgressReporter) throws(CLIError) {
         guard let sourceHandle = source.sqliteHandle, let targetHandle = target.sqliteHandle else {
             throw CLIError(.ioError, "salvage needs two open databases")
         }
         self.source = sourceHandle
         self.target = targetHandle
         self.progress = progress
+        self.targetName = targetName
     }
 
     /// Runs the copy.
@@ -85,8 +89,12 @@ final class Salvager {
            case .integer(let version) = first {
             _ = exec(target, "PRAGMA user_version = \(Int32(truncatingIfNeeded: version))")
         }
+        // A full disk rolls the copy's transaction back at the failing insert: nothing to commit then.
+        if sqlite3_get_autocommit(target) != 0 {
+            throw CLIError(.ioError, "cannot write the salvaged database \(targetName): its transaction was rolled back (disk full or I/O error)")
+        }
         if let failure = exec(target, "COMMIT") {
-            throw CLIError(.ioError, "cannot write the salvaged database: \(failure)")
+            throw CLIError(.ioError, "cannot write the salvaged database \(targetName): \(failure)")
         }
         return report
     }

@@ -65,13 +65,13 @@ extension Database {
 
     /// Changes the key of an encrypted database, keeping its salt and cipher settings.
     ///
-    /// Checkpoints a WAL first, takes the write lock, then runs `sqlite3_rekey`, then proves the
+    /// Checkpoints a WAL first, takes the exclusive lock, then runs `sqlite3_rekey`, then proves the
     /// result by opening the file on a second connection with the new key and running
     /// `quick_check`. To change page size or KDF settings, to encrypt a plaintext database or to
     /// decrypt one, use ``export(to:key:settings:)`` or ``reencrypt(to:settings:)``.
     ///
     /// SQLCipher's rekey reports success even when its write transaction failed, and then keeps
-    /// writing with the new key over pages still under the old one. So the write lock is taken
+    /// writing with the new key over pages still under the old one. So the lock is taken
     /// before the key changes (a lock held elsewhere throws `busy` with nothing changed), and a
     /// rekey that did not reach the file closes the connection: it throws `diskFull` or
     /// `ioError`, and every later call throws `invalidated` until the database is opened again,
@@ -79,7 +79,7 @@ extension Database {
     ///
     /// - Throws: `notEncrypted` for a plaintext or in-memory database (SQLCipher 3 would return
     ///   success and do nothing), `readOnly`, `invalidKey`, `misuse` inside a transaction or with
-    ///   open result sets, `busy` when another connection holds the write lock, `diskFull` when
+    ///   open result sets, `busy` when another connection holds a lock (a reader, in rollback mode), `diskFull` when
     ///   the disk cannot hold the journal, and the proof's error if the new key does not open the file.
     public func rekey(to newKey: DatabaseKey) throws(DatabaseError) {
         let handle = try requireHandle()
@@ -102,8 +102,9 @@ extension Database {
         }
         // Every page is written twice (journal or WAL, then the file): refuse before anything changes.
         try DurableFile.requireFreeSpace(forRewriteOf: path)
-        // The write lock first, with the old key still in force: a lock held elsewhere fails here.
-        try executeUpdate("BEGIN IMMEDIATE")
+        // The lock first, with the old key still in force: a lock held elsewhere fails here.
+        // EXCLUSIVE: in rollback mode a reader elsewhere would otherwise make the commit fail.
+        try executeUpdate("BEGIN EXCLUSIVE")
         // sqlite3_rekey joins the b-tree transaction just opened and commits it itself.
         let code = bytes.withUnsafeBytes { buffer in
             sqlite3_rekey(handle, buffer.baseAddress, Int32(buffer.count))

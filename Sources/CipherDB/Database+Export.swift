@@ -141,6 +141,22 @@ extension Database {
     /// and proves the copy by opening it with the key and running `quick_check`.
     private func writeExport(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
                              journalMode targetJournalMode: String? = nil) throws(DatabaseError) {
+        do {
+            try copyExport(into: pending, key: key, settings: settings, journalMode: targetJournalMode)
+        } catch {
+            // sqlcipher_export reports the write that failed as a plain SQLITE_ERROR: when the
+            // copy's folder cannot hold it, say so.
+            if [.sqlite, .ioError].contains(error.kind), let path, isFileBacked,
+               !DurableFile.hasRoom(for: (try? DatabaseFile(path: path).size) ?? 0, in: PendingFile.directory(of: pending.targetPath)) {
+                throw DatabaseError(kind: .diskFull, resultCode: SQLITE_FULL,
+                                    message: "no space left (or file size limit reached) for the copy \(pending.targetPath): \(error.message)")
+            }
+            throw error
+        }
+    }
+
+    private func copyExport(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
+                            journalMode targetJournalMode: String?) throws(DatabaseError) {
         let version = try Self.requireSQLCipher()
         let keyBytes = try key?.sqlcipherKeyBytes()
         let userVersion = try userVersion()

@@ -46,7 +46,10 @@ final class RekeyFaultTests: DatabaseTestCase {
         }
     }
 
-    func testRekeyPastTheFileSizeLimitInvalidatesTheConnectionAndKeepsTheOldKey() throws {
+    /// A limit that appears after rekey's own space check (set from the trace hook as its
+    /// transaction begins): SQLCipher's rekey then fails inside, reports success, and leaves the
+    /// codec writing with the new key. The connection must be closed for good.
+    func testARekeyThatFailsInsideSQLCipherInvalidatesTheConnectionAndKeepsTheOldKey() throws {
         for mode in ["DELETE", "WAL"] {
             let name = "limit-\(mode).db"
             let db = try openDatabase(name, key: rawKey(1))
@@ -54,8 +57,14 @@ final class RekeyFaultTests: DatabaseTestCase {
             try fill(db, rows: 2000)
             try db.checkpoint(.truncate)  // every page in the file, so the limit below stops the rekey itself
             let size = try fileBytes(path(name)).count
-            // The journal (or WAL) of a rekey holds every page: a limit of half the file stops it.
-            let error = withFileSizeLimit(size / 2) { captureError { try db.rekey(to: self.rawKey(2)) } }
+            let limiter = FileSizeLimiter()
+            defer { limiter.restore() }
+            try db.trace { sql in
+                // The journal (or WAL) of a rekey holds every page: half the file stops it.
+                if sql.hasPrefix("BEGIN EXCLUSIVE") { limiter.limit(to: size / 2) }
+            }
+            let error = captureError { try db.rekey(to: self.rawKey(2)) }
+            limiter.restore()
             XCTAssertTrue([.ioError, .diskFull].contains(error?.kind), "\(mode): \(String(describing: error))")
             XCTAssertFalse(error?.message.contains("wrong key") ?? true)
             // The connection may hold a key the file does not have: it must never write again.
@@ -70,6 +79,18 @@ final class RekeyFaultTests: DatabaseTestCase {
             try db.open(key: rawKey(1))
             XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 2000, mode)
         }
+    }
+
+    func testRekeyRefusesUpFrontWhenTheFileSizeLimitCannotHoldItsJournal() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try fill(db, rows: 2000)
+        let size = try fileBytes(path("test.db")).count
+        let before = try fileBytes(path("test.db"))
+        let error = withFileSizeLimit(size / 2) { captureError { try db.rekey(to: self.rawKey(2)) } }
+        XCTAssertEqual(error?.kind, .diskFull, String(describing: error))
+        XCTAssertEqual(try fileBytes(path("test.db")), before)
+        try db.executeUpdate("INSERT INTO t(v) VALUES ('the connection goes on')")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 2001)
     }
 
     func testRekeyOnAFullDiskThrowsDiskFullAndChangesNothing() throws {
@@ -120,18 +141,35 @@ final class RekeyFaultTests: DatabaseTestCase {
         }
     }
 
-    /// Runs `body` with RLIMIT_FSIZE at `bytes` (SIGXFSZ ignored, so a write past it fails with EFBIG).
-    private func withFileSizeLimit<T>(_ bytes: Int, _ body: () throws -> T) rethrows -> T {
-        var saved = rlimit()
-        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
-        let previousHandler = signal(SIGXFSZ, SIG_IGN)
-        var limit = saved
-        limit.rlim_cur = rlim_t(bytes)
-        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
-        defer {
+    /// Lowers RLIMIT_FSIZE (SIGXFSZ ignored) on demand, and puts both back.
+    final class FileSizeLimiter {
+        private var saved: rlimit?
+        private var previousHandler: (@convention(c) (Int32) -> Void)?
+
+        func limit(to bytes: Int) {
+            guard saved == nil else { return }
+            var current = rlimit()
+            getrlimit(Int32(RLIMIT_FSIZE.rawValue), &current)
+            saved = current
+            previousHandler = signal(SIGXFSZ, SIG_IGN)
+            var limit = current
+            limit.rlim_cur = rlim_t(bytes)
+            setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+        }
+
+        func restore() {
+            guard var saved else { return }
             setrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
             signal(SIGXFSZ, previousHandler)
+            self.saved = nil
         }
+    }
+
+    /// Runs `body` with RLIMIT_FSIZE at `bytes` (SIGXFSZ ignored, so a write past it fails with EFBIG).
+    private func withFileSizeLimit<T>(_ bytes: Int, _ body: () throws -> T) rethrows -> T {
+        let limiter = FileSizeLimiter()
+        limiter.limit(to: bytes)
+        defer { limiter.restore() }
         return try body()
     }
 }

@@ -45,21 +45,34 @@ enum DurableFile {
         return Int(info.f_bavail) * Int(info.f_frsize)
     }
 
-    /// Whether the file system holding the database at `path` has room to rewrite every page once
-    /// more (a rekey's journal or WAL holds a copy of each page), with a margin.
+    /// Whether `directory` can take one more file of `bytes` (with a margin): free space on its
+    /// file system, and the process's file size limit (`ulimit -f`).
+    static func hasRoom(for bytes: Int, in directory: String) -> Bool {
+        let needed = bytes + bytes / 16 + 64 * 1024
+        if let available = availableBytes(at: directory), available < needed { return false }
+        var limit = rlimit()
+        #if os(Linux)
+        let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+        #else
+        let resource = RLIMIT_FSIZE
+        #endif
+        if getrlimit(resource, &limit) == 0, limit.rlim_cur != rlim_t.max, Int(clamping: limit.rlim_cur) < needed { return false }
+        return true
+    }
+
+    /// Whether the folder of the database at `path` can hold a copy of every page (a rekey's
+    /// journal or WAL, or a replacement file).
     static func hasFreeSpace(forRewriteOf path: String) -> Bool {
         var status = stat()
-        guard stat(path, &status) == 0, let available = availableBytes(at: path) else { return true }
-        let size = Int(status.st_size)
-        return available >= size + size / 16 + 64 * 1024
+        guard stat(path, &status) == 0 else { return true }
+        return hasRoom(for: Int(status.st_size), in: PendingFile.directory(of: path))
     }
 
     /// Throws `diskFull` before a rewrite of the database at `path` that the disk cannot hold.
     static func requireFreeSpace(forRewriteOf path: String) throws(DatabaseError) {
         guard hasFreeSpace(forRewriteOf: path) else {
             throw DatabaseError(kind: .diskFull, resultCode: 13,
-                                message: "not enough free space beside \(path) to rewrite it (its journal needs about its size); nothing was changed")
+                                message: "not enough free space (or file size limit) beside \(path) for a copy of it; nothing was changed")
         }
     }
-
 }
