@@ -211,19 +211,19 @@ enum KeyResolver {
             guard Console.stdinIsTerminal else {
                 throw CLIError.usage("no key given and no terminal to ask on", hint: flagList)
             }
-            let secret = try SecretReader.prompt("\(label): ", confirm: purpose == .create)
+            let secret = try SecretReader.read(.prompt("\(label): "), flag: "the prompt", confirm: purpose == .create)
             return ResolvedKey(key: .passphrase(secret), settings: nil, keyID: nil, origin: "the terminal prompt")
         case .environment(let name)?:
-            return ResolvedKey(key: .passphrase(try SecretReader.fromEnvironment(name, flag: "--\(flagPrefix)passphrase-env")),
+            return ResolvedKey(key: .passphrase(try SecretReader.read(.environment(name), flag: "--\(flagPrefix)passphrase-env \(name)")),
                                settings: nil, keyID: nil, origin: "$\(name)")
         case .file(let path)?:
-            return ResolvedKey(key: .passphrase(try SecretReader.fromFile(path, flag: "--\(flagPrefix)passphrase-file")),
+            return ResolvedKey(key: .passphrase(try SecretReader.read(.file(path), flag: "--\(flagPrefix)passphrase-file \(path)")),
                                settings: nil, keyID: nil, origin: "file \(path)")
         case .descriptor(let descriptor)?:
-            return ResolvedKey(key: .passphrase(try SecretReader.fromDescriptor(descriptor, flag: "--\(flagPrefix)passphrase-fd")),
+            return ResolvedKey(key: .passphrase(try SecretReader.read(.fileDescriptor(descriptor), flag: "--\(flagPrefix)passphrase-fd \(descriptor)")),
                                settings: nil, keyID: nil, origin: "descriptor \(descriptor)")
         case .standardInput?:
-            return ResolvedKey(key: .passphrase(try SecretReader.lineFromStandardInput(flag: "--\(flagPrefix)passphrase-stdin")),
+            return ResolvedKey(key: .passphrase(try SecretReader.read(.standardInputLine, flag: "--\(flagPrefix)passphrase-stdin")),
                                settings: nil, keyID: nil, origin: "stdin")
         case .rawKeyFile(let path)?:
             return ResolvedKey(key: .raw(try SecretReader.rawKey(fromFile: path, flag: "--\(flagPrefix)raw-key-file")),

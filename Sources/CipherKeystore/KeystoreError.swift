@@ -95,7 +95,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A cryptographic operation failed.
     case crypto(CryptoError)
     /// A secret could not be read from its source (the message names the source, never the secret).
-    case secretSource(String)
+    case secretSource(SecretSourceError)
 
     /// A readable explanation without secrets.
     public var description: String {
@@ -136,7 +136,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rotationFailed(let id, let path, let cause, let outcome):
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description
-        case .secretSource(let reason): return "cannot read the secret: \(reason)"
+        case .secretSource(let error): return "cannot read the secret: \(error.message)"
         }
     }
 }

@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 
 #if canImport(Glibc)
 import Glibc
@@ -9,8 +10,12 @@ import Darwin
 /// Where a passphrase or key comes from. Never the command line: argv is visible to every user
 /// of the machine through `/proc` and `ps`.
 ///
-/// Secrets are read straight into ``SecretBytes``; one trailing newline (`\n` or `\r\n`) is
-/// removed, as editors and `echo` add one.
+/// This is the one secret reader of the package: the keystore and the command line tool read
+/// every passphrase, PIN and key file through it, with one set of rules. Secrets are read
+/// straight into ``SecretBytes`` (scratch buffers are wiped too) and never pass through a Swift
+/// `String`; at most ``maximumLength`` bytes; one trailing newline (`\n` or `\r\n`) is removed,
+/// as editors and `echo` add one; an empty secret is an error; a secret file that group or
+/// others can read is refused.
 ///
 /// ```swift
 /// let passphrase = try SecretSource.environment("CIPHERDB_PASSPHRASE").read()
@@ -25,10 +30,12 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     case fileDescriptor(Int32)
     /// Standard input, to its end.
     case standardInput
+    /// One line of standard input, read byte by byte so that another secret can follow it.
+    case standardInputLine
     /// A prompt on the controlling terminal (`/dev/tty`) with echo turned off.
     case prompt(String)
 
-    /// The largest secret accepted.
+    /// The largest secret accepted, in bytes.
     public static let maximumLength = 4096
 
     /// Names the source without its contents.
@@ -37,7 +44,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         case .environment(let name): return "environment variable \(name)"
         case .file(let path): return "file \(path)"
         case .fileDescriptor(let fd): return "file descriptor \(fd)"
-        case .standardInput: return "standard input"
+        case .standardInput, .standardInputLine: return "standard input"
         case .prompt: return "terminal prompt"
         }
     }
@@ -46,39 +53,53 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter confirm: for ``prompt(_:)``, asks twice and requires the same answer (for new
     ///   passphrases).
-    /// - Throws: ``KeystoreError/secretSource(_:)`` naming the source, never the secret; an empty
-    ///   secret is an error.
+    /// - Throws: ``KeystoreError/secretSource(_:)`` naming the source, never the secret.
     public func read(confirm: Bool = false) throws(KeystoreError) -> SecretBytes {
-        let secret: SecretBytes
+        do throws(SecretSourceError) {
+            let trimmed = Self.trimmingNewline(try readUntrimmed(confirm: confirm))
+            guard trimmed.count > 0 else { throw SecretSourceError(.empty, "\(description) gave an empty secret") }
+            return trimmed
+        } catch {
+            throw .secretSource(error)
+        }
+    }
+
+    private func readUntrimmed(confirm: Bool) throws(SecretSourceError) -> SecretBytes {
         switch self {
         case .environment(let name):
-            guard let value = getenv(name) else { throw .secretSource("\(description) is not set") }
+            guard let value = getenv(name) else { throw SecretSourceError(.notSet, "\(description) is not set") }
             let length = strlen(value)
-            guard length <= Self.maximumLength else { throw .secretSource("\(description) is too long") }
-            secret = SecretBytes(count: length) { buffer in
+            guard length <= Self.maximumLength else {
+                throw SecretSourceError(.tooLong, "\(description) is longer than \(Self.maximumLength) bytes")
+            }
+            return SecretBytes(count: length) { buffer in
                 if length > 0 { buffer.baseAddress?.copyMemory(from: value, byteCount: length) }
             }
         case .file(let path):
-            secret = try Self.readPrivateFile(path, source: description)
+            return try Self.readPrivateFile(path, source: description)
         case .fileDescriptor(let fd):
-            secret = try Self.readAll(fd: fd, source: description)
+            guard fcntl(fd, F_GETFD) >= 0 else { throw SecretSourceError(.notOpen, "\(description) is not open") }
+            return try Self.read(fd: fd, source: description, line: false)
         case .standardInput:
-            secret = try Self.readAll(fd: STDIN_FILENO, source: description)
+            return try Self.read(fd: STDIN_FILENO, source: description, line: false)
+        case .standardInputLine:
+            return try Self.read(fd: STDIN_FILENO, source: description, line: true)
         case .prompt(let text):
-            secret = try Self.promptNoEcho(text)
+            let secret = try Self.promptNoEcho(text)
             if confirm {
-                let again = try Self.promptNoEcho("Repeat to confirm: ")
-                guard again.constantTimeEquals(secret) else { throw .secretSource("the two entries differ") }
+                let again = try Self.promptNoEcho("Again: ")
+                guard again.constantTimeEquals(secret) else {
+                    throw SecretSourceError(.mismatch, "the two passphrases differ; nothing was changed")
+                }
             }
+            return secret
         }
-        let trimmed = Self.trimmingNewline(secret)
-        guard trimmed.count > 0 else { throw .secretSource("\(description) gave an empty secret") }
-        return trimmed
     }
 
     /// Reads a key file: 32 raw bytes, or 64 hexadecimal characters and an optional newline.
     public static func readKeyFile(_ path: String) throws(KeystoreError) -> SecretBytes {
-        let untrimmed = try readPrivateFile(path, source: SecretSource.file(path).description)
+        let untrimmed: SecretBytes
+        do { untrimmed = try readPrivateFile(path, source: SecretSource.file(path).description) } catch { throw .secretSource(error) }
         // 32 raw bytes are the key as they are: a random key ends in a newline byte once in 256
         // times, and trimming it would make the file unusable.
         if untrimmed.count == KeystoreCredential.keyFileLength { return untrimmed }
@@ -86,126 +107,94 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         guard contents.count > 0 else { throw .invalidKeyMaterial("the key file is empty") }
         if contents.count == KeystoreCredential.keyFileLength { return contents }
         guard contents.count == KeystoreCredential.keyFileLength * 2, let decoded = try? contents.hexDecoded() else {
-            throw .invalidKeyMaterial("a key file holds 32 bytes or 64 hexadecimal characters")
+            throw .invalidKeyMaterial("a key file holds 32 bytes or 64 hexadecimal characters, this one holds \(untrimmed.count) bytes")
         }
         return decoded
     }
 
     /// Writes a key file as 64 hexadecimal characters and a newline, mode 0600, refusing to overwrite.
     ///
-    /// The file appears whole or not at all: it is written to a new temporary file beside `path`
-    /// (O_EXCL, mode 0600), flushed, linked into place (which fails if `path` exists) and the
-    /// directory is flushed, so a crash, a full disk or a file-size limit never leaves a partial key
-    /// file, and a keystore slot made for the key never outlives the file on disk.
+    /// The file appears whole or not at all (``PendingFile``): a crash, a full disk or a file-size
+    /// limit never leaves a partial key file, and a keystore slot made for the key never outlives
+    /// the file on disk.
     public static func writeKeyFile(_ secret: SecretBytes, to path: String) throws(KeystoreError) {
         guard secret.count == KeystoreCredential.keyFileLength else { throw .invalidKeyMaterial("a key file holds 32 bytes") }
         var existing = stat()
         if lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
-        let directory = KeystoreFile.directoryName(of: path)
-        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [0]).map { String($0, radix: 16) }.joined()
-        let temporary = directory + "/." + KeystoreFile.baseName(of: path) + ".tmp-\(getpid())-" + suffix
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .io(operation: "create key file", path: temporary, errno: errno) }
-        // Once linked, the temporary name is only a second name for the key file.
-        defer { unlink(temporary) }
-        do {
-            defer { close(fd) }
-            guard fchmod(fd, 0o600) == 0 else { throw KeystoreError.io(operation: "fchmod", path: temporary, errno: errno) }
-            let text = secret.hexEncoded().appending(SecretBytes(copying: [0x0A]))
-            let failure = text.withUnsafeBytes { bytes -> Int32 in
-                var written = 0
-                while written < bytes.count {
-                    guard let base = bytes.baseAddress else { return EINVAL }
-                    let result = write(fd, base + written, bytes.count - written)
-                    if result < 0 {
-                        if errno == EINTR { continue }
-                        return errno
-                    }
-                    if result == 0 { return EIO }
-                    written += result
-                }
-                return 0
-            }
-            guard failure == 0 else { throw KeystoreError.io(operation: "write key file", path: path, errno: failure) }
-            guard fsync(fd) == 0 else { throw KeystoreError.io(operation: "fsync key file", path: path, errno: errno) }
+        let text = secret.hexEncoded().appending(SecretBytes(copying: [0x0A]))
+        do throws(DatabaseError) {
+            let pending = try PendingFile(beside: path)
+            defer { pending.discard() }
+            try text.withUnsafeBytes { bytes in Result { () throws(DatabaseError) in try pending.write(bytes) } }.get()
+            try pending.publish(replacing: false)
+        } catch {
+            if lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
+            throw .database(error)
         }
-        guard link(temporary, path) == 0 else {
-            let code = errno
-            throw code == EEXIST ? .alreadyExists(path: path) : .io(operation: "link key file", path: path, errno: code)
-        }
-        try KeystoreFile.syncDirectory(directory)
     }
 
     // MARK: Reading
 
     /// The whole contents of a file that group and others cannot read, untrimmed.
-    private static func readPrivateFile(_ path: String, source: String) throws(KeystoreError) -> SecretBytes {
+    private static func readPrivateFile(_ path: String, source: String) throws(SecretSourceError) -> SecretBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .secretSource("cannot open \(source): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            let code = errno
+            throw SecretSourceError(code == ENOENT ? .missingFile : .unreadable, "cannot open \(source): \(String(cString: strerror(code)))")
+        }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & 0o077 != 0 {
-            throw .secretSource("\(source) is readable by other users; chmod 600 it")
+            throw SecretSourceError(.exposedFile, "\(source) is readable by other users; chmod 600 it")
         }
-        return try readAll(fd: fd, source: source)
+        return try read(fd: fd, source: source, line: false)
     }
 
-    private static func readAll(fd: Int32, source: String) throws(KeystoreError) -> SecretBytes {
+    /// Everything up to the end of `fd`, or (with `line`) up to its first newline, read byte by
+    /// byte so nothing after it is consumed.
+    private static func read(fd: Int32, source: String, line: Bool) throws(SecretSourceError) -> SecretBytes {
         var length = 0
         var failure: Int32 = 0
         // A scratch buffer that is itself a secret, so it is wiped; then an exact-size copy.
         let scratch = SecretBytes(count: maximumLength + 1) { buffer in
             guard let base = buffer.baseAddress else { return }
             while length < buffer.count {
-                let got = systemRead(fd, base + length, buffer.count - length)
+                let got = systemRead(fd, base + length, line ? 1 : buffer.count - length)
                 if got < 0 {
                     if errno == EINTR { continue }
                     failure = errno
                     return
                 }
                 if got == 0 { return }
+                if line && buffer[length] == 0x0A { return }
                 length += got
             }
         }
-        guard failure == 0 else { throw .secretSource("cannot read \(source): \(String(cString: strerror(failure)))") }
-        guard length <= maximumLength else { throw .secretSource("\(source) is longer than \(maximumLength) bytes") }
+        guard failure == 0 else { throw SecretSourceError(.unreadable, "cannot read \(source): \(String(cString: strerror(failure)))") }
+        guard length <= maximumLength else { throw SecretSourceError(.tooLong, "\(source) is longer than \(maximumLength) bytes") }
         return scratch.withUnsafeBytes { bytes in SecretBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[..<length])) }
     }
 
-    private static func promptNoEcho(_ text: String) throws(KeystoreError) -> SecretBytes {
+    private static func promptNoEcho(_ text: String) throws(SecretSourceError) -> SecretBytes {
         let tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard tty >= 0 else { throw .secretSource("no terminal to prompt on; use a file, fd, environment variable or stdin") }
+        guard tty >= 0 else {
+            throw SecretSourceError(.noTerminal, "no terminal to ask for the secret on; use a file, fd, environment variable or stdin")
+        }
         defer { close(tty) }
         var saved = termios()
-        guard tcgetattr(tty, &saved) == 0 else { throw .secretSource("cannot read the terminal settings") }
-        var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        quiet.c_lflag |= tcflag_t(ICANON)
+        let hasAttributes = tcgetattr(tty, &saved) == 0
         _ = text.utf8CString.withUnsafeBufferPointer { write(tty, $0.baseAddress, $0.count - 1) }
-        guard tcsetattr(tty, TCSAFLUSH, &quiet) == 0 else { throw .secretSource("cannot turn off echo") }
+        if hasAttributes {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            quiet.c_lflag |= tcflag_t(ICANON)
+            guard tcsetattr(tty, TCSAFLUSH, &quiet) == 0 else { throw SecretSourceError(.noTerminal, "cannot turn off echo") }
+        }
         defer {
-            _ = tcsetattr(tty, TCSAFLUSH, &saved)
+            if hasAttributes { _ = tcsetattr(tty, TCSAFLUSH, &saved) }
             _ = write(tty, "\n", 1)
         }
-        var length = 0
-        var failure: Int32 = 0
-        let scratch = SecretBytes(count: maximumLength + 1) { buffer in
-            guard let base = buffer.baseAddress else { return }
-            // One line: read byte by byte so nothing after the newline is consumed.
-            while length < buffer.count {
-                let got = systemRead(tty, base + length, 1)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                if got == 0 || buffer[length] == 0x0A { return }
-                length += 1
-            }
-        }
-        guard failure == 0 else { throw .secretSource("cannot read the terminal") }
-        guard length <= maximumLength else { throw .secretSource("the passphrase is longer than \(maximumLength) bytes") }
-        return scratch.withUnsafeBytes { bytes in SecretBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[..<length])) }
+        return try read(fd: tty, source: "the terminal", line: true)
     }
 
     /// Drops one trailing `\n` or `\r\n`.
@@ -217,6 +206,46 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         guard drop > 0 else { return secret }
         return secret.withUnsafeBytes { bytes in SecretBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - drop)])) }
     }
+}
+
+/// Why a secret could not be read: what went wrong, in the terms a caller maps to an exit status,
+/// and a message that names the source, never the secret.
+public struct SecretSourceError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// The environment variable is not set.
+        case notSet
+        /// The file does not exist.
+        case missingFile
+        /// The file or descriptor could not be read.
+        case unreadable
+        /// The file is readable by group or others.
+        case exposedFile
+        /// The descriptor is not open.
+        case notOpen
+        /// Longer than ``SecretSource/maximumLength``.
+        case tooLong
+        /// Nothing left after the trailing newline.
+        case empty
+        /// The two answers to a confirming prompt differ.
+        case mismatch
+        /// No terminal to prompt on.
+        case noTerminal
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// What to tell the user.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
 }
 
 /// `read(2)`, named apart from ``SecretSource/read(confirm:)``.

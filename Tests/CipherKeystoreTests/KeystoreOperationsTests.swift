@@ -284,7 +284,7 @@ struct SecretSourceTests {
     @Test func environmentFileDescriptorAndTrimming() throws {
         setenv("CIPHERDB_TEST_SECRET_SOURCE", "from env", 1)
         #expect(bytes(of: try SecretSource.environment("CIPHERDB_TEST_SECRET_SOURCE").read()) == Array("from env".utf8))
-        #expect(throws: KeystoreError.secretSource("environment variable CIPHERDB_UNSET_VARIABLE is not set")) {
+        #expect(throws: KeystoreError.secretSource(SecretSourceError(.notSet, "environment variable CIPHERDB_UNSET_VARIABLE is not set"))) {
             try SecretSource.environment("CIPHERDB_UNSET_VARIABLE").read()
         }
         let dir = TemporaryDirectory()
@@ -292,7 +292,7 @@ struct SecretSourceTests {
         writeBytes(Array("line one\r\n".utf8), to: file)
         #expect(bytes(of: try SecretSource.file(file).read()) == Array("line one".utf8))
         chmod(file, 0o644)
-        #expect(throws: KeystoreError.secretSource("file \(file) is readable by other users; chmod 600 it")) {
+        #expect(throws: KeystoreError.secretSource(SecretSourceError(.exposedFile, "file \(file) is readable by other users; chmod 600 it"))) {
             try SecretSource.file(file).read()
         }
         var fds: [Int32] = [0, 0]
@@ -302,7 +302,23 @@ struct SecretSourceTests {
         #expect(bytes(of: try SecretSource.fileDescriptor(fds[0]).read()) == Array("piped secret".utf8))
         close(fds[0])
         writeBytes(Array("\n".utf8), to: file)
-        #expect(throws: KeystoreError.secretSource("file \(file) gave an empty secret")) { try SecretSource.file(file).read() }
+        #expect(throws: KeystoreError.secretSource(SecretSourceError(.empty, "file \(file) gave an empty secret"))) { try SecretSource.file(file).read() }
+    }
+
+    /// One reader, one rule: the keystore and the CLI once disagreed on the longest secret (4,096
+    /// against 65,536 bytes) and on a trailing `\r` (kept against dropped), so one passphrase
+    /// file could give two passphrases (issue 9).
+    @Test func oneRuleForLengthAndLineEnds() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.file("secret")
+        writeBytes(Array("pass\r\n".utf8), to: file)
+        #expect(bytes(of: try SecretSource.file(file).read()) == Array("pass".utf8))
+        writeBytes(Array("pass\r".utf8), to: file)
+        #expect(bytes(of: try SecretSource.file(file).read()) == Array("pass\r".utf8))
+        writeBytes([UInt8](repeating: 0x61, count: SecretSource.maximumLength), to: file)
+        #expect(try SecretSource.file(file).read().count == SecretSource.maximumLength)
+        writeBytes([UInt8](repeating: 0x61, count: SecretSource.maximumLength + 1), to: file)
+        #expect(throws: KeystoreError.self) { try SecretSource.file(file).read() }
     }
 
     @Test func keyFilesRoundTrip() throws {

@@ -55,13 +55,13 @@ public struct KeystoreOptions: ParsableArguments {
     /// - Parameter confirm: ask twice when prompting (a new keystore).
     func credential(confirm: Bool = false) throws(CLIError) -> KeystoreCredential {
         if let passphraseEnv {
-            return .passphrase(try SecretReader.fromEnvironment(passphraseEnv, flag: "--keystore-passphrase-env"))
+            return .passphrase(try SecretReader.read(.environment(passphraseEnv), flag: "--keystore-passphrase-env \(passphraseEnv)"))
         }
         if let passphraseFile {
-            return .passphrase(try SecretReader.fromFile(passphraseFile, flag: "--keystore-passphrase-file"))
+            return .passphrase(try SecretReader.read(.file(passphraseFile), flag: "--keystore-passphrase-file \(passphraseFile)"))
         }
         if let passphraseFD {
-            return .passphrase(try SecretReader.fromDescriptor(passphraseFD, flag: "--keystore-passphrase-fd"))
+            return .passphrase(try SecretReader.read(.fileDescriptor(passphraseFD), flag: "--keystore-passphrase-fd \(passphraseFD)"))
         }
         if let keyFile {
             return .keyFile(try SecretReader.rawKey(fromFile: keyFile, flag: "--keystore-key-file"))
@@ -69,7 +69,7 @@ public struct KeystoreOptions: ParsableArguments {
         guard Console.stdinIsTerminal else {
             throw CLIError.usage("no keystore passphrase given and no terminal to ask on", hint: Self.flagList)
         }
-        return .passphrase(try SecretReader.prompt("Keystore passphrase (\(path)): ", confirm: confirm))
+        return .passphrase(try SecretReader.read(.prompt("Keystore passphrase (\(path)): "), flag: "the prompt", confirm: confirm))
     }
 
     /// Unlocks the keystore.
@@ -180,8 +180,8 @@ extension CLIError {
             return CLIError(mapped.status, "\(error.description)", hint: mapped.hint.map { "\($0) (\(outcome))" } ?? outcome)
         case .crypto(let cryptoError):
             return CLIError.crypto(cryptoError)
-        case .secretSource(let reason):
-            return CLIError.usage("cannot read the secret: \(reason)")
+        case .secretSource(let failure):
+            return CLIError.secretSource(failure, flag: nil)
         case .invalidBundle, .bundleMismatch:
             return CLIError(.dataError, error.description)
         }

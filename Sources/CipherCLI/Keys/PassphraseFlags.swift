@@ -7,13 +7,13 @@ enum PassphraseFlags {
     static func read(prefix: String, env: String?, file: String?, fd: Int32?, prompt: String, confirm: Bool) throws(CLIError) -> SecretBytes {
         let given = [env != nil, file != nil, fd != nil].filter { $0 }.count
         guard given <= 1 else { throw CLIError.usage("give one of --\(prefix)-env, --\(prefix)-file, --\(prefix)-fd") }
-        if let env { return try SecretReader.fromEnvironment(env, flag: "--\(prefix)-env") }
-        if let file { return try SecretReader.fromFile(file, flag: "--\(prefix)-file") }
-        if let fd { return try SecretReader.fromDescriptor(fd, flag: "--\(prefix)-fd") }
+        if let env { return try SecretReader.read(.environment(env), flag: "--\(prefix)-env \(env)") }
+        if let file { return try SecretReader.read(.file(file), flag: "--\(prefix)-file \(file)") }
+        if let fd { return try SecretReader.read(.fileDescriptor(fd), flag: "--\(prefix)-fd \(fd)") }
         guard Console.stdinIsTerminal else {
             throw CLIError.usage("no \(prefix.replacingOccurrences(of: "-", with: " ")) given and no terminal to ask on",
                                  hint: "give it with --\(prefix)-env VAR, --\(prefix)-file PATH or --\(prefix)-fd N")
         }
-        return try SecretReader.prompt(prompt, confirm: confirm)
+        return try SecretReader.read(.prompt(prompt), flag: "the prompt", confirm: confirm)
     }
 }

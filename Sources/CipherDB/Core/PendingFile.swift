@@ -111,6 +111,25 @@ public final class PendingFile {
         try DurableFile.sync(path: Self.directory(of: targetPath))
     }
 
+    /// Appends `bytes` to the content.
+    ///
+    /// - Throws: `diskFull` or `fileError` naming the target.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(DatabaseError) {
+        var offset = 0
+        while offset < bytes.count, let base = bytes.baseAddress {
+            #if canImport(Glibc)
+            let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            #else
+            let written = Darwin.write(descriptor, base + offset, bytes.count - offset)
+            #endif
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Self.error("cannot write", targetPath)
+            }
+            offset += written
+        }
+    }
+
     /// Drops the content (nothing happens after a publish). Safe to call more than once.
     public func discard() {
         guard !isFinished else { return }
