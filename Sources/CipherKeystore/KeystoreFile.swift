@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 import Foundation
 
 #if canImport(Glibc)
@@ -263,50 +264,27 @@ struct KeystoreFile {
         return bytes
     }
 
-    /// Writes `bytes` durably: a new temporary file in the same directory (O_EXCL, mode 0600),
-    /// fsync, then rename over `path` (or, with `exclusive`, a hard link that fails if `path`
-    /// exists), then fsync of the directory. The caller holds the keystore lock.
+    /// Writes `bytes` durably through ``PendingFile`` (an anonymous file in the same directory,
+    /// mode 0600, fsynced, then renamed over `path`, or with `exclusive` linked where nothing may
+    /// be, and the directory fsynced). The caller holds the keystore lock.
     static func writeDurably(_ bytes: [UInt8], to path: String, exclusive: Bool) throws(KeystoreError) {
-        let directory = directoryName(of: path)
         removeStaleTemporaryFiles(of: path)
-        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [0]).map { String($0, radix: 16) }.joined()
-        let temporary = directory + "/." + baseName(of: path) + ".tmp-\(getpid())-" + suffix
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .io(operation: "create temporary file", path: temporary, errno: errno) }
-        var keep = false
-        defer { if !keep { unlink(temporary) } }
-        do {
-            defer { close(fd) }
-            // The umask can only remove bits; make the mode exact anyway.
-            guard fchmod(fd, 0o600) == 0 else { throw KeystoreError.io(operation: "fchmod", path: temporary, errno: errno) }
-            var written = 0
-            while written < bytes.count {
-                let result = bytes.withUnsafeBytes { buffer in
-                    write(fd, buffer.baseAddress.map { $0 + written }, buffer.count - written)
-                }
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw KeystoreError.io(operation: "write", path: temporary, errno: errno)
-                }
-                written += result
-            }
-            guard fsync(fd) == 0 else { throw KeystoreError.io(operation: "fsync", path: temporary, errno: errno) }
+        do throws(DatabaseError) {
+            let pending = try PendingFile(beside: path)
+            defer { pending.discard() }
+            try bytes.withUnsafeBytes { buffer in Result { () throws(DatabaseError) in try pending.write(buffer) } }.get()
+            try pending.publish(replacing: !exclusive)
+        } catch {
+            if exclusive, access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
+            throw .database(error)
         }
-        if exclusive {
-            guard link(temporary, path) == 0 else {
-                let code = errno
-                throw code == EEXIST ? .alreadyExists(path: path) : .io(operation: "link", path: path, errno: code)
-            }
-        } else {
-            guard rename(temporary, path) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
-            keep = true
-        }
-        try syncDirectory(directory)
     }
 
-    /// Deletes temporary files left by a writer that died mid-write. Writers create them only
-    /// while holding the keystore lock, which the caller now holds, so any that exist are stale.
+    /// Deletes temporary files left by a writer that died mid-write: ``PendingFile``'s, and the
+    /// `.NAME.tmp-…` files of versions before it. Writers create them only while holding the
+    /// keystore lock, which the caller now holds, so any that exist are stale.
     static func removeStaleTemporaryFiles(of path: String) {
+        PendingFile.removeStaleTemporaries(beside: path)
         let prefix = "." + baseName(of: path) + ".tmp-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directoryName(of: path)) else { return }
         for name in names where name.hasPrefix(prefix) {
