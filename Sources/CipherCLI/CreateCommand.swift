@@ -79,7 +79,7 @@ struct CreateCommand: ParsableCommand {
             throw CLIError.database(error, path: database, output: true)
         }
         try output.publish()
-        let pageSize = settings.pageSize ?? SQLCipherVersion.current?.defaultPageSize ?? 1024
+        let pageSize = CipherLayout(settings: settings).pageSize
         common.info("created \(database) (page size \(pageSize)\(keyDescription(resolved, settings)))")
     }
 
@@ -87,8 +87,7 @@ struct CreateCommand: ParsableCommand {
         if let id = resolved.keyID { return ", raw key from keystore id '\(id)'" }
         switch resolved.key {
         case .passphrase:
-            let iterations = settings.kdfIterations ?? SQLCipherVersion.current?.defaultKDFIterations ?? 64_000
-            return ", passphrase, PBKDF2 \(iterations) iterations"
+            return ", passphrase, PBKDF2 \(CipherLayout(settings: settings).kdfIterations) iterations"
         case .raw, .rawWithSalt: return ", raw key"
         }
     }

@@ -7,38 +7,20 @@ import Glibc
 import Darwin
 #endif
 
-/// What a file looks like from its first bytes, before any key is tried.
-enum FileKind: String, Sendable {
-    /// A plaintext SQLite database ("SQLite format 3" header).
-    case plaintext
-    /// Whole pages of random-looking bytes: an SQLCipher database (or random data).
-    case encrypted
-    /// An empty file (SQLite would treat it as a new database).
-    case empty
-    /// Anything else.
-    case notADatabase = "not_a_database"
-
-    /// Looks at the file at `path`.
+extension DatabaseFile {
+    /// The existing file at `path`, as the library reads it (``DatabaseFile``).
     ///
-    /// - Throws: 66 when the file is missing, 74 when it cannot be read.
-    static func classify(_ path: String) throws(CLIError) -> (kind: FileKind, size: Int) {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { throw CLIError.missingInput(path, what: "database") }
-            throw CLIError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
+    /// - Throws: 66 when the file is missing, 65 when it is not a regular file, 74 when it cannot be read.
+    static func existing(_ path: String) throws(CLIError) -> DatabaseFile {
+        let file: DatabaseFile
+        do { file = try DatabaseFile(path: path) } catch {
+            // A folder or device is the wrong kind of input; anything else could not be read.
+            var status = stat()
+            let isNotAFile = stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
+            throw CLIError(isNotAFile ? .dataError : .ioError, error.message)
         }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw CLIError(.dataError, "\(path) is not a regular file") }
-        let size = Int(status.st_size)
-        if size == 0 { return (.empty, 0) }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CLIError(.ioError, "cannot read \(path): permission denied")
-        }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        if header == Data("SQLite format 3\0".utf8) { return (.plaintext, size) }
-        // SQLCipher files are whole pages of at least 512 bytes.
-        if size >= 512, size % 512 == 0 { return (.encrypted, size) }
-        return (.notADatabase, size)
+        guard file.kind != .missing else { throw CLIError.missingInput(path, what: "database") }
+        return file
     }
 }
 
@@ -70,10 +52,12 @@ enum DatabaseAccess {
         _ path: String, keyOptions: KeyOptions, keystore: KeystoreAccess, readOnly: Bool,
         allowPlaintext: Bool = true
     ) throws(CLIError) -> OpenedDatabase {
-        let (kind, _) = try FileKind.classify(path)
+        let kind = try DatabaseFile.existing(path).kind
         // ATTACH (used by export) opens its file with the main connection's flags: keep CREATE.
         let flags: Database.OpenFlags = readOnly ? .readOnly : .readWriteCreate
         switch kind {
+        case .missing:
+            throw CLIError.missingInput(path, what: "database")
         case .notADatabase:
             throw CLIError(.dataError, "\(path) is not a database (neither SQLite nor SQLCipher: its size is not a multiple of 512 bytes)")
         case .empty:

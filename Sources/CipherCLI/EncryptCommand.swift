@@ -34,12 +34,11 @@ struct EncryptCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let (kind, _) = try FileKind.classify(plaintext)
-        switch kind {
+        switch try DatabaseFile.existing(plaintext).kind {
         case .plaintext: break
         case .encrypted:
             throw CLIError(.dataError, "\(plaintext) is already encrypted (or not a database)", hint: "use `cipherdb rekey` to change its key")
-        case .empty, .notADatabase:
+        case .missing, .empty, .notADatabase:
             throw CLIError(.dataError, "\(plaintext) is not an SQLite database")
         }
         let target = try OutputFile(path: output, force: force)

@@ -36,7 +36,8 @@ struct InfoCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let (kind, size) = try FileKind.classify(database)
+        let file = try DatabaseFile.existing(database)
+        let (kind, size) = (file.kind, file.size)
         var fields: [(String, JSONValue)] = [
             ("path", .string(database)), ("file_size", .int(Int64(size))), ("format", .string(kind.rawValue)),
         ]
@@ -60,8 +61,9 @@ struct InfoCommand: ParsableCommand {
         Console.out(json ? JSONValue.object(fields).serialized() : lines.joined(separator: "\n"))
     }
 
-    static func describe(_ kind: FileKind) -> String {
+    static func describe(_ kind: DatabaseFile.Kind) -> String {
         switch kind {
+        case .missing: return "no file"
         case .plaintext: return "plaintext SQLite database (not encrypted)"
         case .encrypted: return "encrypted (SQLCipher) or random data"
         case .empty: return "empty file"
@@ -140,9 +142,10 @@ struct InfoCommand: ParsableCommand {
             pragmas = ["PRAGMA key = '<passphrase>';"]
         }
         let version = SQLCipherVersion.current
-        if pageSize != version?.defaultPageSize ?? 1024 { pragmas.append("PRAGMA cipher_page_size = \(pageSize);") }
+        let defaults = CipherLayout(settings: .versionDefaults)
+        if pageSize != defaults.pageSize { pragmas.append("PRAGMA cipher_page_size = \(pageSize);") }
         if case .passphrase? = opened.key?.key, let iterations = opened.settings.kdfIterations,
-           iterations != version?.defaultKDFIterations ?? 64_000 {
+           iterations != defaults.kdfIterations {
             pragmas.append("PRAGMA kdf_iter = \(iterations);")
         }
         if version?.major ?? 3 < 4 {
@@ -150,9 +153,4 @@ struct InfoCommand: ParsableCommand {
         }
         return pragmas
     }
-}
-
-/// Quotes an SQL identifier with double quotes.
-func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }

@@ -31,14 +31,13 @@ struct ResolvedKey {
 
     /// A line for `--verbose`: the key's kind and origin and the settings, never key material.
     func summary(settings: CipherSettings) -> String {
-        let version = SQLCipherVersion.current
-        let pageSize = settings.pageSize ?? version?.defaultPageSize ?? 1024
+        let version = SQLCipherVersion.current?.text ?? "?"
+        let layout = CipherLayout(settings: settings)
         switch key {
         case .passphrase:
-            let iterations = settings.kdfIterations ?? version?.defaultKDFIterations ?? 64_000
-            return "key: passphrase from \(origin), PBKDF2 \(iterations) iterations; page size \(pageSize); SQLCipher \(version?.text ?? "?")"
+            return "key: passphrase from \(origin), PBKDF2 \(layout.kdfIterations) iterations; page size \(layout.pageSize); SQLCipher \(version)"
         case .raw, .rawWithSalt:
-            return "key: raw key from \(origin), no KDF; page size \(pageSize); SQLCipher \(version?.text ?? "?")"
+            return "key: raw key from \(origin), no KDF; page size \(layout.pageSize); SQLCipher \(version)"
         }
     }
 }

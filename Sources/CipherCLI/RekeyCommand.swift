@@ -49,11 +49,9 @@ struct RekeyCommand: ParsableCommand {
         if let fromKey = resolved.settings { target = DatabaseAccess.merge(target, fromKey) }
         target = try cipher.settings(base: target)
         common.detail("\(database): new " + resolved.summary(settings: target))
-        let version = SQLCipherVersion.current
-        let currentPageSize = current.pageSize ?? version?.defaultPageSize ?? 1024
-        let targetPageSize = target.pageSize ?? version?.defaultPageSize ?? 1024
-        let currentIterations = current.kdfIterations ?? version?.defaultKDFIterations ?? 64_000
-        let targetIterations = target.kdfIterations ?? version?.defaultKDFIterations ?? 64_000
+        let (currentLayout, targetLayout) = (CipherLayout(settings: current), CipherLayout(settings: target))
+        let (currentPageSize, targetPageSize) = (currentLayout.pageSize, targetLayout.pageSize)
+        let (currentIterations, targetIterations) = (currentLayout.kdfIterations, targetLayout.kdfIterations)
         let newIsPassphrase: Bool
         if case .passphrase = resolved.key { newIsPassphrase = true } else { newIsPassphrase = false }
         let needsCopy = currentPageSize != targetPageSize || (newIsPassphrase && currentIterations != targetIterations)

@@ -41,9 +41,10 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let (kind, size) = try FileKind.classify(database)
-        switch kind {
-        case .empty, .notADatabase: throw CLIError(.dataError, "\(database) is not a database")
+        let file = try DatabaseFile.existing(database)
+        let size = file.size
+        switch file.kind {
+        case .missing, .empty, .notADatabase: throw CLIError(.dataError, "\(database) is not a database")
         case .plaintext:
             guard !key.isGiven else { throw CLIError(.dataError, "\(database) is a plaintext SQLite database: it has no key and no page HMACs") }
             return try finish(report: nil, fileSize: size, settings: .versionDefaults, resolved: nil)

@@ -175,15 +175,12 @@ extension Database {
     /// Decides why SQLite called the file "encrypted or not a database".
     func classifyUnreadableFile() -> DatabaseError.Kind {
         guard isFileBacked, let path else { return isKeyed ? .wrongKey : .notADatabase }
-        guard let file = FileHandle(forReadingAtPath: path) else { return isKeyed ? .wrongKey : .notADatabase }
-        defer { try? file.close() }
-        let header = (try? file.read(upToCount: 16)) ?? Data()
-        let size = (try? file.seekToEnd()) ?? 0
-        if header == Data("SQLite format 3\0".utf8) {
-            return isKeyed ? .plaintextDatabase : .corrupt
+        guard let file = try? DatabaseFile(path: path) else { return isKeyed ? .wrongKey : .notADatabase }
+        switch file.kind {
+        case .plaintext: return isKeyed ? .plaintextDatabase : .corrupt
+        case .notADatabase, .empty, .missing: return .notADatabase
+        case .encrypted: break
         }
-        // SQLCipher files are whole pages of at least 512 bytes; anything else is not a database.
-        if size < 512 || size % 512 != 0 { return .notADatabase }
         return isKeyed ? .wrongKey : .keyRequired
     }
 }

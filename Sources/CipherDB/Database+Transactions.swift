@@ -133,8 +133,3 @@ extension Database {
         try releaseSavePoint(named: name)
     }
 }
-
-/// Quotes an SQL identifier with double quotes, doubling any inside.
-func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CipherDB
 import CipherKeystore
 
 /// `cipherdb keys rotate ID --database DB…`: a new key version, databases rekeyed crash-safely.
@@ -29,7 +30,7 @@ struct KeysRotateCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        for database in databases { _ = try FileKind.classify(database) }
+        for database in databases { _ = try DatabaseFile.existing(database) }
         let store = try keystore.open()
         let progress = ProgressReporter(quiet: common.quiet)
         do {
