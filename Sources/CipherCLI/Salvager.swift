@@ -9,6 +9,10 @@ import Foundation
 /// it can reach through the b-tree (doubling the jump, then narrowing it down by bisection) and
 /// goes on from there, so one bad leaf page costs only the rows on it. A row whose own content
 /// cannot be read is skipped alone. Indexes, views and triggers are recreated after the data.
+///
+/// This is the one part of the tool that steps SQLite's statements itself instead of going
+/// through ``Database`` and ``ResultSet``: it must go on after a step fails (a result set closes
+/// at its first error) and it copies each value with `sqlite3_bind_value`, whatever its type.
 final class Salvager {
     /// What was saved from one table.
     struct TableResult {
@@ -280,12 +284,28 @@ final class Salvager {
         while true {
             let step = sqlite3_step(statement)
             if step == SQLITE_ROW {
-                rows.append((0..<sqlite3_column_count(statement)).map { SQLRunner.value(statement, $0) })
+                rows.append((0..<sqlite3_column_count(statement)).map { Self.value(statement, $0) })
             } else if step == SQLITE_DONE {
                 return .success(rows)
             } else {
                 return .failure(String(cString: sqlite3_errmsg(handle)))
             }
+        }
+    }
+
+    /// One column of the current row.
+    private static func value(_ statement: OpaquePointer, _ index: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(statement, index) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            guard let bytes = sqlite3_column_blob(statement, index) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, index))))
+        default: return .null
         }
     }
 

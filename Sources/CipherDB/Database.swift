@@ -401,6 +401,66 @@ public final class Database {
         }
     }
 
+    /// Runs every statement in `sql`, in order, as a shell does: each statement that returns
+    /// columns is handed to `body` as a result set before its first row (read its rows, in column
+    /// order, or leave them: the statement is closed when `body` returns); the others run to
+    /// completion.
+    ///
+    /// ```swift
+    /// let changed = try db.executeScript("UPDATE t SET x = 1; SELECT a, b FROM t") { rows in
+    ///     while try rows.next() { print(rows.value(at: 0) ?? .null, rows.value(at: 1) ?? .null) }
+    /// }
+    /// ```
+    ///
+    /// - Returns: the rows changed by the statements themselves (not by the triggers they fired).
+    /// - Throws: the first statement's error, after which the remaining statements are not run;
+    ///   `invalidArguments` for a statement with parameters (nothing can be bound here).
+    @discardableResult
+    public func executeScript(_ sql: String, onResult body: (ResultSet) throws(DatabaseError) -> Void) throws(DatabaseError) -> Int {
+        let handle = try requireHandle(sql: sql)
+        var changed = 0
+        var failure: DatabaseError?
+        sql.withCString { text in
+            var cursor: UnsafePointer<CChar>? = text
+            while failure == nil, let current = cursor, current.pointee != 0 {
+                var compiled: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
+                guard code == SQLITE_OK else {
+                    failure = error(code: code, sql: sql)
+                    return
+                }
+                cursor = tail
+                guard let compiled else { continue }
+                let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
+                guard statement.parameterCount == 0 else {
+                    statement.finalize()
+                    failure = DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                                            message: "a script takes no arguments: the statement has \(statement.parameterCount) parameter(s)",
+                                            sql: statement.sql)
+                    return
+                }
+                let isWrite = sqlite3_stmt_readonly(compiled) == 0
+                statement.isInUse = true
+                let rows = ResultSet(statement: statement, database: self)
+                openResultSets[ObjectIdentifier(rows)] = WeakResultSet(rows)
+                do throws(DatabaseError) {
+                    if statement.columnCount > 0 {
+                        try body(rows)
+                    } else {
+                        while try rows.next() {}
+                    }
+                    if isWrite { changed += Int(sqlite3_changes(handle)) }
+                } catch {
+                    failure = error
+                }
+                rows.close()
+            }
+        }
+        if let failure { throw failure }
+        return changed
+    }
+
     // MARK: - Key PRAGMAs
 
     /// Refuses `PRAGMA key`, `rekey`, `hexkey` and `hexrekey` in SQL run on this connection from
