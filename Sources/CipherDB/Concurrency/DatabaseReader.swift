@@ -55,13 +55,3 @@ extension Database {
     }
 }
 
-/// Rethrows a `DatabaseError` as is and wraps any other error (from a configuration hook, say).
-func typedDatabaseError<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
-    do {
-        return try body()
-    } catch let error as DatabaseError {
-        throw error
-    } catch {
-        throw DatabaseError(kind: .sqlite, message: "\(error)")
-    }
-}

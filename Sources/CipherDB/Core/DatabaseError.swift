@@ -124,3 +124,14 @@ extension DatabaseError: LocalizedError {
     /// The same text as ``description``, so `localizedDescription` is readable too.
     public var errorDescription: String? { description }
 }
+
+/// Rethrows a `DatabaseError` as is and wraps any other error (from a configuration hook, say).
+func typedDatabaseError<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
+    do {
+        return try body()
+    } catch let error as DatabaseError {
+        throw error
+    } catch {
+        throw DatabaseError(kind: .sqlite, message: "\(error)")
+    }
+}
