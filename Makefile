@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench clean
+.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench fuzz clean
 
 all: build
 
@@ -69,6 +69,11 @@ harness-quick: build
 
 bench: deps
 	cd tools/benchmarks && $(SWIFT) run -c release CoreBenchmark && $(SWIFT) run -c release PoolBenchmark
+
+# libFuzzer targets for the keystore file, key export bundle and secret source parsers (tools/fuzz),
+# FUZZ_SECONDS each (default 120). Own package and build folder (.build-fuzz).
+fuzz: deps
+	SWIFT="$(SWIFT)" tools/fuzz/run.sh
 
 clean:
 	rm -rf $(BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4

@@ -103,6 +103,11 @@ public final class SecretBytes: @unchecked Sendable {
     deinit {
         OPENSSL_cleanse(base, allocationSize)
         if isLocked { munlock(base, allocationSize) }
+        #if os(Linux)
+        // Hand the pages back as they were given: left marked, each freed buffer keeps its own
+        // mapping split off, and a process that makes many secrets runs out of mappings.
+        _ = madvise(base, allocationSize, MADV_DODUMP)
+        #endif
         free(base)
     }
 
