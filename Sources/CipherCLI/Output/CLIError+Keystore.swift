@@ -1,0 +1,65 @@
+import CipherDB
+import CipherKeystore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension CLIError {
+    /// Maps a keystore error to an exit status, a message and a hint.
+    ///
+    /// Every case is mapped here by name (no `default:`), so a new case cannot fall into a wrong
+    /// exit status unnoticed. Database errors name the database, not the keystore.
+    static func keystore(_ error: KeystoreError, path: String) -> CLIError {
+        switch error {
+        case .notFound:
+            return CLIError(.noInput, "no keystore at \(path)", hint: "create one with `cipherdb keys init`, or point to it with --keystore PATH or $CIPHERDB_KEYSTORE")
+        case .alreadyExists:
+            return CLIError(.cannotCreate, error.description)
+        case .wrongPassphrase:
+            return CLIError(.wrongKey, "wrong keystore passphrase or key file for \(path)")
+        case .noMatchingSlot:
+            return CLIError(.wrongKey, "\(path) has no slot for this kind of credential", hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot")
+        case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
+             .kdfLimitExceeded, .unsupportedSlot:
+            return CLIError(.dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
+        case .lockTimeout:
+            return CLIError(.temporaryFailure, error.description, hint: "another cipherdb process holds the keystore; try again")
+        case .masterKeyChanged, .keystoreReplaced:
+            return CLIError(.temporaryFailure, "keystore \(path): \(error.description)", hint: "another process changed the keystore meanwhile; run the command again")
+        case .io(_, let file, let code):
+            let full = code == ENOSPC || code == EDQUOT || code == EFBIG
+            return CLIError(.ioError, full ? "no space left to write \(file): \(error.description)" : error.description,
+                            hint: full ? "free some space; the keystore was not changed" : nil)
+        case .keyNotFound(let id):
+            return CLIError(.noInput, "no key '\(id)' in \(path)", hint: "`cipherdb keys list` shows the ids; `cipherdb keys add \(id)` makes one")
+        case .versionNotFound, .versionUnavailable:
+            return CLIError(.noInput, error.description)
+        case .keyExists, .versionExists:
+            return CLIError(.usage, error.description)
+        case .invalidKeyID, .invalidKeyMaterial, .invalidParameter, .refused, .notExportable, .deletionNotAllowed:
+            return CLIError(.usage, error.description)
+        case .database(let databaseError):
+            return CLIError.database(databaseError, path: path)
+        case .noKeyOpensDatabase:
+            return CLIError(.wrongKey, error.description, hint: "check --key-id; `cipherdb verify` tells a damaged file from a wrong key")
+        case .rotationFailed(_, let database, let cause, let outcome):
+            // The cause decides the status; the message says where the rotation stopped.
+            let mapped: CLIError
+            if case .database(let databaseError) = cause {
+                mapped = CLIError.database(databaseError, path: database)
+            } else {
+                mapped = CLIError.keystore(cause, path: path)
+            }
+            return CLIError(mapped.status, "\(error.description)", hint: mapped.hint.map { "\($0) (\(outcome))" } ?? outcome)
+        case .crypto(let cryptoError):
+            return CLIError.crypto(cryptoError)
+        case .secretSource(let failure):
+            return CLIError.secretSource(failure, flag: nil)
+        case .invalidBundle, .bundleMismatch:
+            return CLIError(.dataError, error.description)
+        }
+    }
+}
