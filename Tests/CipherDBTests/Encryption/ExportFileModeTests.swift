@@ -3,8 +3,9 @@ import CipherDB
 import Foundation
 import XCTest
 
-/// Review finding: an export (above all a plaintext one) must not be readable by other users.
-final class ExportModeReviewTests: DatabaseTestCase {
+/// An export (above all a plaintext one) is never readable by other users. Guards a review
+/// finding: export files were created 0644.
+final class ExportFileModeTests: DatabaseTestCase {
     private func mode(_ path: String) -> Int {
         var info = stat()
         XCTAssertEqual(stat(path, &info), 0, path)

@@ -2,9 +2,10 @@ import CipherDB
 import Foundation
 import XCTest
 
-/// Review finding: SQLite folds only ASCII letters in function names, so `Ä` and `ä` are two
-/// functions to it; the closure of one must stay alive when the other is registered.
-final class FunctionNameReviewTests: DatabaseTestCase {
+/// SQLite folds only ASCII letters in function names, so `Ä` and `ä` are two functions to it; the
+/// closure of one must stay alive when the other is registered. Guards a use-after-free found in
+/// review (closures were keyed by a fully folded name).
+final class FunctionNameFoldingTests: DatabaseTestCase {
     private final class Marker {
         let value: Int
         init(_ value: Int) { self.value = value }

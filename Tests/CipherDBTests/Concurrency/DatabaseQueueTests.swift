@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-final class QueueTests: DatabaseTestCase {
+final class DatabaseQueueTests: DatabaseTestCase {
     private func makeQueue(
         _ name: String = "queue.db", key: DatabaseKey? = nil,
         diagnostics: ConcurrentList<DatabaseDiagnostic> = ConcurrentList()

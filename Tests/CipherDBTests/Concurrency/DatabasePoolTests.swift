@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-final class PoolTests: DatabaseTestCase {
+final class DatabasePoolTests: DatabaseTestCase {
     private func makePool(
         _ name: String = "pool.db", key: DatabaseKey? = nil,
         diagnostics: ConcurrentList<DatabaseDiagnostic> = ConcurrentList(),

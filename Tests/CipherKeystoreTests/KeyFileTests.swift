@@ -3,9 +3,10 @@ import Foundation
 import Testing
 @testable import CipherKeystore
 
-/// Review findings on key files.
-@Suite("Key file review")
-struct KeyFileReviewTests {
+/// Key files: raw 32-byte keys are never trimmed, files appear whole or not at all (each test
+/// guards a review finding).
+@Suite("Key files")
+struct KeyFileTests {
     let dir = TemporaryDirectory()
 
     /// A raw 32-byte key file is the key as it is, even when its last bytes look like a newline

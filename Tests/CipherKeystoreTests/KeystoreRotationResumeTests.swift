@@ -4,9 +4,10 @@ import Foundation
 import Testing
 @testable import CipherKeystore
 
-/// Review findings on rotation: a resumed rotation must never strand a database.
-@Suite("Rotation review")
-struct RotationReviewTests {
+/// Resuming a rotation: a failed resumed rotation never strands a database (guards a review
+/// finding: the pending version was removed while databases used it).
+@Suite("Keystore rotation resume")
+struct KeystoreRotationResumeTests {
     let dir = TemporaryDirectory()
     var path: String { dir.file("keystore") }
 

@@ -1,9 +1,9 @@
 import Testing
 import CipherCrypto
 
-/// Review finding: a negative byte count is an error, not a trap.
-@Suite("Random count review")
-struct RandomCountReviewTests {
+/// Random bytes: a negative byte count is an error, not a trap (guards a review finding).
+@Suite("Secure random")
+struct SecureRandomTests {
     @Test func negativeCountsThrow() {
         #expect(throws: CryptoError.invalidParameter("negative byte count")) { try SecureRandom.bytes(count: -1) }
         #expect(throws: CryptoError.invalidParameter("negative byte count")) { try SecretBytes(randomCount: -1) }

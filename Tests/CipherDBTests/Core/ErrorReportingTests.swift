@@ -2,8 +2,10 @@ import CipherDB
 import Foundation
 import XCTest
 
-/// Edges found while writing the core suite: each failed before its fix.
-final class ErrorReportingFixTests: DatabaseTestCase {
+/// How errors read: a readable `localizedDescription`, a `user_version` beyond 32 bits, an export
+/// from a read-only connection. Each test guards a bug found while writing the core suite (it
+/// failed before its fix).
+final class ErrorReportingTests: DatabaseTestCase {
     func testLocalizedDescriptionIsReadable() {
         let error: Error = DatabaseError(kind: .wrongKey, resultCode: 26, message: "file is encrypted or is not a database")
         XCTAssertEqual(error.localizedDescription, "wrongKey (SQLite code 26): file is encrypted or is not a database")

@@ -4,10 +4,10 @@ import Foundation
 import Testing
 @testable import CipherKeystore
 
-/// Review finding: version numbers are u32 in the file; an imported bundle may carry the largest
-/// one, and a rotation after it must throw, not trap while encoding the body.
-@Suite("Version number review")
-struct VersionNumberReviewTests {
+/// Version numbers are u32 in the file; an imported bundle may carry the largest one, and a
+/// rotation after it must throw, not trap while encoding the body (guards a review finding).
+@Suite("Key version numbers")
+struct KeyVersionNumberTests {
     let dir = TemporaryDirectory()
 
     @Test func rotationAfterTheLargestVersionNumberThrows() throws {

@@ -1,0 +1,42 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+import XCTest
+
+/// `close()` from inside an SQL function or a trace handler, while SQLite runs a statement of the
+/// connection: no crash; the statement stops and the connection closes once it has returned
+/// (issue 8, finding 10).
+final class CloseInsideCallbackTests: DatabaseTestCase {
+    func testCloseInsideAnSQLFunction() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        for n in 0..<10 { try db.executeUpdate("INSERT INTO t VALUES (?)", n) }
+        try db.createFunction("close_me", argumentCount: 1) { [unowned db] args in
+            db.close()
+            XCTAssertFalse(db.isOpen)
+            if case .integer(let value) = args[0] { return value }
+            return nil
+        }
+        assertThrows(oneOf: [.interrupted, .misuse]) {
+            let rows = try db.executeQuery("SELECT close_me(x) FROM t")
+            while try rows.next() {}
+        }
+        XCTAssertFalse(db.isOpen)
+        assertThrows(.misuse) { _ = try db.intForQuery("SELECT 1") }
+        // Opening again works, and the data is intact.
+        try db.open(key: rawKey(1))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 10)
+    }
+
+    func testCloseInsideATraceHandler() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.trace { [unowned db] _ in db.close() }
+        assertThrows(oneOf: [.interrupted, .misuse]) { try db.executeUpdate("INSERT INTO t VALUES (1)") }
+        XCTAssertFalse(db.isOpen)
+        assertThrows(.misuse) { try db.executeUpdate("INSERT INTO t VALUES (2)") }
+        try db.open(key: rawKey(1))
+        XCTAssertLessThanOrEqual(try db.intForQuery("SELECT count(*) FROM t") ?? 0, 1)
+        XCTAssertEqual(try db.quickCheck(), [])
+    }
+}
