@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The tool on SQLCipher 4 (preloaded over the system's 3.4.1, as `make test-sqlcipher4` does):
@@ -9,7 +10,7 @@ final class SQLCipher4Tests: CLITestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = repositoryRoot
         // Only when the SQLCipher 4 environment is set up already: the test never downloads it.
         guard FileManager.default.fileExists(atPath: root.appendingPathComponent(".build-sqlcipher4/venv/bin/python").path) else {
             throw XCTSkip("SQLCipher 4 is not set up (tools/sqlcipher4-env.sh)")

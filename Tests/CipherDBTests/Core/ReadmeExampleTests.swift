@@ -1,6 +1,7 @@
 import CipherCrypto
 import CipherDB
 import Foundation
+import TestSupport
 import XCTest
 
 /// Compiles and runs the README's example, on files in a temporary folder.
@@ -29,9 +30,7 @@ final class ReadmeExampleTests: DatabaseTestCase {
 
     /// The README's code block and this test must not drift apart.
     func testReadmeStillShowsTheseLines() throws {
-        let readme = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md")
+        let readme = repositoryRoot.appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         for line in [
             #"try db.open(key: .passphrase(SecretBytes(utf8: "correct horse battery staple")))"#,

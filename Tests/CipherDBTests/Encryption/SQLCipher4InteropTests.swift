@@ -1,6 +1,7 @@
 import CipherCrypto
 import CipherDB
 import Foundation
+import TestSupport
 import XCTest
 
 /// Files exchanged with a real SQLCipher 4 client (tools/interop/sqlcipher4_client.py over PyPI's
@@ -27,7 +28,7 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
 
     private func client() throws -> (python: String, script: String) {
         let environment = ProcessInfo.processInfo.environment
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = repositoryRoot
         let script = root.appendingPathComponent("tools/interop/sqlcipher4_client.py").path
         guard let python = environment["CIPHERDB_SQLCIPHER4_PYTHON"], FileManager.default.isExecutableFile(atPath: python) else {
             if environment["CI"] != nil { XCTFail("CI must provide the SQLCipher 4 client (CIPHERDB_SQLCIPHER4_PYTHON)") }
