@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench fuzz clean
+.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench fuzz format format-check clean
 
 all: build
 
@@ -69,6 +69,15 @@ harness-quick: build
 
 bench: deps
 	cd tools/benchmarks && $(SWIFT) run -c release CoreBenchmark && $(SWIFT) run -c release PoolBenchmark
+
+# swift-format (in the toolchain) with .swift-format: 140 columns, 4 spaces. CI runs the check.
+FORMATTED := Sources Tests tools/keystore-crash-driver tools/fuzz/Sources tools/benchmarks/Sources
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMATTED)
+
+format-check:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMATTED)
 
 # libFuzzer targets for the keystore file, key export bundle and secret source parsers (tools/fuzz),
 # FUZZ_SECONDS each (default 120). Own package and build folder (.build-fuzz).

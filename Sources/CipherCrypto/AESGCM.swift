@@ -116,8 +116,9 @@ public enum AESGCM {
         key: SecretBytes,
         associatedData: [UInt8] = []
     ) throws(CryptoError) -> SecretBytes {
-        try open(ciphertext: box.ciphertext[...], nonce: box.nonce[...], tag: box.tag[...],
-                 key: key, associatedData: associatedData[...])
+        try open(
+            ciphertext: box.ciphertext[...], nonce: box.nonce[...], tag: box.tag[...],
+            key: key, associatedData: associatedData[...])
     }
 
     /// Verifies and decrypts parts given as slices of a larger buffer (for example, a file read

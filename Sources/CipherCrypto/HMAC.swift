@@ -28,8 +28,9 @@ public final class HMAC {
         self.context = context
         self.hash = hash
         let initialized = key.withUnsafeBytes { keyBytes in
-            cipherdb_hmac_init(context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes.count,
-                               Self.digestCode(hash)) == 1
+            cipherdb_hmac_init(
+                context, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes.count,
+                Self.digestCode(hash)) == 1
         }
         guard initialized else {
             EVP_MAC_CTX_free(context)
@@ -53,7 +54,8 @@ public final class HMAC {
         guard EVP_MAC_init(context, nil, 0, nil) == 1 else { throw .openSSLFailure("EVP_MAC_init") }
         for part in parts where part.count > 0 {
             guard let base = part.baseAddress,
-                  EVP_MAC_update(context, base.assumingMemoryBound(to: UInt8.self), part.count) == 1 else {
+                EVP_MAC_update(context, base.assumingMemoryBound(to: UInt8.self), part.count) == 1
+            else {
                 throw .openSSLFailure("EVP_MAC_update")
             }
         }

@@ -54,15 +54,17 @@ public enum PBKDF2 {
                     // OpenSSL accepts a null pointer only with a zero length; give it a real one.
                     var empty: UInt8 = 0
                     withUnsafeMutablePointer(to: &empty) { emptyPointer in
-                        let passPointer = pass.baseAddress?.assumingMemoryBound(to: CChar.self)
+                        let passPointer =
+                            pass.baseAddress?.assumingMemoryBound(to: CChar.self)
                             ?? UnsafeRawPointer(emptyPointer).assumingMemoryBound(to: CChar.self)
                         let saltPointer = saltBuffer.baseAddress ?? UnsafePointer(emptyPointer)
-                        succeeded = PKCS5_PBKDF2_HMAC(
-                            passPointer, Int32(pass.count),
-                            saltPointer, Int32(saltBuffer.count),
-                            Int32(iterations), hash.evpDigest,
-                            Int32(length), out.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                        ) == 1
+                        succeeded =
+                            PKCS5_PBKDF2_HMAC(
+                                passPointer, Int32(pass.count),
+                                saltPointer, Int32(saltBuffer.count),
+                                Int32(iterations), hash.evpDigest,
+                                Int32(length), out.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                            ) == 1
                     }
                 }
             }

@@ -84,12 +84,13 @@ public enum Scrypt {
         let output = SecretBytes(count: length) { out in
             password.withUnsafeBytes { pass in
                 salt.withUnsafeBufferPointer { saltBuffer in
-                    succeeded = cipherdb_scrypt(
-                        pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count,
-                        saltBuffer.baseAddress, saltBuffer.count,
-                        parameters.n, UInt32(parameters.r), UInt32(parameters.p), maxMemory,
-                        out.baseAddress?.assumingMemoryBound(to: UInt8.self), length
-                    ) == 1
+                    succeeded =
+                        cipherdb_scrypt(
+                            pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count,
+                            saltBuffer.baseAddress, saltBuffer.count,
+                            parameters.n, UInt32(parameters.r), UInt32(parameters.p), maxMemory,
+                            out.baseAddress?.assumingMemoryBound(to: UInt8.self), length
+                        ) == 1
                 }
             }
         }

@@ -25,8 +25,9 @@ class CLITestCase: XCTestCase {
         candidates.append(Bundle.main.bundleURL)
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
         // On macOS the bundle is a directory: .../debug/X.xctest/Contents/MacOS/X.
-        candidates.append(executable.deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent())
+        candidates.append(
+            executable.deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent())
         for directory in candidates {
             let path = directory.appendingPathComponent("cipherdb").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
@@ -135,8 +136,9 @@ class CLITestCase: XCTestCase {
             stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         )
         if let status {
-            XCTAssertEqual(result.status, status, "\(arguments.joined(separator: " "))\nstdout: \(result.stdout)\nstderr: \(result.stderr)",
-                           file: file, line: line)
+            XCTAssertEqual(
+                result.status, status, "\(arguments.joined(separator: " "))\nstdout: \(result.stdout)\nstderr: \(result.stderr)",
+                file: file, line: line)
         }
         for secret in secrets where !secret.isEmpty {
             XCTAssertFalse(result.stdout.contains(secret), "a secret leaked on stdout", file: file, line: line)
@@ -164,7 +166,9 @@ class CLITestCase: XCTestCase {
 
     /// Files in the test directory, without the runner's own temporary files.
     func directoryListing() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".out-") && !$0.hasPrefix(".err-") && !$0.hasPrefix(".in-") }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            !$0.hasPrefix(".out-") && !$0.hasPrefix(".err-") && !$0.hasPrefix(".in-")
+        }.sorted()
     }
 
     /// Parses JSON output.
@@ -189,11 +193,15 @@ class CLITestCase: XCTestCase {
     /// Creates `name` with a passphrase from `$DB_PASS` and a table `people` of `rows` rows.
     func makeDatabase(_ name: String, env: [String: String], rows: Int = 3) throws {
         try cipherdb(["create", name, "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
-        try cipherdb(["query", name, """
-            CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
-            INSERT INTO people(name, age) SELECT 'person ' || i, 20 + i % 50 FROM n;
-            """, "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+        try cipherdb(
+            [
+                "query", name,
+                """
+                CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+                INSERT INTO people(name, age) SELECT 'person ' || i, 20 + i % 50 FROM n;
+                """, "--passphrase-env", "DB_PASS",
+            ] + Self.fastOpen, env: env)
     }
 
     /// A random 32-byte raw key file, its hex registered as a secret.

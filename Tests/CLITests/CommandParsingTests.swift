@@ -1,5 +1,6 @@
 import ArgumentParser
 import XCTest
+
 @testable import CipherCLI
 
 /// The command line parsed in process, as swift-argument-parser's own tests do, beside the tests
@@ -11,8 +12,11 @@ final class CommandParsingTests: XCTestCase {
     }
 
     func testRekeyWithNewSettingsParsesIntoOneCommand() throws {
-        let command = try XCTUnwrap(try parse(["rekey", "app.db", "--passphrase-env", "OLD", "--new-passphrase-env", "NEW",
-                                               "--page-size", "4096"]) as? RekeyCommand)
+        let command = try XCTUnwrap(
+            try parse([
+                "rekey", "app.db", "--passphrase-env", "OLD", "--new-passphrase-env", "NEW",
+                "--page-size", "4096",
+            ]) as? RekeyCommand)
         XCTAssertEqual(command.database, "app.db")
         XCTAssertEqual(command.key.source, .environment("OLD"))
         XCTAssertEqual(command.cipher.pageSize, 4096)
@@ -26,8 +30,10 @@ final class CommandParsingTests: XCTestCase {
 
     /// A secret given as an argument value is not an option: argv is readable by every user.
     func testNoFlagTakesASecretOnTheCommandLine() {
-        for arguments in [["query", "app.db", "SELECT 1", "--passphrase", "hunter2"],
-                          ["rekey", "app.db", "--key", "x"], ["keys", "init", "--keystore-passphrase", "p"]] {
+        for arguments in [
+            ["query", "app.db", "SELECT 1", "--passphrase", "hunter2"],
+            ["rekey", "app.db", "--key", "x"], ["keys", "init", "--keystore-passphrase", "p"],
+        ] {
             XCTAssertThrowsError(try parse(arguments), arguments.joined(separator: " "))
         }
     }

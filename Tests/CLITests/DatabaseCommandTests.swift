@@ -9,9 +9,11 @@ final class DatabaseCommandTests: CLITestCase {
         XCTAssertTrue(version.stdout.contains("SQLCipher 3.") || version.stdout.contains("SQLCipher 4."), version.stdout)
         let root = try cipherdb(["--help"])
         XCTAssertTrue(root.stdout.contains("77"), "the exit code table is in --help")
-        for command in ["create", "info", "query", "shell", "encrypt", "decrypt", "rekey", "export", "verify", "salvage",
-                        "keys", "keys init", "keys add", "keys list", "keys rotate", "keys passwd", "keys export",
-                        "keys import", "keys destroy"] {
+        for command in [
+            "create", "info", "query", "shell", "encrypt", "decrypt", "rekey", "export", "verify", "salvage",
+            "keys", "keys init", "keys add", "keys list", "keys rotate", "keys passwd", "keys export",
+            "keys import", "keys destroy",
+        ] {
             let help = try cipherdb(command.split(separator: " ").map(String.init) + ["--help"])
             XCTAssertTrue(help.stdout.contains("Examples:"), "\(command) --help has examples")
         }
@@ -22,16 +24,26 @@ final class DatabaseCommandTests: CLITestCase {
         try makeDatabase("app.db", env: env)
         XCTAssertNotEqual(Array(try bytes("app.db").prefix(16)), Array("SQLite format 3\0".utf8), "the file is encrypted")
 
-        let table = try cipherdb(["query", "app.db", "SELECT name, age FROM people ORDER BY id", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
-        XCTAssertEqual(table.stdout.split(separator: "\n").map(String.init),
-                       ["name      age", "--------  ---", "person 1  21", "person 2  22", "person 3  23"])
+        let table = try cipherdb(
+            ["query", "app.db", "SELECT name, age FROM people ORDER BY id", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+        XCTAssertEqual(
+            table.stdout.split(separator: "\n").map(String.init),
+            ["name      age", "--------  ---", "person 1  21", "person 2  22", "person 3  23"])
 
-        let csv = try cipherdb(["query", "app.db", "SELECT name, age, NULL AS n, x'00ff' AS b FROM people WHERE id = 1",
-                                "--passphrase-env", "DB_PASS", "--csv"] + Self.fastOpen, env: env)
+        let csv = try cipherdb(
+            [
+                "query", "app.db", "SELECT name, age, NULL AS n, x'00ff' AS b FROM people WHERE id = 1",
+                "--passphrase-env", "DB_PASS", "--csv",
+            ] + Self.fastOpen, env: env)
         XCTAssertEqual(csv.stdout, "name,age,n,b\r\nperson 1,21,,00ff\n")
 
-        let json = try self.json(try cipherdb(["query", "app.db", "SELECT id, name, 1.5 AS r, NULL AS n, x'0102' AS b FROM people WHERE id <= 2",
-                                               "--passphrase-env", "DB_PASS", "--json"] + Self.fastOpen, env: env).stdout)
+        let json = try self.json(
+            try cipherdb(
+                [
+                    "query", "app.db", "SELECT id, name, 1.5 AS r, NULL AS n, x'0102' AS b FROM people WHERE id <= 2",
+                    "--passphrase-env", "DB_PASS", "--json",
+                ] + Self.fastOpen, env: env
+            ).stdout)
         XCTAssertEqual(json["columns"] as? [String], ["id", "name", "r", "n", "b"])
         let rows = try XCTUnwrap(json["rows"] as? [[Any]])
         XCTAssertEqual(rows.count, 2)
@@ -46,7 +58,8 @@ final class DatabaseCommandTests: CLITestCase {
         XCTAssertEqual(bare["format"] as? String, "encrypted")
         XCTAssertNil(bare["tables"], "no key, no details")
 
-        let info = try self.json(try cipherdb(["info", "app.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout)
+        let info = try self.json(
+            try cipherdb(["info", "app.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout)
         XCTAssertEqual(info["format"] as? String, "encrypted")
         XCTAssertEqual(info["page_size"] as? Int, 1024)
         XCTAssertEqual(info["kdf_iter"] as? Int, 1000)
@@ -65,17 +78,20 @@ final class DatabaseCommandTests: CLITestCase {
     func testShellRunsStatementsFromStdin() throws {
         let env = passphraseEnvironment()
         try makeDatabase("app.db", env: env)
-        let result = try cipherdb(["shell", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, stdin: """
-            .tables
-            INSERT INTO people(name, age)
-              VALUES ('Zoe', 40);
-            SELECT name FROM people WHERE age = 40;
-            .mode csv
-            SELECT count(*) AS n FROM people;
-            """)
+        let result = try cipherdb(
+            ["shell", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env,
+            stdin: """
+                .tables
+                INSERT INTO people(name, age)
+                  VALUES ('Zoe', 40);
+                SELECT name FROM people WHERE age = 40;
+                .mode csv
+                SELECT count(*) AS n FROM people;
+                """)
         XCTAssertEqual(result.stdout, "people\nname\n----\nZoe\nn\r\n4\n")
-        let failed = try cipherdb(["shell", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env,
-                                  stdin: "SELECT * FROM missing;\n", expect: 1)
+        let failed = try cipherdb(
+            ["shell", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env,
+            stdin: "SELECT * FROM missing;\n", expect: 1)
         XCTAssertTrue(failed.stderr.contains("no such table"))
     }
 
@@ -90,15 +106,21 @@ final class DatabaseCommandTests: CLITestCase {
     }
 
     func testEncryptDecryptRoundTrip() throws {
-        try shell("sqlite3 \"$DIR/plain.db\" \"CREATE TABLE t(x, y); INSERT INTO t VALUES (1, 'one'), (2, x'00'); PRAGMA user_version = 7;\"")
+        try shell(
+            "sqlite3 \"$DIR/plain.db\" \"CREATE TABLE t(x, y); INSERT INTO t VALUES (1, 'one'), (2, x'00'); PRAGMA user_version = 7;\"")
         let env = passphraseEnvironment()
         let original = try bytes("plain.db")
         try cipherdb(["encrypt", "plain.db", "enc.db", "--new-passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
         XCTAssertEqual(try bytes("plain.db"), original, "encrypt leaves its input alone")
         XCTAssertNotEqual(Array(try bytes("enc.db").prefix(6)), Array("SQLite".utf8))
-        XCTAssertEqual(try cipherdb(["query", "enc.db", "SELECT count(*), max(x) FROM t; PRAGMA user_version", "--csv",
-                                     "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout,
-                       "count(*),max(x)\r\n2,2\n\nuser_version\r\n7\n")
+        XCTAssertEqual(
+            try cipherdb(
+                [
+                    "query", "enc.db", "SELECT count(*), max(x) FROM t; PRAGMA user_version", "--csv",
+                    "--passphrase-env", "DB_PASS",
+                ] + Self.fastOpen, env: env
+            ).stdout,
+            "count(*),max(x)\r\n2,2\n\nuser_version\r\n7\n")
         // Encrypting an encrypted file is refused.
         try cipherdb(["encrypt", "enc.db", "again.db", "--new-passphrase-env", "DB_PASS"], env: env, expect: 65)
 
@@ -113,19 +135,27 @@ final class DatabaseCommandTests: CLITestCase {
         try makeDatabase("app.db", env: old, rows: 500)
         secrets.append("new secret passphrase")
         let both = ["DB_PASS": "old secret passphrase", "NEW_PASS": "new secret passphrase"]
-        let inPlace = try cipherdb(["rekey", "app.db", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "NEW_PASS"] + Self.fastOpen,
-                                   env: both)
+        let inPlace = try cipherdb(
+            ["rekey", "app.db", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "NEW_PASS"] + Self.fastOpen,
+            env: both)
         XCTAssertTrue(inPlace.stderr.contains("in place"))
         try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: both, expect: 77)
-        XCTAssertEqual(try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--csv", "--passphrase-env", "NEW_PASS"] + Self.fastOpen,
-                                    env: both).stdout, "count(*)\r\n500\n")
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "app.db", "SELECT count(*) FROM people", "--csv", "--passphrase-env", "NEW_PASS"] + Self.fastOpen,
+                env: both
+            ).stdout, "count(*)\r\n500\n")
 
         // Both passphrases on stdin, one per line; new page size and iteration count go through a copy.
-        let copy = try cipherdb(["rekey", "app.db", "--passphrase-stdin", "--new-passphrase-stdin", "--page-size", "4096", "--kdf-iter", "2000"]
-                                + Self.fastOpen, stdin: "new secret passphrase\nold secret passphrase\n")
+        let copy = try cipherdb(
+            ["rekey", "app.db", "--passphrase-stdin", "--new-passphrase-stdin", "--page-size", "4096", "--kdf-iter", "2000"]
+                + Self.fastOpen, stdin: "new secret passphrase\nold secret passphrase\n")
         XCTAssertTrue(copy.stderr.contains("by copy"), copy.stderr)
-        let info = try self.json(try cipherdb(["info", "app.db", "--json", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "2000"],
-                                              env: both).stdout)
+        let info = try self.json(
+            try cipherdb(
+                ["info", "app.db", "--json", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "2000"],
+                env: both
+            ).stdout)
         XCTAssertEqual(info["page_size"] as? Int, 4096, "the page size is found from page 1")
         XCTAssertEqual((info["tables"] as? [[String: Any]])?.first?["rows"] as? Int, 500)
         XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-") }, "no temporary file is left behind")
@@ -136,8 +166,11 @@ final class DatabaseCommandTests: CLITestCase {
         try makeDatabase("app.db", env: env)
         // Same key by default.
         try cipherdb(["export", "app.db", "copy.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
-        XCTAssertEqual(try cipherdb(["query", "copy.db", "SELECT count(*) FROM people", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen,
-                                    env: env).stdout, "count(*)\r\n3\n")
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "copy.db", "SELECT count(*) FROM people", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen,
+                env: env
+            ).stdout, "count(*)\r\n3\n")
         // Plaintext.
         try cipherdb(["export", "app.db", "plain.db", "--plaintext", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
         XCTAssertEqual(try shell("sqlite3 \"$DIR/plain.db\" \"SELECT count(*) FROM people\"").stdout, "3\n")
@@ -147,26 +180,31 @@ final class DatabaseCommandTests: CLITestCase {
         XCTAssertTrue(dump.stdout.hasPrefix("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE people"), dump.stdout)
         XCTAssertTrue(dump.stdout.hasSuffix("COMMIT;\n"))
         // Conflicting flags are usage errors.
-        try cipherdb(["export", "app.db", "x.db", "--plaintext", "--new-passphrase-env", "DB_PASS", "--passphrase-env", "DB_PASS"],
-                     env: env, expect: 64)
+        try cipherdb(
+            ["export", "app.db", "x.db", "--plaintext", "--new-passphrase-env", "DB_PASS", "--passphrase-env", "DB_PASS"],
+            env: env, expect: 64)
     }
 
     func testExportSQLIsReadBackBySqlite3WithEveryValueType() throws {
         let env = passphraseEnvironment()
         try cipherdb(["create", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
-        try cipherdb(["query", "app.db", """
-            CREATE TABLE "odd ""name"" t"(id INTEGER PRIMARY KEY AUTOINCREMENT, t TEXT, r REAL, b BLOB, i INTEGER, n);
-            INSERT INTO "odd ""name"" t"(t, r, b, i, n) VALUES
-              ('it''s', 0.1, x'00ff10', 9223372036854775807, NULL),
-              ('line1' || char(10) || 'line2', 1e300, x'', -9223372036854775808, 'x'),
-              ('ünïcødé 😀', -0.0, zeroblob(3), 0, 1.0),
-              ('', 123456789.125, NULL, 42, x'41'),
-              ('a' || char(0) || 'b', 5e-324, x'DEADBEEF', -1, 2.5);
-            CREATE INDEX odd_t ON "odd ""name"" t"(t);
-            CREATE VIEW v AS SELECT t FROM "odd ""name"" t";
-            CREATE TRIGGER tr AFTER INSERT ON "odd ""name"" t" BEGIN SELECT 1; END;
-            PRAGMA user_version = 12;
-            """, "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+        try cipherdb(
+            [
+                "query", "app.db",
+                """
+                CREATE TABLE "odd ""name"" t"(id INTEGER PRIMARY KEY AUTOINCREMENT, t TEXT, r REAL, b BLOB, i INTEGER, n);
+                INSERT INTO "odd ""name"" t"(t, r, b, i, n) VALUES
+                  ('it''s', 0.1, x'00ff10', 9223372036854775807, NULL),
+                  ('line1' || char(10) || 'line2', 1e300, x'', -9223372036854775808, 'x'),
+                  ('ünïcødé 😀', -0.0, zeroblob(3), 0, 1.0),
+                  ('', 123456789.125, NULL, 42, x'41'),
+                  ('a' || char(0) || 'b', 5e-324, x'DEADBEEF', -1, 2.5);
+                CREATE INDEX odd_t ON "odd ""name"" t"(t);
+                CREATE VIEW v AS SELECT t FROM "odd ""name"" t";
+                CREATE TRIGGER tr AFTER INSERT ON "odd ""name"" t" BEGIN SELECT 1; END;
+                PRAGMA user_version = 12;
+                """, "--passphrase-env", "DB_PASS",
+            ] + Self.fastOpen, env: env)
         try cipherdb(["export", "app.db", "dump.sql", "--format", "sql", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path("dump.sql"))[.posixPermissions] as? Int, 0o600)
         try shell("sqlite3 \"$DIR/back.db\" < \"$DIR/dump.sql\"")
@@ -174,8 +212,10 @@ final class DatabaseCommandTests: CLITestCase {
         let original = try cipherdb(["query", "app.db", probe, "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
         let readBack = try cipherdb(["query", "back.db", probe, "--csv"])
         XCTAssertEqual(readBack.stdout, original.stdout)
-        XCTAssertEqual(try shell("sqlite3 \"$DIR/back.db\" \"PRAGMA user_version; SELECT count(*) FROM sqlite_master; PRAGMA integrity_check;\"").stdout,
-                       "12\n5\nok\n", "table, sqlite_sequence, index, view and trigger")
+        XCTAssertEqual(
+            try shell("sqlite3 \"$DIR/back.db\" \"PRAGMA user_version; SELECT count(*) FROM sqlite_master; PRAGMA integrity_check;\"")
+                .stdout,
+            "12\n5\nok\n", "table, sqlite_sequence, index, view and trigger")
         XCTAssertEqual(try shell("sqlite3 \"$DIR/back.db\" \"SELECT seq FROM sqlite_sequence\"").stdout, "5\n")
     }
 }

@@ -18,10 +18,13 @@ final class DiskFullTests: CLITestCase {
         self.mount = mount
         let key = try makeRawKeyFile("db.key")
         try cipherdb(["create", mount.path + "/app.db", "--raw-key-file", key])
-        try cipherdb(["query", mount.path + "/app.db", """
+        try cipherdb([
+            "query", mount.path + "/app.db",
+            """
             CREATE TABLE t(v BLOB);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1400) INSERT INTO t SELECT randomblob(1000) FROM n;
-            """, "--raw-key-file", key])
+            """, "--raw-key-file", key,
+        ])
         try mount.fill(leaving: free)
         return (key, mount.path)
     }
@@ -48,7 +51,8 @@ final class DiskFullTests: CLITestCase {
             XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: database)), original, run.arguments[0])
             XCTAssertEqual(try listing(folder), before, "\(run.arguments[0]) left files behind")
         }
-        XCTAssertEqual(try cipherdb(["query", database, "SELECT count(*) FROM t", "--csv", "--raw-key-file", key]).stdout, "count(*)\r\n1400\n")
+        XCTAssertEqual(
+            try cipherdb(["query", database, "SELECT count(*) FROM t", "--csv", "--raw-key-file", key]).stdout, "count(*)\r\n1400\n")
     }
 
     func testKeysRotateOnAFullDiskExits74AndLeavesTheKeystoreUnchanged() throws {
@@ -60,10 +64,14 @@ final class DiskFullTests: CLITestCase {
         try cipherdb(["keys", "add", "app"] + unlock, env: env)
         let database = mount.path + "/app.db"
         try cipherdb(["create", database, "--key-id", "app"] + unlock, env: env)
-        try cipherdb(["query", database, """
-            CREATE TABLE t(v BLOB);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1400) INSERT INTO t SELECT randomblob(1000) FROM n;
-            """, "--key-id", "app"] + unlock, env: env)
+        try cipherdb(
+            [
+                "query", database,
+                """
+                CREATE TABLE t(v BLOB);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1400) INSERT INTO t SELECT randomblob(1000) FROM n;
+                """, "--key-id", "app",
+            ] + unlock, env: env)
         try mount.fill(leaving: 300 * 1024)
         // The keystore is rewritten twice (the pending version recorded, then withdrawn): its keys
         // and versions end as they were, not its bytes.
@@ -73,20 +81,25 @@ final class DiskFullTests: CLITestCase {
         XCTAssertTrue(result.stderr.contains("app.db"), result.stderr)
         XCTAssertEqual(try cipherdb(["keys", "list", "--json"] + unlock, env: env).stdout, keysBefore, "the keystore's keys changed")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: database)), original)
-        XCTAssertEqual(try cipherdb(["query", database, "SELECT count(*) FROM t", "--csv", "--key-id", "app"] + unlock, env: env).stdout,
-                       "count(*)\r\n1400\n")
+        XCTAssertEqual(
+            try cipherdb(["query", database, "SELECT count(*) FROM t", "--csv", "--key-id", "app"] + unlock, env: env).stdout,
+            "count(*)\r\n1400\n")
     }
 
     func testAFileSizeLimitIsAnIOErrorNotASignal() throws {
         let key = try makeRawKeyFile("db.key")
         try cipherdb(["create", "app.db", "--raw-key-file", key])
-        try cipherdb(["query", "app.db", """
+        try cipherdb([
+            "query", "app.db",
+            """
             CREATE TABLE t(v BLOB);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 600) INSERT INTO t SELECT randomblob(1000) FROM n;
-            """, "--raw-key-file", key])
+            """, "--raw-key-file", key,
+        ])
         let before = try directoryListing()
         // ulimit -f counts 1024-byte blocks: 200 KB, far less than the copy needs.
-        let result = try shell("ulimit -f 200; \"$CIPHERDB\" decrypt \"$DIR/app.db\" \"$DIR/plain.db\" --raw-key-file \"$DIR/db.key\"", expect: 74)
+        let result = try shell(
+            "ulimit -f 200; \"$CIPHERDB\" decrypt \"$DIR/app.db\" \"$DIR/plain.db\" --raw-key-file \"$DIR/db.key\"", expect: 74)
         XCTAssertTrue(result.stderr.contains("plain.db"), result.stderr)
         XCTAssertEqual(try directoryListing(), before)
     }

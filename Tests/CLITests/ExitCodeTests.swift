@@ -26,8 +26,9 @@ final class ExitCodeTests: CLITestCase {
         try cipherdb(["create", "app.db", "--passphrase-env", "DB_PASS"], env: env, expect: 73)
         try cipherdb(["export", "app.db", "no/such/dir/out.db"] + key, env: env, expect: 73)
         // 74: I/O error (a passphrase "file" that is a directory cannot be read).
-        try FileManager.default.createDirectory(atPath: path("adir"), withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: path("adir"), withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-file", "adir"], expect: 74)
         // A secret file others can read is refused, with the fix in the hint.
         try writeFile("open.txt", "whatever")
@@ -35,7 +36,8 @@ final class ExitCodeTests: CLITestCase {
         let exposed = try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-file", "open.txt"], expect: 64)
         XCTAssertTrue(exposed.stderr.contains("chmod 600"), exposed.stderr)
         // 77: wrong key.
-        let wrong = try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "WRONG"] + Self.fastOpen, env: ["WRONG": "nope"], expect: 77)
+        let wrong = try cipherdb(
+            ["query", "app.db", "SELECT 1", "--passphrase-env", "WRONG"] + Self.fastOpen, env: ["WRONG": "nope"], expect: 77)
         XCTAssertTrue(wrong.stderr.contains("cipherdb verify"), "the error says what to try: \(wrong.stderr)")
     }
 
@@ -44,11 +46,15 @@ final class ExitCodeTests: CLITestCase {
         try makeDatabase("app.db", env: env, rows: 200)
         let before = try bytes("app.db")
         let wrong = ["WRONG": "not the passphrase"]
-        try cipherdb(["query", "app.db", "INSERT INTO people(name) VALUES ('x')", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
-        try cipherdb(["rekey", "app.db", "--passphrase-env", "WRONG", "--new-passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
+        try cipherdb(
+            ["query", "app.db", "INSERT INTO people(name) VALUES ('x')", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong,
+            expect: 77)
+        try cipherdb(
+            ["rekey", "app.db", "--passphrase-env", "WRONG", "--new-passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
         try cipherdb(["export", "app.db", "out.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
         try cipherdb(["verify", "app.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, expect: 77)
-        try cipherdb(["shell", "app.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, stdin: "DELETE FROM people;\n", expect: 77)
+        try cipherdb(
+            ["shell", "app.db", "--passphrase-env", "WRONG"] + Self.fastOpen, env: wrong, stdin: "DELETE FROM people;\n", expect: 77)
         XCTAssertEqual(try bytes("app.db"), before)
         XCTAssertEqual(try directoryListing(), ["app.db"], "no journal, no output, no temporary file")
     }
@@ -60,11 +66,13 @@ final class ExitCodeTests: CLITestCase {
         try writeFile("existing", "keep me")
 
         // Without --force nothing is overwritten, whatever the command.
-        for command in [["create", "existing", "--passphrase-env", "DB_PASS"],
-                        ["export", "app.db", "existing"] + key,
-                        ["export", "app.db", "existing", "--format", "sql"] + key,
-                        ["decrypt", "app.db", "existing"] + key,
-                        ["salvage", "app.db", "existing"] + key] {
+        for command in [
+            ["create", "existing", "--passphrase-env", "DB_PASS"],
+            ["export", "app.db", "existing"] + key,
+            ["export", "app.db", "existing", "--format", "sql"] + key,
+            ["decrypt", "app.db", "existing"] + key,
+            ["salvage", "app.db", "existing"] + key,
+        ] {
             let result = try cipherdb(command, env: env, expect: 73)
             XCTAssertTrue(result.stderr.contains("--force"), result.stderr)
             XCTAssertEqual(try String(contentsOfFile: path("existing"), encoding: .utf8), "keep me")
@@ -80,7 +88,8 @@ final class ExitCodeTests: CLITestCase {
         var after = stat()
         stat(path("existing"), &after)
         XCTAssertNotEqual(before.st_ino, after.st_ino, "a new file was renamed into place")
-        XCTAssertEqual(try cipherdb(["query", "existing", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout, "count(*)\r\n3\n")
+        XCTAssertEqual(
+            try cipherdb(["query", "existing", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout, "count(*)\r\n3\n")
         XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-") }, "no temporary file is left behind")
     }
 }

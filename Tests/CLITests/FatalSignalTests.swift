@@ -12,7 +12,8 @@ final class FatalSignalTests: CLITestCase {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.binary)
             process.arguments = ["shell", path("app.db"), "--raw-key-file", key]
-            let input = Pipe(), errors = Pipe()
+            let input = Pipe()
+            let errors = Pipe()
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
             process.standardError = errors

@@ -9,12 +9,15 @@ final class KeyPragmaRefusalTests: CLITestCase {
         try cipherdb(["create", "app.db", "--raw-key-file", key])
         try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1)", "--raw-key-file", key])
         let before = try bytes("app.db")
-        for pragma in ["PRAGMA rekey = 'new secret'", "pragma main.REKEY = 'x'", "PRAGMA hexrekey = '00112233'",
-                       "PRAGMA key = 'other'", "PRAGMA hexkey = 'aa'", "SELECT 1; PRAGMA rekey = 'later'"] {
+        for pragma in [
+            "PRAGMA rekey = 'new secret'", "pragma main.REKEY = 'x'", "PRAGMA hexrekey = '00112233'",
+            "PRAGMA key = 'other'", "PRAGMA hexkey = 'aa'", "SELECT 1; PRAGMA rekey = 'later'",
+        ] {
             let refused = try cipherdb(["query", "app.db", pragma, "--raw-key-file", key], expect: 64)
             XCTAssertTrue(refused.stderr.contains("cipherdb rekey"), refused.stderr)
         }
-        let shell = try cipherdb(["shell", "app.db", "--raw-key-file", key], stdin: "PRAGMA rekey = 'typed';\nSELECT x FROM t;\n", expect: 64)
+        let shell = try cipherdb(
+            ["shell", "app.db", "--raw-key-file", key], stdin: "PRAGMA rekey = 'typed';\nSELECT x FROM t;\n", expect: 64)
         XCTAssertTrue(shell.stderr.contains("refused"), shell.stderr)
         XCTAssertEqual(try bytes("app.db"), before)
         XCTAssertEqual(try cipherdb(["query", "app.db", "SELECT x FROM t", "--csv", "--raw-key-file", key]).stdout, "x\r\n1\n")

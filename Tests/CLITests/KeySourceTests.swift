@@ -13,15 +13,21 @@ final class KeySourceTests: CLITestCase {
         try writeFile("pass.txt", "s3cret passphrase with spaces\n")
         XCTAssertEqual(try cipherdb(["query", "app.db"] + count + ["--passphrase-file", "pass.txt"] + Self.fastOpen).stdout, expected)
 
-        let viaFD = try shell("\"$CIPHERDB\" query \"$DIR/app.db\" 'SELECT count(*) FROM people' --csv --passphrase-fd 3 --cipher-kdf-iter 1000 3<\"$DIR/pass.txt\"")
+        let viaFD = try shell(
+            "\"$CIPHERDB\" query \"$DIR/app.db\" 'SELECT count(*) FROM people' --csv --passphrase-fd 3 --cipher-kdf-iter 1000 3<\"$DIR/pass.txt\""
+        )
         XCTAssertEqual(viaFD.stdout, expected)
 
-        XCTAssertEqual(try cipherdb(["query", "app.db"] + count + ["--passphrase-stdin"] + Self.fastOpen,
-                                    stdin: "s3cret passphrase with spaces\n").stdout, expected)
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "app.db"] + count + ["--passphrase-stdin"] + Self.fastOpen,
+                stdin: "s3cret passphrase with spaces\n"
+            ).stdout, expected)
 
         // A pipe: the usual way to pass a secret from another program.
-        let piped = try shell("printf '%s\\n' \"$DB_PASS\" | \"$CIPHERDB\" query \"$DIR/app.db\" 'SELECT count(*) FROM people' --csv --passphrase-stdin --cipher-kdf-iter 1000",
-                              env: env)
+        let piped = try shell(
+            "printf '%s\\n' \"$DB_PASS\" | \"$CIPHERDB\" query \"$DIR/app.db\" 'SELECT count(*) FROM people' --csv --passphrase-stdin --cipher-kdf-iter 1000",
+            env: env)
         XCTAssertEqual(piped.stdout, expected)
     }
 
@@ -49,14 +55,17 @@ final class KeySourceTests: CLITestCase {
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: ks)
         try cipherdb(["keys", "add", "app"] + unlock, env: ks)
         try cipherdb(["create", "app.db", "--key-id", "app"] + unlock, env: ks)
-        try cipherdb(["query", "app.db", "CREATE TABLE people(x); INSERT INTO people VALUES (1), (2)", "--key-id", "app"] + unlock, env: ks)
+        try cipherdb(
+            ["query", "app.db", "CREATE TABLE people(x); INSERT INTO people VALUES (1), (2)", "--key-id", "app"] + unlock, env: ks)
         XCTAssertEqual(try cipherdb(["query", "app.db"] + count + ["--key-id", "app"] + unlock, env: ks).stdout, "count(*)\r\n2\n")
         // Keystore keys give 4096-byte pages, stored with the key: no flag needed to reopen.
         let info = try self.json(try cipherdb(["info", "app.db", "--json", "--key-id", "app"] + unlock, env: ks).stdout)
         XCTAssertEqual(info["page_size"] as? Int, 4096)
         // The keystore passphrase from a descriptor.
         try writeFile("ks.txt", (ks["KS_PASS"] ?? "") + "\n")
-        let viaFD = try shell("\"$CIPHERDB\" query \"$DIR/app.db\" 'SELECT count(*) FROM people' --csv --key-id app --keystore-passphrase-fd 4 4<\"$DIR/ks.txt\"")
+        let viaFD = try shell(
+            "\"$CIPHERDB\" query \"$DIR/app.db\" 'SELECT count(*) FROM people' --csv --key-id app --keystore-passphrase-fd 4 4<\"$DIR/ks.txt\""
+        )
         XCTAssertEqual(viaFD.stdout, "count(*)\r\n2\n")
         // Unknown id: 66; wrong keystore passphrase: 77.
         try cipherdb(["query", "app.db", "SELECT 1", "--key-id", "nope"] + unlock, env: ks, expect: 66)
@@ -78,7 +87,8 @@ final class KeySourceTests: CLITestCase {
 
     func testNoFlagTakesASecretValue() throws {
         // Every key-related flag takes where to read from (VAR, PATH, N, ID), never the secret itself.
-        let help = try cipherdb(["rekey", "--help"]).stdout + (try cipherdb(["keys", "passwd", "--help"]).stdout)
+        let help =
+            try cipherdb(["rekey", "--help"]).stdout + (try cipherdb(["keys", "passwd", "--help"]).stdout)
             + (try cipherdb(["keys", "export", "--help"]).stdout)
         let valueFlags = help.split(separator: "\n").filter { $0.contains("passphrase") && $0.contains("--") && $0.contains("<") }
         XCTAssertFalse(valueFlags.isEmpty)

@@ -8,8 +8,10 @@ final class KeysCommandTests: CLITestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        env = ["KS_PASS": "keystore pass \(UUID().uuidString)", "T_PASS": "transfer pass \(UUID().uuidString)",
-               "NEW_KS_PASS": "new keystore pass \(UUID().uuidString)"]
+        env = [
+            "KS_PASS": "keystore pass \(UUID().uuidString)", "T_PASS": "transfer pass \(UUID().uuidString)",
+            "NEW_KS_PASS": "new keystore pass \(UUID().uuidString)",
+        ]
         secrets += env.values
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
     }
@@ -39,7 +41,8 @@ final class KeysCommandTests: CLITestCase {
         try cipherdb(["keys", "rotate", "app", "--database", "a.db", "--database", "b.db"] + unlock, env: env)
         XCTAssertNotEqual(try bytes("a.db"), before)
         for name in ["a.db", "b.db"] {
-            XCTAssertEqual(try cipherdb(["query", name, "SELECT x FROM t", "--csv", "--key-id", "app"] + unlock, env: env).stdout, "x\r\n\(name)\n")
+            XCTAssertEqual(
+                try cipherdb(["query", name, "SELECT x FROM t", "--csv", "--key-id", "app"] + unlock, env: env).stdout, "x\r\n\(name)\n")
             try cipherdb(["verify", name, "--key-id", "app"] + unlock, env: env)
         }
         list = try self.json(try cipherdb(["keys", "list", "--json"] + unlock, env: env).stdout)
@@ -59,16 +62,19 @@ final class KeysCommandTests: CLITestCase {
     func testPasswdExportImportAndErrors() throws {
         try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
         try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
-        try cipherdb(["keys", "export", "app", "--to", "app.bundle", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + unlock,
-                     env: env)
-        try cipherdb(["keys", "export", "app", "--to", "app.bundle", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + unlock,
-                     env: env, expect: 73)
+        try cipherdb(
+            ["keys", "export", "app", "--to", "app.bundle", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + unlock,
+            env: env)
+        try cipherdb(
+            ["keys", "export", "app", "--to", "app.bundle", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + unlock,
+            env: env, expect: 73)
 
         // Into a second keystore, which then opens the same database.
         let other = ["--keystore", path("other"), "--keystore-passphrase-env", "KS_PASS"]
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
         try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "KS_PASS"] + other, env: env, expect: 77)
-        try cipherdb(["keys", "import", "app.bundle", "--id", "else"] + ["--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
+        try cipherdb(
+            ["keys", "import", "app.bundle", "--id", "else"] + ["--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
         try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env)
         try cipherdb(["query", "a.db", "SELECT count(*) FROM sqlite_master", "--key-id", "app"] + other, env: env)
 
@@ -98,6 +104,7 @@ final class KeysCommandTests: CLITestCase {
         XCTAssertEqual(restored.stdout, "x\r\nv1 era\n")
         XCTAssertTrue(restored.stderr.contains("version 1"), restored.stderr)
         try cipherdb(["verify", "backup.db", "--key-id", "app"] + unlock, env: env)
-        XCTAssertTrue(try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--verbose"] + unlock, env: env).stderr.contains("version 2"))
+        XCTAssertTrue(
+            try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--verbose"] + unlock, env: env).stderr.contains("version 2"))
     }
 }

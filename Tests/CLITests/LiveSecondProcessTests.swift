@@ -69,18 +69,23 @@ final class LiveSecondProcessTests: CLITestCase {
         let oldKey = try makeRawKeyFile("old.key", hex: true)
         let newKey = try makeRawKeyFile("new.key")
         try cipherdb(["create", "app.db", "--raw-key-file", oldKey])
-        try cipherdb(["query", "app.db", """
+        try cipherdb([
+            "query", "app.db",
+            """
             PRAGMA journal_mode = \(journalMode);
             CREATE TABLE t(v TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) INSERT INTO t SELECT 'row ' || i FROM n;
-            """, "--raw-key-file", oldKey])
+            """, "--raw-key-file", oldKey,
+        ])
         let hex = try String(contentsOfFile: oldKey, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         return (oldKey, newKey, hex)
     }
 
     private func rows(_ keyFile: String, extra: [String] = []) throws -> [String] {
-        try cipherdb(["query", "app.db", "SELECT v FROM t WHERE v NOT LIKE 'row %' ORDER BY rowid", "--csv", "--raw-key-file", keyFile] + extra)
-            .stdout.split(whereSeparator: \.isNewline).dropFirst().map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        try cipherdb(
+            ["query", "app.db", "SELECT v FROM t WHERE v NOT LIKE 'row %' ORDER BY rowid", "--csv", "--raw-key-file", keyFile] + extra
+        )
+        .stdout.split(whereSeparator: \.isNewline).dropFirst().map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 
     func testRekeyByCopyIsRefusedWhileAnotherProcessUsesTheWAL() throws {
@@ -88,7 +93,8 @@ final class LiveSecondProcessTests: CLITestCase {
         let shell = try ShellProcess(database: path("app.db"), hexKey: hex)
         try shell.send("INSERT INTO t VALUES ('shell before');")
         let before = try bytes("app.db")
-        let refused = try cipherdb(["rekey", "app.db", "--raw-key-file", oldKey, "--new-raw-key-file", newKey, "--page-size", "4096"], expect: 75)
+        let refused = try cipherdb(
+            ["rekey", "app.db", "--raw-key-file", oldKey, "--new-raw-key-file", newKey, "--page-size", "4096"], expect: 75)
         XCTAssertTrue(refused.stderr.contains("open in another process"), refused.stderr)
         XCTAssertEqual(try bytes("app.db"), before)
         try shell.send("INSERT INTO t VALUES ('shell after');")
@@ -98,8 +104,10 @@ final class LiveSecondProcessTests: CLITestCase {
         // Alone, the same rekey goes through, and the file opens under the new key only.
         try cipherdb(["rekey", "app.db", "--raw-key-file", oldKey, "--new-raw-key-file", newKey, "--page-size", "4096"])
         XCTAssertEqual(try rows(newKey, extra: ["--cipher-page-size", "4096"]), ["shell before", "shell after"])
-        XCTAssertEqual(try cipherdb(["query", "app.db", "PRAGMA journal_mode", "--csv", "--raw-key-file", newKey, "--cipher-page-size", "4096"]).stdout,
-                       "journal_mode\r\nwal\n")
+        XCTAssertEqual(
+            try cipherdb(["query", "app.db", "PRAGMA journal_mode", "--csv", "--raw-key-file", newKey, "--cipher-page-size", "4096"])
+                .stdout,
+            "journal_mode\r\nwal\n")
     }
 
     func testAnIdleProcessCannotWriteIntoARekeyedCopyUnseen() throws {

@@ -15,7 +15,8 @@ final class SQLCipher4Tests: CLITestCase {
         guard FileManager.default.fileExists(atPath: root.appendingPathComponent(".build-sqlcipher4/venv/bin/python").path) else {
             throw XCTSkip("SQLCipher 4 is not set up (tools/sqlcipher4-env.sh)")
         }
-        let value = try shell("\"\(root.path)/tools/sqlcipher4-env.sh\"", expect: nil).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = try shell("\"\(root.path)/tools/sqlcipher4-env.sh\"", expect: nil).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         guard !value.isEmpty else { throw XCTSkip("tools/sqlcipher4-env.sh could not set up SQLCipher 4") }
         preload = ["LD_PRELOAD": value]
         XCTAssertTrue(try cipherdb(["--version"], env: preload).stdout.contains("SQLCipher 4."))
@@ -24,15 +25,23 @@ final class SQLCipher4Tests: CLITestCase {
     func testVerifyChecksTheSQLCipher4Layout() throws {
         let env = passphraseEnvironment().merging(preload) { $1 }
         try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
-        try cipherdb(["query", "four.db", "CREATE TABLE t(x); INSERT INTO t SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)",
-                      "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
-        let good = try self.json(try cipherdb(["verify", "four.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout)
+        try cipherdb(
+            [
+                "query", "four.db",
+                "CREATE TABLE t(x); INSERT INTO t SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)",
+                "--passphrase-env", "DB_PASS",
+            ] + Self.fastOpen, env: env)
+        let good = try self.json(
+            try cipherdb(["verify", "four.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout)
         XCTAssertEqual(good["page_size"] as? Int, 4096)
         XCTAssertEqual(good["hmac_algorithm"] as? String, "sha512")
         XCTAssertEqual(good["cipher_integrity_check"] as? [String], [])
         try flipByte("four.db", at: 2 * 4096 + 700)
-        let bad = try self.json(try cipherdb(["verify", "four.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env,
-                                             expect: 65).stdout)
+        let bad = try self.json(
+            try cipherdb(
+                ["verify", "four.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env,
+                expect: 65
+            ).stdout)
         XCTAssertEqual((bad["bad_pages"] as? [[String: Any]])?.compactMap { $0["page"] as? Int }, [3])
         XCTAssertFalse((bad["cipher_integrity_check"] as? [String] ?? []).isEmpty, "SQLCipher's own check agrees")
     }
@@ -42,16 +51,26 @@ final class SQLCipher4Tests: CLITestCase {
         let four = env.merging(preload) { $1 }
         // Made by the system's SQLCipher 3.4.1 with its defaults.
         try cipherdb(["create", "three.db", "--passphrase-env", "DB_PASS"], env: env)
-        try cipherdb(["query", "three.db", "CREATE TABLE t(x); INSERT INTO t VALUES ('from 3.4.1')", "--passphrase-env", "DB_PASS"], env: env)
+        try cipherdb(
+            ["query", "three.db", "CREATE TABLE t(x); INSERT INTO t VALUES ('from 3.4.1')", "--passphrase-env", "DB_PASS"], env: env)
         try cipherdb(["query", "three.db", "SELECT x FROM t", "--passphrase-env", "DB_PASS"], env: four, expect: 77)
-        XCTAssertEqual(try cipherdb(["query", "three.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS", "--cipher-compat", "3"],
-                                    env: four).stdout, "x\r\nfrom 3.4.1\n")
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "three.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS", "--cipher-compat", "3"],
+                env: four
+            ).stdout, "x\r\nfrom 3.4.1\n")
         try cipherdb(["verify", "three.db", "--passphrase-env", "DB_PASS", "--cipher-compat", "3"], env: four)
         // Moved to SQLCipher 4's defaults: then 4 opens it with the key alone, and 3.4.1 no longer can.
-        try cipherdb(["rekey", "three.db", "--passphrase-env", "DB_PASS", "--cipher-compat", "3", "--new-passphrase-env", "DB_PASS",
-                      "--compat", "4", "--kdf-iter", "1000"], env: four)
-        XCTAssertEqual(try cipherdb(["query", "three.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen,
-                                    env: four).stdout, "x\r\nfrom 3.4.1\n")
+        try cipherdb(
+            [
+                "rekey", "three.db", "--passphrase-env", "DB_PASS", "--cipher-compat", "3", "--new-passphrase-env", "DB_PASS",
+                "--compat", "4", "--kdf-iter", "1000",
+            ], env: four)
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "three.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen,
+                env: four
+            ).stdout, "x\r\nfrom 3.4.1\n")
         try cipherdb(["verify", "three.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four)
         try cipherdb(["query", "three.db", "SELECT x FROM t", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 77)
     }

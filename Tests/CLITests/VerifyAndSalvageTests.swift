@@ -8,7 +8,9 @@ final class VerifyAndSalvageTests: CLITestCase {
     private func makeMultiPageDatabase(rows: Int = 600) throws -> (key: String, pages: Int) {
         let key = try makeRawKeyFile("db.key")
         try cipherdb(["create", "app.db", "--raw-key-file", key])
-        try cipherdb(["query", "app.db", """
+        try cipherdb([
+            "query", "app.db",
+            """
             CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, photo BLOB);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
             INSERT INTO people(name, photo) SELECT 'person ' || i, randomblob(100) FROM n;
@@ -16,9 +18,12 @@ final class VerifyAndSalvageTests: CLITestCase {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
             INSERT INTO scratch SELECT randomblob(900) FROM n;
             DROP TABLE scratch;
-            """, "--raw-key-file", key])
+            """, "--raw-key-file", key,
+        ])
         let free = try cipherdb(["query", "app.db", "PRAGMA freelist_count", "--csv", "--raw-key-file", key])
-        XCTAssertGreaterThan(Int(free.stdout.components(separatedBy: "\r\n").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0, 10, "the file has free pages")
+        XCTAssertGreaterThan(
+            Int(free.stdout.components(separatedBy: "\r\n").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0, 10,
+            "the file has free pages")
         let pages = try bytes("app.db").count / 1024
         return (key, pages)
     }
@@ -67,11 +72,15 @@ final class VerifyAndSalvageTests: CLITestCase {
     func testVerifyWithPassphraseAndOtherPageSize() throws {
         let env = passphraseEnvironment()
         try cipherdb(["create", "p.db", "--passphrase-env", "DB_PASS", "--page-size", "4096"] + Self.fastKDF, env: env)
-        try cipherdb(["query", "p.db", "CREATE TABLE t(x); INSERT INTO t SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)",
-                      "--passphrase-env", "DB_PASS", "--cipher-page-size", "4096"] + Self.fastOpen, env: env)
+        try cipherdb(
+            [
+                "query", "p.db", "CREATE TABLE t(x); INSERT INTO t SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)",
+                "--passphrase-env", "DB_PASS", "--cipher-page-size", "4096",
+            ] + Self.fastOpen, env: env)
         try cipherdb(["verify", "p.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
-        try flipByte("p.db", at: 4096 + 4096 - 20)   // inside page 2's reserve: its stored HMAC
-        let report = try self.json(try cipherdb(["verify", "p.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 65).stdout)
+        try flipByte("p.db", at: 4096 + 4096 - 20)  // inside page 2's reserve: its stored HMAC
+        let report = try self.json(
+            try cipherdb(["verify", "p.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 65).stdout)
         XCTAssertEqual(report["page_size"] as? Int, 4096)
         XCTAssertEqual((report["bad_pages"] as? [[String: Any]])?.compactMap { $0["page"] as? Int }, [2])
     }
@@ -88,8 +97,10 @@ final class VerifyAndSalvageTests: CLITestCase {
         try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--raw-key-file", key], expect: 65)
         let result = try cipherdb(["salvage", "app.db", "rescued.db", "--plaintext", "--raw-key-file", key], expect: 65)
         XCTAssertTrue(result.stdout.contains("damaged stretch"), result.stdout)
-        let saved = try XCTUnwrap(Int(try shell("sqlite3 \"$DIR/rescued.db\" \"SELECT count(*) FROM people\"").stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let saved = try XCTUnwrap(
+            Int(
+                try shell("sqlite3 \"$DIR/rescued.db\" \"SELECT count(*) FROM people\"").stdout
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         XCTAssertGreaterThan(saved, 1900, "one bad page costs only its own rows")
         XCTAssertLessThan(saved, 2000)
         XCTAssertTrue(result.stdout.contains("people  \(saved) rows saved"), result.stdout)

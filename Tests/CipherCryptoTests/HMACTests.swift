@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CipherCrypto
 
 /// HMAC known answers (RFC 2202 for SHA-1, RFC 4231 for SHA-256/512) through the wrapper, and the
@@ -15,11 +16,16 @@ struct HMACTests {
         #expect(try code(key1, "Hi There", .sha1) == "b617318655057264e28bc0b6fb378c8ef146be00")
         #expect(try code(jefe, "what do ya want for nothing?", .sha1) == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
         #expect(try code(key1, "Hi There", .sha256) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
-        #expect(try code(jefe, "what do ya want for nothing?", .sha256) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
-        #expect(try code(key1, "Hi There", .sha512)
-                == "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854")
-        #expect(try code(jefe, "what do ya want for nothing?", .sha512)
-                == "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737")
+        #expect(
+            try code(jefe, "what do ya want for nothing?", .sha256) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            try code(key1, "Hi There", .sha512)
+                == "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854"
+        )
+        #expect(
+            try code(jefe, "what do ya want for nothing?", .sha512)
+                == "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
+        )
     }
 
     @Test func oneInstanceManyCodesAndPartsConcatenate() throws {
@@ -29,7 +35,8 @@ struct HMACTests {
         for _ in 0..<3 {
             let once = try whole.withUnsafeBytes { try mac.authenticationCode($0) }
             #expect(hexString(once) == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
-            let first = Array(whole[..<10]), second = Array(whole[10...])
+            let first = Array(whole[..<10])
+            let second = Array(whole[10...])
             let parts = try first.withUnsafeBytes { a in try second.withUnsafeBytes { b in try mac.authenticationCode(a, b) } }
             #expect(parts == once)
         }

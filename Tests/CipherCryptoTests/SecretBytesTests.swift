@@ -1,5 +1,5 @@
-import Testing
 import CipherCrypto
+import Testing
 
 @Suite("SecretBytes")
 struct SecretBytesTests {

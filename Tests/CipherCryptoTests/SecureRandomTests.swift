@@ -1,5 +1,5 @@
-import Testing
 import CipherCrypto
+import Testing
 
 /// Random bytes: a negative byte count is an error, not a trap (guards a review finding).
 @Suite("Secure random")

@@ -1,6 +1,6 @@
+import CSQLCipher
 import CipherCrypto
 import CipherDB
-import CSQLCipher
 import Foundation
 import XCTest
 
@@ -66,8 +66,16 @@ final class TestBox<Value>: @unchecked Sendable {
     private var storage: Value
     init(_ value: Value) { storage = value }
     var value: Value {
-        get { lock.lock(); defer { lock.unlock() }; return storage }
-        set { lock.lock(); defer { lock.unlock() }; storage = newValue }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return storage
+        }
+        set {
+            lock.lock()
+            defer { lock.unlock() }
+            storage = newValue
+        }
     }
 }
 
@@ -163,7 +171,9 @@ extension DatabaseTestCase {
         var environment = ProcessInfo.processInfo.environment
         environment["LD_PRELOAD"] = nil
         process.environment = environment
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
@@ -173,8 +183,9 @@ extension DatabaseTestCase {
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         let errorOutput = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return ToolResult(status: process.terminationStatus,
-                          output: String(decoding: output, as: UTF8.self),
-                          errorOutput: String(decoding: errorOutput, as: UTF8.self))
+        return ToolResult(
+            status: process.terminationStatus,
+            output: String(decoding: output, as: UTF8.self),
+            errorOutput: String(decoding: errorOutput, as: UTF8.self))
     }
 }

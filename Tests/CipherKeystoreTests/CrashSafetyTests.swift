@@ -2,6 +2,7 @@ import CipherCrypto
 import CipherDB
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 /// A child rotating the key of a multi-megabyte database is SIGKILLed at random moments; after

@@ -1,6 +1,7 @@
 import CipherCrypto
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 /// Key files: raw 32-byte keys are never trimmed, files appear whole or not at all (each test

@@ -2,6 +2,7 @@ import CipherCrypto
 import CipherDB
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 /// Version numbers are u32 in the file; an imported bundle may carry the largest one, and a
@@ -14,8 +15,9 @@ struct KeyVersionNumberTests {
         let store = try Keystore.create(at: dir.file("keystore"), credential: passphrase("master"), kdf: cheapKDF)
         let transfer = SecretBytes(utf8: "transfer")
         let largest = Int(UInt32.max)
-        let bundle = try KeyExportBundle.seal(key: try SecretBytes(randomCount: 32), keystoreID: store.keystoreID,
-                                              id: "app", version: largest, passphrase: transfer, scrypt: cheapScrypt)
+        let bundle = try KeyExportBundle.seal(
+            key: try SecretBytes(randomCount: 32), keystoreID: store.keystoreID,
+            id: "app", version: largest, passphrase: transfer, scrypt: cheapScrypt)
         try store.importKey(bundle: bundle, transferPassphrase: transfer, id: "app", version: largest)
         let before = try store.info(id: "app")
         #expect(before.primaryVersion == largest)

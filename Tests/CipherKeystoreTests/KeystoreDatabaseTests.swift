@@ -2,13 +2,15 @@ import CipherCrypto
 import CipherDB
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 /// Rows whose content can be checked: `payload` is `id` printed with `width` digits.
 func makeCheckableDatabase(_ keystore: Keystore, path: String, id: String, rows: Int, width: Int = 1000) throws {
     let db = try keystore.openDatabase(path: path, id: id)
     defer { db.close() }
-    try db.executeStatements("""
+    try db.executeStatements(
+        """
         CREATE TABLE t(id INTEGER PRIMARY KEY, payload TEXT);
         BEGIN;
         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
@@ -105,7 +107,10 @@ struct KeystoreDatabaseTests {
             try store.rotate(id: "app", databasePath: notADatabase)
             Issue.record("rotation of a non-database succeeded")
         } catch {
-            guard case .rotationFailed = error else { Issue.record("unexpected \(error)"); return }
+            guard case .rotationFailed = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
         }
         #expect(try store.info(id: "app") == before)
     }
@@ -266,7 +271,9 @@ struct KeystoreDatabaseTests {
             db.close()
         }
         let passphrase = (monotonicSeconds() - start) / Double(rounds)
-        print(String(format: "open via keystore raw key: %.1f ms; SQLCipher passphrase (PBKDF2 64,000): %.1f ms", raw * 1000, passphrase * 1000))
+        print(
+            String(
+                format: "open via keystore raw key: %.1f ms; SQLCipher passphrase (PBKDF2 64,000): %.1f ms", raw * 1000, passphrase * 1000))
         #expect(raw < passphrase)
     }
 }

@@ -1,6 +1,7 @@
 import CipherCrypto
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 @Suite("Keystore file format")
@@ -157,7 +158,9 @@ struct KeystoreFileTests {
         for (log2N, r, p): (UInt32, UInt32, UInt32) in [(30, 8, 1), (20, 8, 16), (17, 1024, 1), (17, 8, 1_000_000)] {
             var crafted = good
             var writer = ByteWriter()
-            writer.u32(log2N); writer.u32(r); writer.u32(p)
+            writer.u32(log2N)
+            writer.u32(r)
+            writer.u32(p)
             crafted.replaceSubrange(slotParameters..<(slotParameters + 12), with: writer.bytes)
             writeBytes(withRecomputedChecksum(crafted), to: probe)
             let start = monotonicSeconds()
@@ -165,7 +168,10 @@ struct KeystoreFileTests {
                 _ = try Keystore.open(at: probe, credential: passphrase("p"))
                 Issue.record("opened")
             } catch {
-                guard case .kdfLimitExceeded = error else { Issue.record("unexpected \(error)"); continue }
+                guard case .kdfLimitExceeded = error else {
+                    Issue.record("unexpected \(error)")
+                    continue
+                }
             }
             #expect(monotonicSeconds() - start < 0.05)
         }

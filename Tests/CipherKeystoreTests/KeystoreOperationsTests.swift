@@ -2,6 +2,7 @@ import CipherCrypto
 import CipherDB
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 @Suite("Keystore operations")
@@ -53,8 +54,12 @@ struct KeystoreOperationsTests {
         let v1 = bytes(of: try store.key(id: "db", version: 1))
         #expect(try store.rotateKey(id: "db") == 2)
         #expect(try store.rotateKey(id: "db") == 3)
-        #expect(throws: KeystoreError.refused("version 3 of 'db' is the primary or pending version")) { try store.disable(id: "db", version: 3) }
-        #expect(throws: KeystoreError.refused("version 3 of 'db' is the primary or pending version")) { try store.destroy(id: "db", version: 3) }
+        #expect(throws: KeystoreError.refused("version 3 of 'db' is the primary or pending version")) {
+            try store.disable(id: "db", version: 3)
+        }
+        #expect(throws: KeystoreError.refused("version 3 of 'db' is the primary or pending version")) {
+            try store.destroy(id: "db", version: 3)
+        }
 
         try store.disable(id: "db", version: 2)
         #expect(throws: KeystoreError.versionUnavailable(id: "db", version: 2, reason: "disabled")) { try store.key(id: "db", version: 2) }
@@ -65,7 +70,9 @@ struct KeystoreOperationsTests {
         let encryptedBefore = readBytes(path)
         try store.destroy(id: "db", version: 1)
         #expect(throws: KeystoreError.versionUnavailable(id: "db", version: 1, reason: "destroyed")) { try store.key(id: "db", version: 1) }
-        #expect(throws: KeystoreError.versionUnavailable(id: "db", version: 1, reason: "destroyed")) { try store.enable(id: "db", version: 1) }
+        #expect(throws: KeystoreError.versionUnavailable(id: "db", version: 1, reason: "destroyed")) {
+            try store.enable(id: "db", version: 1)
+        }
         #expect(readBytes(path) != encryptedBefore)
         let reopened = try Keystore.open(at: path, credential: passphrase("master"))
         #expect(try reopened.info(id: "db").versions.map(\.state) == [.destroyed, .enabled, .enabled])
@@ -268,7 +275,9 @@ struct KeystoreOperationsTests {
         let bundle1 = try store.exportKey(id: "A", version: 1, transferPassphrase: transfer, scrypt: cheapScrypt)
         let merged = try other.importKey(bundle: bundle1, transferPassphrase: transfer, id: "A", version: 1)
         #expect(merged.versions.map(\.version) == [1, 2] && merged.primaryVersion == 2)
-        #expect(throws: KeystoreError.invalidBundle("not a CipherDB key bundle")) { try KeyExportBundle(bytes: [UInt8](repeating: 0, count: 200)) }
+        #expect(throws: KeystoreError.invalidBundle("not a CipherDB key bundle")) {
+            try KeyExportBundle(bytes: [UInt8](repeating: 0, count: 200))
+        }
     }
 
     @Test func defaultPathFollowsTheEnvironment() {
@@ -292,7 +301,9 @@ struct SecretSourceTests {
         writeBytes(Array("line one\r\n".utf8), to: file)
         #expect(bytes(of: try SecretSource.file(file).read()) == Array("line one".utf8))
         chmod(file, 0o644)
-        #expect(throws: KeystoreError.secretSource(SecretSourceError(.exposedFile, "file \(file) is readable by other users; chmod 600 it"))) {
+        #expect(
+            throws: KeystoreError.secretSource(SecretSourceError(.exposedFile, "file \(file) is readable by other users; chmod 600 it"))
+        ) {
             try SecretSource.file(file).read()
         }
         var fds: [Int32] = [0, 0]
@@ -302,7 +313,9 @@ struct SecretSourceTests {
         #expect(bytes(of: try SecretSource.fileDescriptor(fds[0]).read()) == Array("piped secret".utf8))
         close(fds[0])
         writeBytes(Array("\n".utf8), to: file)
-        #expect(throws: KeystoreError.secretSource(SecretSourceError(.empty, "file \(file) gave an empty secret"))) { try SecretSource.file(file).read() }
+        #expect(throws: KeystoreError.secretSource(SecretSourceError(.empty, "file \(file) gave an empty secret"))) {
+            try SecretSource.file(file).read()
+        }
     }
 
     /// One reader, one rule: the keystore and the CLI once disagreed on the longest secret (4,096

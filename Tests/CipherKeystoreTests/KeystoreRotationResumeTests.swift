@@ -2,6 +2,7 @@ import CipherCrypto
 import CipherDB
 import Foundation
 import Testing
+
 @testable import CipherKeystore
 
 /// Resuming a rotation: a failed resumed rotation never strands a database (guards a review
@@ -37,7 +38,10 @@ struct KeystoreRotationResumeTests {
             try store.rotate(id: "shard", databasePaths: [garbage])
             Issue.record("rotation of a non-database succeeded")
         } catch {
-            guard case .rotationFailed = error else { Issue.record("unexpected \(error)"); return }
+            guard case .rotationFailed = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
         }
         let info = try store.info(id: "shard")
         #expect(info.versions.contains { $0.version == 2 && $0.state == .enabled })

@@ -1,6 +1,7 @@
 import CipherCrypto
 import CipherDB
 import Foundation
+
 @testable import CipherKeystore
 
 /// Cheap scrypt for tests (N = 2^10): the format and logic are the same as with the default.

@@ -17,23 +17,24 @@ public struct CipherDBCommand: ParsableCommand {
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "cipherdb",
-            abstract: "Create, inspect, query, encrypt, decrypt, rekey, export, verify and salvage SQLCipher databases, and manage keystore keys.",
+            abstract:
+                "Create, inspect, query, encrypt, decrypt, rekey, export, verify and salvage SQLCipher databases, and manage keystore keys.",
             discussion: """
-            Secrets are never taken as arguments (argv is visible to every user through ps and /proc). Give a \
-            database key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, \
-            --raw-key-file PATH (32 bytes or 64 hex characters) or --key-id ID (from the keystore); a new key with \
-            the same flags prefixed by new- (--new-passphrase-env, ...). Without a key flag, cipherdb asks on the \
-            terminal without echo; without a terminal it stops with exit code 64.
+                Secrets are never taken as arguments (argv is visible to every user through ps and /proc). Give a \
+                database key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, \
+                --raw-key-file PATH (32 bytes or 64 hex characters) or --key-id ID (from the keystore); a new key with \
+                the same flags prefixed by new- (--new-passphrase-env, ...). Without a key flag, cipherdb asks on the \
+                terminal without echo; without a terminal it stops with exit code 64.
 
-            Examples:
-              export DB_PASS='correct horse battery staple'
-              cipherdb create app.db --passphrase-env DB_PASS --schema schema.sql
-              cipherdb query app.db "SELECT * FROM people" --passphrase-env DB_PASS --json
-              cipherdb verify app.db --passphrase-env DB_PASS
+                Examples:
+                  export DB_PASS='correct horse battery staple'
+                  cipherdb create app.db --passphrase-env DB_PASS --schema schema.sql
+                  cipherdb query app.db "SELECT * FROM people" --passphrase-env DB_PASS --json
+                  cipherdb verify app.db --passphrase-env DB_PASS
 
-            Exit codes:
-            \(ExitStatus.table)
-            """,
+                Exit codes:
+                \(ExitStatus.table)
+                """,
             version: versionText,
             subcommands: [
                 CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,

@@ -8,17 +8,17 @@ struct CreateCommand: ParsableCommand {
         commandName: "create",
         abstract: "Create a new encrypted database.",
         discussion: """
-        The database is built under a temporary name beside DB and renamed into place, so DB never \
-        exists half-made. An existing DB is replaced only with --force. Without a key flag the \
-        passphrase is asked twice on the terminal.
+            The database is built under a temporary name beside DB and renamed into place, so DB never \
+            exists half-made. An existing DB is replaced only with --force. Without a key flag the \
+            passphrase is asked twice on the terminal.
 
-        Examples:
-          cipherdb create app.db --passphrase-env DB_PASS
-          cipherdb create app.db --passphrase-file ~/.config/app/pass \\
-            --schema schema.sql
-          cipherdb create app.db --raw-key-file app.key --page-size 4096
-          cipherdb create app.db --key-id app --keystore-passphrase-env KS_PASS
-        """
+            Examples:
+              cipherdb create app.db --passphrase-env DB_PASS
+              cipherdb create app.db --passphrase-file ~/.config/app/pass \\
+                --schema schema.sql
+              cipherdb create app.db --raw-key-file app.key --page-size 4096
+              cipherdb create app.db --key-id app --keystore-passphrase-env KS_PASS
+            """
     )
 
     @Argument(help: "The database file to create.")
@@ -54,8 +54,9 @@ struct CreateCommand: ParsableCommand {
             schemaSQL = nil
         }
         let output = try OutputFile(path: database, force: force)
-        let resolved = try KeyResolver.resolve(key.source, keystore: KeystoreAccess(keystore), purpose: .create,
-                                               label: "New passphrase for \(database)", flagList: KeyOptions.flagList)
+        let resolved = try KeyResolver.resolve(
+            key.source, keystore: KeystoreAccess(keystore), purpose: .create,
+            label: "New passphrase for \(database)", flagList: KeyOptions.flagList)
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
         common.detail("\(database): new " + resolved.summary(settings: settings))
         defer { output.discard() }

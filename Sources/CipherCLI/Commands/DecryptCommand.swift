@@ -7,15 +7,15 @@ struct DecryptCommand: ParsableCommand {
         commandName: "decrypt",
         abstract: "Write a plaintext SQLite copy of an encrypted database.",
         discussion: """
-        DB is not changed. OUT holds the data in the clear (mode 0600 is advisable): any sqlite3 client \
-        opens it. It is written under a temporary name, verified, and renamed into place; an existing \
-        OUT is replaced only with --force.
+            DB is not changed. OUT holds the data in the clear (mode 0600 is advisable): any sqlite3 client \
+            opens it. It is written under a temporary name, verified, and renamed into place; an existing \
+            OUT is replaced only with --force.
 
-        Examples:
-          cipherdb decrypt app.db plain.db --passphrase-env DB_PASS
-          cipherdb decrypt app.db plain.db --key-id app \\
-            --keystore-passphrase-fd 3 3<ks-pass.txt
-        """
+            Examples:
+              cipherdb decrypt app.db plain.db --passphrase-env DB_PASS
+              cipherdb decrypt app.db plain.db --key-id app \\
+                --keystore-passphrase-fd 3 3<ks-pass.txt
+            """
     )
 
     @Argument(help: "The encrypted database.")
@@ -34,8 +34,9 @@ struct DecryptCommand: ParsableCommand {
     func run() throws {
         let target = try OutputFile(path: output, force: force)
         defer { target.discard() }
-        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false,
-                                             allowPlaintext: false)
+        let opened = try DatabaseAccess.open(
+            database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false,
+            allowPlaintext: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
         let progress = ProgressReporter(quiet: common.quiet)

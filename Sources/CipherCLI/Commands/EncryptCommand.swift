@@ -7,16 +7,16 @@ struct EncryptCommand: ParsableCommand {
         commandName: "encrypt",
         abstract: "Write an encrypted copy of a plaintext SQLite database.",
         discussion: """
-        PLAIN is not changed. OUT is written under a temporary name, verified by reopening it with the \
-        new key, and renamed into place; an existing OUT is replaced only with --force. Remove PLAIN \
-        yourself once OUT is checked (deleting it does not erase it from the disk).
+            PLAIN is not changed. OUT is written under a temporary name, verified by reopening it with the \
+            new key, and renamed into place; an existing OUT is replaced only with --force. Remove PLAIN \
+            yourself once OUT is checked (deleting it does not erase it from the disk).
 
-        Examples:
-          cipherdb encrypt plain.db app.db --new-passphrase-env DB_PASS
-          cipherdb encrypt plain.db app.db --new-key-id app \\
-            --keystore-passphrase-env KS_PASS
-          cipherdb encrypt plain.db app.db --new-raw-key-file app.key --page-size 4096
-        """
+            Examples:
+              cipherdb encrypt plain.db app.db --new-passphrase-env DB_PASS
+              cipherdb encrypt plain.db app.db --new-key-id app \\
+                --keystore-passphrase-env KS_PASS
+              cipherdb encrypt plain.db app.db --new-raw-key-file app.key --page-size 4096
+            """
     )
 
     @Argument(help: "The plaintext SQLite database.")
@@ -37,7 +37,8 @@ struct EncryptCommand: ParsableCommand {
         switch try DatabaseFile.existing(plaintext).kind {
         case .plaintext: break
         case .encrypted:
-            throw CLIError(.dataError, "\(plaintext) is already encrypted (or not a database)", hint: "use `cipherdb rekey` to change its key")
+            throw CLIError(
+                .dataError, "\(plaintext) is already encrypted (or not a database)", hint: "use `cipherdb rekey` to change its key")
         case .missing, .empty, .notADatabase:
             throw CLIError(.dataError, "\(plaintext) is not an SQLite database")
         }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import CipherDB
+import Foundation
 
 /// `cipherdb export DB OUT [key] [new key | --plaintext] [--format sqlcipher | sqlite | sql]`.
 struct ExportCommand: ParsableCommand {
@@ -18,20 +18,20 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Copy a database into a new file: encrypted, plaintext SQLite, or an SQL dump.",
         discussion: """
-        --format sqlcipher (the default) writes an encrypted copy with the new key flags, or with the \
-        same key as DB when none is given, and --page-size / --kdf-iter if given. --format sqlite (or \
-        --plaintext) writes a plaintext SQLite database. --format sql writes SQL text — schema, INSERTs, \
-        user_version — that `sqlite3 new.db < OUT` reads back; OUT "-" writes it to stdout. Plaintext \
-        outputs hold the data in the clear. OUT is written beside itself under a temporary name and \
-        renamed into place; an existing OUT is replaced only with --force.
+            --format sqlcipher (the default) writes an encrypted copy with the new key flags, or with the \
+            same key as DB when none is given, and --page-size / --kdf-iter if given. --format sqlite (or \
+            --plaintext) writes a plaintext SQLite database. --format sql writes SQL text — schema, INSERTs, \
+            user_version — that `sqlite3 new.db < OUT` reads back; OUT "-" writes it to stdout. Plaintext \
+            outputs hold the data in the clear. OUT is written beside itself under a temporary name and \
+            renamed into place; an existing OUT is replaced only with --force.
 
-        Examples:
-          cipherdb export app.db backup.db --passphrase-env DB_PASS
-          cipherdb export app.db backup.db --passphrase-env DB_PASS \\
-            --new-passphrase-env BACKUP_PASS
-          cipherdb export app.db plain.db --key-id app --plaintext
-          cipherdb export app.db dump.sql --passphrase-env DB_PASS --format sql
-        """
+            Examples:
+              cipherdb export app.db backup.db --passphrase-env DB_PASS
+              cipherdb export app.db backup.db --passphrase-env DB_PASS \\
+                --new-passphrase-env BACKUP_PASS
+              cipherdb export app.db plain.db --key-id app --plaintext
+              cipherdb export app.db dump.sql --passphrase-env DB_PASS --format sql
+            """
     )
 
     @Argument(help: "The database to copy.")
@@ -56,7 +56,9 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        if plaintext && format == .sql { throw ValidationError("--plaintext writes an SQLite database; --format sql writes text: pick one") }
+        if plaintext && format == .sql {
+            throw ValidationError("--plaintext writes an SQLite database; --format sql writes text: pick one")
+        }
         let effective = plaintext ? Format.sqlite : format
         if effective != .sqlcipher && (newKey.isGiven || cipher.isGiven) {
             throw ValidationError("new key flags and cipher settings apply to --format sqlcipher only")

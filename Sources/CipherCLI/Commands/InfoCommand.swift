@@ -8,21 +8,21 @@ struct InfoCommand: ParsableCommand {
         commandName: "info",
         abstract: "Describe a database: format, cipher settings, pages, tables, and how other clients open it.",
         discussion: """
-        Without a key flag, info only says whether DB is plaintext SQLite, looks encrypted, or is not a \
-        database (no prompt). With a key it opens DB read-only and adds the SQLCipher version, cipher \
-        settings, page size and count, journal mode, user_version, tables with row counts, and the \
-        PRAGMAs another SQLCipher client (such as the stock sqlcipher shell) needs.
+            Without a key flag, info only says whether DB is plaintext SQLite, looks encrypted, or is not a \
+            database (no prompt). With a key it opens DB read-only and adds the SQLCipher version, cipher \
+            settings, page size and count, journal mode, user_version, tables with row counts, and the \
+            PRAGMAs another SQLCipher client (such as the stock sqlcipher shell) needs.
 
-        --json prints one object: {"path", "file_size", "format" ("plaintext"|"encrypted"|"empty"|\
-        "not_a_database"), and with a key also "sqlcipher_version", "page_size", "page_count", \
-        "kdf_iter", "use_hmac", "kdf_algorithm", "hmac_algorithm", "journal_mode", "user_version", \
-        "tables": [{"name", "rows"}], "open_pragmas": [..]}. Keys are never printed.
+            --json prints one object: {"path", "file_size", "format" ("plaintext"|"encrypted"|"empty"|\
+            "not_a_database"), and with a key also "sqlcipher_version", "page_size", "page_count", \
+            "kdf_iter", "use_hmac", "kdf_algorithm", "hmac_algorithm", "journal_mode", "user_version", \
+            "tables": [{"name", "rows"}], "open_pragmas": [..]}. Keys are never printed.
 
-        Examples:
-          cipherdb info app.db
-          cipherdb info app.db --passphrase-env DB_PASS
-          cipherdb info app.db --key-id app --json
-        """
+            Examples:
+              cipherdb info app.db
+              cipherdb info app.db --passphrase-env DB_PASS
+              cipherdb info app.db --key-id app --json
+            """
     )
 
     @Argument(help: "The database file.")
@@ -145,7 +145,8 @@ struct InfoCommand: ParsableCommand {
         let defaults = CipherLayout(settings: .versionDefaults)
         if pageSize != defaults.pageSize { pragmas.append("PRAGMA cipher_page_size = \(pageSize);") }
         if case .passphrase? = opened.key?.key, let iterations = opened.settings.kdfIterations,
-           iterations != defaults.kdfIterations {
+            iterations != defaults.kdfIterations
+        {
             pragmas.append("PRAGMA kdf_iter = \(iterations);")
         }
         if version?.major ?? 3 < 4 {

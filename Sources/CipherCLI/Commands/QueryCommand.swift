@@ -7,21 +7,21 @@ struct QueryCommand: ParsableCommand {
         commandName: "query",
         abstract: "Run SQL on a database and print the rows.",
         discussion: """
-        SQL may hold several statements; they run in order. The rows of every statement that returns \
-        columns are printed: as an aligned table by default, as CSV with --csv (one header row per \
-        result), or with --json as {"columns": [..], "rows": [[..], ..], "changes": N} for the last \
-        statement that returns columns (integers and reals are numbers, text strings, NULL null, a \
-        blob {"blob": "<base64>"}). A plaintext SQLite file is read without a key.
+            SQL may hold several statements; they run in order. The rows of every statement that returns \
+            columns are printed: as an aligned table by default, as CSV with --csv (one header row per \
+            result), or with --json as {"columns": [..], "rows": [[..], ..], "changes": N} for the last \
+            statement that returns columns (integers and reals are numbers, text strings, NULL null, a \
+            blob {"blob": "<base64>"}). A plaintext SQLite file is read without a key.
 
-        Examples:
-          cipherdb query app.db "SELECT name, age FROM people" --passphrase-env DB_PASS
-          cipherdb query app.db "INSERT INTO people(name) VALUES ('Ann')" \\
-            --raw-key-file app.key
-          cipherdb query app.db "SELECT * FROM people" --key-id app --json \\
-            | jq '.rows[]'
-          printf '%s\\n' "$DB_PASS" | \\
-            cipherdb query app.db "SELECT count(*) FROM people" --passphrase-stdin --csv
-        """
+            Examples:
+              cipherdb query app.db "SELECT name, age FROM people" --passphrase-env DB_PASS
+              cipherdb query app.db "INSERT INTO people(name) VALUES ('Ann')" \\
+                --raw-key-file app.key
+              cipherdb query app.db "SELECT * FROM people" --key-id app --json \\
+                | jq '.rows[]'
+              printf '%s\\n' "$DB_PASS" | \\
+                cipherdb query app.db "SELECT count(*) FROM people" --passphrase-stdin --csv
+            """
     )
 
     @Argument(help: "The database file.")
@@ -68,7 +68,9 @@ struct QueryCommand: ParsableCommand {
         }
         if format == .json {
             var members: [(String, JSONValue)] = []
-            if case .object(let result)? = last.map(ResultFormatter.json) { members = result } else {
+            if case .object(let result)? = last.map(ResultFormatter.json) {
+                members = result
+            } else {
                 members = [("columns", .array([])), ("rows", .array([]))]
             }
             members.append(("changes", .int(Int64(changes))))

@@ -7,24 +7,24 @@ struct RekeyCommand: ParsableCommand {
         commandName: "rekey",
         abstract: "Change the key of an encrypted database, and optionally its page size or KDF iterations.",
         discussion: """
-        With the same settings, SQLCipher's own rekey rewrites every page in one transaction; the result \
-        is proved by reopening with the new key. With a new page size or KDF iteration count (or a new \
-        key from the keystore, whose settings differ), the database is exported to a new file \
-        beside DB with the new key and settings, verified, and renamed over DB. A file is only replaced \
-        while no other connection can write it: if another process has DB open in WAL mode, or holds a \
-        lock on it, rekey stops with exit code 75 and changes nothing (a write into the replaced file \
-        would be lost). Either way a crash leaves DB openable with the old key or the new one. For keystore keys, `cipherdb keys rotate` \
-        also records the new version.
+            With the same settings, SQLCipher's own rekey rewrites every page in one transaction; the result \
+            is proved by reopening with the new key. With a new page size or KDF iteration count (or a new \
+            key from the keystore, whose settings differ), the database is exported to a new file \
+            beside DB with the new key and settings, verified, and renamed over DB. A file is only replaced \
+            while no other connection can write it: if another process has DB open in WAL mode, or holds a \
+            lock on it, rekey stops with exit code 75 and changes nothing (a write into the replaced file \
+            would be lost). Either way a crash leaves DB openable with the old key or the new one. For keystore keys, `cipherdb keys rotate` \
+            also records the new version.
 
-        If both keys come from stdin, the old passphrase is the first line and the new one the second.
+            If both keys come from stdin, the old passphrase is the first line and the new one the second.
 
-        Examples:
-          cipherdb rekey app.db --passphrase-env OLD_PASS --new-passphrase-env NEW_PASS
-          cipherdb rekey app.db --passphrase-file old.txt \\
-            --new-raw-key-file app.key --page-size 4096
-          printf '%s\\n%s\\n' "$OLD" "$NEW" | \\
-            cipherdb rekey app.db --passphrase-stdin --new-passphrase-stdin
-        """
+            Examples:
+              cipherdb rekey app.db --passphrase-env OLD_PASS --new-passphrase-env NEW_PASS
+              cipherdb rekey app.db --passphrase-file old.txt \\
+                --new-raw-key-file app.key --page-size 4096
+              printf '%s\\n%s\\n' "$OLD" "$NEW" | \\
+                cipherdb rekey app.db --passphrase-stdin --new-passphrase-stdin
+            """
     )
 
     @Argument(help: "The encrypted database.")
@@ -54,7 +54,8 @@ struct RekeyCommand: ParsableCommand {
         let (currentIterations, targetIterations) = (currentLayout.kdfIterations, targetLayout.kdfIterations)
         let newIsPassphrase: Bool
         if case .passphrase = resolved.key { newIsPassphrase = true } else { newIsPassphrase = false }
-        let needsCopy = currentPageSize != targetPageSize || (newIsPassphrase && currentIterations != targetIterations)
+        let needsCopy =
+            currentPageSize != targetPageSize || (newIsPassphrase && currentIterations != targetIterations)
             || (cipher.compat != nil)
         let progress = ProgressReporter(quiet: common.quiet)
         if !needsCopy {
@@ -72,6 +73,8 @@ struct RekeyCommand: ParsableCommand {
             throw CLIError.database(error, path: database, output: true)
         }
         progress.finish("done")
-        common.info("rekeyed \(database) by copy (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))")
+        common.info(
+            "rekeyed \(database) by copy (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"
+        )
     }
 }

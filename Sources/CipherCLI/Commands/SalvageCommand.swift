@@ -7,18 +7,18 @@ struct SalvageCommand: ParsableCommand {
         commandName: "salvage",
         abstract: "Copy every readable row of a damaged database into a new one.",
         discussion: """
-        Each table is copied row by row in rowid order. Where a page cannot be read (it fails its HMAC \
-        or is malformed), salvage jumps to the next rowid it can reach and goes on, so a bad page costs \
-        only its own rows. Indexes, views and triggers are recreated afterwards. The report gives, per \
-        table, the rows saved and the damaged stretches skipped. OUT is encrypted with the new key flags, \
-        or the same key as DB when none is given, or written as plaintext with --plaintext. The first \
-        page (which holds the schema) must be readable. Exit 0 when everything was copied, 65 when rows \
-        were lost.
+            Each table is copied row by row in rowid order. Where a page cannot be read (it fails its HMAC \
+            or is malformed), salvage jumps to the next rowid it can reach and goes on, so a bad page costs \
+            only its own rows. Indexes, views and triggers are recreated afterwards. The report gives, per \
+            table, the rows saved and the damaged stretches skipped. OUT is encrypted with the new key flags, \
+            or the same key as DB when none is given, or written as plaintext with --plaintext. The first \
+            page (which holds the schema) must be readable. Exit 0 when everything was copied, 65 when rows \
+            were lost.
 
-        Examples:
-          cipherdb salvage broken.db rescued.db --passphrase-env DB_PASS
-          cipherdb salvage broken.db rescued.db --key-id app --plaintext
-        """
+            Examples:
+              cipherdb salvage broken.db rescued.db --passphrase-env DB_PASS
+              cipherdb salvage broken.db rescued.db --key-id app --plaintext
+            """
     )
 
     @Argument(help: "The damaged database.")

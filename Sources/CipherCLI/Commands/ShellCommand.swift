@@ -8,16 +8,16 @@ struct ShellCommand: ParsableCommand {
         commandName: "shell",
         abstract: "An interactive SQL prompt on an encrypted database, keyed before the first statement.",
         discussion: """
-        Unlike the stock sqlcipher shell, no PRAGMA key has to be typed: the key comes from the key flags \
-        or a prompt, and a wrong key is reported at once. Statements end with ';'. Dot commands: \
-        .tables, .schema [TABLE], .mode table|csv|json, .help, .quit. When stdin is not a terminal the \
-        statements are read from it without prompts (then give the key with a flag other than \
-        --passphrase-stdin, or put the passphrase on stdin's first line).
+            Unlike the stock sqlcipher shell, no PRAGMA key has to be typed: the key comes from the key flags \
+            or a prompt, and a wrong key is reported at once. Statements end with ';'. Dot commands: \
+            .tables, .schema [TABLE], .mode table|csv|json, .help, .quit. When stdin is not a terminal the \
+            statements are read from it without prompts (then give the key with a flag other than \
+            --passphrase-stdin, or put the passphrase on stdin's first line).
 
-        Examples:
-          cipherdb shell app.db --passphrase-env DB_PASS
-          cipherdb shell app.db --key-id app < script.sql
-        """
+            Examples:
+              cipherdb shell app.db --passphrase-env DB_PASS
+              cipherdb shell app.db --key-id app < script.sql
+            """
     )
 
     @Argument(help: "The database file.")
@@ -80,15 +80,21 @@ struct ShellCommand: ParsableCommand {
         case ".quit", ".exit", ".q":
             return false
         case ".help":
-            Console.out(".tables               list tables and views\n.schema [TABLE]        show CREATE statements\n.mode table|csv|json   output format\n.quit                  leave")
+            Console.out(
+                ".tables               list tables and views\n.schema [TABLE]        show CREATE statements\n.mode table|csv|json   output format\n.quit                  leave"
+            )
         case ".tables":
             let names = ((try? database.schema()) ?? []).filter { $0.type == "table" || $0.type == "view" }.map(\.name)
             Console.out(names.joined(separator: "  "))
         case ".schema":
-            let objects = ((try? database.schema()) ?? []).filter { parts.count < 2 || $0.tableName.caseInsensitiveCompare(parts[1]) == .orderedSame }
+            let objects = ((try? database.schema()) ?? []).filter {
+                parts.count < 2 || $0.tableName.caseInsensitiveCompare(parts[1]) == .orderedSame
+            }
             for object in objects { if let sql = object.sql { Console.out(sql + ";") } }
         case ".mode":
-            if parts.count > 1, let mode = OutputFormat(rawValue: parts[1]) { format = mode } else {
+            if parts.count > 1, let mode = OutputFormat(rawValue: parts[1]) {
+                format = mode
+            } else {
                 Console.error("usage: .mode table|csv|json")
             }
         default:

@@ -8,26 +8,26 @@ struct VerifyCommand: ParsableCommand {
         commandName: "verify",
         abstract: "Check every page against its HMAC, then run integrity_check.",
         discussion: """
-        verify reads DB directly, page by page, free pages included, and checks each page's HMAC as \
-        SQLCipher lays it out (HMAC over the encrypted bytes and IV, then the page number), listing every \
-        bad page by number rather than stopping at the first. It then opens DB read-only and runs \
-        PRAGMA integrity_check (and cipher_integrity_check on SQLCipher 4.2 and later). Exit code 65 \
-        when anything is bad, 77 when the key matches no page. The page size is found from page 1 \
-        unless --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
-        checks them when it replays the log, and the page HMAC of every frame it would replay. A damaged \
-        frame makes SQLite drop that commit and every later one without a word; verify names the frame \
-        and counts the commits that would be lost (exit 65).
+            verify reads DB directly, page by page, free pages included, and checks each page's HMAC as \
+            SQLCipher lays it out (HMAC over the encrypted bytes and IV, then the page number), listing every \
+            bad page by number rather than stopping at the first. It then opens DB read-only and runs \
+            PRAGMA integrity_check (and cipher_integrity_check on SQLCipher 4.2 and later). Exit code 65 \
+            when anything is bad, 77 when the key matches no page. The page size is found from page 1 \
+            unless --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
+            checks them when it replays the log, and the page HMAC of every frame it would replay. A damaged \
+            frame makes SQLite drop that commit and every later one without a word; verify names the frame \
+            and counts the commits that would be lost (exit 65).
 
-        --json prints {"path", "ok", "file_size", "page_size", "page_count", "hmac_algorithm", \
-        "bad_pages": [{"page", "problem"}], "wal": {"frames", "replayed_frames", "first_damaged_frame", \
-        "dropped_commits", "bad_frames": [{"frame", "page", "problem"}]} | null, "integrity_check": [..], \
-        "cipher_integrity_check": [..] | null}; \
-        problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound.
+            --json prints {"path", "ok", "file_size", "page_size", "page_count", "hmac_algorithm", \
+            "bad_pages": [{"page", "problem"}], "wal": {"frames", "replayed_frames", "first_damaged_frame", \
+            "dropped_commits", "bad_frames": [{"frame", "page", "problem"}]} | null, "integrity_check": [..], \
+            "cipher_integrity_check": [..] | null}; \
+            problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound.
 
-        Examples:
-          cipherdb verify app.db --passphrase-env DB_PASS
-          cipherdb verify app.db --key-id app --json
-        """
+            Examples:
+              cipherdb verify app.db --passphrase-env DB_PASS
+              cipherdb verify app.db --key-id app --json
+            """
     )
 
     @Argument(help: "The database file.")
@@ -46,12 +46,15 @@ struct VerifyCommand: ParsableCommand {
         switch file.kind {
         case .missing, .empty, .notADatabase: throw CLIError(.dataError, "\(database) is not a database")
         case .plaintext:
-            guard !key.isGiven else { throw CLIError(.dataError, "\(database) is a plaintext SQLite database: it has no key and no page HMACs") }
+            guard !key.isGiven else {
+                throw CLIError(.dataError, "\(database) is a plaintext SQLite database: it has no key and no page HMACs")
+            }
             return try finish(report: nil, fileSize: size, settings: .versionDefaults, resolved: nil)
         case .encrypted: break
         }
-        let resolved = try KeyResolver.resolve(key.source, keystore: KeystoreAccess(keystore), purpose: .open,
-                                               label: "Passphrase for \(database)", flagList: KeyOptions.flagList, database: database)
+        let resolved = try KeyResolver.resolve(
+            key.source, keystore: KeystoreAccess(keystore), purpose: .open,
+            label: "Passphrase for \(database)", flagList: KeyOptions.flagList, database: database)
         var settings = DatabaseAccess.merge(resolved.settings, key.settings)
         let progress = ProgressReporter(quiet: common.quiet || json)
         var verifier: PageVerifier
@@ -74,8 +77,9 @@ struct VerifyCommand: ParsableCommand {
         }
         progress.finish("pages checked")
         if report.pageCount > 0, report.badPages.count == report.pageCount {
-            throw CLIError(.wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
-                           hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
+            throw CLIError(
+                .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
+                hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
         }
         try finish(report: report, fileSize: size, settings: settings, resolved: resolved)
     }
@@ -93,7 +97,7 @@ struct VerifyCommand: ParsableCommand {
         defer { db.close() }
         do {
             try db.open(flags: .readWrite, key: resolved.key, settings: settings)
-        } catch where error.kind == .wrongKey {
+        } catch  where error.kind == .wrongKey {
             throw CLIError.database(error, path: database)
         } catch {
             // Damage: the page check below says where.
@@ -139,15 +143,31 @@ struct VerifyCommand: ParsableCommand {
                 ("page_size", report.map { .int(Int64($0.layout.pageSize)) } ?? .null),
                 ("page_count", report.map { .int(Int64($0.pageCount)) } ?? .null),
                 ("hmac_algorithm", report.map { .string($0.layout.hmacAlgorithm.rawValue) } ?? .null),
-                ("bad_pages", .array(badPages.map { .object([("page", .int(Int64($0.number))), ("problem", .string($0.problem.rawValue))]) })),
-                ("wal", wal.map { wal in .object([
-                    ("frames", .int(Int64(wal.frameCount))),
-                    ("replayed_frames", .int(Int64(wal.committedFrameCount))),
-                    ("first_damaged_frame", wal.firstDamagedFrame.map { .int(Int64($0)) } ?? .null),
-                    ("dropped_commits", .int(Int64(wal.droppedCommits))),
-                    ("bad_frames", .array(wal.badFrames.map { .object([("frame", .int(Int64($0.frame))), ("page", .int(Int64($0.page))),
-                                                                      ("problem", .string($0.problem.rawValue))]) })),
-                ]) } ?? .null),
+                (
+                    "bad_pages",
+                    .array(badPages.map { .object([("page", .int(Int64($0.number))), ("problem", .string($0.problem.rawValue))]) })
+                ),
+                (
+                    "wal",
+                    wal.map { wal in
+                        .object([
+                            ("frames", .int(Int64(wal.frameCount))),
+                            ("replayed_frames", .int(Int64(wal.committedFrameCount))),
+                            ("first_damaged_frame", wal.firstDamagedFrame.map { .int(Int64($0)) } ?? .null),
+                            ("dropped_commits", .int(Int64(wal.droppedCommits))),
+                            (
+                                "bad_frames",
+                                .array(
+                                    wal.badFrames.map {
+                                        .object([
+                                            ("frame", .int(Int64($0.frame))), ("page", .int(Int64($0.page))),
+                                            ("problem", .string($0.problem.rawValue)),
+                                        ])
+                                    })
+                            ),
+                        ])
+                    } ?? .null
+                ),
                 ("integrity_check", .array(integrity.map { .string($0) })),
                 ("cipher_integrity_check", cipherIntegrity.map { .array($0.map { .string($0) }) } ?? .null),
             ])
@@ -155,7 +175,9 @@ struct VerifyCommand: ParsableCommand {
         } else {
             var lines: [String] = []
             if let report {
-                lines.append("\(database): \(report.pageCount) pages of \(report.layout.pageSize) bytes, HMAC-\(report.layout.hmacAlgorithm.rawValue.uppercased())")
+                lines.append(
+                    "\(database): \(report.pageCount) pages of \(report.layout.pageSize) bytes, HMAC-\(report.layout.hmacAlgorithm.rawValue.uppercased())"
+                )
                 if badPages.isEmpty {
                     lines.append("page HMACs: all \(report.pageCount) pages intact")
                 } else {
@@ -167,14 +189,17 @@ struct VerifyCommand: ParsableCommand {
             }
             if let wal {
                 if let damaged = wal.firstDamagedFrame {
-                    lines.append("\(database)-wal: frame \(damaged) of \(wal.frameCount) is damaged: SQLite replays \(wal.committedFrameCount) frame(s) "
-                                 + "and silently drops \(wal.droppedCommits) commit(s) from there on")
+                    lines.append(
+                        "\(database)-wal: frame \(damaged) of \(wal.frameCount) is damaged: SQLite replays \(wal.committedFrameCount) frame(s) "
+                            + "and silently drops \(wal.droppedCommits) commit(s) from there on")
                 } else {
                     lines.append("\(database)-wal: \(wal.frameCount) frame(s), \(wal.committedFrameCount) replayed, checksums intact")
                 }
                 if !wal.badFrames.isEmpty {
                     lines.append("\(database)-wal: \(wal.badFrames.count) replayed frame(s) fail their page HMAC:")
-                    lines += wal.badFrames.prefix(20).map { "  frame \($0.frame) (page \($0.page)): \($0.problem.rawValue.replacingOccurrences(of: "_", with: " "))" }
+                    lines += wal.badFrames.prefix(20).map {
+                        "  frame \($0.frame) (page \($0.page)): \($0.problem.rawValue.replacingOccurrences(of: "_", with: " "))"
+                    }
                 }
             }
             lines.append("integrity_check: \(integrity.count == 1 ? integrity[0] : "\(integrity.count) problems")")
@@ -191,7 +216,8 @@ struct VerifyCommand: ParsableCommand {
         }
         if !isSound {
             if !json {
-                Console.error("cipherdb: \(database) is damaged\n  hint: `cipherdb salvage \(database) OUT` copies every row that can still be read")
+                Console.error(
+                    "cipherdb: \(database) is damaged\n  hint: `cipherdb salvage \(database) OUT` copies every row that can still be read")
             }
             throw CommandFailure(status: .dataError)
         }

@@ -37,7 +37,8 @@ enum SQLDumper {
                     output += "PRAGMA writable_schema=ON;\n"
                     wroteWritableSchema = true
                 }
-                output += "INSERT INTO sqlite_master(type,name,tbl_name,rootpage,sql) VALUES('table',\(literal(object.name)),\(literal(object.name)),0,\(literal(object.sql)));\n"
+                output +=
+                    "INSERT INTO sqlite_master(type,name,tbl_name,rootpage,sql) VALUES('table',\(literal(object.name)),\(literal(object.name)),0,\(literal(object.sql)));\n"
                 continue
             } else {
                 output += object.sql + ";\n"
@@ -56,8 +57,10 @@ enum SQLDumper {
         sink(output)
     }
 
-    private static func appendRows(of table: String, from database: Database, to output: inout String,
-                                   sink: (String) -> Void) throws(DatabaseError) {
+    private static func appendRows(
+        of table: String, from database: Database, to output: inout String,
+        sink: (String) -> Void
+    ) throws(DatabaseError) {
         let rows = try database.executeQuery("SELECT * FROM \(quoteIdentifier(table))")
         defer { rows.close() }
         let prefix = "INSERT INTO \(quoteIdentifier(table)) VALUES("

@@ -90,12 +90,14 @@ final class Salvager {
             }
         }
         if case .success(let rows) = query(source, "PRAGMA user_version"), let first = rows.first?.first,
-           case .integer(let version) = first {
+            case .integer(let version) = first
+        {
             _ = exec(target, "PRAGMA user_version = \(Int32(truncatingIfNeeded: version))")
         }
         // A full disk rolls the copy's transaction back at the failing insert: nothing to commit then.
         if sqlite3_get_autocommit(target) != 0 {
-            throw CLIError(.ioError, "cannot write the salvaged database \(targetName): its transaction was rolled back (disk full or I/O error)")
+            throw CLIError(
+                .ioError, "cannot write the salvaged database \(targetName): its transaction was rolled back (disk full or I/O error)")
         }
         if let failure = exec(target, "COMMIT") {
             throw CLIError(.ioError, "cannot write the salvaged database \(targetName): \(failure)")
@@ -115,8 +117,13 @@ final class Salvager {
         }
         guard !columns.isEmpty else { return }
         let columnList = columns.map(quoteIdentifier).joined(separator: ", ")
-        let hasRowID = prepare(source, "SELECT rowid FROM \(quoteIdentifier(table)) LIMIT 0").map { sqlite3_finalize($0); return true } ?? false
-        let insertSQL = hasRowID
+        let hasRowID =
+            prepare(source, "SELECT rowid FROM \(quoteIdentifier(table)) LIMIT 0").map {
+                sqlite3_finalize($0)
+                return true
+            } ?? false
+        let insertSQL =
+            hasRowID
             ? "INSERT OR REPLACE INTO \(quoteIdentifier(table))(rowid, \(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count)))"
             : "INSERT OR IGNORE INTO \(quoteIdentifier(table))(\(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count - 1)))"
         guard let insert = prepare(target, insertSQL) else {

@@ -4,15 +4,20 @@ import CipherDB
 /// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`.
 public struct CipherOptions: ParsableArguments {
     /// `--page-size N`.
-    @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size of the database written (power of two, 512 to 65536).", valueName: "N"))
+    @Option(
+        name: .customLong("page-size"),
+        help: ArgumentHelp("Page size of the database written (power of two, 512 to 65536).", valueName: "N"))
     var pageSize: Int?
 
     /// `--kdf-iter N`.
-    @Option(name: .customLong("kdf-iter"), help: ArgumentHelp("PBKDF2 iterations for a passphrase of the database written.", valueName: "N"))
+    @Option(
+        name: .customLong("kdf-iter"), help: ArgumentHelp("PBKDF2 iterations for a passphrase of the database written.", valueName: "N"))
     var kdfIter: Int?
 
     /// `--compat 3|4`.
-    @Option(name: .customLong("compat"), help: ArgumentHelp("Write with SQLCipher 3's or 4's default settings (4 needs SQLCipher 4).", valueName: "3|4"))
+    @Option(
+        name: .customLong("compat"),
+        help: ArgumentHelp("Write with SQLCipher 3's or 4's default settings (4 needs SQLCipher 4).", valueName: "3|4"))
     var compat: Int?
 
     /// Creates empty options (for ArgumentParser).

@@ -64,24 +64,27 @@ enum DatabaseAccess {
             throw CLIError(.dataError, "\(path) is empty: not a database yet", hint: "create one with `cipherdb create \(path)`")
         case .plaintext:
             guard allowPlaintext else {
-                throw CLIError(.dataError, "\(path) is a plaintext SQLite database, not an encrypted one",
-                               hint: "encrypt it with `cipherdb encrypt \(path) OUT`")
+                throw CLIError(
+                    .dataError, "\(path) is a plaintext SQLite database, not an encrypted one",
+                    hint: "encrypt it with `cipherdb encrypt \(path) OUT`")
             }
             if keyOptions.isGiven {
-                throw CLIError(.dataError, "\(path) is a plaintext SQLite database: it has no key",
-                               hint: "leave out the key flags to read it, or encrypt it with `cipherdb encrypt`")
+                throw CLIError(
+                    .dataError, "\(path) is a plaintext SQLite database: it has no key",
+                    hint: "leave out the key flags to read it, or encrypt it with `cipherdb encrypt`")
             }
             let database = Database(path: path)
             do { try database.open(flags: flags) } catch { throw CLIError.database(error, path: path) }
             return OpenedDatabase(database: database, key: nil, settings: .versionDefaults, path: path)
         case .encrypted:
-            let resolved = try KeyResolver.resolve(keyOptions.source, keystore: keystore, purpose: .open,
-                                                   label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
+            let resolved = try KeyResolver.resolve(
+                keyOptions.source, keystore: keystore, purpose: .open,
+                label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
             var settings = merge(resolved.settings, keyOptions.settings)
             let database = Database(path: path)
             do {
                 try database.open(flags: flags, key: resolved.key, settings: settings)
-            } catch where error.kind == .wrongKey && settings.pageSize == nil {
+            } catch  where error.kind == .wrongKey && settings.pageSize == nil {
                 // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
                 guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
                     throw CLIError.database(error, path: path)
@@ -100,7 +103,8 @@ enum DatabaseAccess {
     /// The page size whose page-1 HMAC matches `key`, if it is not the default one already tried.
     static func detectPageSize(_ path: String, key: DatabaseKey, settings: CipherSettings) -> Int? {
         guard let verifier = try? PageVerifier(path: path, key: key, settings: settings),
-              let detected = try? verifier.detectPageSize(), detected != verifier.layout.pageSize else { return nil }
+            let detected = try? verifier.detectPageSize(), detected != verifier.layout.pageSize
+        else { return nil }
         return detected
     }
 

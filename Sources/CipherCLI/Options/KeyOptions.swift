@@ -35,7 +35,8 @@ struct ResolvedKey {
         let layout = CipherLayout(settings: settings)
         switch key {
         case .passphrase:
-            return "key: passphrase from \(origin), PBKDF2 \(layout.kdfIterations) iterations; page size \(layout.pageSize); SQLCipher \(version)"
+            return
+                "key: passphrase from \(origin), PBKDF2 \(layout.kdfIterations) iterations; page size \(layout.pageSize); SQLCipher \(version)"
         case .raw, .rawWithSalt:
             return "key: raw key from \(origin), no KDF; page size \(layout.pageSize); SQLCipher \(version)"
         }
@@ -52,11 +53,15 @@ public struct KeyOptions: ParsableArguments {
     var passphraseEnv: String?
 
     /// `--passphrase-file PATH`.
-    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp("Read the passphrase from a file (one trailing newline is ignored).", valueName: "PATH"))
+    @Option(
+        name: .customLong("passphrase-file"),
+        help: ArgumentHelp("Read the passphrase from a file (one trailing newline is ignored).", valueName: "PATH"))
     var passphraseFile: String?
 
     /// `--passphrase-fd N`.
-    @Option(name: .customLong("passphrase-fd"), help: ArgumentHelp("Read the passphrase from inherited file descriptor N until end of file.", valueName: "N"))
+    @Option(
+        name: .customLong("passphrase-fd"),
+        help: ArgumentHelp("Read the passphrase from inherited file descriptor N until end of file.", valueName: "N"))
     var passphraseFD: Int32?
 
     /// `--passphrase-stdin`.
@@ -64,23 +69,32 @@ public struct KeyOptions: ParsableArguments {
     var passphraseStdin = false
 
     /// `--raw-key-file PATH`.
-    @Option(name: .customLong("raw-key-file"), help: ArgumentHelp("Use a raw 256-bit key: a file of 32 bytes or 64 hex characters.", valueName: "PATH"))
+    @Option(
+        name: .customLong("raw-key-file"),
+        help: ArgumentHelp("Use a raw 256-bit key: a file of 32 bytes or 64 hex characters.", valueName: "PATH"))
     var rawKeyFile: String?
 
     /// `--key-id ID`.
-    @Option(name: .customLong("key-id"), help: ArgumentHelp("Use the primary key of ID from the keystore (see --keystore).", valueName: "ID"))
+    @Option(
+        name: .customLong("key-id"), help: ArgumentHelp("Use the primary key of ID from the keystore (see --keystore).", valueName: "ID"))
     var keyID: String?
 
     /// `--cipher-page-size N`.
-    @Option(name: .customLong("cipher-page-size"), help: ArgumentHelp("The page size the database was created with, if not the default.", valueName: "N"))
+    @Option(
+        name: .customLong("cipher-page-size"),
+        help: ArgumentHelp("The page size the database was created with, if not the default.", valueName: "N"))
     var cipherPageSize: Int?
 
     /// `--cipher-kdf-iter N`.
-    @Option(name: .customLong("cipher-kdf-iter"), help: ArgumentHelp("The PBKDF2 iterations the database was created with, if not the default.", valueName: "N"))
+    @Option(
+        name: .customLong("cipher-kdf-iter"),
+        help: ArgumentHelp("The PBKDF2 iterations the database was created with, if not the default.", valueName: "N"))
     var cipherKDFIter: Int?
 
     /// `--cipher-compat 3|4`.
-    @Option(name: .customLong("cipher-compat"), help: ArgumentHelp("The database was made with SQLCipher 3's or 4's defaults (e.g. a 3.x file on SQLCipher 4).", valueName: "3|4"))
+    @Option(
+        name: .customLong("cipher-compat"),
+        help: ArgumentHelp("The database was made with SQLCipher 3's or 4's defaults (e.g. a 3.x file on SQLCipher 4).", valueName: "3|4"))
     var cipherCompat: Int?
 
     /// Creates empty options (for ArgumentParser).
@@ -118,22 +132,28 @@ public struct KeyOptions: ParsableArguments {
 
     /// Checks that at most one key source is named.
     public func validate() throws {
-        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
-                     rawKeyFile != nil, keyID != nil].filter { $0 }.count
+        let count = [
+            passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
+            rawKeyFile != nil, keyID != nil,
+        ].filter { $0 }.count
         if let cipherCompat, cipherCompat != 3, cipherCompat != 4 { throw ValidationError("--cipher-compat takes 3 or 4") }
         guard count <= 1 else {
-            throw ValidationError("give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")
+            throw ValidationError(
+                "give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")
         }
     }
 
     /// The flags that give a key, for error messages.
-    static let flagList = "give the key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, --raw-key-file PATH or --key-id ID (secrets are never taken as arguments)"
+    static let flagList =
+        "give the key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, --raw-key-file PATH or --key-id ID (secrets are never taken as arguments)"
 }
 
 /// The flags that name a new key: the same sources as ``KeyOptions`` with `new-` in front.
 public struct NewKeyOptions: ParsableArguments {
     /// `--new-passphrase-env VAR`.
-    @Option(name: .customLong("new-passphrase-env"), help: ArgumentHelp("Read the new passphrase from environment variable VAR.", valueName: "VAR"))
+    @Option(
+        name: .customLong("new-passphrase-env"),
+        help: ArgumentHelp("Read the new passphrase from environment variable VAR.", valueName: "VAR"))
     var passphraseEnv: String?
 
     /// `--new-passphrase-file PATH`.
@@ -141,19 +161,25 @@ public struct NewKeyOptions: ParsableArguments {
     var passphraseFile: String?
 
     /// `--new-passphrase-fd N`.
-    @Option(name: .customLong("new-passphrase-fd"), help: ArgumentHelp("Read the new passphrase from inherited descriptor N.", valueName: "N"))
+    @Option(
+        name: .customLong("new-passphrase-fd"), help: ArgumentHelp("Read the new passphrase from inherited descriptor N.", valueName: "N"))
     var passphraseFD: Int32?
 
     /// `--new-passphrase-stdin`.
-    @Flag(name: .customLong("new-passphrase-stdin"), help: "Read the new passphrase from a line of stdin (after the old key's line, if both come from stdin).")
+    @Flag(
+        name: .customLong("new-passphrase-stdin"),
+        help: "Read the new passphrase from a line of stdin (after the old key's line, if both come from stdin).")
     var passphraseStdin = false
 
     /// `--new-raw-key-file PATH`.
-    @Option(name: .customLong("new-raw-key-file"), help: ArgumentHelp("Use a new raw 256-bit key from a file (32 bytes or 64 hex characters).", valueName: "PATH"))
+    @Option(
+        name: .customLong("new-raw-key-file"),
+        help: ArgumentHelp("Use a new raw 256-bit key from a file (32 bytes or 64 hex characters).", valueName: "PATH"))
     var rawKeyFile: String?
 
     /// `--new-key-id ID`.
-    @Option(name: .customLong("new-key-id"), help: ArgumentHelp("Use the primary key of ID from the keystore as the new key.", valueName: "ID"))
+    @Option(
+        name: .customLong("new-key-id"), help: ArgumentHelp("Use the primary key of ID from the keystore as the new key.", valueName: "ID"))
     var keyID: String?
 
     /// Creates empty options (for ArgumentParser).
@@ -175,15 +201,20 @@ public struct NewKeyOptions: ParsableArguments {
 
     /// Checks that at most one source is named.
     public func validate() throws {
-        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
-                     rawKeyFile != nil, keyID != nil].filter { $0 }.count
+        let count = [
+            passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
+            rawKeyFile != nil, keyID != nil,
+        ].filter { $0 }.count
         guard count <= 1 else {
-            throw ValidationError("give one new key source: --new-passphrase-env, --new-passphrase-file, --new-passphrase-fd, --new-passphrase-stdin, --new-raw-key-file or --new-key-id")
+            throw ValidationError(
+                "give one new key source: --new-passphrase-env, --new-passphrase-file, --new-passphrase-fd, --new-passphrase-stdin, --new-raw-key-file or --new-key-id"
+            )
         }
     }
 
     /// The flags that give a new key, for error messages.
-    static let flagList = "give the new key with --new-passphrase-env VAR, --new-passphrase-file PATH, --new-passphrase-fd N, --new-passphrase-stdin, --new-raw-key-file PATH or --new-key-id ID"
+    static let flagList =
+        "give the new key with --new-passphrase-env VAR, --new-passphrase-file PATH, --new-passphrase-fd N, --new-passphrase-stdin, --new-raw-key-file PATH or --new-key-id ID"
 }
 
 // MARK: - Resolving keys
@@ -213,20 +244,25 @@ enum KeyResolver {
             let secret = try SecretReader.read(.prompt("\(label): "), flag: "the prompt", confirm: purpose == .create)
             return ResolvedKey(key: .passphrase(secret), settings: nil, keyID: nil, origin: "the terminal prompt")
         case .environment(let name)?:
-            return ResolvedKey(key: .passphrase(try SecretReader.read(.environment(name), flag: "--\(flagPrefix)passphrase-env \(name)")),
-                               settings: nil, keyID: nil, origin: "$\(name)")
+            return ResolvedKey(
+                key: .passphrase(try SecretReader.read(.environment(name), flag: "--\(flagPrefix)passphrase-env \(name)")),
+                settings: nil, keyID: nil, origin: "$\(name)")
         case .file(let path)?:
-            return ResolvedKey(key: .passphrase(try SecretReader.read(.file(path), flag: "--\(flagPrefix)passphrase-file \(path)")),
-                               settings: nil, keyID: nil, origin: "file \(path)")
+            return ResolvedKey(
+                key: .passphrase(try SecretReader.read(.file(path), flag: "--\(flagPrefix)passphrase-file \(path)")),
+                settings: nil, keyID: nil, origin: "file \(path)")
         case .descriptor(let descriptor)?:
-            return ResolvedKey(key: .passphrase(try SecretReader.read(.fileDescriptor(descriptor), flag: "--\(flagPrefix)passphrase-fd \(descriptor)")),
-                               settings: nil, keyID: nil, origin: "descriptor \(descriptor)")
+            return ResolvedKey(
+                key: .passphrase(try SecretReader.read(.fileDescriptor(descriptor), flag: "--\(flagPrefix)passphrase-fd \(descriptor)")),
+                settings: nil, keyID: nil, origin: "descriptor \(descriptor)")
         case .standardInput?:
-            return ResolvedKey(key: .passphrase(try SecretReader.read(.standardInputLine, flag: "--\(flagPrefix)passphrase-stdin")),
-                               settings: nil, keyID: nil, origin: "stdin")
+            return ResolvedKey(
+                key: .passphrase(try SecretReader.read(.standardInputLine, flag: "--\(flagPrefix)passphrase-stdin")),
+                settings: nil, keyID: nil, origin: "stdin")
         case .rawKeyFile(let path)?:
-            return ResolvedKey(key: .raw(try SecretReader.rawKey(fromFile: path, flag: "--\(flagPrefix)raw-key-file")),
-                               settings: nil, keyID: nil, origin: "file \(path)")
+            return ResolvedKey(
+                key: .raw(try SecretReader.rawKey(fromFile: path, flag: "--\(flagPrefix)raw-key-file")),
+                settings: nil, keyID: nil, origin: "file \(path)")
         case .keystore(let id)?:
             if purpose == .open, let database { return try keystore.databaseKey(id: id, forDatabase: database) }
             return try keystore.databaseKey(id: id)
@@ -235,7 +271,8 @@ enum KeyResolver {
 
     /// Resolves the new key of `rekey`, `encrypt`, `export` and `salvage` (a prompt asks twice).
     static func resolveNew(_ options: NewKeyOptions, keystore: KeystoreAccess, label: String) throws(CLIError) -> ResolvedKey {
-        try resolve(options.source, keystore: keystore, purpose: .create, flagPrefix: "new-", label: label,
-                    flagList: NewKeyOptions.flagList)
+        try resolve(
+            options.source, keystore: keystore, purpose: .create, flagPrefix: "new-", label: label,
+            flagList: NewKeyOptions.flagList)
     }
 }

@@ -12,23 +12,33 @@ import Darwin
 /// Where the keystore is and how to unlock it: `--keystore PATH` and the master passphrase flags.
 public struct KeystoreOptions: ParsableArguments {
     /// `--keystore PATH`.
-    @Option(name: .customLong("keystore"), help: ArgumentHelp("The keystore file (default: $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore).", valueName: "PATH"))
+    @Option(
+        name: .customLong("keystore"),
+        help: ArgumentHelp("The keystore file (default: $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore).", valueName: "PATH"))
     var keystorePath: String?
 
     /// `--keystore-passphrase-env VAR`.
-    @Option(name: .customLong("keystore-passphrase-env"), help: ArgumentHelp("Read the keystore passphrase from environment variable VAR.", valueName: "VAR"))
+    @Option(
+        name: .customLong("keystore-passphrase-env"),
+        help: ArgumentHelp("Read the keystore passphrase from environment variable VAR.", valueName: "VAR"))
     var passphraseEnv: String?
 
     /// `--keystore-passphrase-file PATH`.
-    @Option(name: .customLong("keystore-passphrase-file"), help: ArgumentHelp("Read the keystore passphrase from a file.", valueName: "PATH"))
+    @Option(
+        name: .customLong("keystore-passphrase-file"), help: ArgumentHelp("Read the keystore passphrase from a file.", valueName: "PATH"))
     var passphraseFile: String?
 
     /// `--keystore-passphrase-fd N`.
-    @Option(name: .customLong("keystore-passphrase-fd"), help: ArgumentHelp("Read the keystore passphrase from inherited descriptor N.", valueName: "N"))
+    @Option(
+        name: .customLong("keystore-passphrase-fd"),
+        help: ArgumentHelp("Read the keystore passphrase from inherited descriptor N.", valueName: "N"))
     var passphraseFD: Int32?
 
     /// `--keystore-key-file PATH`.
-    @Option(name: .customLong("keystore-key-file"), help: ArgumentHelp("Unlock the keystore with a key file slot (32 bytes or 64 hex characters) instead of a passphrase.", valueName: "PATH"))
+    @Option(
+        name: .customLong("keystore-key-file"),
+        help: ArgumentHelp(
+            "Unlock the keystore with a key file slot (32 bytes or 64 hex characters) instead of a passphrase.", valueName: "PATH"))
     var keyFile: String?
 
     /// Creates empty options (for ArgumentParser).
@@ -38,7 +48,9 @@ public struct KeystoreOptions: ParsableArguments {
     public func validate() throws {
         let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, keyFile != nil].filter { $0 }.count
         guard count <= 1 else {
-            throw ValidationError("give one keystore credential: --keystore-passphrase-env, --keystore-passphrase-file, --keystore-passphrase-fd or --keystore-key-file")
+            throw ValidationError(
+                "give one keystore credential: --keystore-passphrase-env, --keystore-passphrase-file, --keystore-passphrase-fd or --keystore-key-file"
+            )
         }
     }
 
@@ -48,7 +60,8 @@ public struct KeystoreOptions: ParsableArguments {
     /// Whether a credential flag was given.
     var hasCredential: Bool { passphraseEnv != nil || passphraseFile != nil || passphraseFD != nil || keyFile != nil }
 
-    static let flagList = "give the keystore passphrase with --keystore-passphrase-env VAR, --keystore-passphrase-file PATH or --keystore-passphrase-fd N (or a key file with --keystore-key-file PATH)"
+    static let flagList =
+        "give the keystore passphrase with --keystore-passphrase-env VAR, --keystore-passphrase-file PATH or --keystore-passphrase-fd N (or a key file with --keystore-key-file PATH)"
 
     /// The credential from the flags, else a prompt on a terminal, else a usage error.
     ///

@@ -18,8 +18,9 @@ enum SecretReader {
         do {
             return try SecretSource.readKeyFile(path)
         } catch .invalidKeyMaterial(let reason) {
-            throw CLIError.usage("\(flag) \(path): \(reason)",
-                                 hint: "make one with `head -c 32 /dev/urandom > key.bin` or `openssl rand -hex 32 > key.hex`")
+            throw CLIError.usage(
+                "\(flag) \(path): \(reason)",
+                hint: "make one with `head -c 32 /dev/urandom > key.bin` or `openssl rand -hex 32 > key.hex`")
         } catch {
             throw CLIError.keystoreSecret(error, flag: flag)
         }

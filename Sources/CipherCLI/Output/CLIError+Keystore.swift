@@ -15,26 +15,35 @@ extension CLIError {
     static func keystore(_ error: KeystoreError, path: String) -> CLIError {
         switch error {
         case .notFound:
-            return CLIError(.noInput, "no keystore at \(path)", hint: "create one with `cipherdb keys init`, or point to it with --keystore PATH or $CIPHERDB_KEYSTORE")
+            return CLIError(
+                .noInput, "no keystore at \(path)",
+                hint: "create one with `cipherdb keys init`, or point to it with --keystore PATH or $CIPHERDB_KEYSTORE")
         case .alreadyExists:
             return CLIError(.cannotCreate, error.description)
         case .wrongPassphrase:
             return CLIError(.wrongKey, "wrong keystore passphrase or key file for \(path)")
         case .noMatchingSlot:
-            return CLIError(.wrongKey, "\(path) has no slot for this kind of credential", hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot")
+            return CLIError(
+                .wrongKey, "\(path) has no slot for this kind of credential",
+                hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot")
         case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
-             .kdfLimitExceeded, .unsupportedSlot:
-            return CLIError(.dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
+            .kdfLimitExceeded, .unsupportedSlot:
+            return CLIError(
+                .dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
         case .lockTimeout:
             return CLIError(.temporaryFailure, error.description, hint: "another cipherdb process holds the keystore; try again")
         case .masterKeyChanged, .keystoreReplaced:
-            return CLIError(.temporaryFailure, "keystore \(path): \(error.description)", hint: "another process changed the keystore meanwhile; run the command again")
+            return CLIError(
+                .temporaryFailure, "keystore \(path): \(error.description)",
+                hint: "another process changed the keystore meanwhile; run the command again")
         case .io(_, let file, let code):
             let full = code == ENOSPC || code == EDQUOT || code == EFBIG
-            return CLIError(.ioError, full ? "no space left to write \(file): \(error.description)" : error.description,
-                            hint: full ? "free some space; the keystore was not changed" : nil)
+            return CLIError(
+                .ioError, full ? "no space left to write \(file): \(error.description)" : error.description,
+                hint: full ? "free some space; the keystore was not changed" : nil)
         case .keyNotFound(let id):
-            return CLIError(.noInput, "no key '\(id)' in \(path)", hint: "`cipherdb keys list` shows the ids; `cipherdb keys add \(id)` makes one")
+            return CLIError(
+                .noInput, "no key '\(id)' in \(path)", hint: "`cipherdb keys list` shows the ids; `cipherdb keys add \(id)` makes one")
         case .versionNotFound, .versionUnavailable:
             return CLIError(.noInput, error.description)
         case .keyExists, .versionExists:

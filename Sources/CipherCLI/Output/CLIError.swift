@@ -38,7 +38,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
 
     /// An output that exists and may not be replaced.
     static func outputExists(_ path: String) -> CLIError {
-        CLIError(.cannotCreate, "\(path) exists", hint: "pass --force to replace it (the new file is written beside it, then renamed over it)")
+        CLIError(
+            .cannotCreate, "\(path) exists", hint: "pass --force to replace it (the new file is written beside it, then renamed over it)")
     }
 
     /// A CipherCrypto failure.
@@ -55,25 +56,31 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     static func database(_ error: DatabaseError, path: String, output: Bool = false, writing target: String? = nil) -> CLIError {
         switch error.kind {
         case .wrongKey:
-            return CLIError(.wrongKey, "wrong key for \(path), or its first page is damaged",
-                            hint: "check the key (and --cipher-page-size / --cipher-kdf-iter / --cipher-compat if the database was made with other settings), then run `cipherdb verify \(path)`")
+            return CLIError(
+                .wrongKey, "wrong key for \(path), or its first page is damaged",
+                hint:
+                    "check the key (and --cipher-page-size / --cipher-kdf-iter / --cipher-compat if the database was made with other settings), then run `cipherdb verify \(path)`"
+            )
         case .keyRequired:
             return CLIError(.usage, "\(path) is encrypted: a key is needed", hint: KeyOptions.flagList)
         case .plaintextDatabase:
-            return CLIError(.dataError, "\(path) is a plaintext SQLite database, not an encrypted one",
-                            hint: "leave out the key flags to read it, or encrypt it with `cipherdb encrypt`")
+            return CLIError(
+                .dataError, "\(path) is a plaintext SQLite database, not an encrypted one",
+                hint: "leave out the key flags to read it, or encrypt it with `cipherdb encrypt`")
         case .notADatabase:
             return CLIError(.dataError, "\(path) is not a database (\(error.message))")
         case .corrupt:
-            return CLIError(.dataError, "\(path) is damaged: \(error.message)",
-                            hint: "`cipherdb verify \(path)` lists the bad pages; `cipherdb salvage \(path) OUT` copies what can still be read")
+            return CLIError(
+                .dataError, "\(path) is damaged: \(error.message)",
+                hint: "`cipherdb verify \(path)` lists the bad pages; `cipherdb salvage \(path) OUT` copies what can still be read")
         case .invalidKey:
             return CLIError(.usage, "unusable key: \(error.message)")
         case .unsupported:
             return CLIError(.usage, error.message)
         case .notEncrypted:
-            return CLIError(.dataError, "\(path) is not encrypted: \(error.message)",
-                            hint: "use `cipherdb encrypt` for a plaintext database")
+            return CLIError(
+                .dataError, "\(path) is not encrypted: \(error.message)",
+                hint: "use `cipherdb encrypt` for a plaintext database")
         case .readOnly:
             return CLIError(.ioError, "\(path) is read-only: \(error.message)")
         case .busy:
@@ -85,12 +92,15 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         case .ioError:
             return CLIError(.ioError, "I/O error on \(target ?? path): \(error.message)")
         case .inUse:
-            return CLIError(.temporaryFailure, "\(path) is open in another process: \(error.message)",
-                            hint: "close the other connections (apps, shells) and try again")
+            return CLIError(
+                .temporaryFailure, "\(path) is open in another process: \(error.message)",
+                hint: "close the other connections (apps, shells) and try again")
         case .notAuthorized:
-            return CLIError(.usage, "\(error.message): key PRAGMAs (key, rekey, hexkey, hexrekey) are refused here: "
-                            + "they would put the key on the command line and change it without the checks of `cipherdb rekey`",
-                            hint: "change a key with `cipherdb rekey \(path) ...`; keys come from --passphrase-env/-file/-fd or --key-id")
+            return CLIError(
+                .usage,
+                "\(error.message): key PRAGMAs (key, rekey, hexkey, hexrekey) are refused here: "
+                    + "they would put the key on the command line and change it without the checks of `cipherdb rekey`",
+                hint: "change a key with `cipherdb rekey \(path) ...`; keys come from --passphrase-env/-file/-fd or --key-id")
         case .invalidated:
             return CLIError(.ioError, "\(path): \(error.message)")
         case .sqlite, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted:

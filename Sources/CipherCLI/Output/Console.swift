@@ -33,7 +33,10 @@ enum Console {
             var offset = 0
             while offset < buffer.count, let base = buffer.baseAddress {
                 let written = posixWrite(STDERR_FILENO, base + offset, buffer.count - offset)
-                if written < 0 { if errno == EINTR { continue }; return }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
                 offset += written
             }
         }

@@ -25,12 +25,15 @@ extension DatabasePool {
     func checkpointIfNeeded(_ db: Database) {
         let monitor = walMonitor
         guard monitor.logPages >= configuration.checkpointPageThreshold, !db.isInTransaction,
-              let result = try? db.checkpoint(.passive) else { return }
+            let result = try? db.checkpoint(.passive)
+        else { return }
         guard result.checkpointedFrames < result.logFrames, let limit = configuration.checkpointStarvationPageLimit,
-              result.logFrames >= max(limit, monitor.nextStarvationAttempt) else { return }
-        configuration.report(DatabaseDiagnostic(
-            kind: .checkpointStarved(logPages: result.logFrames), path: path,
-            message: "readers kept the write-ahead log from being checkpointed (\(result.logFrames) pages); truncating it"))
+            result.logFrames >= max(limit, monitor.nextStarvationAttempt)
+        else { return }
+        configuration.report(
+            DatabaseDiagnostic(
+                kind: .checkpointStarved(logPages: result.logFrames), path: path,
+                message: "readers kept the write-ahead log from being checkpointed (\(result.logFrames) pages); truncating it"))
         if (try? db.checkpoint(.truncate)) != nil {
             monitor.logPages = 0
             monitor.nextStarvationAttempt = 0
@@ -53,11 +56,13 @@ final class WALMonitor: @unchecked Sendable {
     /// outlives the connection: the writer's opener holds it.
     func install(on db: Database) {
         guard let handle = db.sqliteHandle else { return }
-        sqlite3_wal_hook(handle, { context, _, _, pages in
-            if let context {
-                Unmanaged<WALMonitor>.fromOpaque(context).takeUnretainedValue().logPages = Int(pages)
-            }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, pages in
+                if let context {
+                    Unmanaged<WALMonitor>.fromOpaque(context).takeUnretainedValue().logPages = Int(pages)
+                }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 }

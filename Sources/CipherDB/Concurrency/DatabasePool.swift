@@ -92,8 +92,10 @@ public final class DatabasePool: DatabaseWriter {
         writer = SerializedDatabase(
             path: path, label: "cipherdb.pool.writer", owner: Self.owner, scope: scope, configuration: configuration
         ) { () throws(DatabaseError) -> Database in
-            try keys.openConnection(path: path, flags: [.readWrite, .create, .noMutex], settings: settings,
-                                    configuration: configuration) { db throws(DatabaseError) in
+            try keys.openConnection(
+                path: path, flags: [.readWrite, .create, .noMutex], settings: settings,
+                configuration: configuration
+            ) { db throws(DatabaseError) in
                 let mode = try db.setJournalMode("wal")
                 guard mode == "wal" else {
                     throw DatabaseError(kind: .unsupported, message: "\(path) cannot use WAL mode (journal mode stays \(mode))")
@@ -105,8 +107,10 @@ public final class DatabasePool: DatabaseWriter {
             SerializedDatabase(
                 path: path, label: "cipherdb.pool.reader", owner: Self.owner, scope: scope, configuration: configuration
             ) { () throws(DatabaseError) -> Database in
-                try keys.openConnection(path: path, flags: [.readOnly, .noMutex], settings: settings,
-                                        configuration: configuration) { db throws(DatabaseError) in
+                try keys.openConnection(
+                    path: path, flags: [.readOnly, .noMutex], settings: settings,
+                    configuration: configuration
+                ) { db throws(DatabaseError) in
                     try db.executeUpdate("PRAGMA query_only = 1")
                 }
             }
@@ -122,7 +126,8 @@ public final class DatabasePool: DatabaseWriter {
         for key: DatabaseKey?, path: String, settings: CipherSettings, configuration: DatabaseConfiguration
     ) throws(DatabaseError) -> (first: DatabaseKey?, steady: DatabaseKey?, fallback: DatabaseKey?) {
         guard case .passphrase(let passphrase)? = key, configuration.derivesPassphraseKeyOnce,
-              PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) else {
+            PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings)
+        else {
             return (key, key, nil)
         }
         if let salt = try PassphraseKeyDerivation.salt(ofDatabaseAt: path) {
@@ -232,7 +237,8 @@ public final class DatabasePool: DatabaseWriter {
         var connectionKey = newKey
         var fallback: DatabaseKey?
         if case .passphrase(let passphrase) = newKey, configuration.derivesPassphraseKeyOnce,
-           let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, databaseAt: path, settings: settings) {
+            let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, databaseAt: path, settings: settings)
+        {
             connectionKey = .raw(raw)
             fallback = newKey
         }
@@ -352,16 +358,19 @@ final class PoolKeys: Sendable {
     ) throws(DatabaseError) -> Database {
         let keys = storage.withLock { $0 }
         do {
-            return try Database.openConnection(path: path, flags: flags, key: keys.connection, settings: settings,
-                                               configuration: configuration, afterKey: afterKey)
+            return try Database.openConnection(
+                path: path, flags: flags, key: keys.connection, settings: settings,
+                configuration: configuration, afterKey: afterKey)
         } catch {
             guard error.kind == .wrongKey, keys.derived, let fallback = keys.fallback else { throw error }
-            let db = try Database.openConnection(path: path, flags: flags, key: fallback, settings: settings,
-                                                 configuration: configuration, afterKey: afterKey)
+            let db = try Database.openConnection(
+                path: path, flags: flags, key: fallback, settings: settings,
+                configuration: configuration, afterKey: afterKey)
             storage.withLock { $0 = Keys(connection: fallback, fallback: nil, derived: false) }
-            configuration.report(DatabaseDiagnostic(
-                kind: .derivedKeyRejected, path: path,
-                message: "the key derived from the passphrase did not open the database; every connection now runs SQLCipher's KDF"))
+            configuration.report(
+                DatabaseDiagnostic(
+                    kind: .derivedKeyRejected, path: path,
+                    message: "the key derived from the passphrase did not open the database; every connection now runs SQLCipher's KDF"))
             return db
         }
     }

@@ -53,8 +53,9 @@ public final class DatabaseQueue: DatabaseWriter {
             path: path, label: "cipherdb.queue", owner: "database queue",
             scope: ObjectIdentifier(scopeToken), configuration: configuration
         ) { () throws(DatabaseError) -> Database in
-            try Database.openConnection(path: path, flags: flags, key: keyHolder.key, settings: settings,
-                                        configuration: configuration)
+            try Database.openConnection(
+                path: path, flags: flags, key: keyHolder.key, settings: settings,
+                configuration: configuration)
         }
         try serialized.open()
     }
@@ -157,4 +158,3 @@ final class KeyHolder: Sendable {
         set { storage.withLock { $0 = newValue } }
     }
 }
-

@@ -54,4 +54,3 @@ extension Database {
         return result
     }
 }
-

@@ -77,8 +77,11 @@ final class ReaderPool: Sendable {
     }
 
     private func timeoutError(_ timeout: Double) -> DatabaseError {
-        DatabaseError(kind: .poolTimeout,
-                      message: "no reader of the pool for \(path) became free within \(timeout) s (\(maximumCount) readers, all busy or held off by a barrier)")
+        DatabaseError(
+            kind: .poolTimeout,
+            message:
+                "no reader of the pool for \(path) became free within \(timeout) s (\(maximumCount) readers, all busy or held off by a barrier)"
+        )
     }
 
     // MARK: Checkout

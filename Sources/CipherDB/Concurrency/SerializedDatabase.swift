@@ -95,8 +95,10 @@ final class SerializedDatabase: @unchecked Sendable {
     // Touched only on `queue`: this is what makes the unchecked Sendable conformance sound.
     private var database: Database?
 
-    init(path: String?, label: String, owner: String, scope: ObjectIdentifier,
-         configuration: DatabaseConfiguration, opener: @escaping Opener) {
+    init(
+        path: String?, label: String, owner: String, scope: ObjectIdentifier,
+        configuration: DatabaseConfiguration, opener: @escaping Opener
+    ) {
         self.path = path
         self.owner = owner
         self.scope = scope
@@ -166,18 +168,20 @@ final class SerializedDatabase: @unchecked Sendable {
         let count = db.openResultSetCount
         guard count > 0 else { return }
         db.closeOpenResultSets()
-        configuration.report(DatabaseDiagnostic(
-            kind: .resultSetsLeftOpen(count: count), path: path,
-            message: "\(count) result set(s) left open at the end of a \(owner) block were closed"))
+        configuration.report(
+            DatabaseDiagnostic(
+                kind: .resultSetsLeftOpen(count: count), path: path,
+                message: "\(count) result set(s) left open at the end of a \(owner) block were closed"))
     }
 
     private func cleanUp(_ db: Database) {
         closeLeakedResultSets(db)
         if db.isInTransaction {
             db.rollbackQuietly()
-            configuration.report(DatabaseDiagnostic(
-                kind: .transactionLeftOpen, path: path,
-                message: "a transaction left open at the end of a \(owner) block was rolled back"))
+            configuration.report(
+                DatabaseDiagnostic(
+                    kind: .transactionLeftOpen, path: path,
+                    message: "a transaction left open at the end of a \(owner) block was rolled back"))
         }
     }
 

@@ -93,8 +93,10 @@ extension Database {
         let rows = try executeQuery("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
         var objects: [SchemaObject] = []
         while try rows.next() {
-            objects.append(SchemaObject(type: rows.string(at: 0) ?? "", name: rows.string(at: 1) ?? "",
-                                        tableName: rows.string(at: 2) ?? "", sql: rows.string(at: 3)))
+            objects.append(
+                SchemaObject(
+                    type: rows.string(at: 0) ?? "", name: rows.string(at: 1) ?? "",
+                    tableName: rows.string(at: 2) ?? "", sql: rows.string(at: 3)))
         }
         return objects
     }

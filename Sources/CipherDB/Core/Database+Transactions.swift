@@ -1,5 +1,5 @@
-import Foundation
 import CSQLCipher
+import Foundation
 
 /// How a transaction takes its locks.
 public enum TransactionKind: String, Sendable {

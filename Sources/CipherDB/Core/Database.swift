@@ -129,7 +129,7 @@ public final class Database {
         // A file SQLite would create gets mode 0600 first, whatever the umask: SQLite gives its
         // journal, WAL and shared-memory files the database file's mode.
         if flags.contains(.create), !flags.contains(.uri), isFileBacked, let path, access(path, F_OK) != 0 {
-            do { try DurableFile.createPrivate(path) } catch where access(path, F_OK) == 0 {
+            do { try DurableFile.createPrivate(path) } catch  where access(path, F_OK) == 0 {
                 // Created by someone else meanwhile: SQLite opens theirs.
             }
         }
@@ -138,8 +138,9 @@ public final class Database {
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close(handle)
-            throw DatabaseError(kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
-                                message: "cannot open \(displayPath): \(message)")
+            throw DatabaseError(
+                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
+                message: "cannot open \(displayPath): \(message)")
         }
         sqlite3_extended_result_codes(handle, 1)
         sqliteHandle = handle
@@ -248,7 +249,8 @@ public final class Database {
         finishPendingClose()
         guard let sqliteHandle, !isClosePending else {
             if let invalidationReason {
-                throw DatabaseError(kind: .invalidated, message: "the connection to \(displayPath) was closed: \(invalidationReason)", sql: sql)
+                throw DatabaseError(
+                    kind: .invalidated, message: "the connection to \(displayPath) was closed: \(invalidationReason)", sql: sql)
             }
             throw DatabaseError.misuse("the database \(displayPath) is not open", sql: sql)
         }
@@ -278,8 +280,9 @@ public final class Database {
         }
         guard !trailingSQL else {
             sqlite3_finalize(compiled)
-            throw DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE,
-                                message: "the SQL holds more than one statement: use executeStatements", sql: sql)
+            throw DatabaseError(
+                kind: .misuse, resultCode: SQLITE_MISUSE,
+                message: "the SQL holds more than one statement: use executeStatements", sql: sql)
         }
         let statement = Statement(handle: compiled, sql: sql, isCached: shouldCacheStatements)
         if shouldCacheStatements { statementCache.insert(statement) }
@@ -385,9 +388,10 @@ public final class Database {
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
                 // No arguments can be given here: a parameter would silently be NULL.
                 guard statement.parameterCount == 0 else {
-                    throw DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                                        message: "executeStatements takes no arguments: the statement has \(statement.parameterCount) parameter(s)",
-                                        sql: statement.sql)
+                    throw DatabaseError(
+                        kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                        message: "executeStatements takes no arguments: the statement has \(statement.parameterCount) parameter(s)",
+                        sql: statement.sql)
                 }
                 var step = sqlite3_step(compiled)
                 while step == SQLITE_ROW {
@@ -435,9 +439,10 @@ public final class Database {
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
                 guard statement.parameterCount == 0 else {
                     statement.finalize()
-                    failure = DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                                            message: "a script takes no arguments: the statement has \(statement.parameterCount) parameter(s)",
-                                            sql: statement.sql)
+                    failure = DatabaseError(
+                        kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                        message: "a script takes no arguments: the statement has \(statement.parameterCount) parameter(s)",
+                        sql: statement.sql)
                     return
                 }
                 let isWrite = sqlite3_stmt_readonly(compiled) == 0
@@ -470,13 +475,15 @@ public final class Database {
     /// SQLCipher directly and keep working.
     public func refuseKeyPragmas() throws(DatabaseError) {
         let handle = try requireHandle()
-        sqlite3_set_authorizer(handle, { _, action, name, _, _, _ in
-            guard action == SQLITE_PRAGMA, let name else { return SQLITE_OK }
-            switch String(cString: name).lowercased() {
-            case "key", "rekey", "hexkey", "hexrekey": return SQLITE_DENY
-            default: return SQLITE_OK
-            }
-        }, nil)
+        sqlite3_set_authorizer(
+            handle,
+            { _, action, name, _, _, _ in
+                guard action == SQLITE_PRAGMA, let name else { return SQLITE_OK }
+                switch String(cString: name).lowercased() {
+                case "key", "rekey", "hexkey", "hexrekey": return SQLITE_DENY
+                default: return SQLITE_OK
+                }
+            }, nil)
     }
 
     // MARK: - Result set bookkeeping

@@ -71,8 +71,9 @@ enum DurableFile {
     /// Throws `diskFull` before a rewrite of the database at `path` that the disk cannot hold.
     static func requireFreeSpace(forRewriteOf path: String) throws(DatabaseError) {
         guard hasFreeSpace(forRewriteOf: path) else {
-            throw DatabaseError(kind: .diskFull, resultCode: 13,
-                                message: "not enough free space (or file size limit) beside \(path) for a copy of it; nothing was changed")
+            throw DatabaseError(
+                kind: .diskFull, resultCode: 13,
+                message: "not enough free space (or file size limit) beside \(path) for a copy of it; nothing was changed")
         }
     }
 }

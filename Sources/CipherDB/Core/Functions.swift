@@ -127,14 +127,16 @@ extension Database {
     }
 
     private static func installTrace(_ box: TraceBox, on handle: OpaquePointer) {
-        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, context, statement, _ in
-            guard let context, let statement else { return 0 }
-            let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
-            if let sql = sqlite3_sql(OpaquePointer(statement)) {
-                box.callbacks.run { box.body(String(cString: sql)) }
-            }
-            return 0
-        }, Unmanaged.passUnretained(box).toOpaque())
+        sqlite3_trace_v2(
+            handle, UInt32(SQLITE_TRACE_STMT),
+            { _, context, statement, _ in
+                guard let context, let statement else { return 0 }
+                let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
+                if let sql = sqlite3_sql(OpaquePointer(statement)) {
+                    box.callbacks.run { box.body(String(cString: sql)) }
+                }
+                return 0
+            }, Unmanaged.passUnretained(box).toOpaque())
     }
 
     /// Runs `body` with the trace hook detached, then puts it back.

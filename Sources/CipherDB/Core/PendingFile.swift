@@ -170,7 +170,8 @@ public final class PendingFile {
         let directory = directory(of: targetPath)
         let prefix = temporaryPrefix(for: targetPath)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-journal") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+        for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-journal") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm")
+        {
             let path = directory + "/" + name
             let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }

@@ -70,9 +70,11 @@ public final class ResultSet {
             close()
             return false
         }
-        let error = database?.error(code: code, sql: statement?.sql)
-            ?? DatabaseError(kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
-                             message: String(cString: sqlite3_errstr(code)), sql: statement?.sql)
+        let error =
+            database?.error(code: code, sql: statement?.sql)
+            ?? DatabaseError(
+                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
+                message: String(cString: sqlite3_errstr(code)), sql: statement?.sql)
         close()
         throw error
     }
@@ -192,7 +194,8 @@ public final class ResultSet {
     ///   `unexpectedNull` for NULL unless `T` is optional.
     public func get<T: ColumnDecodable>(at index: Int, as type: T.Type = T.self) throws(DatabaseError) -> T {
         guard cell(index) != nil else {
-            throw DatabaseError(kind: .columnNotFound, message: rowHandle != nil ? "no column at index \(index)" : "no current row", sql: sql)
+            throw DatabaseError(
+                kind: .columnNotFound, message: rowHandle != nil ? "no column at index \(index)" : "no current row", sql: sql)
         }
         guard let value = T.decode(from: self, at: index) else {
             throw DatabaseError(kind: .unexpectedNull, message: "column \(index) is NULL", sql: sql)

@@ -123,12 +123,14 @@ final class Statement {
             let names = parameterNames()
             for (offset, name) in names.enumerated() {
                 guard let name else {
-                    throw DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                                        message: "parameter \(offset + 1) is positional (?): pass positional arguments", sql: sql)
+                    throw DatabaseError(
+                        kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                        message: "parameter \(offset + 1) is positional (?): pass positional arguments", sql: sql)
                 }
                 guard let value = values[name.bare] ?? values[name.full] else {
-                    throw DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                                        message: "no value for parameter \(name.full)", sql: sql)
+                    throw DatabaseError(
+                        kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                        message: "no value for parameter \(name.full)", sql: sql)
                 }
                 try bind(value, at: Int32(offset + 1), handle: handle, dateFormatter: dateFormatter)
             }
@@ -136,8 +138,9 @@ final class Statement {
                 let known = Set(names.compactMap { $0?.bare })
                 let unknown = values.keys.filter { !known.contains(String(bareParameterName($0))) }.sorted()
                 if !unknown.isEmpty {
-                    throw DatabaseError(kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                                        message: "the statement has no parameter named \(unknown.joined(separator: ", "))", sql: sql)
+                    throw DatabaseError(
+                        kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                        message: "the statement has no parameter named \(unknown.joined(separator: ", "))", sql: sql)
                 }
             }
         }
@@ -173,8 +176,9 @@ final class Statement {
         }
         let code = Statement.bind(databaseValue, at: index, to: handle)
         guard code == SQLITE_OK else {
-            throw DatabaseError(kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
-                                message: String(cString: sqlite3_errstr(code)), sql: sql)
+            throw DatabaseError(
+                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
+                message: String(cString: sqlite3_errstr(code)), sql: sql)
         }
     }
 
@@ -195,8 +199,9 @@ final class Statement {
                     return sqlite3_bind_text(handle, index, "", 0, cipherdb_sqlite_static())
                 }
                 return address.withMemoryRebound(to: CChar.self, capacity: buffer.count) { characters in
-                    sqlite3_bind_text64(handle, index, characters, sqlite3_uint64(buffer.count),
-                                        cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
+                    sqlite3_bind_text64(
+                        handle, index, characters, sqlite3_uint64(buffer.count),
+                        cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
                 }
             }
         case .blob(let data):

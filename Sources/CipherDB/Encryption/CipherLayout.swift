@@ -39,8 +39,10 @@ public struct CipherLayout: Sendable, Equatable {
     public var isVerifiableOffline: Bool { usesHMAC && plaintextHeaderSize == 0 }
 
     /// A layout from explicit values.
-    public init(pageSize: Int, hmacAlgorithm: CipherHashAlgorithm, kdfAlgorithm: CipherHashAlgorithm, kdfIterations: Int,
-                usesHMAC: Bool = true, plaintextHeaderSize: Int = 0) {
+    public init(
+        pageSize: Int, hmacAlgorithm: CipherHashAlgorithm, kdfAlgorithm: CipherHashAlgorithm, kdfIterations: Int,
+        usesHMAC: Bool = true, plaintextHeaderSize: Int = 0
+    ) {
         self.pageSize = pageSize
         self.hmacAlgorithm = hmacAlgorithm
         self.kdfAlgorithm = kdfAlgorithm
@@ -63,12 +65,13 @@ public struct CipherLayout: Sendable, Equatable {
         case 4?: (pageSize, hash, iterations) = (4096, .sha512, 256_000)
         default: break
         }
-        self.init(pageSize: settings.pageSize ?? pageSize,
-                  hmacAlgorithm: settings.hmacAlgorithm ?? hash,
-                  kdfAlgorithm: settings.kdfAlgorithm ?? hash,
-                  kdfIterations: settings.kdfIterations ?? iterations,
-                  usesHMAC: settings.usesHMAC ?? usesHMAC,
-                  plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
+        self.init(
+            pageSize: settings.pageSize ?? pageSize,
+            hmacAlgorithm: settings.hmacAlgorithm ?? hash,
+            kdfAlgorithm: settings.kdfAlgorithm ?? hash,
+            kdfIterations: settings.kdfIterations ?? iterations,
+            usesHMAC: settings.usesHMAC ?? usesHMAC,
+            plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
     }
 
     /// The layout on the running SQLCipher, or SQLCipher 3's defaults when no codec is linked
@@ -77,16 +80,18 @@ public struct CipherLayout: Sendable, Equatable {
         if let version = SQLCipherVersion.current {
             self.init(settings: settings, version: version)
         } else {
-            self.init(pageSize: settings.pageSize ?? 1024, hmacAlgorithm: settings.hmacAlgorithm ?? .sha1,
-                      kdfAlgorithm: settings.kdfAlgorithm ?? .sha1, kdfIterations: settings.kdfIterations ?? 64_000,
-                      usesHMAC: settings.usesHMAC ?? true, plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
+            self.init(
+                pageSize: settings.pageSize ?? 1024, hmacAlgorithm: settings.hmacAlgorithm ?? .sha1,
+                kdfAlgorithm: settings.kdfAlgorithm ?? .sha1, kdfIterations: settings.kdfIterations ?? 64_000,
+                usesHMAC: settings.usesHMAC ?? true, plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
         }
     }
 
     /// The same layout with another page size (the keys do not depend on it).
     public func withPageSize(_ pageSize: Int) -> CipherLayout {
-        CipherLayout(pageSize: pageSize, hmacAlgorithm: hmacAlgorithm, kdfAlgorithm: kdfAlgorithm, kdfIterations: kdfIterations,
-                     usesHMAC: usesHMAC, plaintextHeaderSize: plaintextHeaderSize)
+        CipherLayout(
+            pageSize: pageSize, hmacAlgorithm: hmacAlgorithm, kdfAlgorithm: kdfAlgorithm, kdfIterations: kdfIterations,
+            usesHMAC: usesHMAC, plaintextHeaderSize: plaintextHeaderSize)
     }
 
     /// Whether `size` is a page size SQLite accepts: a power of two from 512 to 65536.

@@ -88,11 +88,13 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
     public static func compatible(withMajorVersion major: Int) throws(DatabaseError) -> CipherSettings {
         switch major {
         case 3:
-            return CipherSettings(pageSize: 1024, kdfIterations: 64_000, usesHMAC: true,
-                                  kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
+            return CipherSettings(
+                pageSize: 1024, kdfIterations: 64_000, usesHMAC: true,
+                kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
         case 4:
-            return CipherSettings(pageSize: 4096, kdfIterations: 256_000, usesHMAC: true,
-                                  kdfAlgorithm: .sha512, hmacAlgorithm: .sha512)
+            return CipherSettings(
+                pageSize: 4096, kdfIterations: 256_000, usesHMAC: true,
+                kdfAlgorithm: .sha512, hmacAlgorithm: .sha512)
         default:
             throw DatabaseError(kind: .unsupported, message: "no compatibility preset for SQLCipher \(major)")
         }

@@ -56,8 +56,11 @@ extension Database {
         if case .rawWithSalt(_, let explicitSalt) = key { salt = explicitSalt }
         let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
         guard try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase() else {
-            throw DatabaseError(kind: .wrongKey, resultCode: SQLITE_NOTADB,
-                                message: "file is encrypted or is not a database: the key does not match page 1 of \(displayPath) (checked before SQLite read it: nothing was changed)")
+            throw DatabaseError(
+                kind: .wrongKey, resultCode: SQLITE_NOTADB,
+                message:
+                    "file is encrypted or is not a database: the key does not match page 1 of \(displayPath) (checked before SQLite read it: nothing was changed)"
+            )
         }
         if case .passphrase = key { return .raw(pageKey) }
         return key
@@ -84,8 +87,9 @@ extension Database {
     public func rekey(to newKey: DatabaseKey) throws(DatabaseError) {
         let handle = try requireHandle()
         guard isKeyed, isFileBacked, let path else {
-            throw DatabaseError(kind: .notEncrypted,
-                                message: "rekey needs an encrypted database file; encrypt a plaintext database with export(to:key:)")
+            throw DatabaseError(
+                kind: .notEncrypted,
+                message: "rekey needs an encrypted database file; encrypt a plaintext database with export(to:key:)")
         }
         guard !isReadOnly else {
             throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY, message: "\(displayPath) is open read-only")
@@ -116,9 +120,13 @@ extension Database {
         guard code == SQLITE_OK, try newKeyOpensFile(newKey, path: path) else {
             // The rewrite did not reach the file, which is still under the old key. The codec may
             // already write with the new one: this connection must never write again.
-            let cause = DurableFile.hasFreeSpace(forRewriteOf: path)
-                ? DatabaseError(kind: .ioError, resultCode: SQLITE_IOERR, message: "the rekey of \(displayPath) could not write its transaction; the file keeps the old key")
-                : DatabaseError(kind: .diskFull, resultCode: SQLITE_FULL, message: "no space left to rekey \(displayPath); the file keeps the old key")
+            let cause =
+                DurableFile.hasFreeSpace(forRewriteOf: path)
+                ? DatabaseError(
+                    kind: .ioError, resultCode: SQLITE_IOERR,
+                    message: "the rekey of \(displayPath) could not write its transaction; the file keeps the old key")
+                : DatabaseError(
+                    kind: .diskFull, resultCode: SQLITE_FULL, message: "no space left to rekey \(displayPath); the file keeps the old key")
             invalidate("a rekey failed (\(cause.message)); open it again with the old key")
             throw cause
         }
@@ -147,15 +155,17 @@ extension Database {
             try probe.open(flags: .readWrite, key: key, settings: key == nil ? .versionDefaults : settings)
             let problems = try probe.quickCheck()
             guard problems.isEmpty else {
-                throw DatabaseError(kind: .corrupt, resultCode: SQLITE_CORRUPT,
-                                    message: "quick_check found \(problems.count) problem(s): \(problems.prefix(3).joined(separator: "; "))")
+                throw DatabaseError(
+                    kind: .corrupt, resultCode: SQLITE_CORRUPT,
+                    message: "quick_check found \(problems.count) problem(s): \(problems.prefix(3).joined(separator: "; "))")
             }
             if let tables, try probe.intForQuery("SELECT count(*) FROM sqlite_master") != tables {
                 throw DatabaseError(kind: .corrupt, message: "the schema differs from the source's")
             }
         } catch {
-            throw DatabaseError(kind: error.kind, resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
-                                message: "verification of \(path) failed: \(error.message)", sql: error.sql)
+            throw DatabaseError(
+                kind: error.kind, resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
+                message: "verification of \(path) failed: \(error.message)", sql: error.sql)
         }
     }
 
@@ -253,8 +263,9 @@ extension Database {
             guard let expected else { return }
             let actual = try scalarText("PRAGMA \(prefix)\(pragma)")
             guard actual?.uppercased() == expected.uppercased() else {
-                throw DatabaseError(kind: .unsupported,
-                                    message: "SQLCipher did not take \(pragma) = \(expected) (it reports \(actual ?? "nothing"))")
+                throw DatabaseError(
+                    kind: .unsupported,
+                    message: "SQLCipher did not take \(pragma) = \(expected) (it reports \(actual ?? "nothing"))")
             }
         }
         try check("cipher_page_size", settings.pageSize.map(String.init))

@@ -94,8 +94,9 @@ extension Database {
     /// Makes this connection the only one that can read or write the file, until
     /// ``releaseSoleAccess(restoringWAL:)``: out of WAL mode, exclusive locking mode, exclusive lock.
     private func takeSoleAccess(leavingWAL: Bool) throws(DatabaseError) {
-        let inUse = DatabaseError(kind: .inUse, resultCode: SQLITE_BUSY,
-                                  message: "another connection has \(displayPath) open, so its file cannot be replaced now")
+        let inUse = DatabaseError(
+            kind: .inUse, resultCode: SQLITE_BUSY,
+            message: "another connection has \(displayPath) open, so its file cannot be replaced now")
         if leavingWAL {
             // SQLite leaves WAL mode only when no other connection uses the WAL.
             let mode = try? scalarText("PRAGMA journal_mode = DELETE")
@@ -124,39 +125,48 @@ extension Database {
     private func checkCanExport(key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) {
         _ = try requireHandle()
         let version = try Self.requireSQLCipher()
-        if key != nil { try Self.validate(settings, for: version) } else if !settings.isVersionDefault {
+        if key != nil {
+            try Self.validate(settings, for: version)
+        } else if !settings.isVersionDefault {
             throw DatabaseError(kind: .invalidKey, message: "cipher settings need a key: a plaintext export has none")
         }
         guard !isInTransaction else { throw DatabaseError.misuse("export inside a transaction") }
         // SQLite opens attached files with the main connection's flags: a read-only connection
         // could not write the copy, and would say so only as "unable to open database".
         guard !openFlags.contains(.readOnly) else {
-            throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY,
-                                message: "export needs a connection opened read-write: attached files share its flags")
+            throw DatabaseError(
+                kind: .readOnly, resultCode: SQLITE_READONLY,
+                message: "export needs a connection opened read-write: attached files share its flags")
         }
     }
 
     /// Copies the database into `pending` with `sqlcipher_export` in one transaction, adds what
     /// that function drops (`user_version`, `application_id`, `auto_vacuum`, the journal mode),
     /// and proves the copy by opening it with the key and running `quick_check`.
-    private func writeExport(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
-                             journalMode targetJournalMode: String? = nil) throws(DatabaseError) {
+    private func writeExport(
+        into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
+        journalMode targetJournalMode: String? = nil
+    ) throws(DatabaseError) {
         do {
             try copyExport(into: pending, key: key, settings: settings, journalMode: targetJournalMode)
         } catch {
             // sqlcipher_export reports the write that failed as a plain SQLITE_ERROR: when the
             // copy's folder cannot hold it, say so.
             if [.sqlite, .ioError].contains(error.kind), let path, isFileBacked,
-               !DurableFile.hasRoom(for: (try? DatabaseFile(path: path).size) ?? 0, in: PendingFile.directory(of: pending.targetPath)) {
-                throw DatabaseError(kind: .diskFull, resultCode: SQLITE_FULL,
-                                    message: "no space left (or file size limit reached) for the copy \(pending.targetPath): \(error.message)")
+                !DurableFile.hasRoom(for: (try? DatabaseFile(path: path).size) ?? 0, in: PendingFile.directory(of: pending.targetPath))
+            {
+                throw DatabaseError(
+                    kind: .diskFull, resultCode: SQLITE_FULL,
+                    message: "no space left (or file size limit reached) for the copy \(pending.targetPath): \(error.message)")
             }
             throw error
         }
     }
 
-    private func copyExport(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
-                            journalMode targetJournalMode: String?) throws(DatabaseError) {
+    private func copyExport(
+        into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
+        journalMode targetJournalMode: String?
+    ) throws(DatabaseError) {
         let version = try Self.requireSQLCipher()
         let keyBytes = try key?.sqlcipherKeyBytes()
         let userVersion = try userVersion()

@@ -105,8 +105,10 @@ public struct DatabaseFile: Sendable, Equatable {
     }
 
     /// Reads up to `count` bytes at `offset`, retrying short reads; returns the bytes read (fewer at end of file).
-    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
-                          path: String) throws(DatabaseError) -> Int {
+    static func readFully(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
+        path: String
+    ) throws(DatabaseError) -> Int {
         var done = 0
         while done < count {
             guard let base = buffer.baseAddress else { return 0 }

@@ -230,7 +230,9 @@ public struct PageVerifier: Sendable {
                         badPages.append(BadPage(number: number, problem: .truncated))
                         continue
                     }
-                    if let problem = try check(page: UnsafeRawBufferPointer(rebasing: chunk[start..<(start + pageSize)]), number: number, mac: mac) {
+                    if let problem = try check(
+                        page: UnsafeRawBufferPointer(rebasing: chunk[start..<(start + pageSize)]), number: number, mac: mac)
+                    {
                         badPages.append(BadPage(number: number, problem: problem))
                     }
                 }
@@ -239,8 +241,9 @@ public struct PageVerifier: Sendable {
             pageNumber += pagesInChunk
             progress?(min(pageNumber - 1, pageCount), pageCount)
         }
-        return Report(pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
-                      writeAheadLog: try verifyWriteAheadLog())
+        return Report(
+            pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
+            writeAheadLog: try verifyWriteAheadLog())
     }
 
     /// Checks the write-ahead log beside the file: its frame checksums, as SQLite checks them, and
@@ -258,8 +261,9 @@ public struct PageVerifier: Sendable {
                 badFrames.append(BadFrame(frame: frame.index, page: frame.pageNumber, problem: problem))
             }
         }
-        return WALReport(frameCount: log.frameCount, committedFrameCount: log.committedFrameCount,
-                         firstDamagedFrame: log.firstDamagedFrame, droppedCommits: log.droppedCommits, badFrames: badFrames)
+        return WALReport(
+            frameCount: log.frameCount, committedFrameCount: log.committedFrameCount,
+            firstDamagedFrame: log.firstDamagedFrame, droppedCommits: log.droppedCommits, badFrames: badFrames)
     }
 
     /// Checks one whole page; `nil` when it is sound.
@@ -294,8 +298,9 @@ public struct PageVerifier: Sendable {
         case .passphrase(let passphrase):
             guard passphrase.count > 0 else { throw DatabaseError(kind: .invalidKey, message: "the passphrase is empty") }
             do {
-                return try PBKDF2.deriveKey(password: passphrase, salt: salt, iterations: layout.kdfIterations,
-                                            hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
+                return try PBKDF2.deriveKey(
+                    password: passphrase, salt: salt, iterations: layout.kdfIterations,
+                    hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
             } catch {
                 throw cryptoError(error)
             }
@@ -311,8 +316,9 @@ public struct PageVerifier: Sendable {
     static func deriveHMACKey(pageKey: SecretBytes, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
         let hmacSalt = salt.map { $0 ^ Layout.hmacSaltMask }
         do {
-            return try PBKDF2.deriveKey(password: pageKey, salt: hmacSalt, iterations: Layout.hmacKeyIterations,
-                                        hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
+            return try PBKDF2.deriveKey(
+                password: pageKey, salt: hmacSalt, iterations: Layout.hmacKeyIterations,
+                hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
         } catch {
             throw cryptoError(error)
         }
@@ -340,8 +346,10 @@ public struct PageVerifier: Sendable {
         try DatabaseFile.read(path: path, offset: offset, count: count)
     }
 
-    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
-                          path: String) throws(DatabaseError) -> Int {
+    static func readFully(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
+        path: String
+    ) throws(DatabaseError) -> Int {
         try DatabaseFile.readFully(descriptor, into: buffer, count: count, offset: offset, path: path)
     }
 

@@ -58,7 +58,8 @@ public enum PassphraseKeyDerivation {
         let version = try Database.requireSQLCipher()
         let layout = CipherLayout(settings: settings, version: version)
         guard layout.plaintextHeaderSize == 0 else {
-            throw DatabaseError(kind: .unsupported, message: "with a plaintext header SQLCipher keeps the salt elsewhere: derive with SQLCipher")
+            throw DatabaseError(
+                kind: .unsupported, message: "with a plaintext header SQLCipher keeps the salt elsewhere: derive with SQLCipher")
         }
         return try PageVerifier.pageKey(for: .passphrase(passphrase), salt: salt, layout: layout)
     }

@@ -179,14 +179,17 @@ enum RecoveryLog {
                 continue
             }
             checksum = next
-            frames.append(WALFrame(index: index, pageNumber: Int(bigEndian32(frame, 0)), databaseSizeAfterCommit: commitSize,
-                                   page: Array(frame[24...])))
+            frames.append(
+                WALFrame(
+                    index: index, pageNumber: Int(bigEndian32(frame, 0)), databaseSizeAfterCommit: commitSize,
+                    page: Array(frame[24...])))
             if commitSize != 0 { committed = frames.count }
         }
         // A damaged frame inside the last, uncommitted transaction loses nothing that was committed.
         if firstDamaged != nil, dropped == 0 { firstDamaged = nil }
-        return WALContents(pageSize: pageSize, validFrames: frames, committedFrameCount: committed,
-                           firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount)
+        return WALContents(
+            pageSize: pageSize, validFrames: frames, committedFrameCount: committed,
+            firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount)
     }
 
     /// SQLite's WAL checksum over 8-byte steps of `bytes`, continuing from `seed`.
@@ -219,11 +222,13 @@ enum RecoveryLog {
     /// `nil` when neither holds one (the file's own page 1 is then the one).
     static func recoveredPageOne(databasePath: String, pageSize: Int) throws(DatabaseError) -> (page: [UInt8], source: PageOneSource)? {
         if let records = try hotJournalRecords(databasePath: databasePath),
-           let record = records.first(where: { $0.pageNumber == 1 }), record.page.count == pageSize {
+            let record = records.first(where: { $0.pageNumber == 1 }), record.page.count == pageSize
+        {
             return (record.page, .rollbackJournal)
         }
         if let wal = try writeAheadLog(databasePath: databasePath), wal.pageSize == pageSize,
-           let frame = wal.committedFrames.last(where: { $0.pageNumber == 1 }) {
+            let frame = wal.committedFrames.last(where: { $0.pageNumber == 1 })
+        {
             return (frame.page, .writeAheadLog)
         }
         return nil
@@ -236,7 +241,10 @@ enum RecoveryLog {
     }
 
     private static func word(_ bytes: ArraySlice<UInt8>, _ index: Int, bigEndian: Bool) -> UInt32 {
-        let b0 = UInt32(bytes[index]), b1 = UInt32(bytes[index + 1]), b2 = UInt32(bytes[index + 2]), b3 = UInt32(bytes[index + 3])
+        let b0 = UInt32(bytes[index])
+        let b1 = UInt32(bytes[index + 1])
+        let b2 = UInt32(bytes[index + 2])
+        let b3 = UInt32(bytes[index + 3])
         return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
     }
 }

@@ -6,8 +6,12 @@ struct ByteWriter {
 
     mutating func u8(_ value: UInt8) { bytes.append(value) }
     mutating func u16(_ value: UInt16) { bytes.append(contentsOf: [UInt8(value >> 8), UInt8(value & 0xFF)]) }
-    mutating func u32(_ value: UInt32) { for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) } }
-    mutating func u64(_ value: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xFF)) } }
+    mutating func u32(_ value: UInt32) {
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+    }
+    mutating func u64(_ value: UInt64) {
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xFF)) }
+    }
     mutating func raw(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
 }
 
@@ -70,7 +74,19 @@ struct SecretWriter {
         }
     }
     mutating func u8(_ value: UInt8) throws(Overflow) { try bytes([value]) }
-    mutating func u16(_ value: UInt16) throws(Overflow) { var w = ByteWriter(); w.u16(value); try bytes(w.bytes) }
-    mutating func u32(_ value: UInt32) throws(Overflow) { var w = ByteWriter(); w.u32(value); try bytes(w.bytes) }
-    mutating func u64(_ value: UInt64) throws(Overflow) { var w = ByteWriter(); w.u64(value); try bytes(w.bytes) }
+    mutating func u16(_ value: UInt16) throws(Overflow) {
+        var w = ByteWriter()
+        w.u16(value)
+        try bytes(w.bytes)
+    }
+    mutating func u32(_ value: UInt32) throws(Overflow) {
+        var w = ByteWriter()
+        w.u32(value)
+        try bytes(w.bytes)
+    }
+    mutating func u64(_ value: UInt64) throws(Overflow) {
+        var w = ByteWriter()
+        w.u64(value)
+        try bytes(w.bytes)
+    }
 }

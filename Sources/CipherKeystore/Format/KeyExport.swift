@@ -56,7 +56,9 @@ public struct KeyExportBundle: Sendable, Hashable {
                 }
                 try KeyEntry.validateID(id)
                 let keyVersion = Int(try reader.u32())
-                let log2N = Int(try reader.u32()), r = Int(try reader.u32()), p = Int(try reader.u32())
+                let log2N = Int(try reader.u32())
+                let r = Int(try reader.u32())
+                let p = Int(try reader.u32())
                 guard log2N >= KeySlotKDF.minimumScryptLog2N, let scrypt = try? ScryptParameters(log2N: log2N, r: r, p: p) else {
                     throw KeystoreError.kdfLimitExceeded("bundle scrypt log2(N)=\(log2N), r=\(r), p=\(p)")
                 }
@@ -67,9 +69,10 @@ public struct KeyExportBundle: Sendable, Hashable {
                 let tag = try reader.bytes(AESGCM.tagLength)
                 guard reader.remaining == 0 else { throw KeystoreError.invalidBundle("trailing bytes") }
                 guard keyVersion >= 1 else { throw KeystoreError.invalidBundle("version 0") }
-                return KeyExportBundle(sourceKeystoreID: KeystoreID(bytes: keystoreID), id: id, version: keyVersion, bytes: bytes,
-                                       scrypt: scrypt, salt: salt, nonce: nonce, wrapped: wrapped, tag: tag,
-                                       associatedData: Array(bytes[..<aadLength]))
+                return KeyExportBundle(
+                    sourceKeystoreID: KeystoreID(bytes: keystoreID), id: id, version: keyVersion, bytes: bytes,
+                    scrypt: scrypt, salt: salt, nonce: nonce, wrapped: wrapped, tag: tag,
+                    associatedData: Array(bytes[..<aadLength]))
             }
             self = parsed
         } catch let error as KeystoreError {
@@ -79,8 +82,10 @@ public struct KeyExportBundle: Sendable, Hashable {
         }
     }
 
-    private init(sourceKeystoreID: KeystoreID, id: String, version: Int, bytes: [UInt8], scrypt: ScryptParameters,
-                 salt: [UInt8], nonce: [UInt8], wrapped: [UInt8], tag: [UInt8], associatedData: [UInt8]) {
+    private init(
+        sourceKeystoreID: KeystoreID, id: String, version: Int, bytes: [UInt8], scrypt: ScryptParameters,
+        salt: [UInt8], nonce: [UInt8], wrapped: [UInt8], tag: [UInt8], associatedData: [UInt8]
+    ) {
         self.sourceKeystoreID = sourceKeystoreID
         self.id = id
         self.version = version
@@ -94,9 +99,13 @@ public struct KeyExportBundle: Sendable, Hashable {
     }
 
     /// Wraps `key` for transfer.
-    static func seal(key: SecretBytes, keystoreID: KeystoreID, id: String, version: Int,
-                     passphrase: SecretBytes, scrypt: ScryptParameters) throws(KeystoreError) -> KeyExportBundle {
-        guard scrypt.log2N >= KeySlotKDF.minimumScryptLog2N else { throw .kdfLimitExceeded("scrypt N below 2^\(KeySlotKDF.minimumScryptLog2N)") }
+    static func seal(
+        key: SecretBytes, keystoreID: KeystoreID, id: String, version: Int,
+        passphrase: SecretBytes, scrypt: ScryptParameters
+    ) throws(KeystoreError) -> KeyExportBundle {
+        guard scrypt.log2N >= KeySlotKDF.minimumScryptLog2N else {
+            throw .kdfLimitExceeded("scrypt N below 2^\(KeySlotKDF.minimumScryptLog2N)")
+        }
         guard passphrase.count > 0 else { throw .invalidParameter("the transfer passphrase is empty") }
         do {
             let salt = try SecureRandom.bytes(count: 32)
@@ -133,8 +142,9 @@ public struct KeyExportBundle: Sendable, Hashable {
     func open(passphrase: SecretBytes) throws(KeystoreError) -> SecretBytes {
         do {
             let wrappingKey = try Scrypt.deriveKey(password: passphrase, salt: salt, parameters: scrypt, length: 32)
-            return try AESGCM.open(ciphertext: wrapped[...], nonce: nonce[...], tag: tag[...], key: wrappingKey,
-                                   associatedData: associatedData[...])
+            return try AESGCM.open(
+                ciphertext: wrapped[...], nonce: nonce[...], tag: tag[...], key: wrappingKey,
+                associatedData: associatedData[...])
         } catch .authenticationFailed {
             throw .wrongPassphrase
         } catch {
@@ -152,7 +162,8 @@ public struct KeyExportBundle: Sendable, Hashable {
     public init(armored text: String) throws(KeystoreError) {
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
         guard let begin = lines.firstIndex(of: Self.armorBegin), let end = lines.firstIndex(of: Self.armorEnd), begin < end,
-              let data = Data(base64Encoded: lines[(begin + 1)..<end].joined()) else {
+            let data = Data(base64Encoded: lines[(begin + 1)..<end].joined())
+        else {
             throw .invalidBundle("no armored CipherDB key found")
         }
         try self.init(bytes: [UInt8](data))
@@ -177,8 +188,9 @@ extension Keystore {
             let number = version ?? entry.primary
             return (number, try entry.usableKey(number))
         }
-        return try KeyExportBundle.seal(key: key, keystoreID: keystoreID, id: id, version: number,
-                                        passphrase: transferPassphrase, scrypt: scrypt)
+        return try KeyExportBundle.seal(
+            key: key, keystoreID: keystoreID, id: id, version: number,
+            passphrase: transferPassphrase, scrypt: scrypt)
     }
 
     /// Imports a bundle as version `version` of entry `id`, which must be what the bundle names:
@@ -214,8 +226,9 @@ extension Keystore {
                 draft.body.entries[index] = entry
                 return entry.info
             }
-            let entry = KeyEntry(id: id, exportable: false, deletionAllowed: false, primary: version, pending: nil,
-                                 minimumDecryption: 1, pageSize: pageSize, versions: [imported])
+            let entry = KeyEntry(
+                id: id, exportable: false, deletionAllowed: false, primary: version, pending: nil,
+                minimumDecryption: 1, pageSize: pageSize, versions: [imported])
             try entry.validate()
             draft.body.entries.append(entry)
             return entry.info

@@ -85,17 +85,21 @@ struct KeystoreBody {
                         let rawOrigin = try reader.u8()
                         let created = Int64(bitPattern: try reader.u64())
                         let keyLength = Int(try reader.u8())
-                        guard let state: KeyVersionState = rawState == 1 ? .enabled : rawState == 2 ? .disabled : rawState == 3 ? .destroyed : nil,
-                              let origin: KeyOrigin = rawOrigin == 1 ? .generated : rawOrigin == 2 ? .imported : nil else {
+                        guard
+                            let state: KeyVersionState = rawState == 1
+                                ? .enabled : rawState == 2 ? .disabled : rawState == 3 ? .destroyed : nil,
+                            let origin: KeyOrigin = rawOrigin == 1 ? .generated : rawOrigin == 2 ? .imported : nil
+                        else {
                             throw KeystoreError.malformed("unknown version state or origin")
                         }
                         guard keyLength == 0 || keyLength == 32 else { throw KeystoreError.malformed("key length") }
                         let key = keyLength == 0 ? nil : try reader.secret(keyLength)
                         versions.append(KeyVersion(number: number, state: state, origin: origin, created: created, key: key))
                     }
-                    let entry = KeyEntry(id: id, exportable: flags & 1 != 0, deletionAllowed: flags & 2 != 0,
-                                         primary: primary, pending: pending == 0 ? nil : pending,
-                                         minimumDecryption: minimum, pageSize: pageSize, versions: versions)
+                    let entry = KeyEntry(
+                        id: id, exportable: flags & 1 != 0, deletionAllowed: flags & 2 != 0,
+                        primary: primary, pending: pending == 0 ? nil : pending,
+                        minimumDecryption: minimum, pageSize: pageSize, versions: versions)
                     try entry.validate()
                     guard body.entries.last.map({ $0.id.utf8.lexicographicallyPrecedes(id.utf8) }) ?? true else {
                         throw KeystoreError.malformed("entries out of order or duplicated")

@@ -79,8 +79,9 @@ struct KeystoreFile {
         keystoreID: [UInt8], generation: UInt64, masterEpoch: UInt32, slots: [KeySlot],
         body: SecretBytes, masterKey: SecretBytes
     ) throws(KeystoreError) -> [UInt8] {
-        var file = KeystoreFile(keystoreID: keystoreID, generation: generation, masterEpoch: masterEpoch, slots: slots,
-                                bodyNonce: [], bodyCiphertext: [UInt8](repeating: 0, count: body.count), bodyTag: [])
+        var file = KeystoreFile(
+            keystoreID: keystoreID, generation: generation, masterEpoch: masterEpoch, slots: slots,
+            bodyNonce: [], bodyCiphertext: [UInt8](repeating: 0, count: body.count), bodyTag: [])
         let header = file.headerBytes(fileLength: file.fileLength)
         let box: AESGCM.SealedBox
         do {
@@ -106,8 +107,9 @@ struct KeystoreFile {
     func openBody(masterKey: SecretBytes) throws(KeystoreError) -> SecretBytes {
         let header = headerBytes(fileLength: fileLength)
         do {
-            return try AESGCM.open(ciphertext: bodyCiphertext[...], nonce: bodyNonce[...], tag: bodyTag[...],
-                                   key: masterKey, associatedData: header[...])
+            return try AESGCM.open(
+                ciphertext: bodyCiphertext[...], nonce: bodyNonce[...], tag: bodyTag[...],
+                key: masterKey, associatedData: header[...])
         } catch .authenticationFailed {
             throw .tampered
         } catch {
@@ -186,7 +188,8 @@ struct KeystoreFile {
                 guard version == formatVersion else {
                     // Every format version ends with the checksum, so a newer file can be told from damage.
                     if checksumHolds(bytes, length: count) {
-                        throw version > formatVersion ? KeystoreError.unsupportedVersion(Int(version))
+                        throw version > formatVersion
+                            ? KeystoreError.unsupportedVersion(Int(version))
                             : KeystoreError.malformed("format version \(version)")
                     }
                     throw KeystoreError.tampered
@@ -197,7 +200,8 @@ struct KeystoreFile {
                 // Two copies: a changed length is damage, while truncation leaves both intact.
                 guard length == ~complement else { throw KeystoreError.tampered }
                 guard length >= UInt64(minimumFileLength), length <= UInt64(maximumFileLength) else {
-                    throw checksumHolds(bytes, length: count) ? KeystoreError.malformed("declared length \(length)") : KeystoreError.tampered
+                    throw checksumHolds(bytes, length: count)
+                        ? KeystoreError.malformed("declared length \(length)") : KeystoreError.tampered
                 }
                 let declared = Int(length)
                 if count < declared { throw KeystoreError.truncated }
@@ -229,8 +233,9 @@ struct KeystoreFile {
                 let nonce = try reader.bytes(AESGCM.nonceLength)
                 let ciphertext = try reader.bytes(declared - bodyStart - AESGCM.tagLength - checksumLength)
                 let tag = try reader.bytes(AESGCM.tagLength)
-                return KeystoreFile(keystoreID: keystoreID, generation: generation, masterEpoch: epoch, slots: slots,
-                                    bodyNonce: nonce, bodyCiphertext: ciphertext, bodyTag: tag)
+                return KeystoreFile(
+                    keystoreID: keystoreID, generation: generation, masterEpoch: epoch, slots: slots,
+                    bodyNonce: nonce, bodyCiphertext: ciphertext, bodyTag: tag)
             } catch let error as KeystoreError {
                 throw error
             } catch {

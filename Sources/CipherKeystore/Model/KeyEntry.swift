@@ -51,9 +51,10 @@ struct KeyEntry {
     var cipherSettings: CipherSettings { CipherSettings(pageSize: pageSize == 0 ? nil : pageSize) }
 
     var info: KeyEntryInfo {
-        KeyEntryInfo(id: id, primaryVersion: primary, pendingVersion: pending, minimumDecryptionVersion: minimumDecryption,
-                     exportable: exportable, deletionAllowed: deletionAllowed, cipherSettings: cipherSettings,
-                     versions: versions.map(\.info))
+        KeyEntryInfo(
+            id: id, primaryVersion: primary, pendingVersion: pending, minimumDecryptionVersion: minimumDecryption,
+            exportable: exportable, deletionAllowed: deletionAllowed, cipherSettings: cipherSettings,
+            versions: versions.map(\.info))
     }
 
     func index(of version: Int) throws(KeystoreError) -> Int {

@@ -27,7 +27,7 @@ extension Keystore {
             do {
                 try database.open(flags: flags, key: .raw(key), settings: entry.cipherSettings)
                 return (database, version)
-            } catch where error.kind == .wrongKey || error.kind == .notADatabase {
+            } catch  where error.kind == .wrongKey || error.kind == .notADatabase {
                 continue
             } catch {
                 throw .database(error)
@@ -114,8 +114,11 @@ extension Keystore {
     /// ```
     ///
     /// - Throws: ``KeystoreError/noKeyOpensDatabase(id:path:)`` when no usable version matches.
-    public func databaseKey(forDatabaseAt path: String, id: String) throws(KeystoreError)
-        -> (key: SecretBytes, settings: CipherSettings, version: Int) {
+    public func databaseKey(
+        forDatabaseAt path: String, id: String
+    ) throws(KeystoreError)
+        -> (key: SecretBytes, settings: CipherSettings, version: Int)
+    {
         let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
         if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
             return (found.key, entry.cipherSettings, found.version)
@@ -143,7 +146,7 @@ extension Keystore {
                 if try PageVerifier.keyOpensDatabase(at: path, key: .raw(key), settings: entry.cipherSettings) {
                     return (version, key)
                 }
-            } catch where error.kind == .unsupported {
+            } catch  where error.kind == .unsupported {
                 // No HMACs or a plaintext header: only opening the database can tell.
                 if try opens(path: path, key: key, settings: entry.cipherSettings) { return (version, key) }
             } catch {

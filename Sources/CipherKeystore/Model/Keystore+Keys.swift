@@ -39,19 +39,24 @@ extension Keystore {
     /// - Throws: ``KeystoreError/invalidKeyMaterial(_:)`` for a key that is not 32 bytes,
     ///   ``KeystoreError/keyExists(id:)``.
     @discardableResult
-    public func importKey(id: String, key: SecretBytes, settings: CipherSettings = Keystore.defaultDatabaseSettings) throws(KeystoreError) -> KeyEntryInfo {
+    public func importKey(
+        id: String, key: SecretBytes, settings: CipherSettings = Keystore.defaultDatabaseSettings
+    ) throws(KeystoreError) -> KeyEntryInfo {
         guard key.count == 32 else { throw .invalidKeyMaterial("a database key is 32 bytes, not \(key.count)") }
         return try insertEntry(id: id, key: key, origin: .imported, settings: settings)
     }
 
-    private func insertEntry(id: String, key: SecretBytes, origin: KeyOrigin, settings: CipherSettings) throws(KeystoreError) -> KeyEntryInfo {
+    private func insertEntry(
+        id: String, key: SecretBytes, origin: KeyOrigin, settings: CipherSettings
+    ) throws(KeystoreError) -> KeyEntryInfo {
         try KeyEntry.validateID(id)
         let pageSize = try Self.validatePageSize(settings)
         return try transaction { (draft) throws(KeystoreError) -> KeyEntryInfo in
             guard !draft.body.entries.contains(where: { $0.id == id }) else { throw .keyExists(id: id) }
-            let entry = KeyEntry(id: id, exportable: false, deletionAllowed: false, primary: 1, pending: nil,
-                                 minimumDecryption: 1, pageSize: pageSize,
-                                 versions: [KeyVersion(number: 1, state: .enabled, origin: origin, created: Self.now(), key: key)])
+            let entry = KeyEntry(
+                id: id, exportable: false, deletionAllowed: false, primary: 1, pending: nil,
+                minimumDecryption: 1, pageSize: pageSize,
+                versions: [KeyVersion(number: 1, state: .enabled, origin: origin, created: Self.now(), key: key)])
             draft.body.entries.append(entry)
             return entry.info
         }
@@ -164,8 +169,10 @@ extension Keystore {
     public func trim(id: String) throws(KeystoreError) -> [Int] {
         try updateEntry(id) { (entry) throws(KeystoreError) -> [Int] in
             var destroyed: [Int] = []
-            for index in entry.versions.indices where entry.versions[index].number < entry.minimumDecryption
-                && entry.versions[index].state != .destroyed {
+            for index in entry.versions.indices
+            where entry.versions[index].number < entry.minimumDecryption
+                && entry.versions[index].state != .destroyed
+            {
                 entry.versions[index].state = .destroyed
                 entry.versions[index].key = nil
                 destroyed.append(entry.versions[index].number)

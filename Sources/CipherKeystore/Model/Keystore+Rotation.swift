@@ -48,8 +48,10 @@ extension Keystore {
             let (previous, pending, resumed) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int, Bool) in
                 if let pending = entry.pending { return (entry.primary, pending, true) }
                 let version = try entry.nextVersionNumber()
-                entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated,
-                                                 created: Self.now(), key: newKeyMaterial))
+                entry.versions.append(
+                    KeyVersion(
+                        number: version, state: .enabled, origin: .generated,
+                        created: Self.now(), key: newKeyMaterial))
                 entry.pending = version
                 return (entry.primary, version, false)
             }
@@ -67,15 +69,18 @@ extension Keystore {
                     // Nothing uses the pending key yet only if no database was moved to it, in this call
                     // or an earlier interrupted one: then undo completely. A resumed pending version may
                     // already key databases that are not in this call's list: it is never removed.
-                    let anyOnPending = resumed || rekeyed.count > 0
+                    let anyOnPending =
+                        resumed || rekeyed.count > 0
                         || databasePaths.contains { (try? Self.opens(path: $0, key: newKey, settings: entry.cipherSettings)) == true }
                     if !anyOnPending {
                         try? abandonRotation(id: id, pending: pending, removeVersion: true)
-                        throw .rotationFailed(id: id, path: path, cause: error,
-                                              outcome: "the database keeps version \(previous) and the keystore is unchanged")
+                        throw .rotationFailed(
+                            id: id, path: path, cause: error,
+                            outcome: "the database keeps version \(previous) and the keystore is unchanged")
                     }
-                    throw .rotationFailed(id: id, path: path, cause: error,
-                                          outcome: "version \(pending) stays pending: run the rotation again to resume")
+                    throw .rotationFailed(
+                        id: id, path: path, cause: error,
+                        outcome: "version \(pending) stays pending: run the rotation again to resume")
                 }
             }
 
@@ -92,7 +97,7 @@ extension Keystore {
         do {
             try database.open(flags: .readWrite, key: .raw(key), settings: settings)
             return true
-        } catch where error.kind == .wrongKey || error.kind == .notADatabase {
+        } catch  where error.kind == .wrongKey || error.kind == .notADatabase {
             return false
         } catch {
             throw .database(error)

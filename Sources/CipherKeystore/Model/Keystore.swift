@@ -112,8 +112,9 @@ public final class Keystore: @unchecked Sendable {
         }
         let slot = try KeySlot.make(credential: credential, kdf: kdf, slotID: 1, keystoreID: keystoreID, masterKey: master)
         let body = KeystoreBody()
-        let bytes = try KeystoreFile.seal(keystoreID: keystoreID, generation: 1, masterEpoch: 1, slots: [slot],
-                                          body: body.encode(), masterKey: master)
+        let bytes = try KeystoreFile.seal(
+            keystoreID: keystoreID, generation: 1, masterEpoch: 1, slots: [slot],
+            body: body.encode(), masterKey: master)
         try KeystoreFile.writeDurably(bytes, to: path, exclusive: true)
         withExtendedLifetime(lock) {}
         return Keystore(path: path, masterKey: master, file: try KeystoreFile.parse(bytes), body: body)
@@ -136,9 +137,10 @@ public final class Keystore: @unchecked Sendable {
     public static func inspect(at path: String = Keystore.defaultPath()) throws(KeystoreError) -> KeystoreSummary {
         let bytes = try KeystoreFile.readAll(path: path)
         let file = try KeystoreFile.parse(bytes)
-        return KeystoreSummary(path: path, keystoreID: KeystoreID(bytes: file.keystoreID),
-                               formatVersion: Int(KeystoreFile.formatVersion), generation: file.generation,
-                               slots: file.slots.map(\.info), fileSize: bytes.count)
+        return KeystoreSummary(
+            path: path, keystoreID: KeystoreID(bytes: file.keystoreID),
+            formatVersion: Int(KeystoreFile.formatVersion), generation: file.generation,
+            slots: file.slots.map(\.info), fileSize: bytes.count)
     }
 
     /// Creates 32 random bytes for a key-file slot. Store them with ``SecretSource/writeKeyFile(_:to:)``.
@@ -217,12 +219,14 @@ public final class Keystore: @unchecked Sendable {
     func transaction<R>(_ change: (inout Draft) throws(KeystoreError) -> R) throws(KeystoreError) -> R {
         try withFileLock { () throws(KeystoreError) -> R in
             try loadFromDisk()
-            var draft = Draft(slots: current.slots, body: body, masterKey: masterKey, masterEpoch: current.masterEpoch,
-                              keystoreID: current.keystoreID)
+            var draft = Draft(
+                slots: current.slots, body: body, masterKey: masterKey, masterEpoch: current.masterEpoch,
+                keystoreID: current.keystoreID)
             let result = try change(&draft)
-            let bytes = try KeystoreFile.seal(keystoreID: draft.keystoreID, generation: current.generation &+ 1,
-                                              masterEpoch: draft.masterEpoch, slots: draft.slots,
-                                              body: draft.body.encode(), masterKey: draft.masterKey)
+            let bytes = try KeystoreFile.seal(
+                keystoreID: draft.keystoreID, generation: current.generation &+ 1,
+                masterEpoch: draft.masterEpoch, slots: draft.slots,
+                body: draft.body.encode(), masterKey: draft.masterKey)
             try KeystoreFile.writeDurably(bytes, to: path, exclusive: false)
             current = try KeystoreFile.parse(bytes)
             body = draft.body
@@ -246,11 +250,15 @@ public final class Keystore: @unchecked Sendable {
     @discardableResult
     public func addSlot(_ credential: KeystoreCredential, kdf: KeySlotKDF = .default) throws(KeystoreError) -> Int {
         try transaction { (draft) throws(KeystoreError) -> Int in
-            guard draft.slots.count < KeystoreFile.maximumSlots else { throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots") }
+            guard draft.slots.count < KeystoreFile.maximumSlots else {
+                throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots")
+            }
             let used = Set(draft.slots.map(\.slotID))
             guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
-            draft.slots.append(try KeySlot.make(credential: credential, kdf: kdf, slotID: slotID,
-                                                keystoreID: draft.keystoreID, masterKey: draft.masterKey))
+            draft.slots.append(
+                try KeySlot.make(
+                    credential: credential, kdf: kdf, slotID: slotID,
+                    keystoreID: draft.keystoreID, masterKey: draft.masterKey))
             return Int(slotID)
         }
     }
@@ -282,8 +290,10 @@ public final class Keystore: @unchecked Sendable {
     /// - Parameter kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
     /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot; ``KeystoreError/refused(_:)``
     ///   when rotating with other slots present.
-    public func changePassphrase(from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil,
-                                 rotatingMasterKey: Bool = false) throws(KeystoreError) {
+    public func changePassphrase(
+        from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil,
+        rotatingMasterKey: Bool = false
+    ) throws(KeystoreError) {
         try new.validate()
         try transaction { (draft) throws(KeystoreError) in
             var opened: Int?
@@ -300,14 +310,16 @@ public final class Keystore: @unchecked Sendable {
             if let kdf { newKDF = kdf } else { newKDF = try slot.checkedKDF() ?? .default }
             if rotatingMasterKey {
                 guard draft.slots.count == 1 else {
-                    throw .refused("the keystore has \(draft.slots.count - 1) other slot(s), which cannot be re-wrapped under a new "
-                                   + "master key without their credentials: remove them first, or keep the master key")
+                    throw .refused(
+                        "the keystore has \(draft.slots.count - 1) other slot(s), which cannot be re-wrapped under a new "
+                            + "master key without their credentials: remove them first, or keep the master key")
                 }
                 draft.masterKey = try Self.randomKey()
                 draft.masterEpoch &+= 1
             }
-            draft.slots[index] = try KeySlot.make(credential: new, kdf: newKDF, slotID: slot.slotID,
-                                                  keystoreID: draft.keystoreID, masterKey: draft.masterKey)
+            draft.slots[index] = try KeySlot.make(
+                credential: new, kdf: newKDF, slotID: slot.slotID,
+                keystoreID: draft.keystoreID, masterKey: draft.masterKey)
         }
     }
 
@@ -326,14 +338,17 @@ public final class Keystore: @unchecked Sendable {
                 var matched: KeySlot?
                 for slot in draft.slots where slot.accepts(credential) && !newSlots.contains(where: { $0.slotID == slot.slotID }) {
                     if let master = try slot.unwrap(credential: credential, keystoreID: draft.keystoreID),
-                       master.constantTimeEquals(draft.masterKey) {
+                        master.constantTimeEquals(draft.masterKey)
+                    {
                         matched = slot
                         break
                     }
                 }
                 guard let slot = matched else { throw .wrongPassphrase }
-                newSlots.append(try KeySlot.make(credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,
-                                                 keystoreID: draft.keystoreID, masterKey: newMaster))
+                newSlots.append(
+                    try KeySlot.make(
+                        credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,
+                        keystoreID: draft.keystoreID, masterKey: newMaster))
             }
             draft.slots = newSlots.sorted { $0.slotID < $1.slotID }
             draft.masterKey = newMaster

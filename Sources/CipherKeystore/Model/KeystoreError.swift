@@ -1,5 +1,5 @@
-import CipherDB
 import CipherCrypto
+import CipherDB
 
 /// An error from the keystore.
 ///

@@ -140,7 +140,8 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            throw SecretSourceError(code == ENOENT ? .missingFile : .unreadable, "cannot open \(source): \(String(cString: strerror(code)))")
+            throw SecretSourceError(
+                code == ENOENT ? .missingFile : .unreadable, "cannot open \(source): \(String(cString: strerror(code)))")
         }
         defer { close(fd) }
         var info = stat()

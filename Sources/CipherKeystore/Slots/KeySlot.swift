@@ -161,8 +161,9 @@ struct KeySlot: Sendable, Equatable {
             guard let kind = Kind(rawValue: rawKind) else { throw KeystoreError.unsupportedSlot(kind: Int(rawKind)) }
             guard reserved == 0 else { throw KeystoreError.malformed("slot reserved bytes are not zero") }
             guard slotID != 0 else { throw KeystoreError.malformed("slot id 0") }
-            let slot = KeySlot(kind: kind, slotID: slotID, parameters: parameters, salt: salt, nonce: nonce,
-                               wrappedKey: wrapped, tag: tag)
+            let slot = KeySlot(
+                kind: kind, slotID: slotID, parameters: parameters, salt: salt, nonce: nonce,
+                wrappedKey: wrapped, tag: tag)
             _ = try slot.checkedKDF()
             return slot
         } catch let error as KeystoreError {
@@ -178,7 +179,8 @@ struct KeySlot: Sendable, Equatable {
         case .scrypt:
             let (log2N, r, p) = parameters
             guard log2N <= UInt32(ScryptParameters.log2NRange.upperBound), r <= UInt32(ScryptParameters.rRange.upperBound),
-                  p <= UInt32(ScryptParameters.pRange.upperBound) else {
+                p <= UInt32(ScryptParameters.pRange.upperBound)
+            else {
                 throw .kdfLimitExceeded("scrypt log2(N)=\(log2N), r=\(r), p=\(p) exceed N ≤ 2^20, r ≤ 32, p ≤ 16")
             }
             let scrypt: ScryptParameters
@@ -281,12 +283,14 @@ struct KeySlot: Sendable, Equatable {
             parameters = (0, 0, 0)
         }
         do {
-            var slot = KeySlot(kind: kind, slotID: slotID, parameters: parameters,
-                               salt: try SecureRandom.bytes(count: saltLength),
-                               nonce: [], wrappedKey: [], tag: [])
+            var slot = KeySlot(
+                kind: kind, slotID: slotID, parameters: parameters,
+                salt: try SecureRandom.bytes(count: saltLength),
+                nonce: [], wrappedKey: [], tag: [])
             let key = try slot.slotKey(for: credential)
-            let box = try AESGCM.seal(masterKey, key: key,
-                                      associatedData: associatedData(keystoreID: keystoreID, identifying: slot.identifyingBytes))
+            let box = try AESGCM.seal(
+                masterKey, key: key,
+                associatedData: associatedData(keystoreID: keystoreID, identifying: slot.identifyingBytes))
             slot.nonce = box.nonce
             slot.wrappedKey = box.ciphertext
             slot.tag = box.tag

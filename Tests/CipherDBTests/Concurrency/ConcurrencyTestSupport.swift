@@ -113,7 +113,8 @@ enum WriterChecks {
     /// `threads` threads each run `operations` inserts, in every transaction flavour, while as many
     /// threads read: no error, and the final count is exact.
     static func manyThreadsManyOperations(_ writer: some DatabaseWriter, threads: Int = 8, operations: Int = 50) throws {
-        try writer.write { db in try db.executeUpdate("CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, thread INTEGER, n INTEGER)") }
+        try writer.write { db in try db.executeUpdate("CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, thread INTEGER, n INTEGER)")
+        }
         let errors = runThreads(threads * 2) { index in
             if index >= threads {
                 // Readers: the count only grows.
@@ -166,12 +167,18 @@ enum WriterChecks {
     /// Transactions commit, honour the rollback flag, roll back on a throw, and return the block's value.
     static func transactionBlocks(_ writer: some DatabaseWriter) throws {
         try writer.inDatabase { db in try db.executeUpdate("CREATE TABLE t(x)") }
-        typealias Block = (Int, Bool, Bool) throws -> Int   // value, rollback, throw
+        typealias Block = (Int, Bool, Bool) throws -> Int  // value, rollback, throw
         let flavours: [(String, Block)] = [
             ("inTransaction", { v, r, t in try writer.inTransaction { db, rollback in try body(db, v, r, t, &rollback) } }),
             ("inDeferredTransaction", { v, r, t in try writer.inDeferredTransaction { db, rollback in try body(db, v, r, t, &rollback) } }),
-            ("inImmediateTransaction", { v, r, t in try writer.inImmediateTransaction { db, rollback in try body(db, v, r, t, &rollback) } }),
-            ("inExclusiveTransaction", { v, r, t in try writer.inExclusiveTransaction { db, rollback in try body(db, v, r, t, &rollback) } }),
+            (
+                "inImmediateTransaction",
+                { v, r, t in try writer.inImmediateTransaction { db, rollback in try body(db, v, r, t, &rollback) } }
+            ),
+            (
+                "inExclusiveTransaction",
+                { v, r, t in try writer.inExclusiveTransaction { db, rollback in try body(db, v, r, t, &rollback) } }
+            ),
             ("inSavePoint", { v, r, t in try writer.inSavePoint { db, rollback in try body(db, v, r, t, &rollback) } }),
         ]
         func body(_ db: Database, _ value: Int, _ rollBack: Bool, _ fail: Bool, _ rollback: inout Bool) throws -> Int {
@@ -184,7 +191,9 @@ enum WriterChecks {
             try writer.read { db in try db.intForQuery("SELECT count(*) FROM t WHERE x = ?", value) } == 1
         }
         for (index, (name, run)) in flavours.enumerated() {
-            let committed = index * 10 + 1, rolledBack = index * 10 + 2, thrown = index * 10 + 3
+            let committed = index * 10 + 1
+            let rolledBack = index * 10 + 2
+            let thrown = index * 10 + 3
             XCTAssertEqual(try run(committed, false, false), committed * 2, name)
             XCTAssertTrue(try contains(committed), name)
             XCTAssertEqual(try run(rolledBack, true, false), rolledBack * 2, name)
@@ -194,8 +203,16 @@ enum WriterChecks {
             XCTAssertFalse(try writer.inDatabase { $0.isInTransaction }, name)
         }
         // `write` commits and returns; a throw rolls back.
-        XCTAssertEqual(try writer.write { db in try db.executeUpdate("INSERT INTO t VALUES (100)"); return "ok" }, "ok")
-        XCTAssertThrowsError(try writer.write { db in try db.executeUpdate("INSERT INTO t VALUES (101)"); throw TestBlockError() })
+        XCTAssertEqual(
+            try writer.write { db in
+                try db.executeUpdate("INSERT INTO t VALUES (100)")
+                return "ok"
+            }, "ok")
+        XCTAssertThrowsError(
+            try writer.write { db in
+                try db.executeUpdate("INSERT INTO t VALUES (101)")
+                throw TestBlockError()
+            })
         XCTAssertTrue(try contains(100))
         XCTAssertFalse(try contains(101))
     }

@@ -1,8 +1,9 @@
 import CipherCrypto
-@testable import CipherDB
 import Foundation
 import Synchronization
 import XCTest
+
+@testable import CipherDB
 
 final class DatabasePoolTests: DatabaseTestCase {
     private func makePool(
@@ -10,8 +11,9 @@ final class DatabasePoolTests: DatabaseTestCase {
         diagnostics: ConcurrentList<DatabaseDiagnostic> = ConcurrentList(),
         _ change: (inout DatabaseConfiguration) -> Void = { _ in }
     ) throws -> DatabasePool {
-        try DatabasePool(path: path(name), key: key ?? passphrase("pool secret"),
-                         configuration: collectingConfiguration(collecting: diagnostics, change))
+        try DatabasePool(
+            path: path(name), key: key ?? passphrase("pool secret"),
+            configuration: collectingConfiguration(collecting: diagnostics, change))
     }
 
     // MARK: - Opening and keys
@@ -74,14 +76,18 @@ final class DatabasePoolTests: DatabaseTestCase {
         let configuration = collectingConfiguration(collecting: diagnostics)
         // A deliberately wrong "derived" key, as when SQLCipher derived differently than assumed.
         let keys = PoolKeys(connection: rawKey(9), fallback: passphrase("right"), derived: true)
-        let opened = try keys.openConnection(path: path("fallback.db"), flags: .readWrite, settings: .versionDefaults,
-                                             configuration: configuration) { _ in }
+        let opened = try keys.openConnection(
+            path: path("fallback.db"), flags: .readWrite, settings: .versionDefaults,
+            configuration: configuration
+        ) { _ in }
         XCTAssertTrue(try opened.tableExists("t"))
         XCTAssertFalse(keys.isDerived)
         XCTAssertEqual(diagnostics.all.map(\.kind), [.derivedKeyRejected])
         // Later connections use the passphrase directly.
-        let again = try keys.openConnection(path: path("fallback.db"), flags: .readOnly, settings: .versionDefaults,
-                                            configuration: configuration) { _ in }
+        let again = try keys.openConnection(
+            path: path("fallback.db"), flags: .readOnly, settings: .versionDefaults,
+            configuration: configuration
+        ) { _ in }
         XCTAssertTrue(try again.tableExists("t"))
         XCTAssertEqual(diagnostics.count, 1)
     }
@@ -109,11 +115,13 @@ final class DatabasePoolTests: DatabaseTestCase {
             _ = try self.makePool("other.db") { $0.prepareDatabase = { _ in throw TestBlockError() } }
         }
         assertThrows(.sqlite) {
-            _ = try DatabaseQueue(path: self.path("queue.db"), configuration: {
-                var configuration = DatabaseConfiguration()
-                configuration.prepareDatabase = { db in try db.executeUpdate("NOT SQL") }
-                return configuration
-            }())
+            _ = try DatabaseQueue(
+                path: self.path("queue.db"),
+                configuration: {
+                    var configuration = DatabaseConfiguration()
+                    configuration.prepareDatabase = { db in try db.executeUpdate("NOT SQL") }
+                    return configuration
+                }())
         }
     }
 
@@ -188,7 +196,8 @@ final class DatabasePoolTests: DatabaseTestCase {
     }
 
     func testSnapshotIsolationWhileAWriterMovesAmounts() throws {
-        let accounts = 10, initial = 1000
+        let accounts = 10
+        let initial = 1000
         let pool = try makePool { $0.maximumReaderCount = 4 }
         try pool.write { db in
             try db.executeUpdate("CREATE TABLE accounts(id INTEGER PRIMARY KEY, balance INTEGER NOT NULL)")
@@ -243,7 +252,7 @@ final class DatabasePoolTests: DatabaseTestCase {
             try? pool.write { db in
                 try db.executeUpdate("INSERT INTO t VALUES (2)")
                 writing.signal()
-                readDone.wait()   // the write stays open until the read is over
+                readDone.wait()  // the write stays open until the read is over
             }
             writeDone.signal()
         }.start()
@@ -263,8 +272,8 @@ final class DatabasePoolTests: DatabaseTestCase {
         let seenByReader = LockedValue<Int?>(nil)
         Thread {
             let seen = try? pool.read { db -> Int? in
-                reading.signal()   // the snapshot is taken when the block starts
-                writeDone.wait()   // the read transaction stays open across the write
+                reading.signal()  // the snapshot is taken when the block starts
+                writeDone.wait()  // the read transaction stays open across the write
                 return try db.intForQuery("SELECT count(*) FROM t")
             }
             seenByReader.withLock { $0 = seen ?? nil }
@@ -323,7 +332,10 @@ final class DatabasePoolTests: DatabaseTestCase {
             }
         }.start()
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { holding.wait(); continuation.resume() }
+            DispatchQueue.global().async {
+                holding.wait()
+                continuation.resume()
+            }
         }
         do {
             _ = try await pool.read { _ in 1 }
@@ -355,10 +367,13 @@ final class DatabasePoolTests: DatabaseTestCase {
             held.signal()
         }.start()
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { holding.wait(); continuation.resume() }
+            DispatchQueue.global().async {
+                holding.wait()
+                continuation.resume()
+            }
         }
         let waiting = Task { try await pool.read { _ in 1 } }
-        try await Task.sleep(nanoseconds: 50_000_000)   // most likely waiting by now; either way it must stop
+        try await Task.sleep(nanoseconds: 50_000_000)  // most likely waiting by now; either way it must stop
         waiting.cancel()
         do {
             _ = try await waiting.value
@@ -368,7 +383,10 @@ final class DatabasePoolTests: DatabaseTestCase {
         }
         release.signal()
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { held.wait(); continuation.resume() }
+            DispatchQueue.global().async {
+                held.wait()
+                continuation.resume()
+            }
         }
         XCTAssertEqual(pool.checkedOutConnectionCount, 0)
         let value = try await pool.read { _ in 2 }
@@ -426,13 +444,13 @@ final class DatabasePoolTests: DatabaseTestCase {
                     _ = try? pool.read { _ in if !barrierOver.value { readerSawBarrierRunning.value = true } }
                     lateReadDone.signal()
                 }.start()
-                usleep(100_000)   // gives a broken barrier the chance to let the read in
+                usleep(100_000)  // gives a broken barrier the chance to let the read in
                 try db.executeUpdate("INSERT INTO t VALUES (1)")
                 barrierOver.value = true
             }
             barrierDone.signal()
         }.start()
-        usleep(100_000)   // gives a broken barrier the chance to run during the read
+        usleep(100_000)  // gives a broken barrier the chance to run during the read
         releaseRead.signal()
         XCTAssertEqual(barrierDone.wait(timeout: .now() + 30), .success)
         XCTAssertEqual(lateReadDone.wait(timeout: .now() + 30), .success)
@@ -542,7 +560,7 @@ final class DatabasePoolTests: DatabaseTestCase {
         let readerDone = DispatchSemaphore(value: 0)
         Thread {
             _ = try? pool.read { db in
-                _ = try db.intForQuery("SELECT count(*) FROM t")   // takes the snapshot
+                _ = try db.intForQuery("SELECT count(*) FROM t")  // takes the snapshot
                 holding.signal()
                 release.wait()
             }

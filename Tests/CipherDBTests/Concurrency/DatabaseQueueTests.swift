@@ -9,8 +9,9 @@ final class DatabaseQueueTests: DatabaseTestCase {
         _ name: String = "queue.db", key: DatabaseKey? = nil,
         diagnostics: ConcurrentList<DatabaseDiagnostic> = ConcurrentList()
     ) throws -> DatabaseQueue {
-        try DatabaseQueue(path: path(name), key: key ?? passphrase("queue secret"),
-                          configuration: collectingConfiguration(collecting: diagnostics))
+        try DatabaseQueue(
+            path: path(name), key: key ?? passphrase("queue secret"),
+            configuration: collectingConfiguration(collecting: diagnostics))
     }
 
     // MARK: - Opening
@@ -24,7 +25,11 @@ final class DatabaseQueueTests: DatabaseTestCase {
         assertThrows(.wrongKey) { _ = try DatabaseQueue(path: self.path("queue.db"), key: self.passphrase("wrong")) }
         assertThrows(.fileError) { _ = try DatabaseQueue(path: self.path("missing/dir/queue.db"), key: self.passphrase("x")) }
         assertThrows(.keyRequired) { _ = try DatabaseQueue(path: self.path("queue.db")) }
-        let readOnly = { var c = DatabaseConfiguration(); c.readOnly = true; return c }()
+        let readOnly = {
+            var c = DatabaseConfiguration()
+            c.readOnly = true
+            return c
+        }()
         assertThrows(.fileError) { _ = try DatabaseQueue(path: self.path("absent.db"), key: self.passphrase("x"), configuration: readOnly) }
     }
 

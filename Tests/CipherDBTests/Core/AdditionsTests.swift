@@ -46,7 +46,8 @@ final class AdditionsTests: DatabaseTestCase {
 
     func testSchemaListsEveryObject() throws {
         let db = try memoryDatabase()
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
             CREATE INDEX t_name ON t(name);
             CREATE VIEW v AS SELECT name FROM t;
@@ -89,7 +90,7 @@ final class AdditionsTests: DatabaseTestCase {
     func testApplicationIDRoundTrips() throws {
         let db = try openDatabase()
         XCTAssertEqual(try db.applicationID(), 0)
-        let fmdb = Int32(bitPattern: 0x666D_6462) // 'fmdb'
+        let fmdb = Int32(bitPattern: 0x666D_6462)  // 'fmdb'
         for identifier in [fmdb, Int32.min, Int32.max, -1, 0, 7] {
             try db.setApplicationID(identifier)
             XCTAssertEqual(try db.applicationID(), identifier)

@@ -20,7 +20,7 @@ final class BusyAndInterruptTests: DatabaseTestCase {
         let (writer, reader) = try sharedDatabase()
         writer.busyTimeout = 0.2
         let rs = try reader.executeQuery("SELECT a FROM t1")
-        XCTAssertTrue(try rs.next()) // one row read: the reader holds its lock
+        XCTAssertTrue(try rs.next())  // one row read: the reader holds its lock
 
         guard let error = captureError({ try writer.executeUpdate("INSERT INTO t1 VALUES (5)") }) else { return }
         XCTAssertEqual(error.kind, .busy)
@@ -34,7 +34,7 @@ final class BusyAndInterruptTests: DatabaseTestCase {
 
     func testAWriteWaitsWithinItsBudgetForTheReadToEnd() throws {
         let (writer, reader) = try sharedDatabase()
-        writer.busyTimeout = 60 // generous: only the reader's end lets the write through
+        writer.busyTimeout = 60  // generous: only the reader's end lets the write through
         let rs = try reader.executeQuery("SELECT a FROM t1")
         XCTAssertTrue(try rs.next())
         let held = TestBox(rs)
@@ -53,7 +53,7 @@ final class BusyAndInterruptTests: DatabaseTestCase {
     func testABudgetOfZeroFailsAtOnce() throws {
         let (writer, reader) = try sharedDatabase()
         writer.busyTimeout = 60
-        writer.busyTimeout = 0 // must remove the 60 s handler, not keep it
+        writer.busyTimeout = 0  // must remove the 60 s handler, not keep it
         let rs = try reader.executeQuery("SELECT a FROM t1")
         XCTAssertTrue(try rs.next())
         let start = Date()
@@ -65,9 +65,9 @@ final class BusyAndInterruptTests: DatabaseTestCase {
     func testAnyBudgetIsAccepted() throws {
         let (writer, reader) = try sharedDatabase()
         for budget in [Double.infinity, 1e300, Double(Int32.max), -1, -.infinity, .nan] {
-            writer.busyTimeout = budget // must not trap
+            writer.busyTimeout = budget  // must not trap
         }
-        writer.busyTimeout = -1 // negative: fail at once, as with 0
+        writer.busyTimeout = -1  // negative: fail at once, as with 0
         let rs = try reader.executeQuery("SELECT a FROM t1")
         XCTAssertTrue(try rs.next())
         assertThrows(.busy) { try writer.executeUpdate("INSERT INTO t1 VALUES (5)") }
@@ -132,7 +132,8 @@ final class BusyAndInterruptTests: DatabaseTestCase {
         interrupter.start()
         defer { finished.value = true }
         assertThrows(.interrupted) {
-            try db.executeUpdate("""
+            try db.executeUpdate(
+                """
                 INSERT INTO big WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500000000)
                 SELECT x FROM c
                 """)

@@ -48,8 +48,10 @@ final class CheckpointTests: DatabaseTestCase {
         assertThrows(.misuse) { try db.checkpoint() }
     }
 
-    private func assertCheckpoint(_ result: CheckpointResult, _ logFrames: Int, _ checkpointed: Int, _ message: String = "",
-                                  file: StaticString = #filePath, line: UInt = #line) {
+    private func assertCheckpoint(
+        _ result: CheckpointResult, _ logFrames: Int, _ checkpointed: Int, _ message: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertEqual(result.logFrames, logFrames, message, file: file, line: line)
         XCTAssertEqual(result.checkpointedFrames, checkpointed, message, file: file, line: line)
     }

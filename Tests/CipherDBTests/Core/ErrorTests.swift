@@ -12,8 +12,10 @@ final class ErrorTests: DatabaseTestCase {
     private func renderings(_ error: DatabaseError) -> [String] {
         var dumped = ""
         dump(error, to: &dumped)
-        return [error.description, String(reflecting: error), "\(error)", error.message, error.sql ?? "",
-                error.localizedDescription, dumped]
+        return [
+            error.description, String(reflecting: error), "\(error)", error.message, error.sql ?? "",
+            error.localizedDescription, dumped,
+        ]
     }
 
     private func assertNoSecret(_ error: DatabaseError?, _ secrets: [String], file: StaticString = #filePath, line: UInt = #line) {
@@ -32,13 +34,14 @@ final class ErrorTests: DatabaseTestCase {
         let sql = "INSERT INTO foo(id, name) VALUES (?, ?)"
         guard let primaryKey = captureError({ try db.executeUpdate(sql, 1, "b") }) else { return }
         XCTAssertEqual(primaryKey.resultCode, SQLITE_CONSTRAINT)
-        XCTAssertEqual(primaryKey.extendedResultCode, 1555) // SQLITE_CONSTRAINT_PRIMARYKEY
+        XCTAssertEqual(primaryKey.extendedResultCode, 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
         XCTAssertEqual(primaryKey.sql, sql)
         XCTAssertTrue(primaryKey.message.contains("UNIQUE constraint failed: foo.id"), primaryKey.message)
-        XCTAssertEqual(primaryKey.description,
-                       "sqlite (SQLite code 19, extended 1555): UNIQUE constraint failed: foo.id [SQL: \(sql)]")
+        XCTAssertEqual(
+            primaryKey.description,
+            "sqlite (SQLite code 19, extended 1555): UNIQUE constraint failed: foo.id [SQL: \(sql)]")
         guard let unique = captureError({ try db.executeUpdate(sql, 2, "a") }) else { return }
-        XCTAssertEqual(unique.extendedResultCode, 2067) // SQLITE_CONSTRAINT_UNIQUE
+        XCTAssertEqual(unique.extendedResultCode, 2067)  // SQLITE_CONSTRAINT_UNIQUE
         XCTAssertNotEqual(unique, primaryKey)
         let own = DatabaseError(kind: .fileError, message: "no folder")
         XCTAssertEqual(own.description, "fileError: no folder")
@@ -47,7 +50,8 @@ final class ErrorTests: DatabaseTestCase {
 
     func testErrorsNeverContainArgumentValues() throws {
         let db = try memoryDatabase()
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT UNIQUE, n INTEGER NOT NULL CHECK (n > 0), b BLOB);
             """)
         try db.executeUpdate("INSERT INTO t(id, name, n) VALUES (1, ?, 1)", secret)
@@ -82,7 +86,8 @@ final class ErrorTests: DatabaseTestCase {
         ]
         XCTAssertEqual(errors.compactMap { $0 }.count, 4)
         for error in errors {
-            assertNoSecret(error, [phrase, wrongPhrase, hex(wrongRaw), hex(wrongRaw.prefix(31)), String(decoding: wrongRaw, as: UTF8.self)])
+            assertNoSecret(
+                error, [phrase, wrongPhrase, hex(wrongRaw), hex(wrongRaw.prefix(31)), String(decoding: wrongRaw, as: UTF8.self)])
         }
     }
 

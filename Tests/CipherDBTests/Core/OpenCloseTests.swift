@@ -136,7 +136,7 @@ final class OpenCloseTests: DatabaseTestCase {
         try db.executeUpdate("CREATE TABLE t(x)")
         db.close()
         XCTAssertFalse(db.isOpen)
-        db.close() // a second close is harmless
+        db.close()  // a second close is harmless
         assertThrows(.misuse) { _ = try db.executeQuery("SELECT * FROM t") }
         assertThrows(.misuse) { try db.executeUpdate("INSERT INTO t VALUES (1)") }
         assertThrows(.misuse) { try db.executeStatements("INSERT INTO t VALUES (1)") }

@@ -46,7 +46,7 @@ final class ResultSetTests: DatabaseTestCase {
         let rs = try db.executeQuery("SELECT a FROM t3")
         XCTAssertTrue(try rs.next())
         rs.close()
-        rs.close() // twice is harmless
+        rs.close()  // twice is harmless
         XCTAssertTrue(rs.isClosed)
         XCTAssertNil(rs.database)
         assertThrows(.misuse) { try rs.next() }

@@ -82,10 +82,12 @@ final class SavepointTests: DatabaseTestCase {
                 try db.executeUpdate("INSERT INTO t VALUES (3)")
                 return .commit
             }
-            XCTAssertThrowsError(try db.inSavePoint {
-                try db.executeUpdate("INSERT INTO t VALUES (4)")
-                throw Oops()
-            }) { XCTAssertTrue($0 is Oops) }
+            XCTAssertThrowsError(
+                try db.inSavePoint {
+                    try db.executeUpdate("INSERT INTO t VALUES (4)")
+                    throw Oops()
+                }
+            ) { XCTAssertTrue($0 is Oops) }
             XCTAssertEqual(try self.values(db), [1, 3])
             return .commit
         }
@@ -115,11 +117,12 @@ final class SavepointTests: DatabaseTestCase {
 
     func testThrowingSavepointOutsideATransactionLeavesNoneOpen() throws {
         let db = try tableDatabase()
-        XCTAssertThrowsError(try db.inSavePoint {
-            try db.executeUpdate("INSERT INTO t VALUES (1)")
-            try db.executeUpdate("INSERT INTO missing VALUES (1)")
-            return .commit
-        })
+        XCTAssertThrowsError(
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO t VALUES (1)")
+                try db.executeUpdate("INSERT INTO missing VALUES (1)")
+                return .commit
+            })
         XCTAssertFalse(db.isInTransaction)
         XCTAssertEqual(try values(db), [])
         try db.executeUpdate("INSERT INTO t VALUES (2)")

@@ -7,19 +7,22 @@ import XCTest
 final class ScriptTests: DatabaseTestCase {
     func testResultSetsKeepColumnOrderAndChangesLeaveTriggersOut() throws {
         let db = try openDatabase(key: rawKey(1))
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             CREATE TABLE t(z, a, m);
             CREATE TABLE log(x);
             CREATE TRIGGER t_log AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.z); INSERT INTO log VALUES (new.a); END;
             """)
         var tables: [[String]] = []
         var values: [[DatabaseValue]] = []
-        let changed = try db.executeScript("""
+        let changed = try db.executeScript(
+            """
             INSERT INTO t VALUES (1, 'two', 3.5), (4, 'five', NULL);
             SELECT m, z, a FROM t ORDER BY z;
             UPDATE t SET m = 0;
             SELECT count(*) AS n FROM log;
-            """) { (rows) throws(DatabaseError) in
+            """
+        ) { (rows) throws(DatabaseError) in
             tables.append((0..<rows.columnCount).map { rows.columnName(at: $0) ?? "?" })
             while try rows.next() { values.append((0..<rows.columnCount).map { rows.value(at: $0) ?? .null }) }
         }

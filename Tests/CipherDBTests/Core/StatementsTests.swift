@@ -6,7 +6,8 @@ import XCTest
 final class StatementsTests: DatabaseTestCase {
     func testRunsManyStatements() throws {
         let db = try memoryDatabase()
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             CREATE TABLE bulktest1 (id INTEGER PRIMARY KEY AUTOINCREMENT, x TEXT);
             CREATE TABLE bulktest2 (id INTEGER PRIMARY KEY AUTOINCREMENT, y TEXT);
             CREATE TABLE bulktest3 (id INTEGER PRIMARY KEY AUTOINCREMENT, z TEXT);
@@ -15,12 +16,17 @@ final class StatementsTests: DatabaseTestCase {
             INSERT INTO bulktest3 (z) VALUES ('ZZZ');
             """)
         var counts: [Int64] = []
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             SELECT count(*) AS count FROM bulktest1;
             SELECT count(*) AS count FROM bulktest2;
             SELECT count(*) AS count FROM bulktest3;
-            """) { row in
-            guard case .integer(let count)? = row["count"] else { XCTFail("no count in \(row)"); return false }
+            """
+        ) { row in
+            guard case .integer(let count)? = row["count"] else {
+                XCTFail("no count in \(row)")
+                return false
+            }
             counts.append(count)
             return true
         }
@@ -88,7 +94,9 @@ final class StatementsTests: DatabaseTestCase {
     func testParametersAreRefusedNotBoundAsNull() throws {
         let db = try memoryDatabase()
         try db.executeUpdate("CREATE TABLE t(x)")
-        assertThrows(.invalidArguments) { try db.executeStatements("INSERT INTO t VALUES (1); INSERT INTO t VALUES (?); INSERT INTO t VALUES (3)") }
+        assertThrows(.invalidArguments) {
+            try db.executeStatements("INSERT INTO t VALUES (1); INSERT INTO t VALUES (?); INSERT INTO t VALUES (3)")
+        }
         assertThrows(.invalidArguments) { try db.executeStatements("INSERT INTO t VALUES (:named)") }
         XCTAssertEqual(try db.stringForQuery("SELECT group_concat(x) FROM t"), "1", "nothing from the statement with a parameter on")
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE x IS NULL"), 0)

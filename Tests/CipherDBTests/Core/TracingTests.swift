@@ -16,14 +16,16 @@ final class TracingTests: DatabaseTestCase {
         try db.executeUpdate("INSERT INTO t VALUES (:a, @b)", ["a": secret, "b": Data(secret.utf8)])
         XCTAssertEqual(try db.stringForQuery("SELECT a FROM t WHERE b = ?", secret), secret)
         try db.executeStatements("UPDATE t SET a = 'x'; DELETE FROM t WHERE b = 'y'")
-        XCTAssertEqual(lines.value, [
-            "CREATE TABLE t(a, b)",
-            "INSERT INTO t VALUES (?, :b)",
-            "INSERT INTO t VALUES (:a, @b)",
-            "SELECT a FROM t WHERE b = ?",
-            "UPDATE t SET a = 'x';",
-            " DELETE FROM t WHERE b = 'y'",
-        ])
+        XCTAssertEqual(
+            lines.value,
+            [
+                "CREATE TABLE t(a, b)",
+                "INSERT INTO t VALUES (?, :b)",
+                "INSERT INTO t VALUES (:a, @b)",
+                "SELECT a FROM t WHERE b = ?",
+                "UPDATE t SET a = 'x';",
+                " DELETE FROM t WHERE b = 'y'",
+            ])
         XCTAssertFalse(lines.value.contains { $0.contains(secret) })
     }
 

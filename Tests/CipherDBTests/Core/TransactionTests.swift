@@ -110,10 +110,12 @@ final class TransactionTests: DatabaseTestCase {
             try db.executeUpdate("INSERT INTO t VALUES (2)")
             return .rollback
         }
-        XCTAssertThrowsError(try db.inTransaction(.exclusive) {
-            try db.executeUpdate("INSERT INTO t VALUES (3)")
-            throw Oops()
-        }) { error in
+        XCTAssertThrowsError(
+            try db.inTransaction(.exclusive) {
+                try db.executeUpdate("INSERT INTO t VALUES (3)")
+                throw Oops()
+            }
+        ) { error in
             XCTAssertEqual(error as? Oops, Oops(), "the body's own error propagates")
         }
         XCTAssertFalse(db.isInTransaction)
@@ -128,11 +130,13 @@ final class TransactionTests: DatabaseTestCase {
             return db.lastInsertRowID
         }
         XCTAssertEqual(id, 1)
-        XCTAssertThrowsError(try db.transaction { () throws -> Int in
-            try db.executeUpdate("INSERT INTO t VALUES ('b')")
-            try db.executeUpdate("INSERT INTO nowhere VALUES ('c')")
-            return 0
-        }) { error in
+        XCTAssertThrowsError(
+            try db.transaction { () throws -> Int in
+                try db.executeUpdate("INSERT INTO t VALUES ('b')")
+                try db.executeUpdate("INSERT INTO nowhere VALUES ('c')")
+                return 0
+            }
+        ) { error in
             XCTAssertEqual((error as? DatabaseError)?.kind, .sqlite)
         }
         XCTAssertFalse(db.isInTransaction)
@@ -141,15 +145,17 @@ final class TransactionTests: DatabaseTestCase {
 
     func testAFailedCommitRollsBack() throws {
         let db = try memoryDatabase()
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             PRAGMA foreign_keys = ON;
             CREATE TABLE parent(id INTEGER PRIMARY KEY);
             CREATE TABLE child(parent_id REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
             """)
-        XCTAssertThrowsError(try db.inTransaction {
-            try db.executeUpdate("INSERT INTO child VALUES (42)")
-            return .commit
-        })
+        XCTAssertThrowsError(
+            try db.inTransaction {
+                try db.executeUpdate("INSERT INTO child VALUES (42)")
+                return .commit
+            })
         XCTAssertFalse(db.isInTransaction)
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM child"), 0)
     }

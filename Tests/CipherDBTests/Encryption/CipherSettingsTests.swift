@@ -40,7 +40,9 @@ final class CipherSettingsTests: DatabaseTestCase {
     func testACustomKDFIterationCountMustMatchOnReopen() throws {
         let settings = CipherSettings(kdfIterations: 4000)
         try makeDatabase(key: passphrase("iterations"), settings: settings)
-        assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.passphrase("iterations"), settings: CipherSettings(kdfIterations: 4001)) }
+        assertThrows(.wrongKey) {
+            _ = try self.openDatabase(key: self.passphrase("iterations"), settings: CipherSettings(kdfIterations: 4001))
+        }
         assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.passphrase("iterations")) }
         let db = try openDatabase(key: passphrase("iterations"), settings: settings)
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 40)

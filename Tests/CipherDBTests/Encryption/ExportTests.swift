@@ -13,7 +13,8 @@ final class ExportTests: DatabaseTestCase {
     /// Tables, an AUTOINCREMENT sequence, an index, a view, a trigger, and the header values that
     /// `sqlcipher_export` alone would drop.
     private func populate(_ db: Database, wal: Bool) throws {
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             PRAGMA auto_vacuum = INCREMENTAL;
             CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, payload BLOB);
             CREATE INDEX items_name ON items(name);
@@ -124,7 +125,8 @@ final class ExportTests: DatabaseTestCase {
 
     func testVirtualTablesAndStatisticsAreExported() throws {
         let source = try openDatabase("source.db", key: rawKey(1))
-        try source.executeStatements("""
+        try source.executeStatements(
+            """
             CREATE TABLE t(x); CREATE INDEX t_x ON t(x); INSERT INTO t VALUES (1), (2), (3);
             CREATE VIRTUAL TABLE docs USING fts3(body); INSERT INTO docs VALUES ('hello world'), ('secret words');
             CREATE VIRTUAL TABLE boxes USING rtree(id, minx, maxx); INSERT INTO boxes VALUES (1, 0, 10), (2, 20, 30);
@@ -134,7 +136,8 @@ final class ExportTests: DatabaseTestCase {
         let target = try openDatabase("target.db")
         XCTAssertEqual(try target.intForQuery("SELECT count(*) FROM docs WHERE docs MATCH 'secret'"), 1)
         XCTAssertEqual(try target.intForQuery("SELECT id FROM boxes WHERE minx >= 15"), 2)
-        XCTAssertEqual(try target.intForQuery("SELECT count(*) FROM sqlite_stat1"), try source.intForQuery("SELECT count(*) FROM sqlite_stat1"))
+        XCTAssertEqual(
+            try target.intForQuery("SELECT count(*) FROM sqlite_stat1"), try source.intForQuery("SELECT count(*) FROM sqlite_stat1"))
         XCTAssertEqual(try target.integrityCheck(), [])
     }
 
@@ -187,15 +190,17 @@ final class ExportTests: DatabaseTestCase {
         // Abort the export part way through sqlcipher_export's copy, once.
         let wire = Tripwire(folder: directory.path)
         wire.fireAt = 200
-        sqlite3_progress_handler(source.sqliteHandle, 100, { context in
-            guard let context else { return 0 }
-            let wire = Unmanaged<Tripwire>.fromOpaque(context).takeUnretainedValue()
-            guard wire.filesWhenFired == nil else { return 0 }
-            wire.ticks += 1
-            guard wire.ticks == wire.fireAt else { return 0 }
-            wire.filesWhenFired = (try? FileManager.default.contentsOfDirectory(atPath: wire.folder)) ?? []
-            return 1
-        }, Unmanaged.passUnretained(wire).toOpaque())
+        sqlite3_progress_handler(
+            source.sqliteHandle, 100,
+            { context in
+                guard let context else { return 0 }
+                let wire = Unmanaged<Tripwire>.fromOpaque(context).takeUnretainedValue()
+                guard wire.filesWhenFired == nil else { return 0 }
+                wire.ticks += 1
+                guard wire.ticks == wire.fireAt else { return 0 }
+                wire.filesWhenFired = (try? FileManager.default.contentsOfDirectory(atPath: wire.folder)) ?? []
+                return 1
+            }, Unmanaged.passUnretained(wire).toOpaque())
         defer { sqlite3_progress_handler(source.sqliteHandle, 0, nil, nil) }
 
         // sqlcipher_export reports its inner statement's interruption as a plain SQLITE_ERROR.
@@ -228,7 +233,9 @@ final class ExportTests: DatabaseTestCase {
         try source.rollback()
         assertThrows(.invalidKey) { try source.export(to: self.path("target.db"), key: nil, settings: CipherSettings(pageSize: 4096)) }
         assertThrows(.invalidKey) { try source.export(to: self.path("target.db"), key: self.passphrase("")) }
-        assertThrows(.unsupported) { try source.export(to: self.path("target.db"), key: self.rawKey(2), settings: CipherSettings(pageSize: 1000)) }
+        assertThrows(.unsupported) {
+            try source.export(to: self.path("target.db"), key: self.rawKey(2), settings: CipherSettings(pageSize: 1000))
+        }
         if runningSQLCipher.major < 4 {
             assertThrows(.unsupported) {
                 try source.export(to: self.path("target.db"), key: self.rawKey(2), settings: CipherSettings(hmacAlgorithm: .sha512))

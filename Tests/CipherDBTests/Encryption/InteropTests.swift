@@ -41,7 +41,9 @@ final class InteropTests: DatabaseTestCase {
     }
 
     func testAShellMadeFileOpensInCipherDB() throws {
-        _ = try shellLines(path("shell.db"), """
+        _ = try shellLines(
+            path("shell.db"),
+            """
             PRAGMA key = 'made in the shell';
             CREATE TABLE t(id INTEGER PRIMARY KEY, x TEXT, b BLOB);
             INSERT INTO t(x, b) VALUES ('alpha', x'00ff00'), ('beta', NULL);
@@ -67,7 +69,8 @@ final class InteropTests: DatabaseTestCase {
         db.close()
         let rows = try shellLines(path("test.db"), "PRAGMA key = \"x'\(hex(keyBytes))'\";\nSELECT x FROM t;\n")
         XCTAssertEqual(rows.last, "raw")
-        let wrong = try runTool(shell, arguments: [path("test.db")], input: "PRAGMA key = \"x'\(hex(rawKeyBytes(0x31)))'\";\nSELECT x FROM t;\n")
+        let wrong = try runTool(
+            shell, arguments: [path("test.db")], input: "PRAGMA key = \"x'\(hex(rawKeyBytes(0x31)))'\";\nSELECT x FROM t;\n")
         XCTAssertTrue(wrong.errorOutput.contains("file is encrypted or is not a database"), wrong.errorOutput)
     }
 

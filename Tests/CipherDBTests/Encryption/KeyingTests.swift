@@ -153,7 +153,9 @@ final class KeyingTests: DatabaseTestCase {
         let listing = try directoryListing()
         let before = try fileBytes(path("test.db"))
         assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.rawKey(2)) }
-        assertThrows(.wrongKey) { _ = try self.openDatabase(key: self.passphrase("not the key"), settings: CipherSettings(kdfIterations: 1000)) }
+        assertThrows(.wrongKey) {
+            _ = try self.openDatabase(key: self.passphrase("not the key"), settings: CipherSettings(kdfIterations: 1000))
+        }
         XCTAssertEqual(try directoryListing(), listing, "no -wal or -shm file appears")
         XCTAssertEqual(try fileBytes(path("test.db")), before)
         XCTAssertEqual(try openDatabase(key: rawKey(1)).journalMode(), "wal")
@@ -203,7 +205,8 @@ final class KeyingTests: DatabaseTestCase {
         assertThrows(.invalidKey) { _ = try self.openDatabase(key: .raw(SecretBytes(copying: [UInt8](repeating: 1, count: 31)))) }
         assertThrows(.invalidKey) { _ = try self.openDatabase(key: .raw(SecretBytes(copying: [UInt8](repeating: 1, count: 33)))) }
         assertThrows(.invalidKey) {
-            _ = try self.openDatabase(key: .rawWithSalt(key: SecretBytes(copying: self.rawKeyBytes()), salt: [UInt8](repeating: 0, count: 15)))
+            _ = try self.openDatabase(
+                key: .rawWithSalt(key: SecretBytes(copying: self.rawKeyBytes()), salt: [UInt8](repeating: 0, count: 15)))
         }
         assertThrows(.invalidKey) { _ = try self.openDatabase(settings: CipherSettings(pageSize: 4096)) }
         let db = Database(path: path("test.db"))
@@ -222,8 +225,10 @@ final class KeyingTests: DatabaseTestCase {
     }
 
     func testKeyDescriptionsAreRedacted() {
-        let keys: [DatabaseKey] = [passphrase("hunter2"), .raw(SecretBytes(copying: rawKeyBytes(0x41))),
-                                   .rawWithSalt(key: SecretBytes(copying: rawKeyBytes(0x41)), salt: [UInt8](repeating: 0x42, count: 16))]
+        let keys: [DatabaseKey] = [
+            passphrase("hunter2"), .raw(SecretBytes(copying: rawKeyBytes(0x41))),
+            .rawWithSalt(key: SecretBytes(copying: rawKeyBytes(0x41)), salt: [UInt8](repeating: 0x42, count: 16)),
+        ]
         for key in keys {
             for text in [String(describing: key), String(reflecting: key), "\(key)"] {
                 XCTAssertFalse(text.contains("hunter2"), text)
@@ -263,7 +268,8 @@ final class LinkageTests: XCTestCase {
     func testSystemSQLiteIsNotLoaded() throws {
         let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
         let libraries = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
-        XCTAssertFalse(libraries.contains { $0.contains("libsqlite3.so") }, "libsqlite3 is mapped: \(libraries.filter { $0.contains("sqlite") })")
+        XCTAssertFalse(
+            libraries.contains { $0.contains("libsqlite3.so") }, "libsqlite3 is mapped: \(libraries.filter { $0.contains("sqlite") })")
     }
 
     /// `make test-sqlcipher4` preloads SQLCipher 4 and says so; prove the swap took effect.

@@ -7,7 +7,8 @@ import XCTest
 final class PageVerifierTests: DatabaseTestCase {
     private func makeFile(key: DatabaseKey, settings: CipherSettings = .versionDefaults) throws -> String {
         let db = try openDatabase("v.db", key: key, settings: settings)
-        try db.executeStatements("""
+        try db.executeStatements(
+            """
             CREATE TABLE t(x);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO t SELECT randomblob(300) FROM n;
             """)
@@ -35,8 +36,8 @@ final class PageVerifierTests: DatabaseTestCase {
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         XCTAssertEqual(intact.pageCount, size / pageSize)
 
-        try flip(file, at: 20)                        // page 1, just after the salt
-        try flip(file, at: 2 * pageSize + 11)         // page 3
+        try flip(file, at: 20)  // page 1, just after the salt
+        try flip(file, at: 2 * pageSize + 11)  // page 3
         // The last page's stored HMAC (the reserve's padding after it is not authenticated, by SQLCipher either).
         try flip(file, at: size - verifier.layout.reserveSize + PageVerifier.Layout.ivSize + 1)
         let report = try verifier.verify()

@@ -81,7 +81,8 @@ final class ReencryptTests: DatabaseTestCase {
         assertThrows(.readOnly) { try idle.executeUpdate("INSERT INTO t(v) VALUES ('into the old file')") }
         idle.close()
         db.close()
-        XCTAssertEqual(try openDatabase(key: rawKey(2), settings: CipherSettings(pageSize: 4096)).intForQuery("SELECT count(*) FROM t"), 200)
+        XCTAssertEqual(
+            try openDatabase(key: rawKey(2), settings: CipherSettings(pageSize: 4096)).intForQuery("SELECT count(*) FROM t"), 200)
     }
 
     func testEncryptAndDecryptInPlace() throws {

@@ -1,9 +1,9 @@
+import CSQLCipher
 import CipherCrypto
 import CipherDB
-import CSQLCipher
 import Foundation
-import XCTest
 import TestSupport
+import XCTest
 
 #if canImport(Glibc)
 import Glibc
@@ -118,7 +118,8 @@ final class RekeyFaultTests: DatabaseTestCase {
     }
 
     func testQueueAndPoolGoOnWithTheOldKeyAfterAFailedRekey() throws {
-        let queuePath = path("queue.db"), poolPath = path("pool.db")
+        let queuePath = path("queue.db")
+        let poolPath = path("pool.db")
         for (file, isPool) in [(queuePath, false), (poolPath, true)] {
             let seed = Database(path: file)
             try seed.open(key: rawKey(1))
@@ -127,8 +128,10 @@ final class RekeyFaultTests: DatabaseTestCase {
             if isPool { try seed.checkpoint(.truncate) }
             seed.close()
             let size = try fileBytes(file).count
-            let writer: DatabaseWriter = isPool ? try DatabasePool(path: file, key: rawKey(1))
-                                                : try DatabaseQueue(path: file, key: rawKey(1))
+            let writer: DatabaseWriter =
+                isPool
+                ? try DatabasePool(path: file, key: rawKey(1))
+                : try DatabaseQueue(path: file, key: rawKey(1))
             let error = withFileSizeLimit(size / 2) { captureError { try writer.rekey(to: self.rawKey(2)) } }
             XCTAssertTrue([.ioError, .diskFull].contains(error?.kind), String(describing: error))
             // The next use reopens with the key the file still has.
@@ -173,4 +176,3 @@ final class RekeyFaultTests: DatabaseTestCase {
         return try body()
     }
 }
-

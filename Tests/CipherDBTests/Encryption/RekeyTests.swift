@@ -87,8 +87,9 @@ final class RekeyTests: DatabaseTestCase {
         let db = try openDatabase(key: rawKey(1))
         XCTAssertEqual(try db.setJournalMode("wal"), "wal")
         try fill(db)
-        XCTAssertGreaterThan((try FileManager.default.attributesOfItem(atPath: path("test.db-wal"))[.size] as? Int) ?? 0, 0,
-                             "rows wait in the log")
+        XCTAssertGreaterThan(
+            (try FileManager.default.attributesOfItem(atPath: path("test.db-wal"))[.size] as? Int) ?? 0, 0,
+            "rows wait in the log")
         try db.rekey(to: rawKey(2))
         XCTAssertEqual(try db.journalMode(), "wal")
         try db.executeUpdate("INSERT INTO t(v) VALUES ('after')")

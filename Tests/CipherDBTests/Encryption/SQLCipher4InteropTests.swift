@@ -16,13 +16,21 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
 
     /// A JSON scalar from the client.
     private enum DatabaseValueJSON: Decodable, Equatable {
-        case integer(Int64), real(Double), text(String), null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case null
         init(from decoder: Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let integer = try? container.decode(Int64.self) { self = .integer(integer) }
-            else if let real = try? container.decode(Double.self) { self = .real(real) }
-            else { self = .text(try container.decode(String.self)) }
+            if container.decodeNil() {
+                self = .null
+            } else if let integer = try? container.decode(Int64.self) {
+                self = .integer(integer)
+            } else if let real = try? container.decode(Double.self) {
+                self = .real(real)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
         }
     }
 
@@ -43,7 +51,8 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         // SQLCipher's own warnings go to stderr; drop them so a full pipe never stalls the client.
@@ -70,8 +79,10 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
 
         // SQLCipher 4 opens a 3.x-default file once told so; a 4.x-default file opens as is.
         let pragmas = runningMajor == 3 ? ["cipher_compatibility = 3"] : []
-        let reply = try run(["path": path("made-here.db"), "key": "pass 'quoted' phrase", "pragmas": pragmas,
-                             "query": "SELECT name FROM t ORDER BY id"])
+        let reply = try run([
+            "path": path("made-here.db"), "key": "pass 'quoted' phrase", "pragmas": pragmas,
+            "query": "SELECT name FROM t ORDER BY id",
+        ])
         XCTAssertNil(reply.error)
         XCTAssertTrue(reply.version?.hasPrefix("4.") ?? false, "client runs \(reply.version ?? "?")")
         XCTAssertEqual(reply.rows, [[.text("Ann")], [.text("Bob")]])
@@ -81,9 +92,11 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
     }
 
     func testCompatibilityThreeDatabaseFromSQLCipher4OpensInCipherDB() throws {
-        let reply = try run(["path": path("made-there.db"), "key": "shared secret",
-                             "pragmas": ["cipher_compatibility = 3"],
-                             "statements": ["CREATE TABLE t(v)", "INSERT INTO t VALUES ('from four')"]])
+        let reply = try run([
+            "path": path("made-there.db"), "key": "shared secret",
+            "pragmas": ["cipher_compatibility = 3"],
+            "statements": ["CREATE TABLE t(v)", "INSERT INTO t VALUES ('from four')"],
+        ])
         XCTAssertNil(reply.error)
         let settings = runningMajor == 3 ? CipherSettings.versionDefaults : try CipherSettings.compatible(withMajorVersion: 3)
         let db = try openDatabase("made-there.db", key: passphrase("shared secret"), settings: settings)
@@ -91,8 +104,10 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
     }
 
     func testVersionFourDefaultsDatabase() throws {
-        let reply = try run(["path": path("four.db"), "key": "four",
-                             "statements": ["CREATE TABLE t(v)", "INSERT INTO t VALUES (4)"]])
+        let reply = try run([
+            "path": path("four.db"), "key": "four",
+            "statements": ["CREATE TABLE t(v)", "INSERT INTO t VALUES (4)"],
+        ])
         XCTAssertNil(reply.error)
         if runningMajor == 3 {
             // SQLCipher 3.4.1 has no SHA-512 KDF: it cannot open SQLCipher 4's defaults, and says so
@@ -101,8 +116,9 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
             assertThrows(.wrongKey) { _ = try self.openDatabase("four.db", key: self.passphrase("four")) }
             XCTAssertEqual(try fileBytes(path("four.db")), before)
             assertThrows(.unsupported) {
-                _ = try self.openDatabase("four.db", key: self.passphrase("four"),
-                                          settings: try CipherSettings.compatible(withMajorVersion: 4))
+                _ = try self.openDatabase(
+                    "four.db", key: self.passphrase("four"),
+                    settings: try CipherSettings.compatible(withMajorVersion: 4))
             }
         } else {
             let db = try openDatabase("four.db", key: passphrase("four"))

@@ -36,7 +36,7 @@ final class TamperTests: DatabaseTestCase {
     func testTamperingWithALaterPageIsCorruption() throws {
         let pages = try makeEncrypted(rawKey(1))
         try flipByte(at: pageSize * (pages - 1) + 100, in: path("test.db"))
-        let db = try openDatabase(key: rawKey(1)) // page 1 is intact
+        let db = try openDatabase(key: rawKey(1))  // page 1 is intact
         guard let error = captureError({ _ = try db.intForQuery("SELECT sum(length(v)) FROM t") }) else { return }
         XCTAssertEqual(error.kind, .corrupt, "\(error)")
         XCTAssertEqual(error.resultCode, SQLITE_CORRUPT)

@@ -9,16 +9,16 @@ struct KeysAddCommand: ParsableCommand {
         commandName: "add",
         abstract: "Add a key to the keystore: 32 random bytes, never printed.",
         discussion: """
-        The key's databases use 4096-byte pages unless --page-size says otherwise; the page size is \
-        stored with the key, so every opener agrees. --from-raw-key-file imports an existing raw key \
-        instead (to move a database keyed with --raw-key-file under the keystore). --exportable and \
-        --deletion-allowed set one-way flags that `keys export` and `keys destroy ID` need.
+            The key's databases use 4096-byte pages unless --page-size says otherwise; the page size is \
+            stored with the key, so every opener agrees. --from-raw-key-file imports an existing raw key \
+            instead (to move a database keyed with --raw-key-file under the keystore). --exportable and \
+            --deletion-allowed set one-way flags that `keys export` and `keys destroy ID` need.
 
-        Examples:
-          cipherdb keys add app --keystore-passphrase-env KS_PASS
-          cipherdb keys add legacy --from-raw-key-file legacy.key --page-size 1024 \\
-            --keystore-passphrase-env KS_PASS
-        """
+            Examples:
+              cipherdb keys add app --keystore-passphrase-env KS_PASS
+              cipherdb keys add legacy --from-raw-key-file legacy.key --page-size 1024 \\
+                --keystore-passphrase-env KS_PASS
+            """
     )
 
     @Argument(help: "The key id (for example the database's name).")
@@ -27,7 +27,9 @@ struct KeysAddCommand: ParsableCommand {
     @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size of databases under this key (default 4096).", valueName: "N"))
     var pageSize: Int?
 
-    @Option(name: .customLong("from-raw-key-file"), help: ArgumentHelp("Import this raw key (32 bytes or 64 hex characters) instead of generating one.", valueName: "PATH"))
+    @Option(
+        name: .customLong("from-raw-key-file"),
+        help: ArgumentHelp("Import this raw key (32 bytes or 64 hex characters) instead of generating one.", valueName: "PATH"))
     var rawKeyFile: String?
 
     @Flag(name: .customLong("exportable"), help: "Allow `keys export` of this key (one-way).")
@@ -53,7 +55,9 @@ struct KeysAddCommand: ParsableCommand {
             }
             if exportable { try store.markExportable(id: id) }
             if deletionAllowed { try store.allowDeletion(id: id) }
-            common.info("added key '\(info.id)' version \(info.primaryVersion) (\(imported == nil ? "generated" : "imported"), page size \(info.cipherSettings.pageSize ?? 4096)) to \(keystore.path)")
+            common.info(
+                "added key '\(info.id)' version \(info.primaryVersion) (\(imported == nil ? "generated" : "imported"), page size \(info.cipherSettings.pageSize ?? 4096)) to \(keystore.path)"
+            )
         } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }

@@ -6,19 +6,19 @@ struct KeysCommand: ParsableCommand {
         commandName: "keys",
         abstract: "Manage the keystore: init, add, list, rotate, passwd, export, import, destroy.",
         discussion: """
-        The keystore (--keystore PATH, else $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore) \
-        holds random 256-bit database keys under ids, with versions, sealed under a master key that \
-        a passphrase (or key file) unlocks. Databases keyed from it open with --key-id ID: no \
-        passphrase KDF runs at open. The keystore passphrase comes from --keystore-passphrase-env, \
-        -file or -fd, else a prompt.
+            The keystore (--keystore PATH, else $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore) \
+            holds random 256-bit database keys under ids, with versions, sealed under a master key that \
+            a passphrase (or key file) unlocks. Databases keyed from it open with --key-id ID: no \
+            passphrase KDF runs at open. The keystore passphrase comes from --keystore-passphrase-env, \
+            -file or -fd, else a prompt.
 
-        Examples:
-          cipherdb keys init --keystore-passphrase-env KS_PASS
-          cipherdb keys add app --keystore-passphrase-env KS_PASS
-          cipherdb create app.db --key-id app --keystore-passphrase-env KS_PASS
-          cipherdb keys rotate app --database app.db --keystore-passphrase-env KS_PASS
-          cipherdb keys list --json --keystore-passphrase-env KS_PASS
-        """,
+            Examples:
+              cipherdb keys init --keystore-passphrase-env KS_PASS
+              cipherdb keys add app --keystore-passphrase-env KS_PASS
+              cipherdb create app.db --key-id app --keystore-passphrase-env KS_PASS
+              cipherdb keys rotate app --database app.db --keystore-passphrase-env KS_PASS
+              cipherdb keys list --json --keystore-passphrase-env KS_PASS
+            """,
         subcommands: [
             KeysInitCommand.self, KeysAddCommand.self, KeysListCommand.self, KeysRotateCommand.self,
             KeysPasswdCommand.self, KeysExportCommand.self, KeysImportCommand.self, KeysDestroyCommand.self,

@@ -7,14 +7,14 @@ struct KeysDestroyCommand: ParsableCommand {
         commandName: "destroy",
         abstract: "Destroy one key version, or a whole entry: its bytes leave the keystore file for good.",
         discussion: """
-        With --version N, that version's bytes are removed (refused for the primary or a pending \
-        version). Without it, the whole entry goes, which needs the entry's --deletion-allowed flag. \
-        Databases still keyed with a destroyed key can no longer be opened: rotate them first.
+            With --version N, that version's bytes are removed (refused for the primary or a pending \
+            version). Without it, the whole entry goes, which needs the entry's --deletion-allowed flag. \
+            Databases still keyed with a destroyed key can no longer be opened: rotate them first.
 
-        Examples:
-          cipherdb keys destroy app --version 1 --keystore-passphrase-env KS_PASS
-          cipherdb keys destroy scratch --keystore-passphrase-env KS_PASS
-        """
+            Examples:
+              cipherdb keys destroy app --version 1 --keystore-passphrase-env KS_PASS
+              cipherdb keys destroy scratch --keystore-passphrase-env KS_PASS
+            """
     )
 
     @Argument(help: "The key id.")

@@ -8,14 +8,14 @@ struct KeysExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Export a key version, wrapped under a transfer passphrase, to a file.",
         discussion: """
-        The bundle is sealed with AES-256-GCM under a key from the transfer passphrase (scrypt) and \
-        names the keystore, id and version it came from; `keys import` refuses it under another id or \
-        version. The entry must have been added with --exportable.
+            The bundle is sealed with AES-256-GCM under a key from the transfer passphrase (scrypt) and \
+            names the keystore, id and version it came from; `keys import` refuses it under another id or \
+            version. The entry must have been added with --exportable.
 
-        Examples:
-          cipherdb keys export app --to app.key.bundle \\
-            --transfer-passphrase-env TRANSFER
-        """
+            Examples:
+              cipherdb keys export app --to app.key.bundle \\
+                --transfer-passphrase-env TRANSFER
+            """
     )
 
     @Argument(help: "The key id.")
@@ -27,13 +27,18 @@ struct KeysExportCommand: ParsableCommand {
     @Option(name: .customLong("version"), help: ArgumentHelp("The version to export (default: the primary).", valueName: "N"))
     var version: Int?
 
-    @Option(name: .customLong("transfer-passphrase-env"), help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
+    @Option(
+        name: .customLong("transfer-passphrase-env"),
+        help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
     var transferEnv: String?
 
-    @Option(name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
+    @Option(
+        name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
     var transferFile: String?
 
-    @Option(name: .customLong("transfer-passphrase-fd"), help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
+    @Option(
+        name: .customLong("transfer-passphrase-fd"),
+        help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
     var transferFD: Int32?
 
     @Option(name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for the transfer key (default 17).", valueName: "N"))
@@ -49,8 +54,9 @@ struct KeysExportCommand: ParsableCommand {
         let output = try OutputFile(path: destination, force: force)
         defer { output.discard() }
         let store = try keystore.open()
-        let transfer = try PassphraseFlags.read(prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
-                                                prompt: "Transfer passphrase: ", confirm: true)
+        let transfer = try PassphraseFlags.read(
+            prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
+            prompt: "Transfer passphrase: ", confirm: true)
         let scrypt: ScryptParameters
         do { scrypt = try ScryptParameters(log2N: scryptLog2N, r: 8, p: 1) } catch {
             throw CLIError.usage("--scrypt-log2n \(scryptLog2N): \(error.description)")

@@ -9,13 +9,13 @@ struct KeysImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import a key version from a bundle made by `keys export`.",
         discussion: """
-        The bundle is imported under the id and version it names (--id and --version must agree with \
-        it, when given). A new id gets the version as its primary; an existing id gains the version.
+            The bundle is imported under the id and version it names (--id and --version must agree with \
+            it, when given). A new id gets the version as its primary; an existing id gains the version.
 
-        Examples:
-          cipherdb keys import app.key.bundle --transfer-passphrase-env TRANSFER \\
-            --keystore other-keystore
-        """
+            Examples:
+              cipherdb keys import app.key.bundle --transfer-passphrase-env TRANSFER \\
+                --keystore other-keystore
+            """
     )
 
     @Argument(help: "The bundle file.")
@@ -30,13 +30,18 @@ struct KeysImportCommand: ParsableCommand {
     @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size for a new entry (default 4096).", valueName: "N"))
     var pageSize: Int?
 
-    @Option(name: .customLong("transfer-passphrase-env"), help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
+    @Option(
+        name: .customLong("transfer-passphrase-env"),
+        help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
     var transferEnv: String?
 
-    @Option(name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
+    @Option(
+        name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
     var transferFile: String?
 
-    @Option(name: .customLong("transfer-passphrase-fd"), help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
+    @Option(
+        name: .customLong("transfer-passphrase-fd"),
+        help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
     var transferFD: Int32?
 
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
@@ -50,13 +55,15 @@ struct KeysImportCommand: ParsableCommand {
         let bundle: KeyExportBundle
         do { bundle = try KeyExportBundle(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
         let store = try keystore.open()
-        let transfer = try PassphraseFlags.read(prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
-                                                prompt: "Transfer passphrase: ", confirm: false)
+        let transfer = try PassphraseFlags.read(
+            prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
+            prompt: "Transfer passphrase: ", confirm: false)
         var settings = Keystore.defaultDatabaseSettings
         if let pageSize { settings.pageSize = pageSize }
         do {
-            let info = try store.importKey(bundle: bundle, transferPassphrase: transfer, id: id ?? bundle.id,
-                                           version: version ?? bundle.version, settings: settings)
+            let info = try store.importKey(
+                bundle: bundle, transferPassphrase: transfer, id: id ?? bundle.id,
+                version: version ?? bundle.version, settings: settings)
             common.info("imported '\(info.id)' version \(version ?? bundle.version) into \(keystore.path)")
         } catch {
             throw CLIError.keystore(error, path: keystore.path)

@@ -8,18 +8,19 @@ struct KeysInitCommand: ParsableCommand {
         commandName: "init",
         abstract: "Create a keystore protected by a passphrase (asked twice on a terminal).",
         discussion: """
-        The file is created with mode 0600 (its folder 0700) and never replaces an existing file. The \
-        passphrase slot uses scrypt N=2^17, r=8, p=1; --scrypt-log2n lowers N for tests or small devices \
-        (at least 10) or raises it (at most 20).
+            The file is created with mode 0600 (its folder 0700) and never replaces an existing file. The \
+            passphrase slot uses scrypt N=2^17, r=8, p=1; --scrypt-log2n lowers N for tests or small devices \
+            (at least 10) or raises it (at most 20).
 
-        Examples:
-          cipherdb keys init
-          cipherdb keys init --keystore ./keystore \\
-            --keystore-passphrase-file ks-pass.txt
-        """
+            Examples:
+              cipherdb keys init
+              cipherdb keys init --keystore ./keystore \\
+                --keystore-passphrase-file ks-pass.txt
+            """
     )
 
-    @Option(name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for the passphrase slot (default 17).", valueName: "N"))
+    @Option(
+        name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for the passphrase slot (default 17).", valueName: "N"))
     var scryptLog2N: Int = 17
 
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions

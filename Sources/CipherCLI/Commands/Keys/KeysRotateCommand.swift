@@ -8,16 +8,16 @@ struct KeysRotateCommand: ParsableCommand {
         commandName: "rotate",
         abstract: "Rotate a key: make a new version and rekey the databases that use it.",
         discussion: """
-        Two-phase and crash-safe: the new version is recorded as pending, each database is rekeyed and \
-        proved by reopening, then the new version becomes the primary; the old one stays enabled for \
-        backups. A crash at any point leaves every database openable with --key-id; running the same \
-        command again resumes. Without --database only the keystore changes (databases keep opening \
-        with the older, still enabled version).
+            Two-phase and crash-safe: the new version is recorded as pending, each database is rekeyed and \
+            proved by reopening, then the new version becomes the primary; the old one stays enabled for \
+            backups. A crash at any point leaves every database openable with --key-id; running the same \
+            command again resumes. Without --database only the keystore changes (databases keep opening \
+            with the older, still enabled version).
 
-        Examples:
-          cipherdb keys rotate app --database app.db --keystore-passphrase-env KS_PASS
-          cipherdb keys rotate shard --database a.db --database b.db
-        """
+            Examples:
+              cipherdb keys rotate app --database app.db --keystore-passphrase-env KS_PASS
+              cipherdb keys rotate shard --database a.db --database b.db
+            """
     )
 
     @Argument(help: "The key id.")
@@ -36,13 +36,16 @@ struct KeysRotateCommand: ParsableCommand {
         do {
             if databases.isEmpty {
                 let version = try store.rotateKey(id: id)
-                common.info("'\(id)' now has primary version \(version); no database was rekeyed (they keep opening with the older version)")
+                common.info(
+                    "'\(id)' now has primary version \(version); no database was rekeyed (they keep opening with the older version)")
                 return
             }
             progress.phase("rotating '\(id)' over \(databases.count) database(s)")
             let result = try store.rotate(id: id, databasePaths: databases)
             progress.finish("done")
-            common.info("rotated '\(id)' from version \(result.previousVersion) to \(result.newVersion); rekeyed \(result.rekeyedDatabases.count) database(s)")
+            common.info(
+                "rotated '\(id)' from version \(result.previousVersion) to \(result.newVersion); rekeyed \(result.rekeyedDatabases.count) database(s)"
+            )
         } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }

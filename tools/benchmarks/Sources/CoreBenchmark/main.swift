@@ -75,7 +75,8 @@ func rawScan(_ path: String, encrypted: Bool) -> Int {
     while sqlite3_step(statement) == SQLITE_ROW {
         total &+= Int(sqlite3_column_int64(statement, 0))
         let text = sqlite3_column_text(statement, 1)!
-        total &+= String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, 1))), as: UTF8.self).utf8.count
+        total &+=
+            String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, 1))), as: UTF8.self).utf8.count
         total &+= Int(sqlite3_column_double(statement, 2))
     }
     sqlite3_finalize(statement)
@@ -151,7 +152,10 @@ func cipherLookups(_ path: String, encrypted: Bool) throws -> Int {
 
 // `CoreBenchmark insert` runs only CipherDB's insert loop, for a profiler.
 if CommandLine.arguments.dropFirst().first == "insert" {
-    for _ in 0..<20 { _ = freshPath("cipher.db"); try cipherInsert(freshPath("cipher.db"), encrypted: false) }
+    for _ in 0..<20 {
+        _ = freshPath("cipher.db")
+        try cipherInsert(freshPath("cipher.db"), encrypted: false)
+    }
     exit(0)
 }
 
@@ -159,18 +163,29 @@ print("CipherDB wrapper overhead, SQLCipher \(SQLCipherVersion.current?.text ?? 
 print("case                      raw C API    CipherDB    overhead")
 for encrypted in [true, false] {
     let label = encrypted ? "encrypted (raw key, 4 KiB)" : "plaintext"
-    let rawPath = freshPath("raw.db"), cipherPath = freshPath("cipher.db")
-    let rawInsertTime = measure { _ = freshPath("raw.db"); rawInsert(rawPath, encrypted: encrypted) }
-    let cipherInsertTime = try measure { _ = freshPath("cipher.db"); try cipherInsert(cipherPath, encrypted: encrypted) }
+    let rawPath = freshPath("raw.db")
+    let cipherPath = freshPath("cipher.db")
+    let rawInsertTime = measure {
+        _ = freshPath("raw.db")
+        rawInsert(rawPath, encrypted: encrypted)
+    }
+    let cipherInsertTime = try measure {
+        _ = freshPath("cipher.db")
+        try cipherInsert(cipherPath, encrypted: encrypted)
+    }
     var sink = 0
     let rawScanTime = measure { sink &+= rawScan(rawPath, encrypted: encrypted) }
     let cipherScanTime = try measure { sink &+= try cipherScan(cipherPath, encrypted: encrypted) }
     let rawLookupTime = measure { sink &+= rawLookups(rawPath, encrypted: encrypted) }
     let cipherLookupTime = try measure { sink &+= try cipherLookups(cipherPath, encrypted: encrypted) }
     print("-- \(label) (checksum \(sink % 1000))")
-    for (name, raw, wrapped) in [("insert", rawInsertTime, cipherInsertTime), ("scan", rawScanTime, cipherScanTime),
-                                 ("point lookup", rawLookupTime, cipherLookupTime)] {
+    for (name, raw, wrapped) in [
+        ("insert", rawInsertTime, cipherInsertTime), ("scan", rawScanTime, cipherScanTime),
+        ("point lookup", rawLookupTime, cipherLookupTime),
+    ] {
         let overhead = (wrapped / raw - 1) * 100
-        print(name.padding(toLength: 24, withPad: " ", startingAt: 0) + String(format: "%8.1f ms  %8.1f ms  %+7.1f %%", raw * 1000, wrapped * 1000, overhead))
+        print(
+            name.padding(toLength: 24, withPad: " ", startingAt: 0)
+                + String(format: "%8.1f ms  %8.1f ms  %+7.1f %%", raw * 1000, wrapped * 1000, overhead))
     }
 }

@@ -81,8 +81,10 @@ func openOne(_ key: DatabaseKey) throws -> Double {
     }
 }
 
-let rawOfFile = try PassphraseKeyDerivation.rawKey(
-    passphrase: SecretBytes(utf8: "benchmark passphrase"), databaseAt: openPath).map { DatabaseKey.raw($0) } ?? rawKey
+let rawOfFile =
+    try PassphraseKeyDerivation.rawKey(
+        passphrase: SecretBytes(utf8: "benchmark passphrase"), databaseAt: openPath
+    ).map { DatabaseKey.raw($0) } ?? rawKey
 let deriveOnce = try median(5) { try openPool(derive: true) }
 let keyEach = try median(5) { try openPool(derive: false) }
 let onePassphrase = try median(5) { try openOne(passphrase) }
@@ -176,5 +178,10 @@ print("Reads while one writer writes: \(readerThreads) reader threads + 1 writer
 print("(read: SELECT sum() over 100 of \(rowCount) rows; write: one INSERT and one UPDATE per transaction)")
 print("| database                 | reads/s  | writes/s |")
 print("|--------------------------|----------|----------|")
-print(String(format: "| DatabaseQueue            | %8.0f | %8.0f |", Double(queueResult.reads) / duration, Double(queueResult.writes) / duration))
-print(String(format: "| DatabasePool (5 readers) | %8.0f | %8.0f |", Double(poolResult.reads) / duration, Double(poolResult.writes) / duration))
+print(
+    String(
+        format: "| DatabaseQueue            | %8.0f | %8.0f |", Double(queueResult.reads) / duration, Double(queueResult.writes) / duration)
+)
+print(
+    String(
+        format: "| DatabasePool (5 readers) | %8.0f | %8.0f |", Double(poolResult.reads) / duration, Double(poolResult.writes) / duration))

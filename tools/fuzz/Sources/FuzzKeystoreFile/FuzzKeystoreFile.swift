@@ -3,8 +3,8 @@
 // Keystore.open(at:credential:). Only a crash or trap is a finding; every thrown error is fine.
 import CipherCrypto
 import CipherKeystore
-import FuzzerEntry
 import FuzzSupport
+import FuzzerEntry
 
 private let scratch = ScratchFile(name: "keystore")
 /// Kept as the SecretBytes itself: a global KeystoreCredential holds the reference with the enum
@@ -13,7 +13,10 @@ private let seedKey = SecretBytes(copying: seedKeyFileSecret)
 
 /// Offsets in the v1 header (see KeystoreFile.swift): the file length, its complement, and the
 /// trailing SHA-256 of everything before it.
-private let lengthOffset = 12, complementOffset = 20, checksumLength = 32, fixedHeaderLength = 60
+private let lengthOffset = 12
+private let complementOffset = 20
+private let checksumLength = 32
+private let fixedHeaderLength = 60
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -4,8 +4,8 @@
 // crash or trap is a finding; every thrown error is fine.
 import CipherCrypto
 import CipherKeystore
-import FuzzerEntry
 import FuzzSupport
+import FuzzerEntry
 
 #if canImport(Glibc)
 import Glibc
