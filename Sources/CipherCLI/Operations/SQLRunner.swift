@@ -18,12 +18,14 @@ enum SQLRunner {
     /// - Returns: the number of rows changed by the statements (not by triggers they fired).
     @discardableResult
     static func run(_ sql: String, on database: Database, onResult: (ResultTable) -> Void) throws(DatabaseError) -> Int {
-        try database.executeScript(sql) { (rows) throws(DatabaseError) in
-            var table = ResultTable(columns: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, rows: [])
-            while try rows.next() {
-                table.rows.append((0..<table.columns.count).map { rows.value(at: $0) ?? .null })
+        try typedDatabaseError {
+            try database.executeScript(sql) { rows in
+                var table = ResultTable(columns: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, rows: [])
+                while try rows.next() {
+                    table.rows.append((0..<table.columns.count).map { rows.value(at: $0) ?? .null })
+                }
+                onResult(table)
             }
-            onResult(table)
         }
     }
 

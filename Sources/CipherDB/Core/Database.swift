@@ -417,13 +417,14 @@ public final class Database {
     /// ```
     ///
     /// - Returns: the rows changed by the statements themselves (not by the triggers they fired).
-    /// - Throws: the first statement's error, after which the remaining statements are not run;
-    ///   `invalidArguments` for a statement with parameters (nothing can be bound here).
+    /// - Throws: the first statement's ``DatabaseError`` (or `body`'s error), after which the
+    ///   remaining statements are not run; `invalidArguments` for a statement with parameters
+    ///   (nothing can be bound here).
     @discardableResult
-    public func executeScript(_ sql: String, onResult body: (ResultSet) throws(DatabaseError) -> Void) throws(DatabaseError) -> Int {
+    public func executeScript(_ sql: String, onResult body: (ResultSet) throws -> Void) throws -> Int {
         let handle = try requireHandle(sql: sql)
         var changed = 0
-        var failure: DatabaseError?
+        var failure: (any Error)?
         sql.withCString { text in
             var cursor: UnsafePointer<CChar>? = text
             while failure == nil, let current = cursor, current.pointee != 0 {
@@ -449,7 +450,7 @@ public final class Database {
                 statement.isInUse = true
                 let rows = ResultSet(statement: statement, database: self)
                 openResultSets[ObjectIdentifier(rows)] = WeakResultSet(rows)
-                do throws(DatabaseError) {
+                do {
                     if statement.columnCount > 0 {
                         try body(rows)
                     } else {

@@ -126,7 +126,7 @@ extension DatabaseError: LocalizedError {
 }
 
 /// Rethrows a `DatabaseError` as is and wraps any other error (from a configuration hook, say).
-func typedDatabaseError<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
+public func typedDatabaseError<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
     do {
         return try body()
     } catch let error as DatabaseError {

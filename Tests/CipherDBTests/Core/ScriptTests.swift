@@ -22,7 +22,7 @@ final class ScriptTests: DatabaseTestCase {
             UPDATE t SET m = 0;
             SELECT count(*) AS n FROM log;
             """
-        ) { (rows) throws(DatabaseError) in
+        ) { rows in
             tables.append((0..<rows.columnCount).map { rows.columnName(at: $0) ?? "?" })
             while try rows.next() { values.append((0..<rows.columnCount).map { rows.value(at: $0) ?? .null }) }
         }
