@@ -39,7 +39,39 @@ public protocol DatabaseWriter: DatabaseReader {
 
 // MARK: - Writes in transactions
 
+/// One convention for transactions on ``Database``, ``DatabaseQueue`` and ``DatabasePool``: a block
+/// that returns a ``TransactionCompletion`` (`.commit` or `.rollback`), rolled back when it throws,
+/// in a deferred transaction unless a kind is given. FMDB's blocks with a rollback flag
+/// (`inTransaction { db, rollback in … }`, exclusive by default as in FMDB) are thin aliases.
 extension DatabaseWriter {
+    /// Runs `body` in a transaction of `kind` (deferred by default, as ``Database/inTransaction(_:_:)``):
+    /// commits when it returns `.commit`, rolls back when it returns `.rollback` or throws (the
+    /// error then propagates).
+    ///
+    /// ```swift
+    /// try queue.inTransaction { db in
+    ///     try db.executeUpdate("INSERT INTO t(x) VALUES (?)", 1)
+    ///     return .commit
+    /// }
+    /// ```
+    public func inTransaction(_ kind: TransactionKind = .deferred, _ body: (Database) throws -> TransactionCompletion) throws {
+        try writeWithoutTransaction { db in try db.inTransaction(kind) { try body(db) } }
+    }
+
+    /// Runs `body` as the completion form of `inTransaction(_:_:)` does, without blocking the calling task's thread.
+    public func inTransaction(
+        _ kind: TransactionKind = .deferred,
+        _ body: @escaping @Sendable (Database) throws -> TransactionCompletion
+    ) async throws {
+        try await writeWithoutTransaction { db in try db.inTransaction(kind) { try body(db) } }
+    }
+
+    /// Runs `body` inside a savepoint: released when it returns `.commit`, rolled back when it
+    /// returns `.rollback` or throws (the error then propagates).
+    public func inSavePoint(_ body: (Database) throws -> TransactionCompletion) throws {
+        try writeWithoutTransaction { db in try db.inSavePoint { try body(db) } }
+    }
+
     /// Runs `body` in an immediate transaction that commits when it returns and rolls back when it
     /// throws; returns its value.
     ///
@@ -48,9 +80,7 @@ extension DatabaseWriter {
     /// ```
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try writeWithoutTransaction { db in
-            try db.runTransaction(.immediate) { db, _ in try body(db) }
-        }
+        try writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` as ``write(_:)-swift.method`` does, without blocking the calling task's thread.
@@ -60,11 +90,13 @@ extension DatabaseWriter {
     /// ```
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writeWithoutTransaction { db in
-            try db.runTransaction(.immediate) { db, _ in try body(db) }
-        }
+        try await writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
     }
+}
 
+// MARK: - FMDB's names
+
+extension DatabaseWriter {
     /// FMDB's name for ``writeWithoutTransaction(_:)-swift.method``: runs `body` with the writing
     /// connection, outside any transaction.
     @discardableResult
@@ -72,79 +104,75 @@ extension DatabaseWriter {
         try writeWithoutTransaction(body)
     }
 
-    /// Runs `body` in a transaction of `kind`. Setting the flag rolls back instead of committing;
-    /// a thrown error rolls back and propagates. Returns `body`'s value either way.
+    /// FMDB's transaction block: runs `body` in a transaction of `kind`; setting the flag rolls back
+    /// instead of committing, a thrown error rolls back and propagates. Returns `body`'s value
+    /// either way. An alias of the completion form of `inTransaction(_:_:)`.
     @discardableResult
     public func inTransaction<T>(_ kind: TransactionKind, _ body: (Database, inout Bool) throws -> T) throws -> T {
-        try writeWithoutTransaction { db in try db.runTransaction(kind, body) }
-    }
-
-    /// Runs `body` in an exclusive transaction (FMDB's default); see ``inTransaction(_:_:)``.
-    @discardableResult
-    public func inTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
-        try inTransaction(.exclusive, body)
-    }
-
-    /// Runs `body` in a deferred transaction; see ``inTransaction(_:_:)``.
-    @discardableResult
-    public func inDeferredTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
-        try inTransaction(.deferred, body)
-    }
-
-    /// Runs `body` in an immediate transaction; see ``inTransaction(_:_:)``.
-    @discardableResult
-    public func inImmediateTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
-        try inTransaction(.immediate, body)
-    }
-
-    /// Runs `body` in an exclusive transaction; see ``inTransaction(_:_:)``.
-    @discardableResult
-    public func inExclusiveTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
-        try inTransaction(.exclusive, body)
-    }
-
-    /// Runs `body` inside a savepoint: released when it returns, rolled back when it sets the flag
-    /// or throws (the error then propagates). Returns `body`'s value.
-    @discardableResult
-    public func inSavePoint<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
-        try writeWithoutTransaction { db in try db.runSavePoint(body) }
-    }
-
-    /// Runs `body` in a transaction of `kind` without blocking the calling task's thread; see
-    /// ``inTransaction(_:_:)``.
-    @discardableResult
-    public func inTransaction<T: Sendable>(
-        _ kind: TransactionKind = .exclusive,
-        _ body: @escaping @Sendable (Database, inout Bool) throws -> T
-    ) async throws -> T {
-        try await writeWithoutTransaction { db in try db.runTransaction(kind, body) }
-    }
-}
-
-// MARK: - Transaction blocks with FMDB's rollback flag
-
-extension Database {
-    /// Runs `body` in a transaction of `kind`: commits unless it sets the flag or throws.
-    func runTransaction<T>(_ kind: TransactionKind, _ body: (Database, inout Bool) throws -> T) throws -> T {
         var result: T?
-        try inTransaction(kind) { () throws -> TransactionCompletion in
+        try inTransaction(kind) { (db: Database) throws -> TransactionCompletion in
             var rollback = false
-            result = try body(self, &rollback)
+            result = try body(db, &rollback)
             return rollback ? .rollback : .commit
         }
         guard let result else { throw DatabaseError.misuse("the transaction block produced no value") }
         return result
     }
 
-    /// Runs `body` in a savepoint: released unless it sets the flag or throws.
-    func runSavePoint<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
+    /// FMDB's `inTransaction`, exclusive as in FMDB; see the rollback-flag form of `inTransaction(_:_:)`.
+    @discardableResult
+    public func inTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
+        try inTransaction(.exclusive, body)
+    }
+
+    /// FMDB's `inDeferredTransaction`; see the rollback-flag form of `inTransaction(_:_:)`.
+    @discardableResult
+    public func inDeferredTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
+        try inTransaction(.deferred, body)
+    }
+
+    /// FMDB's `inImmediateTransaction`; see the rollback-flag form of `inTransaction(_:_:)`.
+    @discardableResult
+    public func inImmediateTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
+        try inTransaction(.immediate, body)
+    }
+
+    /// FMDB's `inExclusiveTransaction`; see the rollback-flag form of `inTransaction(_:_:)`.
+    @discardableResult
+    public func inExclusiveTransaction<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
+        try inTransaction(.exclusive, body)
+    }
+
+    /// FMDB's savepoint block: released when it returns, rolled back when it sets the flag or
+    /// throws (the error then propagates). Returns `body`'s value.
+    @discardableResult
+    public func inSavePoint<T>(_ body: (Database, inout Bool) throws -> T) throws -> T {
         var result: T?
-        try inSavePoint { () throws -> TransactionCompletion in
+        try inSavePoint { (db: Database) throws -> TransactionCompletion in
             var rollback = false
-            result = try body(self, &rollback)
+            result = try body(db, &rollback)
             return rollback ? .rollback : .commit
         }
         guard let result else { throw DatabaseError.misuse("the savepoint block produced no value") }
         return result
+    }
+
+    /// FMDB's transaction block without blocking the calling task's thread, exclusive by default
+    /// as in FMDB; see the rollback-flag form of `inTransaction(_:_:)`.
+    @discardableResult
+    public func inTransaction<T: Sendable>(
+        _ kind: TransactionKind = .exclusive,
+        _ body: @escaping @Sendable (Database, inout Bool) throws -> T
+    ) async throws -> T {
+        try await writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(kind) { () throws -> TransactionCompletion in
+                var rollback = false
+                result = try body(db, &rollback)
+                return rollback ? .rollback : .commit
+            }
+            guard let result else { throw DatabaseError.misuse("the transaction block produced no value") }
+            return result
+        }
     }
 }
