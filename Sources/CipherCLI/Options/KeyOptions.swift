@@ -16,6 +16,20 @@ enum KeySource: Sendable, Equatable {
     case rawKeyFile(String)
     /// A key id in the keystore.
     case keystore(id: String)
+
+    /// The sources named by one group of key flags, in the order a single one is picked.
+    static func named(
+        environment: String?, file: String?, descriptor: Int32?, standardInput: Bool, rawKeyFile: String?, keyID: String?
+    ) -> [KeySource] {
+        var sources: [KeySource] = []
+        if let environment { sources.append(.environment(environment)) }
+        if let file { sources.append(.file(file)) }
+        if let descriptor { sources.append(.descriptor(descriptor)) }
+        if standardInput { sources.append(.standardInput) }
+        if let rawKeyFile { sources.append(.rawKeyFile(rawKeyFile)) }
+        if let keyID { sources.append(.keystore(id: keyID)) }
+        return sources
+    }
 }
 
 /// A key ready to hand to the database, with settings that come with it (keystore keys carry a page size).
@@ -101,14 +115,13 @@ public struct KeyOptions: ParsableArguments {
     public init() {}
 
     /// The chosen source, or `nil` when no key flag was given.
-    var source: KeySource? {
-        if let passphraseEnv { return .environment(passphraseEnv) }
-        if let passphraseFile { return .file(passphraseFile) }
-        if let passphraseFD { return .descriptor(passphraseFD) }
-        if passphraseStdin { return .standardInput }
-        if let rawKeyFile { return .rawKeyFile(rawKeyFile) }
-        if let keyID { return .keystore(id: keyID) }
-        return nil
+    var source: KeySource? { sources.first }
+
+    /// Every source the flags name (more than one is a usage error).
+    private var sources: [KeySource] {
+        KeySource.named(
+            environment: passphraseEnv, file: passphraseFile, descriptor: passphraseFD,
+            standardInput: passphraseStdin, rawKeyFile: rawKeyFile, keyID: keyID)
     }
 
     /// Whether any key flag was given.
@@ -132,10 +145,7 @@ public struct KeyOptions: ParsableArguments {
 
     /// Checks that at most one key source is named.
     public func validate() throws {
-        let count = [
-            passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
-            rawKeyFile != nil, keyID != nil,
-        ].filter { $0 }.count
+        let count = sources.count
         if let cipherCompat, cipherCompat != 3, cipherCompat != 4 { throw ValidationError("--cipher-compat takes 3 or 4") }
         guard count <= 1 else {
             throw ValidationError(
@@ -186,14 +196,13 @@ public struct NewKeyOptions: ParsableArguments {
     public init() {}
 
     /// The chosen source, or `nil` when no new-key flag was given.
-    var source: KeySource? {
-        if let passphraseEnv { return .environment(passphraseEnv) }
-        if let passphraseFile { return .file(passphraseFile) }
-        if let passphraseFD { return .descriptor(passphraseFD) }
-        if passphraseStdin { return .standardInput }
-        if let rawKeyFile { return .rawKeyFile(rawKeyFile) }
-        if let keyID { return .keystore(id: keyID) }
-        return nil
+    var source: KeySource? { sources.first }
+
+    /// Every source the flags name (more than one is a usage error).
+    private var sources: [KeySource] {
+        KeySource.named(
+            environment: passphraseEnv, file: passphraseFile, descriptor: passphraseFD,
+            standardInput: passphraseStdin, rawKeyFile: rawKeyFile, keyID: keyID)
     }
 
     /// Whether any new-key flag was given.
@@ -201,10 +210,7 @@ public struct NewKeyOptions: ParsableArguments {
 
     /// Checks that at most one source is named.
     public func validate() throws {
-        let count = [
-            passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, passphraseStdin,
-            rawKeyFile != nil, keyID != nil,
-        ].filter { $0 }.count
+        let count = sources.count
         guard count <= 1 else {
             throw ValidationError(
                 "give one new key source: --new-passphrase-env, --new-passphrase-file, --new-passphrase-fd, --new-passphrase-stdin, --new-raw-key-file or --new-key-id"

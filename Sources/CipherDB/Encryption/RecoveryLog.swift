@@ -34,15 +34,8 @@ enum RecoveryLog {
     /// Records are read up to the first one whose checksum fails, as SQLite's playback does.
     static func hotJournalRecords(databasePath: String) throws(DatabaseError) -> [JournalRecord]? {
         let path = DatabaseFile.journalPath(databasePath)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw DatabaseFile.fileError("cannot open", path)
-        }
+        guard let (descriptor, size) = try openIfPresent(path) else { return nil }
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
-        let size = Int(status.st_size)
         let header = try DatabaseFile.read(descriptor: descriptor, offset: 0, count: 28, path: path)
         guard header.count == 28, Array(header.prefix(8)) == journalMagic else { return nil }
         guard !isWriterActive(databasePath: databasePath) else { return nil }
@@ -134,15 +127,8 @@ enum RecoveryLog {
     /// (SQLite then ignores it).
     static func writeAheadLog(databasePath: String) throws(DatabaseError) -> WALContents? {
         let path = DatabaseFile.walPath(databasePath)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw DatabaseFile.fileError("cannot open", path)
-        }
+        guard let (descriptor, size) = try openIfPresent(path) else { return nil }
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
-        let size = Int(status.st_size)
         let header = try DatabaseFile.read(descriptor: descriptor, offset: 0, count: 32, path: path)
         guard header.count == 32 else { return nil }
         let magic = bigEndian32(header, 0)
@@ -235,6 +221,21 @@ enum RecoveryLog {
     }
 
     // MARK: - Bytes
+
+    /// The open file at `path` and its size, or `nil` when there is none.
+    private static func openIfPresent(_ path: String) throws(DatabaseError) -> (descriptor: Int32, size: Int)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw DatabaseFile.fileError("cannot open", path)
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            close(descriptor)
+            throw DatabaseFile.fileError("cannot read the size of", path)
+        }
+        return (descriptor, Int(status.st_size))
+    }
 
     static func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
         UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])

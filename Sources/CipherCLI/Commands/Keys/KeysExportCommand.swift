@@ -27,19 +27,7 @@ struct KeysExportCommand: ParsableCommand {
     @Option(name: .customLong("version"), help: ArgumentHelp("The version to export (default: the primary).", valueName: "N"))
     var version: Int?
 
-    @Option(
-        name: .customLong("transfer-passphrase-env"),
-        help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
-    var transferEnv: String?
-
-    @Option(
-        name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
-    var transferFile: String?
-
-    @Option(
-        name: .customLong("transfer-passphrase-fd"),
-        help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
-    var transferFD: Int32?
+    @OptionGroup(title: "Transfer passphrase") var transfer: TransferPassphraseOptions
 
     @Option(name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for the transfer key (default 17).", valueName: "N"))
     var scryptLog2N: Int = 17
@@ -54,15 +42,13 @@ struct KeysExportCommand: ParsableCommand {
         let output = try OutputFile(path: destination, force: force)
         defer { output.discard() }
         let store = try keystore.open()
-        let transfer = try PassphraseFlags.read(
-            prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
-            prompt: "Transfer passphrase: ", confirm: true)
+        let transferPassphrase = try transfer.read(confirm: true)
         let scrypt: ScryptParameters
         do { scrypt = try ScryptParameters(log2N: scryptLog2N, r: 8, p: 1) } catch {
             throw CLIError.usage("--scrypt-log2n \(scryptLog2N): \(error.description)")
         }
         let bundle: KeyExportBundle
-        do { bundle = try store.exportKey(id: id, version: version, transferPassphrase: transfer, scrypt: scrypt) } catch {
+        do { bundle = try store.exportKey(id: id, version: version, transferPassphrase: transferPassphrase, scrypt: scrypt) } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }
         try output.write(bundle.armored)

@@ -30,19 +30,7 @@ struct KeysImportCommand: ParsableCommand {
     @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size for a new entry (default 4096).", valueName: "N"))
     var pageSize: Int?
 
-    @Option(
-        name: .customLong("transfer-passphrase-env"),
-        help: ArgumentHelp("Read the transfer passphrase from environment variable VAR.", valueName: "VAR"))
-    var transferEnv: String?
-
-    @Option(
-        name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
-    var transferFile: String?
-
-    @Option(
-        name: .customLong("transfer-passphrase-fd"),
-        help: ArgumentHelp("Read the transfer passphrase from inherited descriptor N.", valueName: "N"))
-    var transferFD: Int32?
+    @OptionGroup(title: "Transfer passphrase") var transfer: TransferPassphraseOptions
 
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
@@ -55,14 +43,12 @@ struct KeysImportCommand: ParsableCommand {
         let bundle: KeyExportBundle
         do { bundle = try KeyExportBundle(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
         let store = try keystore.open()
-        let transfer = try PassphraseFlags.read(
-            prefix: "transfer-passphrase", env: transferEnv, file: transferFile, fd: transferFD,
-            prompt: "Transfer passphrase: ", confirm: false)
+        let transferPassphrase = try transfer.read(confirm: false)
         var settings = Keystore.defaultDatabaseSettings
         if let pageSize { settings.pageSize = pageSize }
         do {
             let info = try store.importKey(
-                bundle: bundle, transferPassphrase: transfer, id: id ?? bundle.id,
+                bundle: bundle, transferPassphrase: transferPassphrase, id: id ?? bundle.id,
                 version: version ?? bundle.version, settings: settings)
             common.info("imported '\(info.id)' version \(version ?? bundle.version) into \(keystore.path)")
         } catch {
