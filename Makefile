@@ -53,6 +53,7 @@ asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
+	LSAN_OPTIONS="suppressions=$(CURDIR)/tools/sanitizers/lsan.supp" \
 	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan \
 		--filter 'CipherCryptoTests|PageVerifierTests|WrongKeyRecoveryTests|RekeyFaultTests|ReencryptTests|CLITests'
 
