@@ -61,7 +61,7 @@ struct ResolvedKey {
 ///
 /// There is deliberately no flag that takes a secret as its value: argv is visible to every user
 /// of the machine (`ps`, `/proc/<pid>/cmdline`).
-public struct KeyOptions: ParsableArguments {
+public struct KeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--passphrase-env VAR`.
     @Option(name: .customLong("passphrase-env"), help: ArgumentHelp("Read the passphrase from environment variable VAR.", valueName: "VAR"))
     var passphraseEnv: String?
@@ -114,19 +114,6 @@ public struct KeyOptions: ParsableArguments {
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
-    /// The chosen source, or `nil` when no key flag was given.
-    var source: KeySource? { sources.first }
-
-    /// Every source the flags name (more than one is a usage error).
-    private var sources: [KeySource] {
-        KeySource.named(
-            environment: passphraseEnv, file: passphraseFile, descriptor: passphraseFD,
-            standardInput: passphraseStdin, rawKeyFile: rawKeyFile, keyID: keyID)
-    }
-
-    /// Whether any key flag was given.
-    var isGiven: Bool { source != nil }
-
     /// The settings to open the database with: the `--cipher-compat` preset, then the explicit values.
     var settings: CipherSettings {
         var settings = CipherSettings()
@@ -159,7 +146,7 @@ public struct KeyOptions: ParsableArguments {
 }
 
 /// The flags that name a new key: the same sources as ``KeyOptions`` with `new-` in front.
-public struct NewKeyOptions: ParsableArguments {
+public struct NewKeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--new-passphrase-env VAR`.
     @Option(
         name: .customLong("new-passphrase-env"),
@@ -195,19 +182,6 @@ public struct NewKeyOptions: ParsableArguments {
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
-    /// The chosen source, or `nil` when no new-key flag was given.
-    var source: KeySource? { sources.first }
-
-    /// Every source the flags name (more than one is a usage error).
-    private var sources: [KeySource] {
-        KeySource.named(
-            environment: passphraseEnv, file: passphraseFile, descriptor: passphraseFD,
-            standardInput: passphraseStdin, rawKeyFile: rawKeyFile, keyID: keyID)
-    }
-
-    /// Whether any new-key flag was given.
-    var isGiven: Bool { source != nil }
-
     /// Checks that at most one source is named.
     public func validate() throws {
         let count = sources.count
@@ -221,6 +195,32 @@ public struct NewKeyOptions: ParsableArguments {
     /// The flags that give a new key, for error messages.
     static let flagList =
         "give the new key with --new-passphrase-env VAR, --new-passphrase-file PATH, --new-passphrase-fd N, --new-passphrase-stdin, --new-raw-key-file PATH or --new-key-id ID"
+}
+
+/// One family of key flags (`--passphrase-env` … `--key-id`, or the same with `new-`): the same
+/// sources under two prefixes, picked by one rule.
+protocol KeyFlagGroup {
+    var passphraseEnv: String? { get }
+    var passphraseFile: String? { get }
+    var passphraseFD: Int32? { get }
+    var passphraseStdin: Bool { get }
+    var rawKeyFile: String? { get }
+    var keyID: String? { get }
+}
+
+extension KeyFlagGroup {
+    /// The chosen source, or `nil` when no flag of the group was given.
+    var source: KeySource? { sources.first }
+
+    /// Every source the flags name (more than one is a usage error).
+    var sources: [KeySource] {
+        KeySource.named(
+            environment: passphraseEnv, file: passphraseFile, descriptor: passphraseFD,
+            standardInput: passphraseStdin, rawKeyFile: rawKeyFile, keyID: keyID)
+    }
+
+    /// Whether any flag of the group was given.
+    var isGiven: Bool { source != nil }
 }
 
 // MARK: - Resolving keys
