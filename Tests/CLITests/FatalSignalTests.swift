@@ -17,9 +17,15 @@ final class FatalSignalTests: CLITestCase {
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
             process.standardError = errors
+            let collected = CollectedText()
+            errors.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData) }
             try process.run()
-            input.fileHandleForWriting.write(Data("SELECT 1;\n".utf8))
-            Thread.sleep(forTimeInterval: 0.5)  // the shell now waits in read(2) for the next line
+            // A statement that fails: its error comes on stderr at once, so the shell has started
+            // (its handlers are in place) and now waits in read(2) for the next line.
+            input.fileHandleForWriting.write(Data("SELEC 1;\n".utf8))
+            let ready = Date().addingTimeInterval(20)
+            while !collected.text.contains("error") && Date() < ready { Thread.sleep(forTimeInterval: 0.02) }
+            XCTAssertTrue(collected.text.contains("error"), "the shell did not answer: \(collected.text)")
             kill(process.processIdentifier, signal)
             let deadline = Date().addingTimeInterval(10)
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
@@ -30,11 +36,30 @@ final class FatalSignalTests: CLITestCase {
             process.waitUntilExit()
             XCTAssertEqual(process.terminationReason, .uncaughtSignal, "signal \(signal)")
             XCTAssertEqual(process.terminationStatus, signal)
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            errors.fileHandleForReading.readabilityHandler = nil
+            let text = collected.text + String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             XCTAssertTrue(text.contains("stopped by a fatal signal"), text)
             XCTAssertFalse(text.contains("Registers"), text)
             XCTAssertFalse(text.contains("Backtrac"), text)
             try? input.fileHandleForWriting.close()
         }
+    }
+}
+
+/// Text gathered from a pipe on another thread.
+final class CollectedText: @unchecked Sendable {  // storage is guarded by lock
+    private let lock = NSLock()
+    private var storage = ""
+
+    func append(_ data: Data) {
+        lock.lock()
+        storage += String(decoding: data, as: UTF8.self)
+        lock.unlock()
+    }
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
     }
 }
