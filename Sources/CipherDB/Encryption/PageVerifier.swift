@@ -181,7 +181,7 @@ public struct PageVerifier: Sendable {
         let mac = try makeMAC()
         for number in 1...2 {
             for pageSize in candidates {
-                var bytes = try Self.read(path: path, offset: (number - 1) * pageSize, count: pageSize)
+                var bytes = try DatabaseFile.read(path: path, offset: (number - 1) * pageSize, count: pageSize)
                 if number == 1, let recovered = try RecoveryLog.recoveredPageOne(databasePath: path, pageSize: pageSize) {
                     bytes = recovered.page
                 }
@@ -201,10 +201,10 @@ public struct PageVerifier: Sendable {
     /// - Parameter progress: called now and then with pages done and pages in all.
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Self.fileError("cannot open", path) }
+        guard descriptor >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw Self.fileError("cannot read the size of", path) }
+        guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let fileSize = Int(status.st_size)
         let pageSize = layout.pageSize
         let pageCount = (fileSize + pageSize - 1) / pageSize
@@ -218,7 +218,7 @@ public struct PageVerifier: Sendable {
         while pageNumber <= pageCount {
             let offset = (pageNumber - 1) * pageSize
             let wanted = min(buffer.count, fileSize - offset)
-            let got = try Self.readFully(descriptor, into: buffer, count: wanted, offset: offset, path: path)
+            let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: offset, path: path)
             let pagesInChunk = (got + pageSize - 1) / pageSize
             let chunk = UnsafeRawBufferPointer(buffer)
             do {
@@ -340,21 +340,6 @@ public struct PageVerifier: Sendable {
             }
             return salt
         }
-    }
-
-    static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
-        try DatabaseFile.read(path: path, offset: offset, count: count)
-    }
-
-    static func readFully(
-        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, offset: Int,
-        path: String
-    ) throws(DatabaseError) -> Int {
-        try DatabaseFile.readFully(descriptor, into: buffer, count: count, offset: offset, path: path)
-    }
-
-    static func fileError(_ what: String, _ path: String) -> DatabaseError {
-        DatabaseFile.fileError(what, path)
     }
 
     static func cryptoError(_ error: CryptoError) -> DatabaseError {
