@@ -56,13 +56,22 @@ public struct CipherDBCommand: ParsableCommand {
 
 /// The entry point of the `cipherdb` executable.
 public enum CipherDBTool {
+    /// The process's arguments with every byte kept (``PathBytes``): Swift's own decoding replaces
+    /// bytes that are not UTF-8 with U+FFFD, which names another file.
+    static func rawArguments() -> [String] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return "" }
+            return PathBytes.string(fromBytes: UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) })
+        }
+    }
+
     /// Hardens the process, parses `arguments` (default: the process's), runs the command and exits
     /// with its status. Errors are printed on stderr with a hint and the documented exit code.
     public static func main(_ arguments: [String]? = nil) -> Never {
         Hardening.apply()
         let status: Int32
         do {
-            var command = try CipherDBCommand.parseAsRoot(arguments)
+            var command = try CipherDBCommand.parseAsRoot(arguments ?? rawArguments())
             try command.run()
             status = ExitStatus.ok.rawValue
         } catch let error as CLIError {

@@ -44,8 +44,8 @@ struct CreateCommand: ParsableCommand {
     func run() throws {
         let schemaSQL: String?
         if let schema {
-            guard let text = try? String(contentsOfFile: schema, encoding: .utf8) else {
-                throw FileManager.default.fileExists(atPath: schema)
+            guard let bytes = PathBytes.contents(of: schema), let text = String(validating: bytes, as: UTF8.self) else {
+                throw PathBytes.access(schema, F_OK) == 0
                     ? CLIError(.ioError, "cannot read \(schema) as UTF-8 text")
                     : CLIError.missingInput(schema, what: "schema file")
             }

@@ -91,7 +91,8 @@ struct VerifyCommand: ParsableCommand {
     /// match it (the new key of an interrupted rekey, say) is a wrong key, and nothing is touched.
     private func rollBackInterruptedWrite(resolved: ResolvedKey, settings: CipherSettings) throws(CLIError) {
         let journal = database + "-journal"
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: journal))?[.size] as? Int, size > 0 else { return }
+        var status = stat()
+        guard PathBytes.stat(journal, &status) == 0, status.st_size > 0 else { return }
         common.info("\(journal) holds an interrupted write: opening \(database) once to roll it back before checking")
         let db = Database(path: database)
         defer { db.close() }

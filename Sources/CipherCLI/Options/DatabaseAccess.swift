@@ -16,7 +16,7 @@ extension DatabaseFile {
         do { file = try DatabaseFile(path: path) } catch {
             // A folder or device is the wrong kind of input; anything else could not be read.
             var status = stat()
-            let isNotAFile = stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
+            let isNotAFile = PathBytes.stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
             throw CLIError(isNotAFile ? .dataError : .ioError, error.message)
         }
         guard file.kind != .missing else { throw CLIError.missingInput(path, what: "database") }

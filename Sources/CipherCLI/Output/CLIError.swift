@@ -23,7 +23,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "cipherdb: \(message)"
         if let hint { text += "\n  hint: \(hint)" }
-        return text
+        // Paths that are not UTF-8 show their odd bytes as \xNN.
+        return PathBytes.display(text)
     }
 
     /// A usage error.

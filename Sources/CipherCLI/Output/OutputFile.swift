@@ -31,15 +31,16 @@ struct OutputFile {
     /// - Throws: 73 if `path` exists without `force`, is a directory, or its folder is missing or read-only.
     init(path: String, force: Bool) throws(CLIError) {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { throw CLIError(.cannotCreate, "\(path) is a directory") }
+        var status = stat()
+        if PathBytes.stat(path, &status) == 0 {
+            if status.st_mode & S_IFMT == S_IFDIR { throw CLIError(.cannotCreate, "\(path) is a directory") }
             if !force { throw CLIError.outputExists(path) }
         }
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        let directory = PathBytes.folder(of: path)
+        guard PathBytes.stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
             throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) does not exist")
         }
-        guard access(directory, W_OK) == 0 else {
+        guard PathBytes.access(directory, W_OK) == 0 else {
             throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) is not writable")
         }
         PendingFile.removeStaleTemporaries(beside: path)
@@ -57,7 +58,7 @@ struct OutputFile {
         do {
             try pending.publish(replacing: force)
         } catch {
-            if !force, FileManager.default.fileExists(atPath: path) { throw CLIError.outputExists(path) }
+            if !force, PathBytes.access(path, F_OK) == 0 { throw CLIError.outputExists(path) }
             throw CLIError(error.kind == .diskFull ? .ioError : .cannotCreate, error.message)
         }
     }

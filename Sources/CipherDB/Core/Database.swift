@@ -128,13 +128,13 @@ public final class Database {
         _ = try Self.requireSQLCipher()
         // A file SQLite would create gets mode 0600 first, whatever the umask: SQLite gives its
         // journal, WAL and shared-memory files the database file's mode.
-        if flags.contains(.create), !flags.contains(.uri), isFileBacked, let path, access(path, F_OK) != 0 {
-            do { try DurableFile.createPrivate(path) } catch  where access(path, F_OK) == 0 {
+        if flags.contains(.create), !flags.contains(.uri), isFileBacked, let path, PathBytes.access(path, F_OK) != 0 {
+            do { try DurableFile.createPrivate(path) } catch  where PathBytes.access(path, F_OK) == 0 {
                 // Created by someone else meanwhile: SQLite opens theirs.
             }
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(sqlitePath, &handle, flags.rawValue, nil)
+        let code = PathBytes.withCString(sqlitePath) { sqlite3_open_v2($0, &handle, flags.rawValue, nil) }
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close(handle)

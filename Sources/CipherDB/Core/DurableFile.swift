@@ -14,21 +14,21 @@ enum DurableFile {
     /// followed), readable and writable by the owner only (mode 0600, set with `fchmod` so the
     /// umask cannot widen or narrow it).
     static func createPrivate(_ path: String) throws(DatabaseError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let descriptor = PathBytes.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw DatabaseError(kind: .fileError, message: "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         guard fchmod(descriptor, 0o600) == 0 else {
             let reason = String(cString: strerror(errno))
-            unlink(path)
+            PathBytes.unlink(path)
             throw DatabaseError(kind: .fileError, message: "cannot set the mode of \(path): \(reason)")
         }
     }
 
     /// `fsync` of a file or directory.
     static func sync(path: String) throws(DatabaseError) {
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = PathBytes.open(path, O_RDONLY)
         guard descriptor >= 0 else {
             throw DatabaseError(kind: .fileError, message: "cannot open \(path) to flush it: \(String(cString: strerror(errno)))")
         }
@@ -41,7 +41,7 @@ enum DurableFile {
     /// Free bytes for unprivileged writers on the file system that holds `path`, or `nil` when unknown.
     static func availableBytes(at path: String) -> Int? {
         var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return nil }
+        guard PathBytes.statvfs(path, &info) == 0 else { return nil }
         return Int(info.f_bavail) * Int(info.f_frsize)
     }
 
@@ -64,7 +64,7 @@ enum DurableFile {
     /// journal or WAL, or a replacement file).
     static func hasFreeSpace(forRewriteOf path: String) -> Bool {
         var status = stat()
-        guard stat(path, &status) == 0 else { return true }
+        guard PathBytes.stat(path, &status) == 0 else { return true }
         return hasRoom(for: Int(status.st_size), in: PendingFile.directory(of: path))
     }
 

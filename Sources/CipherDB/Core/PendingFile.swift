@@ -47,13 +47,13 @@ public final class PendingFile {
     /// - Throws: `fileError` when the folder is missing or not writable.
     public init(beside targetPath: String, anonymous: Bool = true) throws(DatabaseError) {
         let directory = Self.directory(of: targetPath)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var folder = stat()
+        guard PathBytes.stat(directory, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR else {
             throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): the folder \(directory) does not exist")
         }
         self.targetPath = targetPath
         #if os(Linux)
-        let anonymousDescriptor = anonymous ? open(directory, Self.openAnonymousFlag | O_RDWR | O_CLOEXEC, 0o600) : -1
+        let anonymousDescriptor = anonymous ? PathBytes.open(directory, Self.openAnonymousFlag | O_RDWR | O_CLOEXEC, 0o600) : -1
         if anonymousDescriptor >= 0, Database.anonymousFilesReachSQLite, access("/proc/self/fd/\(anonymousDescriptor)", R_OK) == 0 {
             fchmod(anonymousDescriptor, 0o600)
             descriptor = anonymousDescriptor
@@ -64,7 +64,7 @@ public final class PendingFile {
         if anonymousDescriptor >= 0 { close(anonymousDescriptor) }
         #endif
         let named = Self.temporaryName(for: targetPath)
-        let fd = open(named, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = PathBytes.open(named, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): \(String(cString: strerror(errno)))")
         }
@@ -89,20 +89,20 @@ public final class PendingFile {
         let linkedName: String
         if isAnonymous {
             linkedName = replacing ? Self.temporaryName(for: targetPath) : targetPath
-            guard linkat(AT_FDCWD, accessPath, AT_FDCWD, linkedName, AT_SYMLINK_FOLLOW) == 0 else {
+            guard PathBytes.link(accessPath, linkedName, followingLinks: true) == 0 else {
                 throw Self.error("cannot create", targetPath)
             }
         } else if replacing {
             linkedName = accessPath
         } else {
-            guard link(accessPath, targetPath) == 0 else { throw Self.error("cannot create", targetPath) }
-            unlink(accessPath)
+            guard PathBytes.link(accessPath, targetPath) == 0 else { throw Self.error("cannot create", targetPath) }
+            PathBytes.unlink(accessPath)
             linkedName = targetPath
         }
         if replacing {
-            guard rename(linkedName, targetPath) == 0 else {
+            guard PathBytes.rename(linkedName, targetPath) == 0 else {
                 let failure = Self.error("cannot replace", targetPath)
-                unlink(linkedName)
+                PathBytes.unlink(linkedName)
                 throw failure
             }
         }
@@ -135,7 +135,7 @@ public final class PendingFile {
         guard !isFinished else { return }
         isFinished = true
         if !isAnonymous {
-            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(accessPath + suffix) }
+            for suffix in ["", "-journal", "-wal", "-shm"] { PathBytes.unlink(accessPath + suffix) }
         }
         close(descriptor)
     }
@@ -169,25 +169,24 @@ public final class PendingFile {
     public static func removeStaleTemporaries(beside targetPath: String) {
         let directory = directory(of: targetPath)
         let prefix = temporaryPrefix(for: targetPath)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        guard let names = PathBytes.names(inFolder: directory) else { return }
         for name in names where name.hasPrefix(prefix) && !name.hasSuffix("-journal") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm")
         {
             let path = directory + "/" + name
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            let fd = PathBytes.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
             defer { close(fd) }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
-            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
+            for suffix in ["", "-journal", "-wal", "-shm"] { PathBytes.unlink(path + suffix) }
         }
     }
 
     static func directory(of path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        return url.deletingLastPathComponent().path
+        PathBytes.folder(of: path)
     }
 
     static func baseName(of path: String) -> String {
-        URL(fileURLWithPath: path).lastPathComponent
+        PathBytes.lastComponent(of: path)
     }
 
     private static func error(_ what: String, _ path: String) -> DatabaseError {

@@ -19,7 +19,7 @@ extension Database {
     ///   from the copy; the verification's error.
     public func export(to targetPath: String, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
         try checkCanExport(key: key, settings: settings)
-        guard !FileManager.default.fileExists(atPath: targetPath) else {
+        guard PathBytes.access(targetPath, F_OK) != 0 else {
             throw DatabaseError(kind: .fileError, message: "the export target \(targetPath) exists: exports never replace a file")
         }
         PendingFile.removeStaleTemporaries(beside: targetPath)
@@ -226,7 +226,13 @@ extension Database {
         let prepared = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
         defer { sqlite3_finalize(compiled) }
         guard prepared == SQLITE_OK, let compiled else { throw error(code: prepared, sql: sql) }
-        _ = Statement.bind(.text(path), at: 1, to: compiled)
+        // The path's bytes as they are (``PathBytes``): SQLite takes a file name as bytes too.
+        let pathBytes = PathBytes.bytes(of: path)
+        _ = pathBytes.withUnsafeBufferPointer { buffer in
+            sqlite3_bind_text(
+                compiled, 1, UnsafeRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                Int32(buffer.count), cipherdb_sqlite_transient())
+        }
         // The key is bound from its zeroized buffer without a copy (SQLITE_STATIC): it lives
         // until the statement is finalized at the end of this scope.
         let bound: Int32

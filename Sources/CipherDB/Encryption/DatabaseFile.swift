@@ -48,7 +48,7 @@ public struct DatabaseFile: Sendable, Equatable {
     public init(path: String) throws(DatabaseError) {
         self.path = path
         var status = stat()
-        guard stat(path, &status) == 0 else {
+        guard PathBytes.stat(path, &status) == 0 else {
             guard errno == ENOENT || errno == ENOTDIR else { throw Self.fileError("cannot read", path) }
             (kind, size, salt) = (.missing, 0, nil)
             return
@@ -87,7 +87,7 @@ public struct DatabaseFile: Sendable, Equatable {
 
     /// Up to `count` bytes at `offset` of the file at `path` (fewer at the end of the file).
     static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw fileError("cannot open", path) }
         defer { close(descriptor) }
         return try read(descriptor: descriptor, offset: offset, count: count, path: path)

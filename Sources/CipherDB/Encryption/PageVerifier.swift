@@ -200,7 +200,7 @@ public struct PageVerifier: Sendable {
     ///
     /// - Parameter progress: called now and then with pages done and pages in all.
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
         defer { close(descriptor) }
         var status = stat()

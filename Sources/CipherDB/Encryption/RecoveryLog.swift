@@ -73,7 +73,7 @@ enum RecoveryLog {
     /// Whether another process holds the RESERVED lock of the database: its journal then belongs
     /// to a transaction in progress, not to a crash.
     static func isWriterActive(databasePath: String) -> Bool {
-        let descriptor = open(databasePath, O_RDONLY | O_CLOEXEC)
+        let descriptor = PathBytes.open(databasePath, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var lock = flock()
@@ -224,7 +224,7 @@ enum RecoveryLog {
 
     /// The open file at `path` and its size, or `nil` when there is none.
     private static func openIfPresent(_ path: String) throws(DatabaseError) -> (descriptor: Int32, size: Int)? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
             throw DatabaseFile.fileError("cannot open", path)

@@ -248,7 +248,7 @@ struct KeystoreFile {
 
     /// Reads the whole file, refusing anything larger than ``maximumFileLength``.
     static func readAll(path: String) throws(KeystoreError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
             throw code == ENOENT ? .notFound(path: path) : .io(operation: "open", path: path, errno: code)
@@ -280,7 +280,7 @@ struct KeystoreFile {
             try bytes.withUnsafeBytes { buffer in Result { () throws(DatabaseError) in try pending.write(buffer) } }.get()
             try pending.publish(replacing: !exclusive)
         } catch {
-            if exclusive, access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
+            if exclusive, PathBytes.access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
             throw .database(error)
         }
     }
@@ -291,37 +291,34 @@ struct KeystoreFile {
     static func removeStaleTemporaryFiles(of path: String) {
         PendingFile.removeStaleTemporaries(beside: path)
         let prefix = "." + baseName(of: path) + ".tmp-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directoryName(of: path)) else { return }
+        guard let names = PathBytes.names(inFolder: directoryName(of: path)) else { return }
         for name in names where name.hasPrefix(prefix) {
-            unlink(directoryName(of: path) + "/" + name)
+            PathBytes.unlink(directoryName(of: path) + "/" + name)
         }
     }
 
     static func syncDirectory(_ directory: String) throws(KeystoreError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = PathBytes.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(operation: "open directory", path: directory, errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw .io(operation: "fsync directory", path: directory, errno: errno) }
     }
 
     static func directoryName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let directory = String(path[..<slash])
-        return directory.isEmpty ? "/" : directory
+        PathBytes.folder(of: path)
     }
 
     static func baseName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        PathBytes.lastComponent(of: path)
     }
 
     /// Creates `directory` and missing parents with mode 0700.
     static func makeDirectories(_ directory: String) throws(KeystoreError) {
         var isDirectory = stat()
-        if stat(directory, &isDirectory) == 0 { return }
+        if PathBytes.stat(directory, &isDirectory) == 0 { return }
         let parent = directoryName(of: directory)
         if parent != directory, parent != "." { try makeDirectories(parent) }
-        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+        guard PathBytes.mkdir(directory, 0o700) == 0 || errno == EEXIST else {
             throw .io(operation: "mkdir", path: directory, errno: errno)
         }
     }
@@ -335,7 +332,7 @@ final class KeystoreLock {
     /// Waits up to `timeout` seconds for the lock.
     init(keystorePath: String, timeout: Double) throws(KeystoreError) {
         let lockPath = keystorePath + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = PathBytes.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .io(operation: "open lock file", path: lockPath, errno: errno) }
         let deadline = Self.now() + max(0, timeout)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

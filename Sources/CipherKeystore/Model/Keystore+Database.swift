@@ -88,7 +88,7 @@ extension Keystore {
 
     /// The key that opens `path` (the primary for a file that does not exist yet).
     private func resolveKey(path: String, id: String, readOnly: Bool) throws(KeystoreError) -> (SecretBytes, CipherSettings) {
-        guard access(path, F_OK) == 0 else {
+        guard PathBytes.access(path, F_OK) == 0 else {
             return try readBody { (body) throws(KeystoreError) -> (SecretBytes, CipherSettings) in
                 let entry = body.entries[try body.entryIndex(id)]
                 return (try entry.usableKey(entry.primary), entry.cipherSettings)

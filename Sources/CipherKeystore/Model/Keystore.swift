@@ -100,7 +100,7 @@ public final class Keystore: @unchecked Sendable {
         try credential.validate()
         if case .passphrase = credential { try kdf.validate() }
         try KeystoreFile.makeDirectories(KeystoreFile.directoryName(of: path))
-        if access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
+        if PathBytes.access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
         let lock = try KeystoreLock(keystorePath: path, timeout: 30)
         let master: SecretBytes
         let keystoreID: [UInt8]

@@ -120,7 +120,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     public static func writeKeyFile(_ secret: SecretBytes, to path: String) throws(KeystoreError) {
         guard secret.count == KeystoreCredential.keyFileLength else { throw .invalidKeyMaterial("a key file holds 32 bytes") }
         var existing = stat()
-        if lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
+        if PathBytes.lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
         let text = secret.hexEncoded().appending(SecretBytes(copying: [0x0A]))
         do throws(DatabaseError) {
             let pending = try PendingFile(beside: path)
@@ -128,7 +128,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
             try text.withUnsafeBytes { bytes in Result { () throws(DatabaseError) in try pending.write(bytes) } }.get()
             try pending.publish(replacing: false)
         } catch {
-            if lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
+            if PathBytes.lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
             throw .database(error)
         }
     }
@@ -137,7 +137,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
 
     /// The whole contents of a file that group and others cannot read, untrimmed.
     private static func readPrivateFile(_ path: String, source: String) throws(SecretSourceError) -> SecretBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
             throw SecretSourceError(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CipherCrypto
+import CipherDB
 import CipherKeystore
 import Foundation
 
@@ -36,8 +37,8 @@ struct KeysImportCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: bundleFile) else { throw CLIError.missingInput(bundleFile, what: "bundle file") }
-        guard let text = try? String(contentsOfFile: bundleFile, encoding: .utf8) else {
+        guard PathBytes.access(bundleFile, F_OK) == 0 else { throw CLIError.missingInput(bundleFile, what: "bundle file") }
+        guard let bytes = PathBytes.contents(of: bundleFile), let text = String(validating: bytes, as: UTF8.self) else {
             throw CLIError(.dataError, "\(bundleFile) is not a key bundle (not text)")
         }
         let bundle: KeyExportBundle
