@@ -101,6 +101,9 @@ final class KeystoreAccess {
     /// The flags.
     let options: KeystoreOptions
     private var unlocked: Keystore?
+    /// Read locks that keep rotations out while this command uses databases opened with keystore
+    /// keys; released with this object, when the command ends.
+    private var readLocks: [KeystoreReadLock] = []
 
     /// Wraps the flags; nothing is read until a key is needed.
     init(_ options: KeystoreOptions) {
@@ -116,13 +119,15 @@ final class KeystoreAccess {
     }
 
     /// The key of `id` that opens the existing database at `path`, and the settings stored with it:
-    /// the keystore decides (``Keystore/databaseKey(forDatabaseAt:id:)``: page 1 read offline, an
-    /// interrupted rotation settled under its lock). When no version matches, the primary is
-    /// returned and the open reports the wrong key (or damage) as it would.
+    /// the keystore decides (page 1 read offline, an interrupted rotation settled under its lock),
+    /// and a read lock on the keystore keeps rotations by other processes out until this command
+    /// ends, so the key stays right while the command uses the database. When no version
+    /// matches, the primary is returned and the open reports the wrong key (or damage) as it would.
     func databaseKey(id: String, forDatabase path: String) throws(CLIError) -> ResolvedKey {
         let keystore = try keystore()
         do {
-            let found = try keystore.databaseKey(forDatabaseAt: path, id: id)
+            let found = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: id)
+            readLocks.append(found.lock)
             let origin = "keystore \(options.path), id '\(id)' version \(found.version)"
             return ResolvedKey(key: .raw(found.key), settings: found.settings, keyID: id, origin: origin)
         } catch .noKeyOpensDatabase {

@@ -324,18 +324,20 @@ struct KeystoreFile {
     }
 }
 
-/// An exclusive `flock` on the keystore's lock file (`<path>.lock`), held for the lifetime of the
-/// object. Writers serialize on it; readers need none because writes are atomic renames.
+/// A `flock` on the keystore's lock file (`<path>.lock`), held for the lifetime of the object.
+/// Writers take it exclusive and serialize on it; reading the keystore needs none, because writes
+/// are atomic renames. A shared hold keeps writers (rotations) out while a database opened with
+/// one of the keystore's keys is in use (``KeystoreReadLock``).
 final class KeystoreLock {
     private let fd: Int32
 
     /// Waits up to `timeout` seconds for the lock.
-    init(keystorePath: String, timeout: Double) throws(KeystoreError) {
+    init(keystorePath: String, timeout: Double, shared: Bool = false) throws(KeystoreError) {
         let lockPath = keystorePath + ".lock"
         let fd = PathBytes.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .io(operation: "open lock file", path: lockPath, errno: errno) }
         let deadline = Self.now() + max(0, timeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR else {
                 close(fd)

@@ -139,6 +139,40 @@ extension Keystore {
         }
     }
 
+    /// The key that opens the existing database at `path`, as ``databaseKey(forDatabaseAt:id:)``
+    /// finds it, with a read lock on the keystore that keeps rotations out until it is released.
+    ///
+    /// Picking a key and then opening the database is otherwise a race: a rotation in another
+    /// process can rekey the file in between, and the open fails with a key that was right a
+    /// moment before. A rotation holds the keystore's lock exclusively while it runs, so with this
+    /// lock held the key stays right: a rotation running now is waited for (up to the keystore's
+    /// timeout), and a later one waits, up to its timeout, until the lock is released. Hold it for
+    /// as long as the database is in use; do not write the keystore from the same process while
+    /// holding it.
+    ///
+    /// ```swift
+    /// let (key, settings, _, lock) = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: "app")
+    /// defer { withExtendedLifetime(lock) {} }
+    /// ```
+    public func databaseKeyKeepingRotationsOut(
+        forDatabaseAt path: String, id: String
+    ) throws(KeystoreError)
+        -> (key: SecretBytes, settings: CipherSettings, version: Int, lock: KeystoreReadLock)
+    {
+        for _ in 0..<3 {
+            let lock = try KeystoreReadLock(keystorePath: self.path, timeout: lockTimeout)
+            let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+            if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
+                return (found.key, entry.cipherSettings, found.version, lock)
+            }
+            // An interrupted rotation to settle, or no match: that needs the exclusive lock, which
+            // this process's own read lock would keep out.
+            _ = consume lock
+            _ = try databaseKey(forDatabaseAt: path, id: id)
+        }
+        throw .noKeyOpensDatabase(id: id, path: path)
+    }
+
     /// The first candidate version of `entry` whose key opens `path` offline.
     static func matchingVersion(path: String, entry: KeyEntry) throws(KeystoreError) -> (version: Int, key: SecretBytes)? {
         for (version, key) in candidates(for: entry) {

@@ -356,3 +356,14 @@ public final class Keystore: @unchecked Sendable {
         }
     }
 }
+
+/// A shared hold on a keystore's lock: rotations and other writes wait until it is released
+/// (up to their timeout), while other readers go on. See
+/// ``Keystore/databaseKeyKeepingRotationsOut(forDatabaseAt:id:)``.
+public final class KeystoreReadLock {
+    private let lock: KeystoreLock
+
+    init(keystorePath: String, timeout: Double) throws(KeystoreError) {
+        lock = try KeystoreLock(keystorePath: keystorePath, timeout: timeout, shared: true)
+    }
+}
