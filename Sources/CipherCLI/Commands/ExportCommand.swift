@@ -80,7 +80,7 @@ struct ExportCommand: ParsableCommand {
             progress.phase("dumping \(database)")
             Console.flush()
             let writer = target?.textWriter() ?? TextWriter(descriptor: STDOUT_FILENO, name: "stdout", closes: false)
-            do { try SQLDumper.dump(opened.database, to: writer.write) } catch {
+            do { try SQLDumper.dump(opened.database, to: writer.write(bytes:)) } catch {
                 try? writer.finish()
                 throw CLIError.database(error, path: database)
             }

@@ -10,14 +10,14 @@ import Foundation
 enum SQLDumper {
     /// The dump of `database`, as one string (for small databases and tests).
     static func dump(_ database: Database) throws(DatabaseError) -> String {
-        var text = ""
-        try dump(database) { text += $0 }
-        return text
+        var bytes: [UInt8] = []
+        try dump(database) { bytes += $0 }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Writes the dump of `database` to `sink` in pieces of about 64 KB, so a large database is
     /// never held in memory as text.
-    static func dump(_ database: Database, to sink: (String) -> Void) throws(DatabaseError) {
+    static func dump(_ database: Database, to sink: ([UInt8]) -> Void) throws(DatabaseError) {
         var output = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
         let rows = try database.executeQuery("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
         var objects: [(type: String, name: String, table: String, sql: String)] = []
@@ -54,12 +54,12 @@ enum SQLDumper {
         let applicationID = try database.applicationID()
         if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
         output += "COMMIT;\n"
-        sink(output)
+        sink(Array(output.utf8))
     }
 
     private static func appendRows(
         of table: String, from database: Database, to output: inout String,
-        sink: (String) -> Void
+        sink: ([UInt8]) -> Void
     ) throws(DatabaseError) {
         let rows = try database.executeQuery("SELECT * FROM \(quoteIdentifier(table))")
         defer { rows.close() }
@@ -78,14 +78,12 @@ enum SQLDumper {
             }
             bytes.append(contentsOf: [UInt8(ascii: ")"), UInt8(ascii: ";"), UInt8(ascii: "\n")])
             if bytes.count >= 1 << 16 {
-                sink(String(decoding: bytes, as: UTF8.self))
+                sink(bytes)
                 bytes.removeAll(keepingCapacity: true)
             }
         }
         output = String(decoding: bytes, as: UTF8.self)
     }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Appends the SQL literal for `value` (the same text as `literal(_:)`) as bytes.
     static func appendLiteral(_ value: DatabaseValue, to bytes: inout [UInt8]) {
@@ -93,7 +91,7 @@ enum SQLDumper {
         case .blob(let data):
             bytes.append(UInt8(ascii: "X"))
             bytes.append(UInt8(ascii: "'"))
-            appendHex(data, to: &bytes)
+            data.withUnsafeBytes { appendHex($0, to: &bytes) }
             bytes.append(UInt8(ascii: "'"))
         case .text(let text) where !text.utf8.contains(0):
             bytes.append(UInt8(ascii: "'"))
@@ -107,18 +105,26 @@ enum SQLDumper {
         }
     }
 
-    /// Appends upper-case hexadecimal digits for `data`.
-    private static func appendHex(_ data: some Sequence<UInt8>, to bytes: inout [UInt8]) {
-        for byte in data {
-            bytes.append(hexDigits[Int(byte >> 4)])
-            bytes.append(hexDigits[Int(byte & 0x0F)])
+    /// Appends upper-case hexadecimal digits for `data`, two per byte, straight into `bytes`.
+    private static func appendHex(_ data: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        let digits: StaticString = "0123456789ABCDEF"
+        var index = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: data.count * 2))
+        bytes.withUnsafeMutableBufferPointer { output in
+            digits.withUTF8Buffer { digit in
+                for byte in data {
+                    output[index] = digit[Int(byte >> 4)]
+                    output[index + 1] = digit[Int(byte & 0x0F)]
+                    index += 2
+                }
+            }
         }
     }
 
     /// Upper-case hexadecimal text for `data`.
     private static func hex(_ data: some Sequence<UInt8>) -> String {
         var bytes: [UInt8] = []
-        appendHex(data, to: &bytes)
+        Array(data).withUnsafeBytes { appendHex($0, to: &bytes) }
         return String(decoding: bytes, as: UTF8.self)
     }
 

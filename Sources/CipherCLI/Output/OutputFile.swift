@@ -115,19 +115,26 @@ final class TextWriter {
 
     /// Writes `text` (nothing more once a write failed).
     func write(_ text: String) {
-        guard failure == nil else { return }
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count, let base = buffer.baseAddress {
-                let written = posixWrite(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
+        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes `bytes` (nothing more once a write failed).
+    func write(bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    private func write(_ buffer: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        var offset = 0
+        while offset < buffer.count, let base = buffer.baseAddress {
+            let written = posixWrite(descriptor, base + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                return
             }
+            offset += written
         }
     }
 
