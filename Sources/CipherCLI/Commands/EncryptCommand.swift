@@ -7,8 +7,9 @@ struct EncryptCommand: ParsableCommand {
         commandName: "encrypt",
         abstract: "Write an encrypted copy of a plaintext SQLite database.",
         discussion: """
-            PLAIN is not changed. OUT is written under a temporary name, verified by reopening it with the \
-            new key, and renamed into place; an existing OUT is replaced only with --force. Remove PLAIN \
+            PLAIN is not changed. OUT keeps PLAIN's page size unless --page-size (or a keystore key's \
+            settings) says otherwise. OUT is written as a file without a name, verified by reopening it with \
+            the new key, and linked into place; an existing OUT is replaced only with --force. Remove PLAIN \
             yourself once OUT is checked (deleting it does not erase it from the disk).
 
             Examples:
@@ -46,13 +47,20 @@ struct EncryptCommand: ParsableCommand {
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
         let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
-        let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
-        common.detail("\(output): new " + resolved.summary(settings: settings))
         let source = Database(path: plaintext)
         defer { source.close() }
-        let progress = ProgressReporter(quiet: common.quiet)
+        var base = resolved.settings ?? .versionDefaults
         do {
             try source.open(flags: .readWriteCreate)
+            // The copy keeps the source's page size unless a flag or the key's settings say otherwise.
+            if base.pageSize == nil, cipher.pageSize == nil { base.pageSize = try source.intForQuery("PRAGMA page_size") }
+        } catch {
+            throw CLIError.database(error, path: plaintext)
+        }
+        let settings = try cipher.settings(base: base)
+        common.detail("\(output): new " + resolved.summary(settings: settings))
+        let progress = ProgressReporter(quiet: common.quiet)
+        do {
             progress.phase("encrypting \(plaintext) into \(output)")
             try source.export(into: target.pending, key: resolved.key, settings: settings)
         } catch {

@@ -16,7 +16,8 @@ struct RekeyCommand: ParsableCommand {
             would be lost). Either way a crash leaves DB openable with the old key or the new one. For keystore keys, `cipherdb keys rotate` \
             also records the new version.
 
-            If both keys come from stdin, the old passphrase is the first line and the new one the second.
+            With new settings and no new-key flag, the key stays as it is. If both keys come from stdin, \
+            the old passphrase is the first line and the new one the second.
 
             Examples:
               cipherdb rekey app.db --passphrase-env OLD_PASS --new-passphrase-env NEW_PASS
@@ -41,7 +42,13 @@ struct RekeyCommand: ParsableCommand {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false, allowPlaintext: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
-        let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
+        // New settings alone keep the key: asking for it again would only invite a typo.
+        let resolved: ResolvedKey
+        if !newKey.isGiven, cipher.isGiven, let sameKey = opened.key {
+            resolved = sameKey
+        } else {
+            resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
+        }
         let current: CipherSettings
         do { current = try opened.database.cipherSettings() } catch { throw CLIError.database(error, path: database) }
         // The new key's own settings (keystore keys carry a page size), then the flags.
