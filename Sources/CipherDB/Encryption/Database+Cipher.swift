@@ -47,23 +47,36 @@ extension Database {
     /// `x'…'`) are left to SQLite's own check.
     func provenKey(_ key: DatabaseKey, settings: CipherSettings, version: SQLCipherVersion) throws(DatabaseError) -> DatabaseKey {
         guard isFileBacked, !openFlags.contains(.uri), let path else { return key }
-        let file = try DatabaseFile(path: path)
-        let layout = CipherLayout(settings: settings, version: version)
-        guard file.kind == .encrypted, var salt = file.salt, layout.isVerifiableOffline, file.size >= layout.pageSize else { return key }
-        if case .passphrase(let passphrase) = key, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
-            return key
-        }
-        if case .rawWithSalt(_, let explicitSalt) = key { salt = explicitSalt }
-        let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
-        guard try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase() else {
+        guard let check = try Self.checkOffline(key, path: path, settings: settings, version: version) else { return key }
+        guard check.opens else {
             throw DatabaseError(
                 kind: .wrongKey, resultCode: SQLITE_NOTADB,
                 message:
                     "file is encrypted or is not a database: the key does not match page 1 of \(displayPath) (checked before SQLite read it: nothing was changed)"
             )
         }
-        if case .passphrase = key { return .raw(pageKey) }
-        return key
+        return check.keyForSQLite
+    }
+
+    /// Checks `key` against page 1 of the encrypted file at `path` as SQLite will read it after
+    /// recovery, reading the key as SQLCipher does (a passphrase through PBKDF2 over the file's
+    /// salt, a key literal `x'…'` as the raw key it is to SQLCipher). Returns whether it opens the
+    /// file and the key to hand SQLite (a passphrase's page key: the KDF runs once), or `nil` when
+    /// the file cannot be checked offline (new or plaintext, no HMAC, a plaintext header).
+    static func checkOffline(
+        _ key: DatabaseKey, path: String, settings: CipherSettings, version: SQLCipherVersion
+    ) throws(DatabaseError) -> (opens: Bool, keyForSQLite: DatabaseKey)? {
+        let file = try DatabaseFile(path: path)
+        let layout = CipherLayout(settings: settings, version: version)
+        guard file.kind == .encrypted, var salt = file.salt, layout.isVerifiableOffline, file.size >= layout.pageSize else { return nil }
+        if case .passphrase(let passphrase) = key, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
+            return nil
+        }
+        if case .rawWithSalt(_, let explicitSalt) = key { salt = explicitSalt }
+        let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
+        let opens = try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase()
+        if case .passphrase = key { return (opens, .raw(pageKey)) }
+        return (opens, key)
     }
 
     /// Changes the key of an encrypted database, keeping its salt and cipher settings.
@@ -117,7 +130,9 @@ extension Database {
             // Ends the SQL-level transaction; the b-tree one is already committed or rolled back.
             if sqlite3_exec(handle, "COMMIT", nil, nil, nil) != SQLITE_OK { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
         }
-        guard code == SQLITE_OK, try newKeyOpensFile(newKey, path: path) else {
+        // Whether the rewrite reached the file: page 1 under the new key (nil: not checkable offline).
+        let check = try Self.checkOffline(newKey, path: path, settings: appliedSettings, version: Self.requireSQLCipher())
+        guard code == SQLITE_OK, check?.opens ?? true else {
             // The rewrite did not reach the file, which is still under the old key. The codec may
             // already write with the new one: this connection must never write again.
             let cause =
@@ -131,20 +146,12 @@ extension Database {
             throw cause
         }
         do {
-            try Self.prove(path: sqlitePath, key: newKey, settings: appliedSettings, expectingTables: nil)
+            // With the key already derived above, the proof runs no second KDF.
+            try Self.prove(path: sqlitePath, key: check?.keyForSQLite ?? newKey, settings: appliedSettings, expectingTables: nil)
         } catch {
             invalidate("the rekeyed file failed its check (\(error.message))")
             throw error
         }
-    }
-
-    /// Whether `newKey` matches the page 1 of the file at `path` as SQLite will read it: the
-    /// rekey's transaction reached the file.
-    private func newKeyOpensFile(_ newKey: DatabaseKey, path: String) throws(DatabaseError) -> Bool {
-        let layout = CipherLayout(settings: appliedSettings)
-        guard layout.isVerifiableOffline, let salt = try DatabaseFile(path: path).salt else { return true }
-        let pageKey = try PageVerifier.pageKey(for: newKey, salt: salt, layout: layout)
-        return try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase()
     }
 
     /// Opens `path` on a fresh connection with `key` and checks every b-tree page.

@@ -168,3 +168,18 @@ final class RekeyTests: DatabaseTestCase {
         XCTAssertEqual(try openDatabase(key: rawKey(1)).intForQuery("SELECT count(*) FROM t"), 100, "nothing changed the key")
     }
 }
+
+/// A passphrase written as a key literal (`x'<64 hex>'`) is a raw key to SQLCipher; the rekey's
+/// own check must read it the same way, not derive it as a passphrase and call a good rekey failed.
+final class RekeyKeyLiteralTests: DatabaseTestCase {
+    func testRekeyToAPassphraseThatIsAKeyLiteral() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES (1)")
+        let bytes = rawKeyBytes(9)
+        try db.rekey(to: .passphrase(SecretBytes(utf8: "x'" + hex(bytes) + "'")))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 1)
+        db.close()
+        XCTAssertEqual(try openDatabase(key: .raw(SecretBytes(copying: bytes))).intForQuery("SELECT count(*) FROM t"), 1)
+    }
+}
