@@ -30,7 +30,6 @@ struct OutputFile {
     ///
     /// - Throws: 73 if `path` exists without `force`, is a directory, or its folder is missing or read-only.
     init(path: String, force: Bool) throws(CLIError) {
-        var isDirectory: ObjCBool = false
         var status = stat()
         if PathBytes.stat(path, &status) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR { throw CLIError(.cannotCreate, "\(path) is a directory") }

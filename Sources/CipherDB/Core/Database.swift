@@ -47,7 +47,7 @@ public final class Database {
     public let path: String?
 
     /// The SQLite connection, `nil` while closed.
-    public private(set) var sqliteHandle: OpaquePointer?
+    @exclusivity(unchecked) public private(set) var sqliteHandle: OpaquePointer?
 
     /// Whether the connection is open.
     public var isOpen: Bool { sqliteHandle != nil && !isClosePending }
@@ -65,7 +65,7 @@ public final class Database {
     public private(set) var openFlags: OpenFlags = .readWriteCreate
 
     /// Whether prepared statements are cached by SQL text (the default). Turning it off finalizes the cache.
-    public var shouldCacheStatements = true {
+    @exclusivity(unchecked) public var shouldCacheStatements = true {
         didSet { if !shouldCacheStatements { statementCache.removeIdle() } }
     }
 
@@ -77,22 +77,30 @@ public final class Database {
 
     /// When set, `Date` arguments are stored as text in this format and text columns are read back
     /// with it. When `nil` (the default) dates are stored as REAL seconds since 1970.
-    public var dateFormatter: DateFormatter?
+    @exclusivity(unchecked) public var dateFormatter: DateFormatter?
 
     let statementCache = StatementCache()
-    private var openResultSets: [ObjectIdentifier: WeakResultSet] = [:]
+    /// The open result sets, linked through themselves (``ResultSet/previousOpen``,
+    /// ``ResultSet/nextOpen``): opening and closing one costs a few stores, where a table of weak
+    /// references cost a side-table allocation and two hashes per query. A result set unlinks
+    /// itself when it closes, and it closes before it is freed, so no link ever dangles.
+    @exclusivity(unchecked) private unowned(unsafe) var firstOpenResultSet: ResultSet?
+    /// The number of result sets in that list.
+    @exclusivity(unchecked) public private(set) var openResultSetCount = 0
+    /// The statements of live ``PreparedStatement``s, finalized when the connection closes.
+    @exclusivity(unchecked) var preparedStatements: [ObjectIdentifier: Statement] = [:]
     private let interruptTarget = InterruptTarget()
     var functionBoxes: [String: AnyObject] = [:]
     var traceBox: AnyObject?
     var savePointCounter = 0
     /// Why the connection was closed behind its user's back (a failed key change), reported by
     /// every later call until the database is opened again.
-    var invalidationReason: String?
+    @exclusivity(unchecked) var invalidationReason: String?
     /// The callbacks (SQL functions, trace) running now, inside SQLite.
     let callbacks = CallbackTracker()
     /// Whether ``close()`` was called from inside a callback: the close happens at the next call
     /// that is not inside one.
-    private var isClosePending = false
+    @exclusivity(unchecked) private var isClosePending = false
 
     /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:)``.
     ///
@@ -185,9 +193,10 @@ public final class Database {
             return
         }
         isClosePending = false
-        for box in openResultSets.values { box.resultSet?.close() }
-        openResultSets.removeAll()
+        closeOpenResultSets()
         statementCache.removeAll()
+        for statement in preparedStatements.values { statement.finalize() }
+        preparedStatements.removeAll()
         interruptTarget.set(nil)
         if sqlite3_close(handle) == SQLITE_BUSY {
             // Statements leaked outside our bookkeeping keep the connection busy: finalize them all.
@@ -257,10 +266,11 @@ public final class Database {
         return sqliteHandle
     }
 
-    /// A statement for `sql`, from the cache when possible, marked in use.
-    func prepareStatement(_ sql: String) throws(DatabaseError) -> Statement {
+    /// A statement for `sql`, from the cache when possible (unless `cached` is false), marked in use.
+    func prepareStatement(_ sql: String, cached: Bool = true) throws(DatabaseError) -> Statement {
         let handle = try requireHandle(sql: sql)
-        if shouldCacheStatements, let cached = statementCache.idleStatement(for: sql) {
+        let cacheable = cached && shouldCacheStatements
+        if cacheable, let cached = statementCache.idleStatement(for: sql) {
             cached.isInUse = true
             return cached
         }
@@ -284,8 +294,8 @@ public final class Database {
                 kind: .misuse, resultCode: SQLITE_MISUSE,
                 message: "the SQL holds more than one statement: use executeStatements", sql: sql)
         }
-        let statement = Statement(handle: compiled, sql: sql, isCached: shouldCacheStatements)
-        if shouldCacheStatements { statementCache.insert(statement) }
+        let statement = Statement(handle: compiled, sql: sql, isCached: cacheable)
+        if cacheable { statementCache.insert(statement) }
         statement.isInUse = true
         return statement
     }
@@ -325,11 +335,7 @@ public final class Database {
     /// Runs a statement with an array of positional arguments or with named arguments.
     public func executeUpdate(_ sql: String, arguments: StatementArguments) throws(DatabaseError) {
         let statement = try prepareStatement(sql)
-        defer {
-            statement.reset()
-            statement.isInUse = false
-            if !statement.isCached { statement.finalize() }
-        }
+        defer { statement.release() }
         try statement.bind(arguments, dateFormatter: dateFormatter)
         guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
         var code = sqlite3_step(handle)
@@ -357,13 +363,11 @@ public final class Database {
         do {
             try statement.bind(arguments, dateFormatter: dateFormatter)
         } catch {
-            statement.reset()
-            statement.isInUse = false
-            if !statement.isCached { statement.finalize() }
+            statement.release()
             throw error
         }
         let resultSet = ResultSet(statement: statement, database: self)
-        openResultSets[ObjectIdentifier(resultSet)] = WeakResultSet(resultSet)
+        register(resultSet)
         return resultSet
     }
 
@@ -449,7 +453,7 @@ public final class Database {
                 let isWrite = sqlite3_stmt_readonly(compiled) == 0
                 statement.isInUse = true
                 let rows = ResultSet(statement: statement, database: self)
-                openResultSets[ObjectIdentifier(rows)] = WeakResultSet(rows)
+                register(rows)
                 do {
                     if statement.columnCount > 0 {
                         try body(rows)
@@ -489,19 +493,38 @@ public final class Database {
 
     // MARK: - Result set bookkeeping
 
-    func resultSetDidClose(_ resultSet: ResultSet) {
-        openResultSets[ObjectIdentifier(resultSet)] = nil
+    /// Adds a result set that was just made to the list of open ones.
+    @inline(__always)
+    func register(_ resultSet: ResultSet) {
+        resultSet.nextOpen = firstOpenResultSet
+        firstOpenResultSet?.previousOpen = resultSet
+        firstOpenResultSet = resultSet
+        openResultSetCount += 1
     }
 
-    /// The number of result sets that are open on this connection.
-    public var openResultSetCount: Int {
-        openResultSets.values.filter { $0.resultSet != nil }.count
+    /// Removes a result set that closes from the list of open ones.
+    @inline(__always)
+    func resultSetDidClose(_ resultSet: ResultSet) {
+        if let previous = resultSet.previousOpen {
+            previous.nextOpen = resultSet.nextOpen
+        } else if firstOpenResultSet === resultSet {
+            firstOpenResultSet = resultSet.nextOpen
+        } else {
+            return  // not in the list
+        }
+        resultSet.nextOpen?.previousOpen = resultSet.previousOpen
+        resultSet.previousOpen = nil
+        resultSet.nextOpen = nil
+        openResultSetCount -= 1
     }
 
     /// Closes every open result set.
     public func closeOpenResultSets() {
-        for box in openResultSets.values { box.resultSet?.close() }
-        openResultSets.removeAll()
+        while let resultSet = firstOpenResultSet {
+            resultSet.close()
+            // close() unlinks it; unlink here too should it not have been linked through close.
+            if firstOpenResultSet === resultSet { resultSetDidClose(resultSet) }
+        }
     }
 
     // MARK: - State
@@ -543,12 +566,6 @@ public final class Database {
         }
         return DatabaseError(kind: kind, resultCode: primary, extendedResultCode: code, message: message, sql: sql)
     }
-}
-
-/// A weak reference to an open result set.
-struct WeakResultSet {
-    weak var resultSet: ResultSet?
-    init(_ resultSet: ResultSet) { self.resultSet = resultSet }
 }
 
 /// The connection an ``InterruptHandle`` interrupts; cleared when the database closes.

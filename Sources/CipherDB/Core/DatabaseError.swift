@@ -62,6 +62,9 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         /// The connection was closed by a failure that left it unsafe to use (a failed key
         /// change): open the database again.
         case invalidated
+        /// A constraint failed (UNIQUE, PRIMARY KEY, NOT NULL, CHECK, FOREIGN KEY): nothing
+        /// of the statement was applied. ``DatabaseError/extendedResultCode`` tells which.
+        case constraint
     }
 
     /// What went wrong.
@@ -111,6 +114,7 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case SQLITE_FULL: return .diskFull
         case SQLITE_IOERR: return .ioError
         case SQLITE_AUTH: return .notAuthorized
+        case SQLITE_CONSTRAINT: return .constraint
         default: return .sqlite
         }
     }

@@ -34,7 +34,7 @@ private final class TraceBox {
 /// Counts the callbacks of one connection that are running now: SQLite is inside `sqlite3_step`
 /// then, and the connection must not be closed under it (see ``Database/close()``).
 final class CallbackTracker {
-    private(set) var depth = 0
+    @exclusivity(unchecked) private(set) var depth = 0
 
     func run<T>(_ body: () throws -> T) rethrows -> T {
         depth += 1

@@ -15,18 +15,21 @@ import Foundation
 /// }
 /// ```
 public final class ResultSet {
-    private var statement: Statement?
+    @exclusivity(unchecked) private var statement: Statement?
     /// The database that ran the query; kept alive while the result set is open, as in FMDB.
-    public private(set) var database: Database?
+    @exclusivity(unchecked) public private(set) var database: Database?
     /// The statement's handle while there is a current row: the getters' fast path, free of
     /// reference counting.
-    private var rowHandle: OpaquePointer?
+    @exclusivity(unchecked) private var rowHandle: OpaquePointer?
     /// The statement's handle while open.
-    private var handle: OpaquePointer?
+    @exclusivity(unchecked) private var handle: OpaquePointer?
     /// The number of columns, read once (and checked again after the first step).
-    private var columns: Int32
+    @exclusivity(unchecked) private var columns: Int32
     /// Whether the first step has checked that SQLite did not recompile the statement.
-    private var columnsChecked = false
+    @exclusivity(unchecked) private var columnsChecked = false
+    /// Links in the database's list of open result sets (see `Database.register(_:)`).
+    @exclusivity(unchecked) unowned(unsafe) var previousOpen: ResultSet?
+    @exclusivity(unchecked) unowned(unsafe) var nextOpen: ResultSet?
 
     init(statement: Statement, database: Database) {
         self.statement = statement
@@ -85,9 +88,7 @@ public final class ResultSet {
         handle = nil
         guard let statement else { return }
         self.statement = nil
-        statement.reset()
-        statement.isInUse = false
-        if !statement.isCached { statement.finalize() }
+        statement.release()
         database?.resultSetDidClose(self)
         database = nil
     }

@@ -3,26 +3,39 @@ import Foundation
 
 /// A prepared SQLite statement, owned by a ``Database`` and reused through its statement cache.
 ///
-/// Not public: callers see statements through ``ResultSet`` and the `execute` methods.
+/// Not public: callers see statements through ``ResultSet``, ``PreparedStatement`` and the
+/// `execute` methods.
 final class Statement {
+    // `@exclusivity(unchecked)` marks the state that every bind, step and getter touches, here and
+    // in ResultSet, PreparedStatement, StatementCache and Database: Swift's run-time exclusivity
+    // check costs about 40 instructions an access, more than a bind (measured with callgrind).
+    // These objects are used by one thread at a time and never lend these properties inout.
+
     /// The compiled statement, `nil` once finalized.
-    private(set) var handle: OpaquePointer?
+    @exclusivity(unchecked) private(set) var handle: OpaquePointer?
     /// The SQL the statement was compiled from.
     let sql: String
     /// Whether a result set or an update is using the statement right now.
-    var isInUse = false
+    @exclusivity(unchecked) var isInUse = false
     /// Whether the statement belongs to the database's cache (and is finalized by it).
-    var isCached: Bool
+    @exclusivity(unchecked) var isCached: Bool
+    /// Whether a ``PreparedStatement`` owns the statement (and finalizes it).
+    @exclusivity(unchecked) var isPrepared = false
     /// The number of parameters, read once.
     let parameterCount: Int32
     /// The number of result columns, read once and again after SQLite recompiles the statement.
-    private(set) var columnCount: Int32
+    @exclusivity(unchecked) private(set) var columnCount: Int32
     /// Where SQLite keeps the first column's name: it moves when SQLite recompiles the statement.
-    private var columnNamesMarker: UnsafePointer<CChar>?
+    @exclusivity(unchecked) private var columnNamesMarker: UnsafePointer<CChar>?
 
     /// Column indexes by exact name, then by lowercased name: built once per statement, on first use.
-    private var exactColumnIndexes: [String: Int32]?
-    private var foldedColumnIndexes: [String: Int32] = [:]
+    @exclusivity(unchecked) private var exactColumnIndexes: [String: Int32]?
+    @exclusivity(unchecked) private var foldedColumnIndexes: [String: Int32] = [:]
+    /// The names looked up so far, in the order of their first lookup, and where the next lookup
+    /// is expected: code that reads a row by name asks for the same names in the same order on
+    /// every row, so one string comparison usually answers instead of hashing the name.
+    @exclusivity(unchecked) private var recentLookups: [(name: String, index: Int32)] = []
+    @exclusivity(unchecked) private var nextLookup = 0
 
     init(handle: OpaquePointer, sql: String, isCached: Bool) {
         self.handle = handle
@@ -45,6 +58,15 @@ final class Statement {
         }
     }
 
+    /// Ends one use: resets the statement and finalizes it unless the cache or a
+    /// ``PreparedStatement`` keeps it.
+    @inline(__always)
+    func release() {
+        reset()
+        isInUse = false
+        if !isCached && !isPrepared { finalize() }
+    }
+
     /// Resets the statement for reuse.
     ///
     /// Bound values are not cleared: every execution binds every parameter (a count mismatch is
@@ -64,10 +86,30 @@ final class Statement {
     }
 
     /// The index of the column named `name`, compared case-insensitively; the first match wins.
+    @inline(__always)
     func columnIndex(named name: String) -> Int32? {
+        if nextLookup < recentLookups.count, recentLookups[nextLookup].name == name {
+            let index = recentLookups[nextLookup].index
+            nextLookup = nextLookup + 1 == recentLookups.count ? 0 : nextLookup + 1
+            return index
+        }
+        return columnIndexLookingUp(name)
+    }
+
+    /// The lookup proper, remembered for the next row.
+    private func columnIndexLookingUp(_ name: String) -> Int32? {
+        if let position = recentLookups.firstIndex(where: { $0.name == name }) {
+            nextLookup = position + 1 == recentLookups.count ? 0 : position + 1
+            return recentLookups[position].index
+        }
         if exactColumnIndexes == nil { buildColumnIndexes() }
-        if let index = exactColumnIndexes?[name] { return index }
-        return foldedColumnIndexes[name.lowercased()]
+        guard let index = exactColumnIndexes?[name] ?? foldedColumnIndexes[name.lowercased()] else { return nil }
+        // Bounded: a caller that asks for ever new names falls back to the dictionaries.
+        if recentLookups.count < max(Int(columnCount), 1) * 2 {
+            recentLookups.append((name, index))
+            nextLookup = 0
+        }
+        return index
     }
 
     /// Rereads the columns when SQLite recompiled the statement during the last step.
@@ -85,6 +127,8 @@ final class Statement {
         columnNamesMarker = marker
         exactColumnIndexes = nil
         foldedColumnIndexes = [:]
+        recentLookups = []
+        nextLookup = 0
         return true
     }
 
@@ -113,10 +157,16 @@ final class Statement {
                     message: "the statement has \(parameterCount) parameter(s) but \(values.count) argument(s) were given",
                     sql: sql)
             }
-            // Borrow each element in place: copying `Bindable?` existentials costs more than binding.
+            // Unwrap each element to its existential and open it: handing the `Bindable?` itself on
+            // copies it through Optional's generic value witnesses (about 500 instructions a value).
             try values.withUnsafeBufferPointer { (buffer) throws(DatabaseError) in
                 for offset in 0..<buffer.count {
-                    try bind(buffer[offset], at: Int32(truncatingIfNeeded: offset + 1), handle: handle, dateFormatter: dateFormatter)
+                    let index = Int32(truncatingIfNeeded: offset + 1)
+                    if let value = buffer[offset] {
+                        try bind(value, at: index, dateFormatter: dateFormatter)
+                    } else {
+                        try bind(DatabaseValue.null, at: index, handle: handle)
+                    }
                 }
             }
         case .named(let values):
@@ -147,7 +197,7 @@ final class Statement {
     }
 
     /// Parameter names by index (nil for `?`), read once per statement.
-    private var cachedParameterNames: [(full: String, bare: String)?]?
+    @exclusivity(unchecked) private var cachedParameterNames: [(full: String, bare: String)?]?
 
     private func parameterNames() -> [(full: String, bare: String)?] {
         if let cachedParameterNames { return cachedParameterNames }
@@ -174,11 +224,32 @@ final class Statement {
         } else {
             databaseValue = value?.databaseValue ?? .null
         }
-        let code = Statement.bind(databaseValue, at: index, to: handle)
+        try bind(databaseValue, at: index, handle: handle)
+    }
+
+    /// Binds one value of a known type: no existential is made (see ``PreparedStatement``).
+    @inline(__always)
+    func bind<Value: Bindable>(_ value: Value, at index: Int32, dateFormatter: @autoclosure () -> DateFormatter?) throws(DatabaseError) {
+        guard let handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
+        // The type is known here: only dates look at the formatter, and no cast runs for others.
+        if Value.self == Date.self, let dateFormatter = dateFormatter(), let date = value as? Date {
+            try bind(.text(dateFormatter.string(from: date)), at: index, handle: handle)
+        } else {
+            try bind(value.databaseValue, at: index, handle: handle)
+        }
+    }
+
+    @inline(__always)
+    private func bind(_ value: DatabaseValue, at index: Int32, handle: OpaquePointer) throws(DatabaseError) {
+        let code = Statement.bind(value, at: index, to: handle)
         guard code == SQLITE_OK else {
+            let message =
+                code == SQLITE_RANGE
+                ? "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)"
+                : String(cString: sqlite3_errstr(code))
             throw DatabaseError(
-                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
-                message: String(cString: sqlite3_errstr(code)), sql: sql)
+                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF,
+                extendedResultCode: code, message: message, sql: sql)
         }
     }
 

@@ -3,9 +3,9 @@
 /// Several statements may share one SQL text when result sets over it are open at once: each
 /// result set gets a statement of its own and never disturbs another.
 final class StatementCache {
-    private var statements: [String: [Statement]] = [:]
+    @exclusivity(unchecked) private var statements: [String: [Statement]] = [:]
     /// The statement handed out last: loops that repeat one SQL text skip hashing it.
-    private var mostRecent: Statement?
+    @exclusivity(unchecked) private var mostRecent: Statement?
 
     /// A cached statement for `sql` that no one is using, if any.
     @inline(__always)

@@ -124,4 +124,49 @@ final class ColumnLookupTests: DatabaseTestCase {
         XCTAssertEqual(rs.int(at: 1), 2)
         rs.close()
     }
+
+    func testNamesAskedInAnyOrderOnEveryRowFindTheirColumns() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t(a INTEGER, b INTEGER, c INTEGER)")
+        for row in 0..<4 { try db.executeUpdate("INSERT INTO t VALUES (?, ?, ?)", row, row * 10, row * 100) }
+        let rs = try db.executeQuery("SELECT a, b, c FROM t ORDER BY a")
+        var row = 0
+        while try rs.next() {
+            // The same order on most rows (the remembered path), another on some, unknown names.
+            if row == 2 {
+                XCTAssertEqual(rs.int("c"), row * 100)
+                XCTAssertEqual(rs.int("A"), row)
+                XCTAssertNil(rs.int("missing"))
+                XCTAssertEqual(rs.int("b"), row * 10)
+            } else {
+                XCTAssertEqual(rs.int("a"), row)
+                XCTAssertEqual(rs.int("b"), row * 10)
+                XCTAssertEqual(rs.int("c"), row * 100)
+            }
+            XCTAssertEqual(rs.int("B"), row * 10)
+            row += 1
+        }
+        XCTAssertEqual(row, 4)
+    }
+
+    func testNamesFollowTheColumnsAfterTheCachedStatementIsRecompiled() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t(a TEXT, b TEXT)")
+        try db.executeUpdate("INSERT INTO t VALUES ('a1', 'b1')")
+        var rs = try db.executeQuery("SELECT * FROM t")
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(rs.string("b"), "b1")
+        XCTAssertEqual(rs.string("a"), "a1")
+        rs.close()
+        // Same SQL text, same cached statement: SQLite recompiles it, and the columns swap.
+        try db.executeUpdate("DROP TABLE t")
+        try db.executeUpdate("CREATE TABLE t(b TEXT, a TEXT)")
+        try db.executeUpdate("INSERT INTO t VALUES ('b2', 'a2')")
+        rs = try db.executeQuery("SELECT * FROM t")
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(rs.columnName(at: 0), "b")
+        XCTAssertEqual(rs.string("b"), "b2")
+        XCTAssertEqual(rs.string("a"), "a2")
+        rs.close()
+    }
 }

@@ -33,13 +33,14 @@ final class ErrorTests: DatabaseTestCase {
         try db.executeUpdate("INSERT INTO foo(id, name) VALUES (?, ?)", 1, "a")
         let sql = "INSERT INTO foo(id, name) VALUES (?, ?)"
         guard let primaryKey = captureError({ try db.executeUpdate(sql, 1, "b") }) else { return }
+        XCTAssertEqual(primaryKey.kind, .constraint)
         XCTAssertEqual(primaryKey.resultCode, SQLITE_CONSTRAINT)
         XCTAssertEqual(primaryKey.extendedResultCode, 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
         XCTAssertEqual(primaryKey.sql, sql)
         XCTAssertTrue(primaryKey.message.contains("UNIQUE constraint failed: foo.id"), primaryKey.message)
         XCTAssertEqual(
             primaryKey.description,
-            "sqlite (SQLite code 19, extended 1555): UNIQUE constraint failed: foo.id [SQL: \(sql)]")
+            "constraint (SQLite code 19, extended 1555): UNIQUE constraint failed: foo.id [SQL: \(sql)]")
         guard let unique = captureError({ try db.executeUpdate(sql, 2, "a") }) else { return }
         XCTAssertEqual(unique.extendedResultCode, 2067)  // SQLITE_CONSTRAINT_UNIQUE
         XCTAssertNotEqual(unique, primaryKey)

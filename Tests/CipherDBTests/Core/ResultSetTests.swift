@@ -276,4 +276,32 @@ final class ResultSetTests: DatabaseTestCase {
         rs.close()
         XCTAssertNil(rs.sql)
     }
+
+    func testOpenResultSetsAreCountedAndClosedInAnyOrder() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES (1), (2)")
+        let first = try db.executeQuery("SELECT x FROM t")
+        let second = try db.executeQuery("SELECT x FROM t")
+        var third: ResultSet? = try db.executeQuery("SELECT x FROM t")
+        let fourth = try db.executeQuery("SELECT x FROM t")
+        XCTAssertEqual(db.openResultSetCount, 4)
+        second.close()
+        second.close()
+        XCTAssertEqual(db.openResultSetCount, 3)
+        XCTAssertTrue(try third?.next() ?? false)
+        third = nil  // freed without close(): it leaves the list as it goes
+        XCTAssertEqual(db.openResultSetCount, 2)
+        XCTAssertTrue(try fourth.next())
+        db.closeOpenResultSets()
+        XCTAssertEqual(db.openResultSetCount, 0)
+        XCTAssertTrue(first.isClosed)
+        XCTAssertTrue(fourth.isClosed)
+        // A closed connection has none either, and new ones count again after reopening.
+        let fifth = try db.executeQuery("SELECT x FROM t")
+        XCTAssertEqual(db.openResultSetCount, 1)
+        db.close()
+        XCTAssertTrue(fifth.isClosed)
+        XCTAssertEqual(db.openResultSetCount, 0)
+    }
 }

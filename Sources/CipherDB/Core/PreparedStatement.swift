@@ -1,0 +1,229 @@
+import CSQLCipher
+import Foundation
+
+/// A statement compiled once and run many times with new values: the fastest way to repeat one
+/// SQL text.
+///
+/// Bind values of known types one by one (no array, no existential is made), then run it;
+/// values stay bound between runs until rebound or cleared, as in SQLite. Parameter indexes start
+/// at 1, as in SQLite; column indexes of the rows start at 0. Every parameter must have been bound
+/// before the first run: a forgotten value is an error, never a silent NULL.
+///
+/// ```swift
+/// let insert = try db.makeStatement("INSERT INTO player(name, score) VALUES (?, ?)")
+/// for player in players {
+///     try insert.bind(player.name, at: 1)
+///     try insert.bind(player.score, at: 2)
+///     try insert.execute()
+/// }
+///
+/// let lookup = try db.makeStatement("SELECT score FROM player WHERE name = :name")
+/// try lookup.bind("Arthur", named: "name")
+/// let rows = try lookup.executeQuery()
+/// ```
+///
+/// A prepared statement belongs to its ``Database`` and its thread: closing the database
+/// finalizes it, after which it throws `misuse`. Unlike the statement cache of
+/// ``Database/executeQuery(_:_:)-(_,Bindable?...)``, it is compiled anew by nothing but SQLite
+/// itself (after a schema change).
+public final class PreparedStatement {
+    private let statement: Statement
+    /// The database that compiled the statement.
+    public let database: Database
+    /// Whether each parameter has a value (index 0 is parameter 1).
+    @exclusivity(unchecked) private var bound: [Bool]
+    @exclusivity(unchecked) private var unboundCount: Int
+
+    init(statement: Statement, database: Database) {
+        statement.isPrepared = true
+        statement.isCached = false
+        statement.isInUse = false
+        self.statement = statement
+        self.database = database
+        self.bound = Array(repeating: false, count: Int(statement.parameterCount))
+        self.unboundCount = Int(statement.parameterCount)
+        database.preparedStatements[ObjectIdentifier(statement)] = statement
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The SQL text.
+    public var sql: String { statement.sql }
+    /// The number of parameters.
+    public var parameterCount: Int { Int(statement.parameterCount) }
+    /// The number of result columns (0 for statements that return no rows).
+    public var columnCount: Int { Int(statement.columnCount) }
+    /// Whether the statement leaves the database as it is (a SELECT, most PRAGMAs).
+    public var isReadOnly: Bool { statement.handle.map { sqlite3_stmt_readonly($0) != 0 } ?? true }
+    /// Whether ``close()`` ran, or the database closed.
+    public var isClosed: Bool { statement.handle == nil }
+
+    // MARK: - Binding
+
+    /// Binds `value` to parameter `index` (1-based).
+    ///
+    /// - Throws: `invalidArguments` for an index out of range; `misuse` while a result set of
+    ///   this statement is open or after the statement was closed.
+    public func bind<Value: Bindable>(_ value: Value, at index: Int) throws(DatabaseError) {
+        try requireIdle()
+        try statement.bind(value, at: Int32(clamping: index), dateFormatter: database.dateFormatter)
+        markBound(index)
+    }
+
+    /// Binds `value`, or NULL when it is `nil`, to parameter `index` (1-based).
+    public func bind<Value: Bindable>(_ value: Value?, at index: Int) throws(DatabaseError) {
+        if let value {
+            try bind(value, at: index)
+        } else {
+            try bindNull(at: index)
+        }
+    }
+
+    /// Binds NULL to parameter `index` (1-based).
+    public func bindNull(at index: Int) throws(DatabaseError) {
+        try bind(DatabaseValue.null, at: index)
+    }
+
+    /// Binds `value` to the parameter named `name` (`:name`, `@name` or `$name`; the prefix may
+    /// be left out).
+    ///
+    /// - Throws: `invalidArguments` when the statement has no such parameter.
+    public func bind<Value: Bindable>(_ value: Value?, named name: String) throws(DatabaseError) {
+        try bind(value, at: try parameterIndex(named: name))
+    }
+
+    /// Binds every parameter at once: positional values in order, or named values.
+    ///
+    /// - Throws: `invalidArguments` when the values do not match the parameters exactly.
+    public func bind(_ arguments: StatementArguments) throws(DatabaseError) {
+        try requireIdle()
+        try statement.bind(arguments, dateFormatter: database.dateFormatter)
+        for index in bound.indices { bound[index] = true }
+        unboundCount = 0
+    }
+
+    /// Unbinds every parameter (SQLite sets them to NULL); each must be bound again before the
+    /// next run.
+    public func clearBindings() throws(DatabaseError) {
+        let handle = try requireIdle()
+        sqlite3_clear_bindings(handle)
+        for index in bound.indices { bound[index] = false }
+        unboundCount = bound.count
+    }
+
+    /// The 1-based index of the parameter named `name`, with or without its prefix.
+    public func parameterIndex(named name: String) throws(DatabaseError) -> Int {
+        let handle = try requireOpen()
+        for prefix in name.first.map({ ":@$".contains($0) }) == true ? [""] : [":", "@", "$"] {
+            let index = sqlite3_bind_parameter_index(handle, prefix + name)
+            if index > 0 { return Int(index) }
+        }
+        throw DatabaseError(
+            kind: .invalidArguments, resultCode: SQLITE_RANGE, message: "the statement has no parameter named \(name)", sql: sql)
+    }
+
+    // MARK: - Running
+
+    /// Runs the statement with the values bound now, to completion (rows it returns are stepped
+    /// over), and resets it for the next run.
+    ///
+    /// - Throws: `invalidArguments` when a parameter was never bound; the run's ``DatabaseError``.
+    public func execute() throws(DatabaseError) {
+        let handle = try requireRunnable()
+        defer { sqlite3_reset(handle) }
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw database.error(code: code, sql: sql) }
+    }
+
+    /// Binds `arguments` in order and runs the statement (see ``execute()``).
+    public func execute(_ arguments: Bindable?...) throws(DatabaseError) {
+        try bind(.positional(arguments))
+        try execute()
+    }
+
+    /// Runs the query with the values bound now and returns its rows. Until the result set
+    /// closes, the statement can be neither rebound nor run again.
+    public func executeQuery() throws(DatabaseError) -> ResultSet {
+        _ = try requireRunnable()
+        statement.isInUse = true
+        let rows = ResultSet(statement: statement, database: database)
+        database.register(rows)
+        return rows
+    }
+
+    /// Binds `arguments` in order and runs the query (see ``executeQuery()``).
+    public func executeQuery(_ arguments: Bindable?...) throws(DatabaseError) -> ResultSet {
+        try bind(.positional(arguments))
+        return try executeQuery()
+    }
+
+    /// Finalizes the statement; later calls throw `misuse`. Safe to call twice; done by `deinit`.
+    public func close() {
+        guard statement.handle != nil else { return }
+        statement.finalize()
+        database.preparedStatements[ObjectIdentifier(statement)] = nil
+    }
+
+    // MARK: - State checks
+
+    @inline(__always)
+    private func markBound(_ index: Int) {
+        // The bind succeeded, so the index is in range.
+        if !bound[index - 1] {
+            bound[index - 1] = true
+            unboundCount -= 1
+        }
+    }
+
+    @inline(__always)
+    private func requireOpen() throws(DatabaseError) -> OpaquePointer {
+        _ = try database.requireHandle(sql: sql)
+        guard let handle = statement.handle else {
+            throw DatabaseError.misuse("the prepared statement was finalized (closed, or its database closed)", sql: sql)
+        }
+        return handle
+    }
+
+    /// Binding needs no look at the connection: closing it finalizes the statement.
+    @inline(__always)
+    @discardableResult
+    private func requireIdle() throws(DatabaseError) -> OpaquePointer {
+        guard let handle = statement.handle else {
+            throw DatabaseError.misuse("the prepared statement was finalized (closed, or its database closed)", sql: sql)
+        }
+        guard !statement.isInUse else {
+            throw DatabaseError.misuse("a result set of this prepared statement is still open: close it first", sql: sql)
+        }
+        return handle
+    }
+
+    @inline(__always)
+    private func requireRunnable() throws(DatabaseError) -> OpaquePointer {
+        _ = try database.requireHandle(sql: sql)
+        let handle = try requireIdle()
+        guard unboundCount == 0 else {
+            let missing = bound.indices.filter { !bound[$0] }.map { String($0 + 1) }.joined(separator: ", ")
+            throw DatabaseError(
+                kind: .invalidArguments, resultCode: SQLITE_RANGE, message: "no value bound to parameter(s) \(missing)", sql: sql)
+        }
+        return handle
+    }
+}
+
+extension Database {
+    /// Compiles `sql` (one statement) into a ``PreparedStatement`` of this connection.
+    ///
+    /// ```swift
+    /// let insert = try db.makeStatement("INSERT INTO t(a) VALUES (?)")
+    /// for value in values { try insert.execute(value) }
+    /// ```
+    ///
+    /// - Throws: the compile error; `misuse` for SQL with more than one statement.
+    public func makeStatement(_ sql: String) throws(DatabaseError) -> PreparedStatement {
+        let statement = try prepareStatement(sql, cached: false)
+        return PreparedStatement(statement: statement, database: self)
+    }
+}

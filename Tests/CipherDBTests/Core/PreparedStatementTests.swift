@@ -1,0 +1,150 @@
+import CSQLCipher
+import CipherDB
+import Foundation
+import XCTest
+
+/// `Database.makeStatement`: compile once, bind typed values, run many times.
+final class PreparedStatementTests: DatabaseTestCase {
+    private func encryptedDatabase() throws -> Database {
+        let db = try openDatabase("prepared.db", key: rawKey(0x21))
+        try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, data BLOB, at REAL)")
+        return db
+    }
+
+    func testTypedBindsRunManyTimesAndLandInTheEncryptedFile() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(id, name, score, data) VALUES (?, ?, ?, ?)")
+        XCTAssertEqual(insert.parameterCount, 4)
+        XCTAssertFalse(insert.isReadOnly)
+        for id in 1...50 {
+            try insert.bind(id, at: 1)
+            try insert.bind("name \(id)", at: 2)
+            try insert.bind(Double(id) / 4, at: 3)
+            try insert.bind(Data([UInt8(id), 0, 0xFF]), at: 4)
+            try insert.execute()
+        }
+        insert.close()
+        db.close()
+
+        let reopened = try openDatabase("prepared.db", key: rawKey(0x21))
+        XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 50)
+        XCTAssertEqual(try reopened.stringForQuery("SELECT name FROM t WHERE id = 17"), "name 17")
+        XCTAssertEqual(try reopened.doubleForQuery("SELECT score FROM t WHERE id = 17"), 4.25)
+        XCTAssertEqual(try reopened.dataForQuery("SELECT data FROM t WHERE id = 17"), Data([17, 0, 0xFF]))
+    }
+
+    func testValuesStayBoundBetweenRunsAndOptionalsBindNull() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(name, score) VALUES (?, ?)")
+        let missing: Double? = nil
+        try insert.bind("same", at: 1)
+        try insert.bind(missing, at: 2)
+        try insert.execute()
+        try insert.execute()
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE name = 'same' AND score IS NULL"), 2)
+    }
+
+    func testAParameterNeverBoundIsAnErrorNotNull() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(name, score) VALUES (?, ?)")
+        try insert.bind("only one", at: 1)
+        assertThrows(.invalidArguments) { try insert.execute() }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 0)
+        try insert.bindNull(at: 2)
+        try insert.execute()
+        try insert.clearBindings()
+        assertThrows(.invalidArguments) { try insert.execute() }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 1)
+    }
+
+    func testIndexOutOfRangeAndUnknownNameAreInvalidArguments() throws {
+        let db = try encryptedDatabase()
+        let statement = try db.makeStatement("SELECT name FROM t WHERE id = :id")
+        assertThrows(.invalidArguments) { try statement.bind(1, at: 0) }
+        assertThrows(.invalidArguments) { try statement.bind(1, at: 2) }
+        assertThrows(.invalidArguments) { try statement.bind(1, named: "nope") }
+        XCTAssertEqual(try statement.parameterIndex(named: "id"), 1)
+        XCTAssertEqual(try statement.parameterIndex(named: ":id"), 1)
+    }
+
+    func testQueriesByNameAndPositionalArguments() throws {
+        let db = try encryptedDatabase()
+        try db.executeUpdate("INSERT INTO t(id, name) VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+        let lookup = try db.makeStatement("SELECT name FROM t WHERE id = :id")
+        var names: [String] = []
+        for id in [3, 1, 2, 9] {
+            try lookup.bind(id, named: "id")
+            let rows = try lookup.executeQuery()
+            if try rows.next() { names.append(rows.string(at: 0) ?? "?") }
+            rows.close()
+        }
+        XCTAssertEqual(names, ["three", "one", "two"])
+        let rows = try lookup.executeQuery(2)
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(rows.string("name"), "two")
+        XCTAssertFalse(try rows.next())
+        XCTAssertEqual(db.openResultSetCount, 0)
+    }
+
+    func testAnOpenResultSetBlocksRebindingAndRunning() throws {
+        let db = try encryptedDatabase()
+        try db.executeUpdate("INSERT INTO t(id, name) VALUES (1, 'one'), (2, 'two')")
+        let scan = try db.makeStatement("SELECT id FROM t WHERE id > ?")
+        let rows = try scan.executeQuery(0)
+        XCTAssertTrue(try rows.next())
+        assertThrows(.misuse) { try scan.bind(1, at: 1) }
+        assertThrows(.misuse) { _ = try scan.executeQuery() }
+        rows.close()
+        let again = try scan.executeQuery(1)
+        XCTAssertTrue(try again.next())
+        XCTAssertEqual(again.int(at: 0), 2)
+        again.close()
+    }
+
+    func testClosingTheDatabaseFinalizesItAndLaterUseIsMisuse() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(name) VALUES (?)")
+        try insert.execute("before")
+        db.close()
+        XCTAssertTrue(insert.isClosed)
+        assertThrows(.misuse) { try insert.execute("after") }
+        // The connection closed cleanly (no statement kept it busy) and nothing else was written.
+        let reopened = try openDatabase("prepared.db", key: rawKey(0x21))
+        XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 1)
+        assertThrows(.misuse) { try insert.execute("after reopening") }
+    }
+
+    func testAFailedRunReportsTheConstraintAndTheStatementRunsAgain() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(id, name) VALUES (?, ?)")
+        try insert.execute(1, "first")
+        assertThrows(.constraint) { try insert.execute(1, "duplicate") }
+        try insert.execute(2, "second")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 2)
+    }
+
+    func testDatesFollowTheDatabaseDateFormatter() throws {
+        let db = try encryptedDatabase()
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let date = Date(timeIntervalSince1970: 86_400)
+        let insert = try db.makeStatement("INSERT INTO t(id, at) VALUES (?, ?)")
+        try insert.bind(1, at: 1)
+        try insert.bind(date, at: 2)
+        try insert.execute()
+        db.dateFormatter = formatter
+        try insert.bind(2, at: 1)
+        try insert.bind(date, at: 2)
+        try insert.execute()
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(at) FROM t WHERE id = 1"), "real")
+        XCTAssertEqual(try db.stringForQuery("SELECT at FROM t WHERE id = 2"), "1970-01-02 00:00:00")
+    }
+
+    func testMoreThanOneStatementIsRefused() throws {
+        let db = try encryptedDatabase()
+        assertThrows(.misuse) { _ = try db.makeStatement("SELECT 1; SELECT 2") }
+        assertThrows(.sqlite) { _ = try db.makeStatement("SELEC 1") }
+    }
+}
