@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench fuzz format format-check clean
+.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check clean
 
 all: build
 
@@ -68,8 +68,15 @@ harness-quick: build
 	@tools/sqlcipher4-env.sh >/dev/null
 	CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" python3 tools/harness/harness.py --quick
 
+# CipherDB against the C API and the CLI against the sqlcipher shell, wall times and callgrind
+# instruction counts, results in docs/performance/ (see docs/performance.md); then the pool figures.
+# bench-quick is the same at CI size (about a minute).
 bench: deps
-	cd tools/benchmarks && $(SWIFT) run -c release CoreBenchmark && $(SWIFT) run -c release PoolBenchmark
+	python3 tools/benchmarks/run.py
+	cd tools/benchmarks && $(SWIFT) run -c release PoolBenchmark
+
+bench-quick: deps
+	python3 tools/benchmarks/run.py --quick
 
 # swift-format (in the toolchain) with .swift-format: 140 columns, 4 spaces. CI runs the check.
 FORMATTED := Sources Tests tools/keystore-crash-driver tools/fuzz/Sources tools/benchmarks/Sources

@@ -5,6 +5,7 @@
 #   pkg-config        how the package manager finds both
 #   sqlcipher         the stock shell, for interoperability tests
 #   sqlite3           the stock SQLite shell, reads back `cipherdb export --format sql`
+#   valgrind          callgrind instruction counts in `make bench` (and callgrind.h for its build)
 set -euo pipefail
 
 missing=()
@@ -17,6 +18,7 @@ else
 fi
 command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+[ -f /usr/include/valgrind/callgrind.h ] || missing+=(valgrind)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

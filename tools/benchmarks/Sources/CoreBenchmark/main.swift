@@ -1,29 +1,59 @@
-// Wrapper overhead: CipherDB's Database against the raw SQLCipher C API on the same work.
-// Run: make bench (release build). Prints the median of several runs per case.
+// CipherDB against SQLCipher's C API on the same work, in the same process and run.
+//
+//   CoreBenchmark [--quick] [--json FILE]      wall times, interleaved, median of several runs
+//   CoreBenchmark --once NAME --side S [--rows N]
+//                                              one side of one workload once, for
+//                                              valgrind --tool=callgrind --instr-atstart=no
+//
+// `make bench` (tools/benchmarks/run.py) runs both and writes docs/performance/.
 import CSQLCipherRaw
 import CipherCrypto
 import CipherDB
 import Foundation
 
-let rowCount = 100_000
-let lookupCount = 100_000
-let runs = 5
-let key = [UInt8](repeating: 0x5A, count: 32)
-let hexKey = "x'" + key.map { String(format: "%02x", $0) }.joined() + "'"
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cipherdb-bench-\(getpid())")
-try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: folder) }
+/// Times the measured part of a workload, or brackets it for callgrind; set-up stays outside.
+final class Meter {
+    let counting: Bool
+    private(set) var seconds = 0.0
+    init(counting: Bool) { self.counting = counting }
 
-func measure(_ body: () throws -> Void) rethrows -> Double {
-    var samples: [Double] = []
-    for _ in 0..<runs {
+    func measure(_ body: () throws -> Void) rethrows {
+        if counting { bench_instrumentation_start() }
         let start = ContinuousClock.now
         try body()
         let elapsed = ContinuousClock.now - start
-        samples.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        if counting { bench_instrumentation_stop() }
+        seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
-    return samples.sorted()[runs / 2]
 }
+
+/// One row of the table: the subject's cost over the baseline's, with the goal of issue 10.
+struct Workload {
+    let name: String
+    let baselineName: String
+    let goal: Double
+    let baseline: (Meter) throws -> Void
+    let subject: (Meter) throws -> Void
+}
+
+// MARK: - Set-up
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+let quick = arguments.contains("--quick")
+let rowCount = option("--rows").flatMap(Int.init) ?? (quick ? 20_000 : 100_000)
+let runs = quick ? 3 : 5
+let fixture = Fixture(rowCount: rowCount)
+
+let rawKeyBytes = [UInt8](repeating: 0x5A, count: 32)
+let rawKeyLiteral = "x'" + rawKeyBytes.map { String(format: "%02x", $0) }.joined() + "'"
+let pageSize = 4096
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cipherdb-bench-\(getpid())")
+try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: folder) }
 
 func freshPath(_ name: String) -> String {
     let path = folder.appendingPathComponent(name).path
@@ -31,161 +61,206 @@ func freshPath(_ name: String) -> String {
     return path
 }
 
-// MARK: - Raw C API
-
-func rawOpen(_ path: String, encrypted: Bool) -> OpaquePointer {
-    var db: OpaquePointer?
-    sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-    if encrypted {
-        sqlite3_key(db, hexKey, Int32(hexKey.utf8.count))
-        sqlite3_exec(db, "PRAGMA cipher_page_size = 4096", nil, nil, nil)
-    }
-    return db!
-}
-
-func rawInsert(_ path: String, encrypted: Bool) {
-    let db = rawOpen(path, encrypted: encrypted)
-    defer { sqlite3_close(db) }
-    sqlite3_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL)", nil, nil, nil)
-    sqlite3_exec(db, "BEGIN", nil, nil, nil)
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, "INSERT INTO t(id, name, score) VALUES (?, ?, ?)", -1, &statement, nil)
-    for index in 0..<rowCount {
-        sqlite3_bind_int64(statement, 1, Int64(index))
-        var name = "name \(index)"
-        name.withUTF8 { buffer in
-            _ = buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                sqlite3_bind_text(statement, 2, $0, Int32(buffer.count), bench_sqlite_transient())
-            }
-        }
-        sqlite3_bind_double(statement, 3, Double(index) * 0.5)
-        sqlite3_step(statement)
-        sqlite3_reset(statement)
-    }
-    sqlite3_finalize(statement)
-    sqlite3_exec(db, "COMMIT", nil, nil, nil)
-}
-
-func rawScan(_ path: String, encrypted: Bool) -> Int {
-    let db = rawOpen(path, encrypted: encrypted)
-    defer { sqlite3_close(db) }
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, "SELECT id, name, score FROM t", -1, &statement, nil)
-    var total = 0
-    while sqlite3_step(statement) == SQLITE_ROW {
-        total &+= Int(sqlite3_column_int64(statement, 0))
-        let text = sqlite3_column_text(statement, 1)!
-        total &+=
-            String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, 1))), as: UTF8.self).utf8.count
-        total &+= Int(sqlite3_column_double(statement, 2))
-    }
-    sqlite3_finalize(statement)
-    return total
-}
-
-func rawLookups(_ path: String, encrypted: Bool) -> Int {
-    let db = rawOpen(path, encrypted: encrypted)
-    defer { sqlite3_close(db) }
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, "SELECT name FROM t WHERE id = ?", -1, &statement, nil)
-    var total = 0
-    for index in 0..<lookupCount {
-        sqlite3_bind_int64(statement, 1, Int64((index &* 7919) % rowCount))
-        if sqlite3_step(statement) == SQLITE_ROW {
-            total &+= Int(sqlite3_column_bytes(statement, 0))
-        }
-        sqlite3_reset(statement)
-    }
-    sqlite3_finalize(statement)
-    return total
-}
-
-// MARK: - CipherDB
-
-func cipherOpen(_ path: String, encrypted: Bool) throws -> Database {
+func openRawKeyed(_ path: String) throws -> Database {
     let db = Database(path: path)
-    if encrypted {
-        try db.open(key: .raw(SecretBytes(copying: key)), settings: CipherSettings(pageSize: 4096))
-    } else {
-        try db.open()
-    }
+    try db.open(key: .raw(SecretBytes(copying: rawKeyBytes)), settings: CipherSettings(pageSize: pageSize))
     return db
 }
 
-func cipherInsert(_ path: String, encrypted: Bool) throws {
-    let db = try cipherOpen(path, encrypted: encrypted)
-    defer { db.close() }
-    try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL)")
-    try db.beginDeferredTransaction()
-    for index in 0..<rowCount {
-        try db.executeUpdate("INSERT INTO t(id, name, score) VALUES (?, ?, ?)", index, "name \(index)", Double(index) * 0.5)
-    }
-    try db.commit()
+/// A new passphrase file keeps the running SQLCipher's defaults (1 KiB pages on 3.x, 4 KiB on 4.x).
+func openDefault(_ path: String, encrypted: Bool) throws -> Database {
+    let db = Database(path: path)
+    try db.open(key: encrypted ? .passphrase(SecretBytes(utf8: "benchmark passphrase")) : nil)
+    return db
 }
 
-func cipherScan(_ path: String, encrypted: Bool) throws -> Int {
-    let db = try cipherOpen(path, encrypted: encrypted)
-    defer { db.close() }
-    let rows = try db.executeQuery("SELECT id, name, score FROM t")
-    var total = 0
-    while try rows.next() {
-        total &+= rows.int(at: 0) ?? 0
-        total &+= rows.string(at: 1)?.utf8.count ?? 0
-        total &+= Int(rows.double(at: 2) ?? 0)
-    }
-    return total
+/// The table every read workload reads, written once through the C API.
+func filledRawKeyFile() -> String {
+    let path = freshPath("filled.db")
+    let db = Raw.open(path, key: rawKeyLiteral, pageSize: pageSize)
+    Raw.exec(db, Fixture.createTable)
+    Raw.insert(db, fixture)
+    sqlite3_close(db)
+    return path
 }
 
-func cipherLookups(_ path: String, encrypted: Bool) throws -> Int {
-    let db = try cipherOpen(path, encrypted: encrypted)
-    defer { db.close() }
-    var total = 0
-    for index in 0..<lookupCount {
-        let rows = try db.executeQuery("SELECT name FROM t WHERE id = ?", (index &* 7919) % rowCount)
-        if try rows.next() { total &+= rows.string(at: 0)?.utf8.count ?? 0 }
-        rows.close()
-    }
-    return total
+func filledDefaultFile(encrypted: Bool) throws -> String {
+    let path = freshPath(encrypted ? "default-encrypted.db" : "default-plain.db")
+    let db = try openDefault(path, encrypted: encrypted)
+    try db.executeUpdate(Fixture.createTable)
+    try Cipher.insert(db, fixture)
+    db.close()
+    return path
 }
 
-// MARK: - Report
+let filled = filledRawKeyFile()
+nonisolated(unsafe) var checksums: [String: Checksum] = [:]
 
-// `CoreBenchmark insert` runs only CipherDB's insert loop, for a profiler.
-if CommandLine.arguments.dropFirst().first == "insert" {
-    for _ in 0..<20 {
-        _ = freshPath("cipher.db")
-        try cipherInsert(freshPath("cipher.db"), encrypted: false)
+func record(_ name: String, _ sum: Checksum) {
+    if let previous = checksums[name], previous != sum { fatalError("\(name): the two sides read different values") }
+    checksums[name] = sum
+}
+
+func insertCase(encrypted: Bool) -> (Meter) throws -> Void {
+    { meter in
+        let db = try openDefault(freshPath("insert-default.db"), encrypted: encrypted)
+        defer { db.close() }
+        try db.executeUpdate(Fixture.createTable)
+        try meter.measure { try Cipher.insert(db, fixture) }
     }
+}
+
+func scanCase(_ path: @escaping () throws -> String, encrypted: Bool) -> (Meter) throws -> Void {
+    { meter in
+        let db = try openDefault(try path(), encrypted: encrypted)
+        defer { db.close() }
+        try meter.measure { record("default scan", try Cipher.scanByIndex(db)) }
+    }
+}
+
+nonisolated(unsafe) var defaultFiles: [Bool: String] = [:]
+func defaultFile(encrypted: Bool) throws -> String {
+    if let path = defaultFiles[encrypted] { return path }
+    let path = try filledDefaultFile(encrypted: encrypted)
+    defaultFiles[encrypted] = path
+    return path
+}
+
+let workloads: [Workload] = [
+    Workload(
+        name: "insert in one transaction", baselineName: "C API", goal: 1.10,
+        baseline: { meter in
+            let db = Raw.open(freshPath("insert-raw.db"), key: rawKeyLiteral, pageSize: pageSize)
+            defer { sqlite3_close(db) }
+            Raw.exec(db, Fixture.createTable)
+            meter.measure { Raw.insert(db, fixture) }
+        },
+        subject: { meter in
+            let db = try openRawKeyed(freshPath("insert-cipher.db"))
+            defer { db.close() }
+            try db.executeUpdate(Fixture.createTable)
+            try meter.measure { try Cipher.insert(db, fixture) }
+        }),
+    Workload(
+        name: "insert, prepared statement", baselineName: "C API", goal: 1.10,
+        baseline: { meter in
+            let db = Raw.open(freshPath("insert-raw.db"), key: rawKeyLiteral, pageSize: pageSize)
+            defer { sqlite3_close(db) }
+            Raw.exec(db, Fixture.createTable)
+            meter.measure { Raw.insert(db, fixture) }
+        },
+        subject: { meter in
+            let db = try openRawKeyed(freshPath("insert-cipher.db"))
+            defer { db.close() }
+            try db.executeUpdate(Fixture.createTable)
+            try meter.measure { try Cipher.insertPrepared(db, fixture) }
+        }),
+    Workload(
+        name: "scan, columns by index", baselineName: "C API", goal: 1.20,
+        baseline: { meter in
+            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
+            defer { sqlite3_close(db) }
+            meter.measure { record("scan", Raw.scan(db)) }
+        },
+        subject: { meter in
+            let db = try openRawKeyed(filled)
+            defer { db.close() }
+            try meter.measure { record("scan", try Cipher.scanByIndex(db)) }
+        }),
+    Workload(
+        name: "scan, columns by name", baselineName: "C API by index", goal: 1.30,
+        baseline: { meter in
+            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
+            defer { sqlite3_close(db) }
+            meter.measure { record("scan", Raw.scan(db)) }
+        },
+        subject: { meter in
+            let db = try openRawKeyed(filled)
+            defer { db.close() }
+            try meter.measure { record("scan", try Cipher.scanByName(db)) }
+        }),
+    Workload(
+        name: "point lookups in one read transaction", baselineName: "C API", goal: 1.25,
+        baseline: { meter in
+            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
+            defer { sqlite3_close(db) }
+            meter.measure { record("lookups", Raw.lookups(db, fixture)) }
+        },
+        subject: { meter in
+            let db = try openRawKeyed(filled)
+            defer { db.close() }
+            try meter.measure { record("lookups", try Cipher.lookups(db, fixture)) }
+        }),
+    Workload(
+        name: "point lookups, prepared statement", baselineName: "C API", goal: 1.25,
+        baseline: { meter in
+            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
+            defer { sqlite3_close(db) }
+            meter.measure { record("lookups", Raw.lookups(db, fixture)) }
+        },
+        subject: { meter in
+            let db = try openRawKeyed(filled)
+            defer { db.close() }
+            try meter.measure { record("lookups", try Cipher.lookupsPrepared(db, fixture)) }
+        }),
+    Workload(
+        name: "insert, encrypted at the default page size", baselineName: "plaintext", goal: 1.25,
+        baseline: insertCase(encrypted: false), subject: insertCase(encrypted: true)),
+    Workload(
+        name: "scan, encrypted at the default page size", baselineName: "plaintext", goal: 1.50,
+        baseline: scanCase({ try defaultFile(encrypted: false) }, encrypted: false),
+        subject: scanCase({ try defaultFile(encrypted: true) }, encrypted: true)),
+]
+
+// MARK: - One side once, for callgrind
+
+if let name = option("--once") {
+    guard let workload = workloads.first(where: { $0.name == name }) else {
+        FileHandle.standardError.write(Data("unknown workload: \(name)\n".utf8))
+        exit(64)
+    }
+    let meter = Meter(counting: true)
+    try (option("--side") == "baseline" ? workload.baseline : workload.subject)(meter)
+    exit(0)
+}
+if arguments.contains("--list") {
+    for workload in workloads { print(workload.name) }
     exit(0)
 }
 
-print("CipherDB wrapper overhead, SQLCipher \(SQLCipherVersion.current?.text ?? "?"), \(rowCount) rows, median of \(runs) runs")
-print("case                      raw C API    CipherDB    overhead")
-for encrypted in [true, false] {
-    let label = encrypted ? "encrypted (raw key, 4 KiB)" : "plaintext"
-    let rawPath = freshPath("raw.db")
-    let cipherPath = freshPath("cipher.db")
-    let rawInsertTime = measure {
-        _ = freshPath("raw.db")
-        rawInsert(rawPath, encrypted: encrypted)
+// MARK: - Wall times
+
+func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+
+let version = SQLCipherVersion.current.map { "\($0)" } ?? "unknown"
+print("CipherDB / \(version): \(rowCount) rows, median of \(runs) interleaved runs")
+print(
+    "workload".padding(toLength: 44, withPad: " ", startingAt: 0) + "baseline      CipherDB    ratio   goal")
+var results: [[String: Any]] = []
+for workload in workloads {
+    var baseline: [Double] = []
+    var subject: [Double] = []
+    for _ in 0..<runs {
+        let first = Meter(counting: false)
+        try workload.baseline(first)
+        baseline.append(first.seconds)
+        let second = Meter(counting: false)
+        try workload.subject(second)
+        subject.append(second.seconds)
     }
-    let cipherInsertTime = try measure {
-        _ = freshPath("cipher.db")
-        try cipherInsert(cipherPath, encrypted: encrypted)
-    }
-    var sink = 0
-    let rawScanTime = measure { sink &+= rawScan(rawPath, encrypted: encrypted) }
-    let cipherScanTime = try measure { sink &+= try cipherScan(cipherPath, encrypted: encrypted) }
-    let rawLookupTime = measure { sink &+= rawLookups(rawPath, encrypted: encrypted) }
-    let cipherLookupTime = try measure { sink &+= try cipherLookups(cipherPath, encrypted: encrypted) }
-    print("-- \(label) (checksum \(sink % 1000))")
-    for (name, raw, wrapped) in [
-        ("insert", rawInsertTime, cipherInsertTime), ("scan", rawScanTime, cipherScanTime),
-        ("point lookup", rawLookupTime, cipherLookupTime),
-    ] {
-        let overhead = (wrapped / raw - 1) * 100
-        print(
-            name.padding(toLength: 24, withPad: " ", startingAt: 0)
-                + String(format: "%8.1f ms  %8.1f ms  %+7.1f %%", raw * 1000, wrapped * 1000, overhead))
-    }
+    let ratio = median(subject) / median(baseline)
+    print(
+        workload.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+            + String(format: "%8.1f ms %8.1f ms  %6.2f  %5.2f", median(baseline) * 1000, median(subject) * 1000, ratio, workload.goal)
+            + (ratio <= workload.goal ? "" : "  (above goal)"))
+    results.append([
+        "name": workload.name, "baseline": workload.baselineName, "goal": workload.goal,
+        "baseline_seconds": median(baseline), "subject_seconds": median(subject), "wall_ratio": ratio,
+    ])
+}
+
+if let path = option("--json") {
+    let report: [String: Any] = ["sqlcipher": version, "rows": rowCount, "runs": runs, "workloads": results]
+    let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
+    try data.write(to: URL(fileURLWithPath: path))
 }

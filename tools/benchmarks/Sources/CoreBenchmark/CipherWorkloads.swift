@@ -1,0 +1,84 @@
+// The same work through CipherDB's FMDB-style API, written as an app would write it.
+import CipherDB
+import Foundation
+
+enum Cipher {
+    static func insert(_ db: Database, _ fixture: Fixture) throws {
+        try db.beginDeferredTransaction()
+        for row in 0..<fixture.rowCount {
+            try db.executeUpdate(
+                Fixture.insert, row, fixture.integers[row], fixture.reals[row], fixture.texts[row], fixture.blobs[row])
+        }
+        try db.commit()
+    }
+
+    static func scanByIndex(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        let rows = try db.executeQuery(Fixture.scan)
+        while try rows.next() {
+            sum.add(rows.int64(at: 0) ?? 0)
+            sum.add(rows.int64(at: 1) ?? 0)
+            sum.add(rows.double(at: 2) ?? 0)
+            sum.add(rows.string(at: 3) ?? "")
+            sum.add(rows.data(at: 4) ?? Data())
+        }
+        return sum
+    }
+
+    static func scanByName(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        let rows = try db.executeQuery(Fixture.scan)
+        while try rows.next() {
+            sum.add(rows.int64("id") ?? 0)
+            sum.add(rows.int64("i") ?? 0)
+            sum.add(rows.double("r") ?? 0)
+            sum.add(rows.string("s") ?? "")
+            sum.add(rows.data("b") ?? Data())
+        }
+        return sum
+    }
+
+    static func lookups(_ db: Database, _ fixture: Fixture) throws -> Checksum {
+        var sum = Checksum()
+        try db.beginDeferredTransaction()
+        for id in fixture.lookupIDs {
+            let rows = try db.executeQuery(Fixture.lookup, id)
+            if try rows.next() { sum.add(rows.string(at: 0) ?? "") }
+            rows.close()
+        }
+        try db.commit()
+        return sum
+    }
+
+    // MARK: Prepared statements: typed binds, no arguments array
+
+    static func insertPrepared(_ db: Database, _ fixture: Fixture) throws {
+        try db.beginDeferredTransaction()
+        let insert = try db.makeStatement(Fixture.insert)
+        for row in 0..<fixture.rowCount {
+            try insert.bind(row, at: 1)
+            try insert.bind(fixture.integers[row], at: 2)
+            try insert.bind(fixture.reals[row], at: 3)
+            try insert.bind(fixture.texts[row], at: 4)
+            try insert.bind(fixture.blobs[row], at: 5)
+            try insert.execute()
+        }
+        insert.close()
+        try db.commit()
+    }
+
+    static func lookupsPrepared(_ db: Database, _ fixture: Fixture) throws -> Checksum {
+        var sum = Checksum()
+        try db.beginDeferredTransaction()
+        let lookup = try db.makeStatement(Fixture.lookup)
+        for id in fixture.lookupIDs {
+            try lookup.bind(id, at: 1)
+            let rows = try lookup.executeQuery()
+            if try rows.next() { sum.add(rows.string(at: 0) ?? "") }
+            rows.close()
+        }
+        lookup.close()
+        try db.commit()
+        return sum
+    }
+}

@@ -1,0 +1,42 @@
+// The rows every workload writes or reads, made before any measurement so that neither side pays
+// for them: an integer key, an integer, a real, a 32-byte text (long enough that Swift allocates
+// it, as real text is) and a 64-byte blob.
+import Foundation
+
+struct Fixture {
+    let rowCount: Int
+    let integers: [Int64]
+    let reals: [Double]
+    let texts: [String]
+    let blobs: [Data]
+    /// The ids the point lookups ask for, in a scattered order.
+    let lookupIDs: [Int64]
+
+    init(rowCount: Int) {
+        self.rowCount = rowCount
+        integers = (0..<rowCount).map { Int64(($0 &* 2_654_435_761) % 1_000_003) }
+        reals = (0..<rowCount).map { Double($0) * 0.25 }
+        texts = (0..<rowCount).map { index in
+            let digits = String(index)
+            return "text-" + String(repeating: "x", count: 27 - digits.count) + digits
+        }
+        blobs = (0..<rowCount).map { index in
+            Data((0..<64).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0) })
+        }
+        lookupIDs = (0..<rowCount).map { Int64(($0 &* 7919) % rowCount) }
+    }
+
+    static let createTable = "CREATE TABLE t(id INTEGER PRIMARY KEY, i INTEGER, r REAL, s TEXT, b BLOB)"
+    static let insert = "INSERT INTO t(id, i, r, s, b) VALUES (?, ?, ?, ?, ?)"
+    static let scan = "SELECT id, i, r, s, b FROM t"
+    static let lookup = "SELECT s FROM t WHERE id = ?"
+}
+
+/// What the reads computed, so the optimizer keeps them and both sides can be compared.
+struct Checksum: Equatable {
+    var value: Int = 0
+    mutating func add(_ integer: Int64) { value &+= Int(truncatingIfNeeded: integer) }
+    mutating func add(_ real: Double) { value &+= Int(real) }
+    mutating func add(_ text: String) { value &+= text.utf8.count &+ Int(text.utf8.last ?? 0) }
+    mutating func add(_ data: Data) { value &+= data.count &+ Int(data.last ?? 0) }
+}
