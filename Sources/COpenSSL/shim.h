@@ -106,4 +106,28 @@ static inline int cipherdb_sha256(const unsigned char *in, size_t in_len, unsign
     return EVP_Digest(in_len ? in : &empty, in_len, out, &out_len, EVP_sha256(), NULL) == 1 && out_len == 32;
 }
 
+/* AES-256-CBC without padding, as SQLCipher encrypts a page. The context is set up once with the
+ * key (`encrypt` 1 or 0); each run sets only the IV, so the key schedule is paid once. */
+static inline EVP_CIPHER_CTX *cipherdb_aes256cbc_new(const unsigned char *key, int encrypt) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL) return NULL;
+    if (EVP_CipherInit_ex(ctx, EVP_aes_256_cbc(), NULL, key, NULL, encrypt) != 1 ||
+        EVP_CIPHER_CTX_set_padding(ctx, 0) != 1) {
+        EVP_CIPHER_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* One message of whole blocks under the context's key and `iv`; `out` may be `in`. */
+static inline int cipherdb_aes256cbc_run(EVP_CIPHER_CTX *ctx, const unsigned char *iv,
+                                         const unsigned char *in, size_t len, unsigned char *out) {
+    int written = 0, final_written = 0;
+    if (len == 0 || len > INT_MAX || len % 16 != 0) return 0;
+    if (EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, -1) != 1) return 0;
+    if (EVP_CipherUpdate(ctx, out, &written, in, (int)len) != 1) return 0;
+    if (EVP_CipherFinal_ex(ctx, out + written, &final_written) != 1) return 0;
+    return (size_t)written + (size_t)final_written == len;
+}
+
 #endif

@@ -68,6 +68,28 @@ public final class HMAC {
         return Array(output.prefix(written))
     }
 
+    /// Writes the code of `first` followed by `second` into `output` (at least ``length`` bytes),
+    /// without allocating: the per-page path of the page codec.
+    public func authenticate(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
+        guard output.count >= length, let out = output.baseAddress else { throw .invalidParameter("the HMAC output is too short") }
+        guard EVP_MAC_init(context, nil, 0, nil) == 1 else { throw .openSSLFailure("EVP_MAC_init") }
+        try update(first)
+        try update(second)
+        var written = 0
+        guard EVP_MAC_final(context, out.assumingMemoryBound(to: UInt8.self), &written, output.count) == 1, written == length else {
+            throw .openSSLFailure("EVP_MAC_final")
+        }
+    }
+
+    private func update(_ part: UnsafeRawBufferPointer) throws(CryptoError) {
+        guard part.count > 0 else { return }
+        guard let base = part.baseAddress, EVP_MAC_update(context, base.assumingMemoryBound(to: UInt8.self), part.count) == 1 else {
+            throw .openSSLFailure("EVP_MAC_update")
+        }
+    }
+
     /// The code of `data` under `key`, in one call.
     public static func authenticationCode(
         key: SecretBytes, hash: HashFunction, data: some Collection<UInt8>

@@ -138,7 +138,7 @@ final class DatabaseCommandTests: CLITestCase {
         let inPlace = try cipherdb(
             ["rekey", "app.db", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "NEW_PASS"] + Self.fastOpen,
             env: both)
-        XCTAssertTrue(inPlace.stderr.contains("in place"))
+        XCTAssertTrue(inPlace.stderr.contains("page by page"), inPlace.stderr)
         try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: both, expect: 77)
         XCTAssertEqual(
             try cipherdb(

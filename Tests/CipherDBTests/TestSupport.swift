@@ -2,6 +2,7 @@ import CSQLCipher
 import CipherCrypto
 import CipherDB
 import Foundation
+import TestSupport
 import XCTest
 
 /// A fresh temporary directory per test, removed afterwards.
@@ -188,4 +189,71 @@ extension DatabaseTestCase {
             output: String(decoding: output, as: UTF8.self),
             errorOutput: String(decoding: errorOutput, as: UTF8.self))
     }
+}
+
+/// The SQLCipher 4 client (PyPI's sqlcipher3-binary), for files exchanged with SQLCipher 4.
+extension DatabaseTestCase {
+    /// What the client answers.
+    struct SQLCipher4Reply: Decodable {
+        let version: String?
+        let rows: [[DatabaseValueJSON]]?
+        let error: String?
+    }
+
+    /// A JSON scalar from the client.
+    enum DatabaseValueJSON: Decodable, Equatable {
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case null
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let integer = try? container.decode(Int64.self) {
+                self = .integer(integer)
+            } else if let real = try? container.decode(Double.self) {
+                self = .real(real)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+    }
+
+    private func sqlcipher4Client() throws -> (python: String, script: String) {
+        let environment = ProcessInfo.processInfo.environment
+        let root = repositoryRoot
+        let script = root.appendingPathComponent("tools/interop/sqlcipher4_client.py").path
+        guard let python = environment["CIPHERDB_SQLCIPHER4_PYTHON"], FileManager.default.isExecutableFile(atPath: python) else {
+            if environment["CI"] != nil { XCTFail("CI must provide the SQLCipher 4 client (CIPHERDB_SQLCIPHER4_PYTHON)") }
+            throw XCTSkip("no SQLCipher 4 client: run through `make test`")
+        }
+        return (python, script)
+    }
+
+    /// Runs one request on the SQLCipher 4 client (tools/interop/sqlcipher4_client.py); the key
+    /// travels on its standard input. Skips the test without the client, except under CI.
+    func runSQLCipher4(_ request: [String: Any]) throws -> SQLCipher4Reply {
+        let (python, script) = try sqlcipher4Client()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        // SQLCipher's own warnings go to stderr; drop them so a full pipe never stalls the client.
+        process.standardError = FileHandle.nullDevice
+        // A test process may itself run with SQLCipher 4 preloaded; the client brings its own.
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = nil
+        process.environment = environment
+        try process.run()
+        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try JSONDecoder().decode(SQLCipher4Reply.self, from: data)
+    }
+
 }

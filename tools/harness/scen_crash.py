@@ -35,8 +35,8 @@ class Spec:
 
 
 SPECS = [
-    Spec("crash-rekey-inplace-delete", "rekey", "rollback", "rekey in place, rollback journal"),
-    Spec("crash-rekey-inplace-wal", "rekey", "wal", "rekey in place, WAL with commits in the -wal"),
+    Spec("crash-rekey-pages-delete", "rekey", "rollback", "rekey page by page (new passphrase), rollback journal"),
+    Spec("crash-rekey-pages-wal", "rekey", "wal", "rekey page by page (new passphrase), WAL with commits in the -wal"),
     Spec("crash-rekey-copy-delete", "rekey", "rollback", "rekey by copy (--page-size 4096), rollback",
          extra=["--page-size", "4096"]),
     Spec("crash-rekey-copy-wal", "rekey", "wal", "rekey by copy (--page-size 4096), WAL",

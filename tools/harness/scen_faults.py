@@ -1,6 +1,6 @@
 """Faults: every writer command under a full disk, a file size limit, a held lock, a read-only folder.
 
-For each writer (create, rekey in place, rekey by copy, encrypt, decrypt, export in its three
+For each writer (create, rekey page by page, rekey by copy, encrypt, decrypt, export in its three
 formats, salvage, keys rotate) and each fault:
   disk-full     the folder is on a small tmpfs filled so the command runs out of space (root only);
   fsize         RLIMIT_FSIZE (`ulimit -f`) set in the child: writes beyond it fail with EFBIG and
@@ -62,7 +62,7 @@ def _db(folder, name="db.db"):
 WRITERS = [
     Writer("create", None, lambda f, schema: ["create", _db(f, "new.db"), "--schema", schema]
            + common.passphrase_args(ENV_OLD), output="new.db"),
-    Writer("rekey-inplace", "rollback", lambda f, _s: ["rekey", _db(f)] + common.passphrase_args(ENV_OLD)
+    Writer("rekey-pages", "rollback", lambda f, _s: ["rekey", _db(f)] + common.passphrase_args(ENV_OLD)
            + common.new_passphrase_args(ENV_NEW), in_place=True),
     Writer("rekey-copy", "rollback", lambda f, _s: ["rekey", _db(f), "--page-size", "4096"]
            + common.passphrase_args(ENV_OLD) + common.new_passphrase_args(ENV_NEW)),

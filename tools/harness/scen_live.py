@@ -1,6 +1,6 @@
 """Live second process: change a key while another real process has the database open.
 
-For each key change (rekey in place, rekey by copy with --page-size 4096, keys rotate) in rollback
+For each key change (rekey page by page, rekey by copy with --page-size 4096, keys rotate) in rollback
 (DELETE) and WAL mode, and for each second process (the SQLCipher 4 python child and the stock
 SQLCipher 3.4.1 shell), in each state:
   idle     opened the database and read once, then waits;
@@ -21,7 +21,7 @@ from common import ENV_NEW, ENV_OLD, PASSPHRASES, PEER_PREFIX
 from peers import PeerError, Py4Peer, ShellPeer
 
 OPS = [
-    ("rekey-inplace", "rekey in place (new passphrase)"),
+    ("rekey-pages", "rekey page by page (new passphrase)"),
     ("rekey-copy", "rekey by copy (--page-size 4096)"),
     ("keys-rotate", "keys rotate of one database"),
 ]

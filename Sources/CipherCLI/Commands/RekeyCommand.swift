@@ -7,14 +7,14 @@ struct RekeyCommand: ParsableCommand {
         commandName: "rekey",
         abstract: "Change the key of an encrypted database, and optionally its page size or KDF iterations.",
         discussion: """
-            With the same settings, SQLCipher's own rekey rewrites every page in one transaction; the result \
-            is proved by reopening with the new key. With a new page size or KDF iteration count (or a new \
-            key from the keystore, whose settings differ), the database is exported to a new file \
-            beside DB with the new key and settings, verified, and renamed over DB. A file is only replaced \
-            while no other connection can write it: if another process has DB open in WAL mode, or holds a \
-            lock on it, rekey stops with exit code 75 and changes nothing (a write into the replaced file \
-            would be lost). Either way a crash leaves DB openable with the old key or the new one. For keystore keys, `cipherdb keys rotate` \
-            also records the new version.
+            DB is rewritten into a new file beside it with the new key and settings, verified, and renamed \
+            over DB. When the page size stays (a new key, passphrase or KDF iteration count), every page is \
+            decrypted and encrypted again by CipherDB's page codec on every core; each page's HMAC is checked \
+            under the old key first, and a damaged page stops the rekey with DB unchanged. A new page size goes \
+            through SQLCipher's export. A file is only replaced while no other connection can write it: if \
+            another process has DB open in WAL mode, or holds a lock on it, rekey stops with exit code 75 and \
+            changes nothing (a write into the replaced file would be lost). A crash leaves DB as it was or \
+            rekeyed, never in between. For keystore keys, `cipherdb keys rotate` also records the new version.
 
             With new settings and no new-key flag, the key stays as it is. If both keys come from stdin, \
             the old passphrase is the first line and the new one the second.
@@ -58,30 +58,22 @@ struct RekeyCommand: ParsableCommand {
         common.detail("\(database): new " + resolved.summary(settings: target))
         let (currentLayout, targetLayout) = (CipherLayout(settings: current), CipherLayout(settings: target))
         let (currentPageSize, targetPageSize) = (currentLayout.pageSize, targetLayout.pageSize)
-        let (currentIterations, targetIterations) = (currentLayout.kdfIterations, targetLayout.kdfIterations)
+        let targetIterations = targetLayout.kdfIterations
         let newIsPassphrase: Bool
         if case .passphrase = resolved.key { newIsPassphrase = true } else { newIsPassphrase = false }
-        let needsCopy =
-            currentPageSize != targetPageSize || (newIsPassphrase && currentIterations != targetIterations)
-            || (cipher.compat != nil)
         let progress = ProgressReporter(quiet: common.quiet)
-        if !needsCopy {
-            progress.phase("rekeying \(database) in place")
-            do { try opened.database.rekey(to: resolved.key) } catch { throw CLIError.database(error, path: database) }
-            progress.finish("done")
-            common.info("rekeyed \(database) in place (page size \(currentPageSize))")
-            return
-        }
         progress.phase("rewriting \(database) with the new key and settings")
+        let rewrite: Database.Rewrite
         do {
-            try opened.database.reencrypt(to: resolved.key, settings: target)
+            rewrite = try opened.database.reencrypt(to: resolved.key, settings: target)
         } catch {
             // A file error here is the replacement that cannot be created beside DB (73).
             throw CLIError.database(error, path: database, output: true)
         }
         progress.finish("done")
+        let how = rewrite == .pageByPage ? "page by page" : "by copy"
         common.info(
-            "rekeyed \(database) by copy (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"
+            "rekeyed \(database) \(how) (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"
         )
     }
 }

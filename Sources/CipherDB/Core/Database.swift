@@ -1,4 +1,5 @@
 import CSQLCipher
+import CipherCrypto
 import Foundation
 
 #if canImport(Glibc)
@@ -56,6 +57,9 @@ public final class Database {
     public internal(set) var isKeyed = false
     /// Whether a key was applied and proven by a read: the connection then refuses another key.
     var hasProvenKey = false
+    /// The page key SQLite was handed and the salt it was handed with (`nil`: the file's), when
+    /// known: see `rememberPageKey(of:)`.
+    var codecKey: (pageKey: SecretBytes, salt: [UInt8]?)?
 
     /// The cipher settings the connection was keyed with.
     public var appliedSettings: CipherSettings { appliedSettingsStorage }
@@ -155,6 +159,7 @@ public final class Database {
         openFlags = flags
         isKeyed = false
         hasProvenKey = false
+        codecKey = nil
         appliedSettingsStorage = CipherSettings()
         interruptTarget.set(handle)
         applyBusyTimeout()
@@ -210,6 +215,7 @@ public final class Database {
         sqliteHandle = nil
         isKeyed = false
         hasProvenKey = false
+        codecKey = nil
     }
 
     /// Completes a close that was asked for inside a callback, once no callback runs.

@@ -130,6 +130,21 @@ public final class PendingFile {
         }
     }
 
+    /// Writes `bytes` at `offset` of the content (threads may write different ranges at once).
+    ///
+    /// - Throws: `diskFull` or `fileError` naming the target.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(DatabaseError) {
+        var done = 0
+        while done < bytes.count, let base = bytes.baseAddress {
+            let written = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Self.error("cannot write", targetPath)
+            }
+            done += written
+        }
+    }
+
     /// Drops the content (nothing happens after a publish). Safe to call more than once.
     public func discard() {
         guard !isFinished else { return }

@@ -23,7 +23,8 @@ extension Database {
         }
         let version = try Self.requireSQLCipher()
         try Self.validate(settings, for: version)
-        let bytes = try provenKey(key, settings: settings, version: version).sqlcipherKeyBytes()
+        let keyForSQLite = try provenKey(key, settings: settings, version: version)
+        let bytes = try keyForSQLite.sqlcipherKeyBytes()
         let code = bytes.withUnsafeBytes { buffer in
             sqlite3_key(handle, buffer.baseAddress, Int32(buffer.count))
         }
@@ -34,6 +35,18 @@ extension Database {
         _ = try scalarText("SELECT count(*) FROM sqlite_master")
         setAppliedSettings(settings)
         hasProvenKey = true
+        rememberPageKey(of: keyForSQLite)
+    }
+
+    /// Keeps the page key SQLite was handed (a raw key, or a passphrase derived by the offline
+    /// check), for the page codec of ``reencrypt(to:settings:)``. SQLCipher holds the same key in
+    /// its own memory for as long as the connection is open; this copy is zeroized on close.
+    func rememberPageKey(of key: DatabaseKey) {
+        switch key {
+        case .raw(let raw): codecKey = (raw, nil)
+        case .rawWithSalt(let raw, let salt): codecKey = (raw, salt)
+        case .passphrase: codecKey = nil
+        }
     }
 
     /// Proves `key` against the existing file offline, before SQLite may read, and so recover,
@@ -145,6 +158,7 @@ extension Database {
             invalidate("a rekey failed (\(cause.message)); open it again with the old key")
             throw cause
         }
+        rememberPageKey(of: check?.keyForSQLite ?? newKey)
         do {
             // With the key already derived above, the proof runs no second KDF.
             try Self.prove(path: sqlitePath, key: check?.keyForSQLite ?? newKey, settings: appliedSettings, expectingTables: nil)
@@ -154,13 +168,16 @@ extension Database {
         }
     }
 
-    /// Opens `path` on a fresh connection with `key` and checks every b-tree page.
-    static func prove(path: String, key: DatabaseKey?, settings: CipherSettings, expectingTables tables: Int?) throws(DatabaseError) {
+    /// Opens `path` on a fresh connection with `key` and checks every b-tree page (unless
+    /// `checkingPages` is false: the page codec's copies, whose plaintext is the source's).
+    static func prove(
+        path: String, key: DatabaseKey?, settings: CipherSettings, expectingTables tables: Int?, checkingPages: Bool = true
+    ) throws(DatabaseError) {
         let probe = Database(path: path)
         defer { probe.close() }
         do throws(DatabaseError) {
             try probe.open(flags: .readWrite, key: key, settings: key == nil ? .versionDefaults : settings)
-            let problems = try probe.quickCheck()
+            let problems = checkingPages ? try probe.quickCheck() : []
             guard problems.isEmpty else {
                 throw DatabaseError(
                     kind: .corrupt, resultCode: SQLITE_CORRUPT,

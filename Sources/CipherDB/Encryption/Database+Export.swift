@@ -50,6 +50,11 @@ extension Database {
     /// The old `-wal` and `-shm` are gone before the new file appears; a WAL database is put
     /// back in WAL mode on the new file.
     ///
+    /// When only the key, salt or KDF change, the pages are rewritten by CipherDB's page codec
+    /// on every core (``Rewrite/pageByPage``): each page's HMAC is checked under the old key,
+    /// decrypted, encrypted under the new key with a new IV, and read back; the copy is then
+    /// opened by SQLCipher. Otherwise `sqlcipher_export` copies the database (``Rewrite/export``).
+    ///
     /// ```swift
     /// try db.reencrypt(to: .passphrase(secret), settings: CipherSettings(pageSize: 4096))
     /// ```
@@ -57,7 +62,8 @@ extension Database {
     /// - Throws: `inUse` when another connection has the database open in WAL mode or holds a
     ///   lock; `diskFull` when the folder cannot hold a second copy; the errors of
     ///   ``export(to:key:settings:)``. After an error the file and this connection are unchanged.
-    public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+    @discardableResult
+    public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) -> Rewrite {
         try checkCanExport(key: newKey, settings: settings)
         guard isFileBacked, let path else {
             throw DatabaseError.misuse("reencrypt needs a database file; use export(to:key:settings:) for \(displayPath)")
@@ -70,10 +76,25 @@ extension Database {
         PendingFile.removeStaleTemporaries(beside: path)
         let wasWAL = try journalMode() == "wal"
         try takeSoleAccess(leavingWAL: wasWAL)
+        // A descriptor of the file for the page codec, closed only after this connection closed:
+        // closing any descriptor of a file drops the process's POSIX locks on it, SQLite's
+        // exclusive lock included, and another process could then write into the old file.
+        var source: Int32 = -1
+        var rewrite = Rewrite.export
+        defer { if source >= 0 { closeDescriptor(source) } }
         do throws(DatabaseError) {
             let pending = try PendingFile(beside: path)
             defer { pending.discard() }
-            try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete")
+            if newKey != nil, codecKey != nil {
+                source = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
+                guard source >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
+            }
+            if source >= 0, let codecs = try pageCodecs(to: newKey, settings: settings, source: source) {
+                try transcode(source: source, path: path, into: pending, codecs: codecs, settings: settings)
+                rewrite = .pageByPage
+            } else {
+                try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete")
+            }
             try pending.publish(replacing: true)
         } catch {
             releaseSoleAccess(restoringWAL: wasWAL)
@@ -89,6 +110,69 @@ extension Database {
             invalidate("the re-encrypted file could not be opened again (\(error.message))")
             throw error
         }
+        return rewrite
+    }
+
+    /// How ``reencrypt(to:settings:)`` wrote the new file.
+    public enum Rewrite: Sendable, Equatable {
+        /// Every page decrypted and encrypted again by CipherDB's page codec, on every core: the
+        /// key, the salt or the KDF changed, the page layout did not.
+        case pageByPage
+        /// Copied by `sqlcipher_export` into a new database: plaintext on either side, a new page
+        /// size or HMAC, or a page key CipherDB does not know (a passphrase SQLCipher derived
+        /// itself, for a file this connection created).
+        case export
+    }
+
+    /// The page codecs that rewrite this file under `newKey` page by page, or `nil` when the
+    /// export must run instead: plaintext on either side, a page key that is not known (a
+    /// passphrase SQLite derived itself), or a layout change that moves SQLite's content area
+    /// (page size, reserve).
+    private func pageCodecs(
+        to newKey: DatabaseKey?, settings: CipherSettings, source: Int32
+    ) throws(DatabaseError) -> (old: PageCodec, new: PageCodec)? {
+        guard let newKey, let codecKey, let path else { return nil }
+        let version = try Self.requireSQLCipher()
+        let oldLayout = CipherLayout(settings: appliedSettings, version: version)
+        let newLayout = CipherLayout(settings: settings, version: version)
+        guard PageCodec.canTranscode(from: oldLayout, to: newLayout) else { return nil }
+        if case .passphrase(let passphrase) = newKey, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
+            return nil
+        }
+        // Read through `source`: opening and closing the file again would drop SQLite's lock.
+        let fileSalt = try DatabaseFile.read(descriptor: source, offset: 0, count: CipherLayout.saltSize, path: path)
+        guard fileSalt.count == CipherLayout.saltSize else { return nil }
+        let old = try PageCodec(layout: oldLayout, pageKey: codecKey.pageKey, salt: codecKey.salt ?? fileSalt)
+        let newSalt: [UInt8]
+        if case .rawWithSalt(_, let salt) = newKey {
+            newSalt = salt
+        } else {
+            do { newSalt = try SecureRandom.bytes(count: CipherLayout.saltSize) } catch { throw PageVerifier.cryptoError(error) }
+        }
+        let new = try PageCodec(
+            layout: newLayout, pageKey: try PageVerifier.pageKey(for: newKey, salt: newSalt, layout: newLayout), salt: newSalt)
+        return (old, new)
+    }
+
+    /// Rewrites every page of the file into `pending` through the codecs (each page read back and
+    /// checked under the new key), then proves the copy: SQLCipher opens it with that key and
+    /// reads the schema. The pages' plaintext is the source's byte for byte, so SQLite's own
+    /// checks of the source hold for the copy.
+    private func transcode(
+        source: Int32, path: String, into pending: PendingFile, codecs: (old: PageCodec, new: PageCodec), settings: CipherSettings
+    ) throws(DatabaseError) {
+        let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
+        try PageCodec.transcode(source: source, sourcePath: path, into: pending, from: codecs.old, to: codecs.new)
+        try Self.prove(
+            path: pending.accessPath, key: .raw(codecs.new.pageKey), settings: settings, expectingTables: tableCount, checkingPages: false)
+    }
+
+    private func closeDescriptor(_ descriptor: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
     }
 
     /// Makes this connection the only one that can read or write the file, until

@@ -8,67 +8,6 @@ import XCTest
 /// sqlcipher3-binary). `make test` sets CIPHERDB_SQLCIPHER4_PYTHON; without it the tests skip,
 /// except under CI where a missing client is a failure.
 final class SQLCipher4InteropTests: DatabaseTestCase {
-    private struct Reply: Decodable {
-        let version: String?
-        let rows: [[DatabaseValueJSON]]?
-        let error: String?
-    }
-
-    /// A JSON scalar from the client.
-    private enum DatabaseValueJSON: Decodable, Equatable {
-        case integer(Int64)
-        case real(Double)
-        case text(String)
-        case null
-        init(from decoder: Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() {
-                self = .null
-            } else if let integer = try? container.decode(Int64.self) {
-                self = .integer(integer)
-            } else if let real = try? container.decode(Double.self) {
-                self = .real(real)
-            } else {
-                self = .text(try container.decode(String.self))
-            }
-        }
-    }
-
-    private func client() throws -> (python: String, script: String) {
-        let environment = ProcessInfo.processInfo.environment
-        let root = repositoryRoot
-        let script = root.appendingPathComponent("tools/interop/sqlcipher4_client.py").path
-        guard let python = environment["CIPHERDB_SQLCIPHER4_PYTHON"], FileManager.default.isExecutableFile(atPath: python) else {
-            if environment["CI"] != nil { XCTFail("CI must provide the SQLCipher 4 client (CIPHERDB_SQLCIPHER4_PYTHON)") }
-            throw XCTSkip("no SQLCipher 4 client: run through `make test`")
-        }
-        return (python, script)
-    }
-
-    /// Runs one request; the key travels on the client's standard input.
-    private func run(_ request: [String: Any]) throws -> Reply {
-        let (python, script) = try client()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        // SQLCipher's own warnings go to stderr; drop them so a full pipe never stalls the client.
-        process.standardError = FileHandle.nullDevice
-        // A test process may itself run with SQLCipher 4 preloaded; the client brings its own.
-        var environment = ProcessInfo.processInfo.environment
-        environment["LD_PRELOAD"] = nil
-        process.environment = environment
-        try process.run()
-        input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try JSONDecoder().decode(Reply.self, from: data)
-    }
-
     private var runningMajor: Int { SQLCipherVersion.current?.major ?? 0 }
 
     func testPassphraseDatabaseFromCipherDBOpensInSQLCipher4() throws {
@@ -79,7 +18,7 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
 
         // SQLCipher 4 opens a 3.x-default file once told so; a 4.x-default file opens as is.
         let pragmas = runningMajor == 3 ? ["cipher_compatibility = 3"] : []
-        let reply = try run([
+        let reply = try runSQLCipher4([
             "path": path("made-here.db"), "key": "pass 'quoted' phrase", "pragmas": pragmas,
             "query": "SELECT name FROM t ORDER BY id",
         ])
@@ -87,12 +26,12 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
         XCTAssertTrue(reply.version?.hasPrefix("4.") ?? false, "client runs \(reply.version ?? "?")")
         XCTAssertEqual(reply.rows, [[.text("Ann")], [.text("Bob")]])
 
-        let wrong = try run(["path": path("made-here.db"), "key": "not it", "pragmas": pragmas, "query": "SELECT 1 FROM t"])
+        let wrong = try runSQLCipher4(["path": path("made-here.db"), "key": "not it", "pragmas": pragmas, "query": "SELECT 1 FROM t"])
         XCTAssertNotNil(wrong.error)
     }
 
     func testCompatibilityThreeDatabaseFromSQLCipher4OpensInCipherDB() throws {
-        let reply = try run([
+        let reply = try runSQLCipher4([
             "path": path("made-there.db"), "key": "shared secret",
             "pragmas": ["cipher_compatibility = 3"],
             "statements": ["CREATE TABLE t(v)", "INSERT INTO t VALUES ('from four')"],
@@ -104,7 +43,7 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
     }
 
     func testVersionFourDefaultsDatabase() throws {
-        let reply = try run([
+        let reply = try runSQLCipher4([
             "path": path("four.db"), "key": "four",
             "statements": ["CREATE TABLE t(v)", "INSERT INTO t VALUES (4)"],
         ])
@@ -134,7 +73,7 @@ final class SQLCipher4InteropTests: DatabaseTestCase {
         db.close()
         let hex = keyBytes.map { String(format: "%02x", $0) }.joined()
         let pragmas = runningMajor == 3 ? ["cipher_compatibility = 3", "cipher_page_size = 4096"] : []
-        let reply = try run(["path": path("raw.db"), "key": "x'\(hex)'", "pragmas": pragmas, "query": "SELECT length(v) FROM t"])
+        let reply = try runSQLCipher4(["path": path("raw.db"), "key": "x'\(hex)'", "pragmas": pragmas, "query": "SELECT length(v) FROM t"])
         XCTAssertNil(reply.error)
         XCTAssertEqual(reply.rows, [[.integer(3)]])
     }

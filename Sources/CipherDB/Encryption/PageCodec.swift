@@ -1,0 +1,226 @@
+import CipherCrypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// SQLCipher's page format both ways, with OpenSSL: what ``PageVerifier`` checks, read and written.
+///
+/// A page of `pageSize` bytes holds its encrypted content, then a reserve: a random IV (its first
+/// 16 bytes; the rest is random too), the HMAC of content + IV + page number (four little-endian
+/// bytes), and padding to a multiple of 16. Page 1's first 16 bytes are the salt, outside the
+/// encryption. AES-256-CBC without padding encrypts the content under the page key.
+///
+/// Rekeying through the codec decrypts and re-encrypts every page with the layout unchanged, so
+/// the plaintext, and the b-tree SQLite sees, stays the same byte for byte; only the key, the salt
+/// and the IVs change. That is what SQLCipher's own rekey does, without SQLite's pager, journal
+/// and cache in between, and on every core.
+struct PageCodec: Sendable {
+    /// The page layout (page size, reserve, hashes).
+    let layout: CipherLayout
+    /// The salt in the first 16 bytes of the file.
+    let salt: [UInt8]
+    /// The key that encrypts the pages.
+    let pageKey: SecretBytes
+    private let hmacKey: SecretBytes
+
+    /// A codec for the page key (a raw key, or a passphrase derived over `salt`) and the file's salt.
+    init(layout: CipherLayout, pageKey: SecretBytes, salt: [UInt8]) throws(DatabaseError) {
+        guard layout.isVerifiableOffline, salt.count == CipherLayout.saltSize else {
+            throw DatabaseError(kind: .unsupported, message: "the page codec needs page HMACs and the salt at the start of the file")
+        }
+        self.layout = layout
+        self.salt = salt
+        self.pageKey = pageKey
+        self.hmacKey = try PageVerifier.deriveHMACKey(pageKey: pageKey, salt: salt, layout: layout)
+    }
+
+    /// Whether a file in layout `old` can be rewritten page by page into layout `new`: SQLite's
+    /// content area (page size minus reserve) must stay the same, or the b-tree would not fit.
+    static func canTranscode(from old: CipherLayout, to new: CipherLayout) -> Bool {
+        old.isVerifiableOffline && new.isVerifiableOffline && old.pageSize == new.pageSize && old.reserveSize == new.reserveSize
+    }
+
+    /// Cipher contexts and an HMAC with their keys set up: one per thread.
+    final class Worker {
+        let layout: CipherLayout
+        private let salt: [UInt8]
+        private let encryptor: AESCBC
+        private let decryptor: AESCBC
+        private let mac: HMAC
+        private let code = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+
+        init(_ codec: PageCodec) throws(DatabaseError) {
+            layout = codec.layout
+            salt = codec.salt
+            do {
+                encryptor = try AESCBC(key: codec.pageKey, direction: .encrypt)
+                decryptor = try AESCBC(key: codec.pageKey, direction: .decrypt)
+                mac = try HMAC(key: codec.hmacKey, hash: codec.layout.hmacAlgorithm.hashFunction)
+            } catch {
+                throw PageVerifier.cryptoError(error)
+            }
+        }
+
+        deinit {
+            code.deallocate()
+        }
+
+        /// Where the content starts: after the salt on page 1.
+        @inline(__always)
+        private func contentStart(_ number: Int) -> Int { number == 1 ? CipherLayout.saltSize : 0 }
+
+        /// Computes the HMAC of page `number` as it stands (encrypted content and IV) into `code`.
+        private func authenticate(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) {
+            let ivEnd = layout.pageSize - layout.reserveSize + CipherLayout.ivSize
+            var pageNumber = UInt32(truncatingIfNeeded: number).littleEndian
+            do {
+                try withUnsafeBytes(of: &pageNumber) { numberBytes throws(CryptoError) in
+                    try mac.authenticate(UnsafeRawBufferPointer(rebasing: page[contentStart(number)..<ivEnd]), numberBytes, into: code)
+                }
+            } catch {
+                throw PageVerifier.cryptoError(error)
+            }
+        }
+
+        /// Checks page `number`'s HMAC and, when it matches, decrypts its content in place.
+        ///
+        /// - Returns: `false` when the HMAC does not match (wrong key, damaged or altered page);
+        ///   the page is then left as it was.
+        func decrypt(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) -> Bool {
+            let contentEnd = layout.pageSize - layout.reserveSize
+            let hmacStart = contentEnd + CipherLayout.ivSize
+            try authenticate(page, number: number)
+            var difference: UInt8 = 0
+            for index in 0..<layout.hmacSize { difference |= page[hmacStart + index] ^ code[index] }
+            guard difference == 0 else { return false }
+            let content = UnsafeMutableRawBufferPointer(rebasing: page[contentStart(number)..<contentEnd])
+            do {
+                try decryptor.run(
+                    iv: UnsafeRawBufferPointer(rebasing: page[contentEnd..<hmacStart]), input: UnsafeRawBufferPointer(content),
+                    output: content)
+            } catch {
+                throw PageVerifier.cryptoError(error)
+            }
+            return true
+        }
+
+        /// Encrypts page `number`'s plaintext content in place under a fresh random reserve (and
+        /// IV), writes its HMAC, and on page 1 the salt.
+        func encrypt(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) {
+            let contentEnd = layout.pageSize - layout.reserveSize
+            let hmacStart = contentEnd + CipherLayout.ivSize
+            let content = UnsafeMutableRawBufferPointer(rebasing: page[contentStart(number)..<contentEnd])
+            do {
+                // As SQLCipher does: the whole reserve random, its first 16 bytes the IV.
+                try SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: page[contentEnd..<layout.pageSize]))
+                try encryptor.run(
+                    iv: UnsafeRawBufferPointer(rebasing: page[contentEnd..<hmacStart]), input: UnsafeRawBufferPointer(content),
+                    output: content)
+            } catch {
+                throw PageVerifier.cryptoError(error)
+            }
+            if number == 1 {
+                for index in 0..<CipherLayout.saltSize { page[index] = salt[index] }
+            }
+            try authenticate(page, number: number)
+            UnsafeMutableRawBufferPointer(rebasing: page[hmacStart..<(hmacStart + layout.hmacSize)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: code[0..<layout.hmacSize]))
+        }
+    }
+}
+
+// MARK: - Rewriting a whole file
+
+extension PageCodec {
+    /// How many pages one thread reads, rewrites and writes at a time: about 1 MiB, so memory
+    /// stays flat in the file size.
+    static func pagesPerChunk(pageSize: Int) -> Int { max(1, (1 << 20) / pageSize) }
+
+    /// Rewrites every page of the file open as `source` from `old`'s key to `new`'s into
+    /// `target`, on `threads` threads, each taking every `threads`-th chunk.
+    ///
+    /// Every chunk is read back from `target` and each page's HMAC checked under the new key.
+    ///
+    /// - Throws: `corrupt` naming the first page whose HMAC fails under the old key (nothing is
+    ///   trusted past a bad page); `notADatabase` when the file is not a whole number of pages;
+    ///   `ioError` when a page reads back wrong; read and write errors (`diskFull` when the
+    ///   target's disk fills).
+    static func transcode(
+        source: Int32, sourcePath: String, into target: PendingFile, from old: PageCodec, to new: PageCodec,
+        threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws(DatabaseError) {
+        var status = stat()
+        guard fstat(source, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", sourcePath) }
+        let pageSize = old.layout.pageSize
+        let fileSize = Int(status.st_size)
+        guard fileSize % pageSize == 0 else {
+            throw DatabaseError(
+                kind: .notADatabase, message: "\(sourcePath) is \(fileSize) bytes, not a whole number of \(pageSize)-byte pages")
+        }
+        let pageCount = fileSize / pageSize
+        let chunkPages = pagesPerChunk(pageSize: pageSize)
+        let chunkCount = (pageCount + chunkPages - 1) / chunkPages
+        let threads = max(1, min(requestedThreads, chunkCount))
+        let failure = Locked<DatabaseError?>(nil)
+        // Only the positional write is used from the threads: `pwrite` at distinct offsets.
+        nonisolated(unsafe) let target = target
+
+        // Worker `thread` handles chunks thread, thread + threads, ...; the first failure stops all.
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
+            defer {
+                buffer.initializeMemory(as: UInt8.self, repeating: 0)  // plaintext passed through it
+                buffer.deallocate()
+            }
+            do throws(DatabaseError) {
+                let reader = try Worker(old)
+                let writer = try Worker(new)
+                var chunk = thread
+                while chunk < chunkCount, failure.withLock({ $0 == nil }) {
+                    let firstPage = chunk * chunkPages + 1
+                    let pages = min(chunkPages, pageCount - firstPage + 1)
+                    let offset = (firstPage - 1) * pageSize
+                    let got = try DatabaseFile.readFully(source, into: buffer, count: pages * pageSize, offset: offset, path: sourcePath)
+                    guard got == pages * pageSize else {
+                        throw DatabaseError(kind: .ioError, message: "\(sourcePath) became shorter while it was rewritten")
+                    }
+                    for index in 0..<pages {
+                        let page = UnsafeMutableRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
+                        guard try reader.decrypt(page, number: firstPage + index) else {
+                            throw DatabaseError(
+                                kind: .corrupt, resultCode: 11,
+                                message:
+                                    "page \(firstPage + index) of \(sourcePath) fails its HMAC: the file is damaged or altered; nothing was changed"
+                            )
+                        }
+                        try writer.encrypt(page, number: firstPage + index)
+                    }
+                    let written = UnsafeRawBufferPointer(rebasing: buffer[0..<(pages * pageSize)])
+                    try target.write(written, at: offset)
+                    // Read back and checked under the new key: what reaches the copy is what
+                    // SQLCipher will accept, or the copy is thrown away.
+                    let back = try DatabaseFile.readFully(
+                        target.descriptor, into: buffer, count: pages * pageSize, offset: offset, path: target.targetPath)
+                    for index in 0..<pages {
+                        let page = UnsafeMutableRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
+                        guard back == pages * pageSize, try writer.decrypt(page, number: firstPage + index) else {
+                            throw DatabaseError(
+                                kind: .ioError, resultCode: 10,
+                                message:
+                                    "page \(firstPage + index) of the rewritten copy of \(sourcePath) reads back wrong; nothing was changed"
+                            )
+                        }
+                    }
+                    chunk += threads
+                }
+            } catch {
+                failure.withLock { if $0 == nil { $0 = error } }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+}
