@@ -196,9 +196,10 @@ public struct PageVerifier: Sendable {
         return nil
     }
 
-    /// Checks every page and returns the bad ones.
+    /// Checks every page and returns the bad ones, on every core.
     ///
-    /// - Parameter progress: called now and then with pages done and pages in all.
+    /// - Parameter progress: called now and then with pages done and pages in all (from one
+    ///   thread at a time, not always the caller's).
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
         let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
@@ -208,39 +209,54 @@ public struct PageVerifier: Sendable {
         let fileSize = Int(status.st_size)
         let pageSize = layout.pageSize
         let pageCount = (fileSize + pageSize - 1) / pageSize
-        // Read many pages per call: a 50 MB file is then a few dozen reads.
-        let pagesPerChunk = max(1, (4 << 20) / pageSize)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pagesPerChunk * pageSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var badPages: [BadPage] = []
-        let mac = try makeMAC()
-        var pageNumber = 1
-        while pageNumber <= pageCount {
-            let offset = (pageNumber - 1) * pageSize
-            let wanted = min(buffer.count, fileSize - offset)
-            let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: offset, path: path)
-            let pagesInChunk = (got + pageSize - 1) / pageSize
-            let chunk = UnsafeRawBufferPointer(buffer)
-            do {
-                for index in 0..<pagesInChunk {
-                    let start = index * pageSize
-                    let length = min(pageSize, got - start)
-                    let number = pageNumber + index
-                    guard length == pageSize else {
-                        badPages.append(BadPage(number: number, problem: .truncated))
-                        continue
+        let chunkPages = PageCodec.pagesPerChunk(pageSize: pageSize)
+        let chunkCount = (pageCount + chunkPages - 1) / chunkPages
+        let threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, chunkCount))
+        // Per thread: its bad pages, or its error; and the pages done, for progress.
+        let outcomes = Locked<[Result<[BadPage], DatabaseError>]>([])
+        let done = Locked(0)
+        // Called under `done`'s lock only, so never from two threads at once.
+        nonisolated(unsafe) let progress = progress
+
+        // Thread `thread` checks chunks thread, thread + threads, ...
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
+            defer { buffer.deallocate() }
+            let outcome = Result { () throws(DatabaseError) -> [BadPage] in
+                let mac = try makeMAC()
+                var badPages: [BadPage] = []
+                var chunk = thread
+                while chunk < chunkCount {
+                    let firstPage = chunk * chunkPages + 1
+                    let offset = (firstPage - 1) * pageSize
+                    let wanted = min(chunkPages * pageSize, fileSize - offset)
+                    let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: offset, path: path)
+                    let pages = (wanted + pageSize - 1) / pageSize
+                    for index in 0..<pages {
+                        let start = index * pageSize
+                        let number = firstPage + index
+                        guard start + pageSize <= got else {
+                            badPages.append(BadPage(number: number, problem: .truncated))
+                            continue
+                        }
+                        let page = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + pageSize)])
+                        if let problem = try check(page: page, number: number, mac: mac) {
+                            badPages.append(BadPage(number: number, problem: problem))
+                        }
                     }
-                    if let problem = try check(
-                        page: UnsafeRawBufferPointer(rebasing: chunk[start..<(start + pageSize)]), number: number, mac: mac)
-                    {
-                        badPages.append(BadPage(number: number, problem: problem))
+                    done.withLock { count in
+                        count += pages
+                        progress?(count, pageCount)
                     }
+                    chunk += threads
                 }
+                return badPages
             }
-            if got < wanted { break }
-            pageNumber += pagesInChunk
-            progress?(min(pageNumber - 1, pageCount), pageCount)
+            outcomes.withLock { $0.append(outcome) }
         }
+        var badPages: [BadPage] = []
+        for outcome in outcomes.withLock({ $0 }) { badPages += try outcome.get() }
+        badPages.sort { $0.number < $1.number }
         return Report(
             pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
             writeAheadLog: try verifyWriteAheadLog())

@@ -25,6 +25,26 @@ final class PageVerifierTests: DatabaseTestCase {
         try handle.write(contentsOf: [byte ^ 1])
     }
 
+    func testBadPagesInChunksOfEveryThreadAreReportedInOrder() throws {
+        // 1 KiB pages, 1,024 a chunk: about 4,000 pages give each of two threads two chunks.
+        let settings = CipherSettings(pageSize: 1024, kdfIterations: 4000, usesHMAC: true, kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
+        let key = rawKey(9)
+        let db = try openDatabase("v.db", key: key, settings: settings)
+        try db.executeStatements(
+            """
+            CREATE TABLE t(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000) INSERT INTO t SELECT randomblob(800) FROM n;
+            """)
+        db.close()
+        let file = path("v.db")
+        let damaged = [100, 1500, 3000, 3999]
+        for page in damaged.reversed() { try flip(file, at: (page - 1) * 1024 + 40) }
+        let report = try PageVerifier(path: file, key: key, settings: settings).verify()
+        XCTAssertGreaterThan(report.pageCount, 4000)
+        XCTAssertEqual(report.badPages.map(\.number), damaged)
+        XCTAssertEqual(Set(report.badPages.map(\.problem)), [.hmacMismatch])
+    }
+
     func testIntactThenEveryFlippedPageReported() throws {
         let key = rawKey(7)
         let file = try makeFile(key: key)
