@@ -104,7 +104,8 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
                 hint: "change a key with `cipherdb rekey \(path) ...`; keys come from --passphrase-env/-file/-fd or --key-id")
         case .invalidated:
             return CLIError(.ioError, "\(path): \(error.message)")
-        case .sqlite, .constraint, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted:
+        case .sqlite, .constraint, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted, .typeMismatch,
+            .recordNotFound:
             return CLIError(.sqlFailed, error.message)
         case .reentrantAccess, .poolTimeout:
             return CLIError(.ioError, error.message)

@@ -31,6 +31,28 @@ extension Int32: ColumnDecodable {
     public static func decode(from row: ResultSet, at index: Int) -> Int32? { row.int32(at: index) }
 }
 
+extension UInt64: ColumnDecodable {
+    /// The column's 64 bits as an unsigned integer (see ``ResultSet/uint64(at:)``).
+    public static func decode(from row: ResultSet, at index: Int) -> UInt64? { row.uint64(at: index) }
+}
+
+extension UInt: ColumnDecodable {
+    /// The column's bits as an unsigned integer.
+    public static func decode(from row: ResultSet, at index: Int) -> UInt? { row.uint64(at: index).map { UInt(truncatingIfNeeded: $0) } }
+}
+
+extension UUID: ColumnDecodable {
+    /// The column as a UUID: its 36-character text, or 16 bytes; `nil` for NULL or anything else.
+    public static func decode(from row: ResultSet, at index: Int) -> UUID? {
+        switch row.value(at: index) {
+        case .text(let text)?: return UUID(uuidString: text)
+        case .blob(let bytes)? where bytes.count == 16:
+            return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+        default: return nil
+        }
+    }
+}
+
 extension Double: ColumnDecodable {
     /// The column as a double.
     public static func decode(from row: ResultSet, at index: Int) -> Double? { row.double(at: index) }

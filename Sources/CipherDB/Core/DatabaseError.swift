@@ -65,6 +65,10 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         /// A constraint failed (UNIQUE, PRIMARY KEY, NOT NULL, CHECK, FOREIGN KEY): nothing
         /// of the statement was applied. ``DatabaseError/extendedResultCode`` tells which.
         case constraint
+        /// A column's value cannot become the type asked for (a record property, say).
+        case typeMismatch
+        /// No row has the record's primary key (an update of a deleted record, say).
+        case recordNotFound
     }
 
     /// What went wrong.

@@ -37,8 +37,9 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
 
 /// A value that can be bound to a statement parameter.
 ///
-/// CipherDB makes `Int`, `Int64`, `Int32`, `Int16`, `Int8`, `UInt32`, `UInt16`, `UInt8`, `Double`,
-/// `Float`, `Bool`, `String`, `Substring`, `Data`, `[UInt8]`, `Date` and ``DatabaseValue`` bindable.
+/// CipherDB makes `Int`, `Int64`, `Int32`, `Int16`, `Int8`, `UInt`, `UInt64` (bit pattern), `UInt32`,
+/// `UInt16`, `UInt8`, `Double`, `Float`, `Bool`, `String`, `Substring`, `Data`, `[UInt8]`, `Date`,
+/// `UUID` (text) and ``DatabaseValue`` bindable.
 /// `nil` binds NULL. Conform your own types by returning the value to store.
 ///
 /// `Date` is stored as a REAL: seconds since 1970-01-01 00:00:00 UTC, as FMDB does, unless the
@@ -76,6 +77,22 @@ extension Int16: Bindable {
 extension Int8: Bindable {
     /// The integer as an INTEGER.
     public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+
+extension UInt64: Bindable {
+    /// The integer's bit pattern as an INTEGER, as FMDB stores it: values above `Int64.max` read
+    /// back as negative `Int64`s and as themselves through ``ResultSet/uint64(at:)``.
+    public var databaseValue: DatabaseValue { .integer(Int64(bitPattern: self)) }
+}
+
+extension UInt: Bindable {
+    /// The integer's bit pattern as an INTEGER (see `UInt64`).
+    public var databaseValue: DatabaseValue { .integer(Int64(bitPattern: UInt64(self))) }
+}
+
+extension UUID: Bindable {
+    /// The UUID as TEXT in its usual 36-character form, readable in any SQLite shell.
+    public var databaseValue: DatabaseValue { .text(uuidString) }
 }
 
 extension UInt32: Bindable {

@@ -140,6 +140,9 @@ public final class ResultSet {
     public func int64(at index: Int) -> Int64? { Self.int64(nonNullCell(cell(index))) }
     /// The column as an `Int32`, truncated as SQLite's `sqlite3_column_int` does; `nil` for NULL.
     public func int32(at index: Int) -> Int32? { Self.int64(nonNullCell(cell(index))).map { Int32(truncatingIfNeeded: $0) } }
+    /// The column's 64 bits as a `UInt64`, as FMDB's `unsignedLongLongIntForColumn` reads them
+    /// (what a `UInt64` was bound as); `nil` for NULL.
+    public func uint64(at index: Int) -> UInt64? { Self.int64(nonNullCell(cell(index))).map { UInt64(bitPattern: $0) } }
     /// The column as a `Double`; `nil` for NULL.
     public func double(at index: Int) -> Double? { Self.double(nonNullCell(cell(index))) }
     /// The column as a `Bool` (non-zero is `true`); `nil` for NULL.
@@ -163,6 +166,8 @@ public final class ResultSet {
     public func int64(_ name: String) -> Int64? { Self.int64(nonNullCell(cell(name))) }
     /// The column as an `Int32`; `nil` for NULL or an unknown column.
     public func int32(_ name: String) -> Int32? { Self.int64(nonNullCell(cell(name))).map { Int32(truncatingIfNeeded: $0) } }
+    /// The column's 64 bits as a `UInt64`; `nil` for NULL or an unknown column.
+    public func uint64(_ name: String) -> UInt64? { Self.int64(nonNullCell(cell(name))).map { UInt64(bitPattern: $0) } }
     /// The column as a `Double`; `nil` for NULL or an unknown column.
     public func double(_ name: String) -> Double? { Self.double(nonNullCell(cell(name))) }
     /// The column as a `Bool`; `nil` for NULL or an unknown column.

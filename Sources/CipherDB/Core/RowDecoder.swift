@@ -12,20 +12,24 @@ extension ResultSet {
     /// struct Person: Decodable { var name: String; var age: Int? }
     /// while try rs.next() { people.append(try rs.decode(Person.self)) }
     /// ```
-    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+    ///
+    /// - Parameter columnNaming: how coding keys name columns (``ColumnNaming/snakeCase``: the
+    ///   key `authorID` reads the column `author_id`).
+    public func decode<T: Decodable>(_ type: T.Type = T.self, columnNaming: ColumnNaming = .exact) throws -> T {
         guard !isClosed else { throw DatabaseError.misuse("decode on a closed result set", sql: sql) }
-        return try T(from: RowDecoder(row: self))
+        return try T(from: RowDecoder(row: self, naming: columnNaming))
     }
 }
 
 /// A `Decoder` over one row of a ``ResultSet``.
 private struct RowDecoder: Decoder {
     let row: ResultSet
+    let naming: ColumnNaming
     var codingPath: [CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowContainer<Key>(row: row))
+        KeyedDecodingContainer(RowContainer<Key>(row: row, naming: naming))
     }
 
     func unkeyedContainer() throws -> UnkeyedDecodingContainer {
@@ -40,16 +44,19 @@ private struct RowDecoder: Decoder {
 /// Reads a row's columns by coding key.
 private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: ResultSet
+    let naming: ColumnNaming
     var codingPath: [CodingKey] { [] }
     var allKeys: [Key] {
         (0..<row.columnCount).compactMap { row.columnName(at: $0).flatMap(Key.init(stringValue:)) }
     }
 
-    func contains(_ key: Key) -> Bool { row.columnIndex(named: key.stringValue) != nil }
+    func contains(_ key: Key) -> Bool { row.columnIndex(named: naming.column(for: key.stringValue)) != nil }
 
     private func index(_ key: Key) throws -> Int {
-        guard let index = row.columnIndex(named: key.stringValue) else {
-            throw DatabaseError(kind: .columnNotFound, message: "no column named \(key.stringValue)", sql: row.sql)
+        let column = naming.column(for: key.stringValue)
+        guard let index = row.columnIndex(named: column) else {
+            throw DatabaseError(
+                kind: .columnNotFound, message: "no column named \(column) (for the property \(key.stringValue))", sql: row.sql)
         }
         return index
     }
@@ -58,17 +65,27 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let index = try index(key)
+        let column = naming.column(for: key.stringValue)
         if let columnType = T.self as? ColumnDecodable.Type {
             guard let value = columnType.decode(from: row, at: index) as? T else {
-                throw DatabaseError(kind: .unexpectedNull, message: "column \(key.stringValue) is NULL", sql: row.sql)
+                if row.isNull(at: index) {
+                    throw DatabaseError(kind: .unexpectedNull, message: "column \(column) is NULL", sql: row.sql)
+                }
+                throw DatabaseError(
+                    kind: .typeMismatch, message: "column \(column) holds \(row.value(at: index)?.description ?? "?"), not a \(T.self)",
+                    sql: row.sql)
             }
             return value
         }
         // Anything else (nested structs, arrays, enums with raw values) is stored as JSON text.
         guard let text = row.string(at: index) else {
-            throw DatabaseError(kind: .unexpectedNull, message: "column \(key.stringValue) is NULL", sql: row.sql)
+            throw DatabaseError(kind: .unexpectedNull, message: "column \(column) is NULL", sql: row.sql)
         }
-        return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw DatabaseError(kind: .typeMismatch, message: "column \(column) does not hold a \(T.self) as JSON: \(error)", sql: row.sql)
+        }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -79,6 +96,6 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         throw DecodingError.typeMismatch([Any].self, .init(codingPath: [key], debugDescription: "columns do not nest"))
     }
 
-    func superDecoder() throws -> Decoder { RowDecoder(row: row) }
-    func superDecoder(forKey key: Key) throws -> Decoder { RowDecoder(row: row) }
+    func superDecoder() throws -> Decoder { RowDecoder(row: row, naming: naming) }
+    func superDecoder(forKey key: Key) throws -> Decoder { RowDecoder(row: row, naming: naming) }
 }

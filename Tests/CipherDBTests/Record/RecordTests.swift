@@ -1,0 +1,172 @@
+import CSQLCipher
+import CipherDB
+import Foundation
+import XCTest
+
+/// Records: Codable structs fetched from and written to encrypted tables.
+final class RecordTests: DatabaseTestCase {
+    struct Address: Codable, Equatable {
+        var city: String
+        var zip: String
+    }
+
+    struct Player: Codable, Equatable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "player"
+        static let databaseColumnNaming = ColumnNaming.snakeCase
+        var id: Int64?
+        var displayName: String
+        var score: Int?
+        var joinedAt: Date
+        var token: UUID
+        var avatarPNG: Data?
+        var homeAddress: Address?
+        var bigCounter: UInt64
+    }
+
+    /// A table keyed by two columns, with exact names.
+    struct Membership: Codable, Equatable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "membership"
+        static let databasePrimaryKey = ["team", "member"]
+        var team: String
+        var member: Int64
+        var role: String
+    }
+
+    private func database() throws -> Database {
+        let db = try openDatabase("records.db", key: rawKey(0x7E))
+        try db.executeStatements(
+            """
+            CREATE TABLE player(
+                id INTEGER PRIMARY KEY, display_name TEXT NOT NULL UNIQUE, score INTEGER, joined_at REAL NOT NULL,
+                token TEXT NOT NULL, avatar_png BLOB, home_address TEXT, big_counter INTEGER NOT NULL);
+            CREATE TABLE membership(team TEXT, member INTEGER, role TEXT, PRIMARY KEY (team, member));
+            """)
+        return db
+    }
+
+    private func player(_ name: String) -> Player {
+        Player(
+            id: nil, displayName: name, score: 10, joinedAt: Date(timeIntervalSince1970: 1_700_000_000.5), token: UUID(),
+            avatarPNG: Data([0x89, 0x50, 0x4E, 0x47]), homeAddress: Address(city: "Lyon", zip: "69001"), bigCounter: UInt64.max - 1)
+    }
+
+    func testInsertFetchUpdateDeleteRoundTripEveryType() throws {
+        let db = try database()
+        var arthur = player("Arthur")
+        arthur.id = try arthur.insert(db)
+        XCTAssertEqual(arthur.id, 1)
+        // Stored as a shell user would expect: snake_case columns, UUID text, JSON for the nested value.
+        XCTAssertEqual(try db.stringForQuery("SELECT token FROM player"), arthur.token.uuidString)
+        XCTAssertEqual(try db.stringForQuery("SELECT home_address FROM player"), #"{"city":"Lyon","zip":"69001"}"#)
+        XCTAssertEqual(try Player.fetchOne(db, key: 1), arthur)
+
+        arthur.score = nil
+        arthur.homeAddress = nil
+        arthur.displayName = "Arthur Dent"
+        try arthur.update(db)
+        let fetched = try XCTUnwrap(try Player.fetchOne(db, key: arthur.id))
+        XCTAssertNil(fetched.score, "nil is written as NULL, not left out")
+        XCTAssertNil(fetched.homeAddress)
+        XCTAssertEqual(fetched, arthur)
+
+        XCTAssertTrue(try arthur.exists(db))
+        XCTAssertTrue(try arthur.delete(db))
+        XCTAssertFalse(try arthur.delete(db))
+        XCTAssertFalse(try arthur.exists(db))
+        assertThrows(.recordNotFound) { try arthur.update(db) }
+    }
+
+    func testSaveInsertsThenUpdates() throws {
+        let db = try database()
+        var ford = player("Ford")
+        try ford.save(db)
+        XCTAssertEqual(try Player.fetchCount(db), 1)
+        ford.id = 1
+        ford.score = 42
+        try ford.save(db)
+        XCTAssertEqual(try Player.fetchCount(db), 1)
+        XCTAssertEqual(try Player.fetchOne(db, key: 1)?.score, 42)
+    }
+
+    func testFetchWithSQLAndArguments() throws {
+        let db = try database()
+        for (name, score) in [("a", 1), ("b", 5), ("c", 9)] {
+            var record = player(name)
+            record.score = score
+            try record.insert(db)
+        }
+        let high = try Player.fetchAll(db, sql: "SELECT * FROM player WHERE score > ? ORDER BY score", arguments: [2])
+        XCTAssertEqual(high.map(\.displayName), ["b", "c"])
+        XCTAssertEqual(try Player.fetchCount(db, sql: "SELECT * FROM player WHERE score > ?", arguments: [2]), 2)
+        XCTAssertNil(try Player.fetchOne(db, sql: "SELECT * FROM player WHERE score > 100"))
+        XCTAssertEqual(try Player.fetchAll(db).count, 3)
+    }
+
+    func testMissingAndMistypedColumnsAreClearErrors() throws {
+        let db = try database()
+        try player("x").insert(db)
+        do {
+            _ = try Player.fetchAll(db, sql: "SELECT id, display_name FROM player")
+            XCTFail("a missing column must throw")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.kind, .columnNotFound)
+            XCTAssertTrue(error.message.contains("joined_at"), error.message)
+            XCTAssertTrue(error.message.contains("joinedAt"), error.message)
+        }
+        do {
+            _ = try Player.fetchAll(
+                db,
+                sql: "SELECT id, display_name, score, joined_at, 'not a uuid' AS token, avatar_png, home_address, big_counter FROM player")
+            XCTFail("a mistyped column must throw")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.kind, .typeMismatch)
+            XCTAssertTrue(error.message.contains("token"), error.message)
+        }
+    }
+
+    func testCompositePrimaryKeyAndConstraintViolation() throws {
+        let db = try database()
+        var membership = Membership(team: "red", member: 7, role: "captain")
+        try membership.insert(db)
+        assertThrows(.constraint) { try membership.insert(db) }
+        membership.role = "coach"
+        try membership.update(db)
+        XCTAssertEqual(try Membership.fetchAll(db), [membership])
+        XCTAssertTrue(try membership.delete(db))
+    }
+
+    func testUpsertWhereTheSQLiteHasIt() throws {
+        let db = try database()
+        var membership = Membership(team: "blue", member: 1, role: "player")
+        if sqlite3_libversion_number() < 3_024_000 {
+            assertThrows(.unsupported) { try membership.upsert(db) }
+            return
+        }
+        try membership.upsert(db)
+        membership.role = "captain"
+        try membership.upsert(db)
+        XCTAssertEqual(try Membership.fetchAll(db), [membership])
+    }
+
+    func testUnsignedIntegersKeepTheirBits() throws {
+        let db = try database()
+        try db.executeUpdate("CREATE TABLE u(v INTEGER)")
+        try db.executeUpdate("INSERT INTO u VALUES (?), (?)", UInt64.max, UInt(12))
+        let rows = try db.executeQuery("SELECT v FROM u ORDER BY rowid")
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(rows.uint64(at: 0), UInt64.max)
+        XCTAssertEqual(rows.int64(at: 0), -1, "stored as its bit pattern, as FMDB does")
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(try rows.get(at: 0, as: UInt.self), 12)
+        rows.close()
+    }
+
+    func testSnakeCaseNaming() {
+        XCTAssertEqual(ColumnNaming.snakeCase.column(for: "displayName"), "display_name")
+        XCTAssertEqual(ColumnNaming.snakeCase.column(for: "authorID"), "author_id")
+        XCTAssertEqual(ColumnNaming.snakeCase.column(for: "myURLValue"), "my_url_value")
+        XCTAssertEqual(ColumnNaming.snakeCase.column(for: "id"), "id")
+        XCTAssertEqual(ColumnNaming.snakeCase.column(for: "avatarPNG"), "avatar_png")
+        XCTAssertEqual(ColumnNaming.exact.column(for: "avatarPNG"), "avatarPNG")
+    }
+}
