@@ -176,3 +176,17 @@ extension DatabaseWriter {
         }
     }
 }
+
+extension DatabaseReader {
+    /// Copies the database into a new file with SQLite's online backup API (see
+    /// ``Database/backup(to:key:settings:replacing:pagesPerStep:progress:)``), from a read
+    /// transaction: a queue's writer waits until it ends; a pool's writer goes on meanwhile.
+    public func backup(
+        to targetPath: String, key: DatabaseKey?, settings: CipherSettings = .versionDefaults, replacing: Bool = false,
+        progress: ((_ copied: Int, _ total: Int) -> Void)? = nil
+    ) throws {
+        try read { db in
+            try db.backup(to: targetPath, key: key, settings: settings, replacing: replacing, progress: progress)
+        }
+    }
+}
