@@ -23,7 +23,7 @@ final class BackupTests: DatabaseTestCase {
     func testACopyUnderTheSameKeyWithProgress() throws {
         let db = try source()
         var reports: [(Int, Int)] = []
-        try db.backup(to: path("copy.db"), key: rawKey(0x61), pagesPerStep: 100) { reports.append(($0, $1)) }
+        try db.backup(to: path("copy.db"), key: rawKey(0x61), pagesPerStep: 20) { reports.append(($0, $1)) }
         XCTAssertGreaterThan(reports.count, 3, "copied in steps")
         XCTAssertEqual(reports.last?.0, reports.last?.1)
         let copy = try openDatabase("copy.db", key: rawKey(0x61))
@@ -65,7 +65,7 @@ final class BackupTests: DatabaseTestCase {
         try db.executeUpdate("PRAGMA journal_mode = WAL")
         let writer = try openDatabase("source.db", key: rawKey(0x61))
         var steps = 0
-        try db.backup(to: path("copy.db"), key: rawKey(0x61), pagesPerStep: 50) { _, _ in
+        try db.backup(to: path("copy.db"), key: rawKey(0x61), pagesPerStep: 10) { _, _ in
             // Another connection commits while the copy is made: the copy restarts or stays at
             // its snapshot, and ends consistent either way.
             steps += 1

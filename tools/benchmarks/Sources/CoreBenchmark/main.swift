@@ -67,10 +67,13 @@ func openRawKeyed(_ path: String) throws -> Database {
     return db
 }
 
-/// A new passphrase file keeps the running SQLCipher's defaults (1 KiB pages on 3.x, 4 KiB on 4.x).
-func openDefault(_ path: String, encrypted: Bool) throws -> Database {
+/// A new passphrase file keeps the running SQLCipher's defaults (1 KiB pages on 3.x, 4 KiB on 4.x)
+/// unless a page size is given; a plaintext one SQLite's (4 KiB).
+func openDefault(_ path: String, encrypted: Bool, pageSize: Int? = nil) throws -> Database {
     let db = Database(path: path)
-    try db.open(key: encrypted ? .passphrase(SecretBytes(utf8: "benchmark passphrase")) : nil)
+    try db.open(
+        key: encrypted ? .passphrase(SecretBytes(utf8: "benchmark passphrase")) : nil,
+        settings: encrypted ? CipherSettings(pageSize: pageSize) : .versionDefaults)
     return db
 }
 
@@ -84,9 +87,9 @@ func filledRawKeyFile() -> String {
     return path
 }
 
-func filledDefaultFile(encrypted: Bool) throws -> String {
-    let path = freshPath(encrypted ? "default-encrypted.db" : "default-plain.db")
-    let db = try openDefault(path, encrypted: encrypted)
+func filledDefaultFile(encrypted: Bool, pageSize: Int? = nil) throws -> String {
+    let path = freshPath(encrypted ? "default-encrypted-\(pageSize ?? 0).db" : "default-plain.db")
+    let db = try openDefault(path, encrypted: encrypted, pageSize: pageSize)
     try db.executeUpdate(Fixture.createTable)
     try Cipher.insert(db, fixture)
     db.close()
@@ -101,28 +104,29 @@ func record(_ name: String, _ sum: Checksum) {
     checksums[name] = sum
 }
 
-func insertCase(encrypted: Bool) -> (Meter) throws -> Void {
+func insertCase(encrypted: Bool, pageSize: Int? = nil) -> (Meter) throws -> Void {
     { meter in
-        let db = try openDefault(freshPath("insert-default.db"), encrypted: encrypted)
+        let db = try openDefault(freshPath("insert-default.db"), encrypted: encrypted, pageSize: pageSize)
         defer { db.close() }
         try db.executeUpdate(Fixture.createTable)
         try meter.measure { try Cipher.insert(db, fixture) }
     }
 }
 
-func scanCase(_ path: @escaping () throws -> String, encrypted: Bool) -> (Meter) throws -> Void {
+func scanCase(_ path: @escaping () throws -> String, encrypted: Bool, pageSize: Int? = nil) -> (Meter) throws -> Void {
     { meter in
-        let db = try openDefault(try path(), encrypted: encrypted)
+        let db = try openDefault(try path(), encrypted: encrypted, pageSize: pageSize)
         defer { db.close() }
         try meter.measure { record("default scan", try Cipher.scanByIndex(db)) }
     }
 }
 
-nonisolated(unsafe) var defaultFiles: [Bool: String] = [:]
-func defaultFile(encrypted: Bool) throws -> String {
-    if let path = defaultFiles[encrypted] { return path }
-    let path = try filledDefaultFile(encrypted: encrypted)
-    defaultFiles[encrypted] = path
+nonisolated(unsafe) var defaultFiles: [String: String] = [:]
+func defaultFile(encrypted: Bool, pageSize: Int? = nil) throws -> String {
+    let name = "\(encrypted)-\(pageSize ?? 0)"
+    if let path = defaultFiles[name] { return path }
+    let path = try filledDefaultFile(encrypted: encrypted, pageSize: pageSize)
+    defaultFiles[name] = path
     return path
 }
 
@@ -210,6 +214,14 @@ let workloads: [Workload] = [
         name: "scan, encrypted at the default page size", baselineName: "plaintext", goal: 1.50,
         baseline: scanCase({ try defaultFile(encrypted: false) }, encrypted: false),
         subject: scanCase({ try defaultFile(encrypted: true) }, encrypted: true)),
+    // The same with 4 KiB pages (SQLCipher 4's default): what the default page size costs on 3.x.
+    Workload(
+        name: "insert, encrypted with 4 KiB pages", baselineName: "plaintext", goal: 1.25,
+        baseline: insertCase(encrypted: false), subject: insertCase(encrypted: true, pageSize: 4096)),
+    Workload(
+        name: "scan, encrypted with 4 KiB pages", baselineName: "plaintext", goal: 1.50,
+        baseline: scanCase({ try defaultFile(encrypted: false) }, encrypted: false),
+        subject: scanCase({ try defaultFile(encrypted: true, pageSize: 4096) }, encrypted: true, pageSize: 4096)),
 ]
 
 // MARK: - One side once, for callgrind
