@@ -124,7 +124,8 @@ struct InfoCommand: ParsableCommand {
         }
     }
 
-    private static func kdfText(_ opened: OpenedDatabase, _ settings: CipherSettings) -> String {
+    /// The key derivation in force, in words (`info`, the shell's `.cipher`).
+    static func kdfText(_ opened: OpenedDatabase, _ settings: CipherSettings) -> String {
         switch opened.key?.key {
         case .raw?, .rawWithSalt?:
             return "none at open (raw key\(opened.key?.keyID.map { " from keystore id '\($0)'" } ?? ""))"
