@@ -87,17 +87,45 @@ enum DatabaseAccess {
             } catch  where error.kind == .wrongKey && settings.pageSize == nil {
                 // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
                 guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
-                    throw CLIError.database(error, path: path)
+                    throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
                 }
                 settings.pageSize = detected
                 do { try database.open(flags: flags, key: resolved.key, settings: settings) } catch {
                     throw CLIError.database(error, path: path)
                 }
+            } catch  where error.kind == .wrongKey {
+                throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: false)
             } catch {
                 throw CLIError.database(error, path: path)
             }
             return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
         }
+    }
+
+    /// Exit 77 for a key that opens nothing, saying which settings were tried and which flag changes
+    /// each: SQLCipher cannot read the iteration count or the page size from the file, so a file
+    /// made with other settings looks exactly like a wrong passphrase.
+    static func wrongKey(
+        _ error: DatabaseError, path: String, key: DatabaseKey, settings: CipherSettings, pageSizeSearched: Bool
+    ) -> CLIError {
+        let layout = CipherLayout(settings: settings)
+        var tried: [String] = []
+        if case .passphrase = key {
+            tried.append(
+                "PBKDF2-HMAC-\(layout.kdfAlgorithm.rawValue.uppercased()) with \(layout.kdfIterations) iterations"
+                    + (settings.kdfIterations == nil ? " (the default; --cipher-kdf-iter N for another count)" : " (--cipher-kdf-iter)"))
+        }
+        tried.append(
+            pageSizeSearched
+                ? "every page size from 512 to 65536 (page 1 matched none)"
+                : "page size \(layout.pageSize) (--cipher-page-size)")
+        if let compatibility = settings.compatibility { tried.append("SQLCipher \(compatibility)'s defaults (--cipher-compat)") }
+        let base = CLIError.database(error, path: path)
+        return CLIError(
+            .wrongKey, base.message + "\n  tried: " + tried.joined(separator: ", "),
+            hint:
+                "check the key; a database made or rekeyed with another iteration count needs --cipher-kdf-iter N on every open "
+                + "(`cipherdb info` with the right settings prints them); `cipherdb verify \(path)` tells a damaged file from a wrong key")
     }
 
     /// The page size whose page-1 HMAC matches `key`, if it is not the default one already tried.

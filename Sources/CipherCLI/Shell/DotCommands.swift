@@ -67,25 +67,9 @@ extension ShellSession {
         return words
     }
 
-    /// The closest command name to a mistyped one (at most two edits away).
+    /// The closest command name to a mistyped one.
     static func suggestion(for name: String) -> String? {
-        let scored = commands.map { ($0.name, editDistance(name.lowercased(), $0.name)) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2 else { return nil }
-        return best.0
-    }
-
-    static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-        let a = Array(lhs)
-        let b = Array(rhs)
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return a.isEmpty ? b.count : previous[b.count]
+        Suggestion.closest(to: name, among: commands.map(\.name))
     }
 
     private static func onOff(_ arguments: [String], _ command: String) throws(CLIError) -> Bool {
