@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 
+@testable import CipherCLI
+
 /// Where the tool used to leave people stuck (issue 13): a rekey to another iteration count that
 /// the next command called a wrong key, a wrong key that did not say what was tried, a typo in a
 /// command name, and a long integrity check that said nothing.
@@ -50,4 +52,54 @@ final class DeadEndGuidanceTests: CLITestCase {
         let piped = try cipherdb(["verify", "app.db", "--raw-key-file", key])
         XCTAssertFalse(piped.stderr.contains("integrity_check on"), "progress only on a terminal: \(piped.stderr)")
     }
+
+    func testWeakNewPassphrasesAreRefusedWithAnEstimateUnlessAccepted() throws {
+        let weak = ["WEAK": "abcd1234"]
+        let refused = try cipherdb(["create", "weak.db", "--passphrase-env", "WEAK"] + Self.fastKDF, env: weak, expect: 64)
+        XCTAssertTrue(refused.stderr.contains("the new passphrase is weak: about"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("8 characters from a pool of 36"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("--allow-weak-passphrase"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("abcd1234"))
+        XCTAssertEqual(try directoryListing(), [], "nothing was created")
+        let kept = try cipherdb(["create", "weak.db", "--passphrase-env", "WEAK", "--allow-weak-passphrase"] + Self.fastKDF, env: weak)
+        XCTAssertTrue(kept.stderr.contains("warning: the new passphrase is weak"), kept.stderr)
+        XCTAssertEqual(PassphraseStrengthProbe.bits("a"), 4)
+        XCTAssertLessThan(PassphraseStrengthProbe.bits("aaaaaaaaaaaaaaaaaaaaaaaa"), 50, "a repeated character adds little")
+        XCTAssertGreaterThan(PassphraseStrengthProbe.bits("correct horse battery staple"), 50)
+
+        // A rekey to a weak passphrase changes nothing.
+        let env = passphraseEnvironment().merging(weak) { $1 }
+        try makeDatabase("app.db", env: env, rows: 1)
+        let before = try bytes("app.db")
+        try cipherdb(["rekey", "app.db", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "WEAK"] + Self.fastOpen, env: env, expect: 64)
+        XCTAssertEqual(try bytes("app.db"), before)
+    }
+
+    func testThreeTriesAtThePrompt() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            throw XCTSkip("util-linux script(1) gives the pseudo-terminal")
+        }
+        let env = passphraseEnvironment("the right passphrase at last")
+        try makeDatabase("app.db", env: env, rows: 1)
+        func typed(_ answers: [String]) throws -> CommandResult {
+            let typing = answers.map { "sleep 0.8; printf '\($0)\\n'" }.joined(separator: "; ")
+            return try shell(
+                """
+                (sleep 1.0; \(typing); sleep 1.0) | timeout 30 script -qec \
+                  "\\"$CIPHERDB\\" query \\"$DIR/app.db\\" 'SELECT 40 + 2 AS answer' --csv --cipher-kdf-iter 1000; echo status=\\$?" /dev/null
+                """)
+        }
+        let third = try typed(["wrong one", "wrong two", "the right passphrase at last"])
+        XCTAssertTrue(third.stdout.contains("try again (2 more)") && third.stdout.contains("try again (1 more)"), third.stdout)
+        XCTAssertTrue(third.stdout.contains("42"), third.stdout)
+        XCTAssertTrue(third.stdout.contains("status=0"), third.stdout)
+        let none = try typed(["wrong one", "wrong two", "wrong three"])
+        XCTAssertTrue(none.stdout.contains("status=77"), none.stdout)
+        XCTAssertFalse(none.stdout.contains("wrong three"), "no echo")
+    }
+}
+
+/// The estimator, through the CLI's type.
+enum PassphraseStrengthProbe {
+    static func bits(_ text: String) -> Int { PassphraseStrength(Array(text.unicodeScalars)).bits }
 }

@@ -60,6 +60,7 @@ struct CreateCommand: ParsableCommand {
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
         common.detail("\(database): new " + resolved.summary(settings: settings))
         defer { output.discard() }
+        try cipher.checkStrength(of: resolved)
         var opened: Database?
         do {
             let db = try output.openDatabase(key: resolved.key, settings: settings)

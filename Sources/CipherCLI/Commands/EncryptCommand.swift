@@ -47,6 +47,7 @@ struct EncryptCommand: ParsableCommand {
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
         let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+        try cipher.checkStrength(of: resolved)
         let source = Database(path: plaintext)
         defer { source.close() }
         var base = resolved.settings ?? .versionDefaults

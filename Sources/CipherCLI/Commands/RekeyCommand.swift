@@ -48,6 +48,7 @@ struct RekeyCommand: ParsableCommand {
             resolved = sameKey
         } else {
             resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
+            try cipher.checkStrength(of: resolved)
         }
         let current: CipherSettings
         do { current = try opened.database.cipherSettings() } catch { throw CLIError.database(error, path: database) }

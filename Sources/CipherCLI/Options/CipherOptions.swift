@@ -20,11 +20,22 @@ public struct CipherOptions: ParsableArguments {
         help: ArgumentHelp("Write with SQLCipher 3's or 4's default settings (4 needs SQLCipher 4).", valueName: "3|4"))
     var compat: Int?
 
+    /// `--allow-weak-passphrase`.
+    @Flag(
+        name: .customLong("allow-weak-passphrase"),
+        help: "Keep a new passphrase that looks easy to guess (a warning shows its estimated strength).")
+    var allowWeakPassphrase = false
+
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
     /// Whether any setting was given.
     var isGiven: Bool { pageSize != nil || kdfIter != nil || compat != nil }
+
+    /// Refuses a weak new passphrase unless `--allow-weak-passphrase` was given (then warns).
+    func checkStrength(of key: ResolvedKey) throws(CLIError) {
+        try PassphraseStrength.check(key, allowed: allowWeakPassphrase) { Console.error($0) }
+    }
 
     /// Checks the values' ranges.
     public func validate() throws {

@@ -77,10 +77,29 @@ enum DatabaseAccess {
             do { try database.open(flags: flags) } catch { throw CLIError.database(error, path: path) }
             return OpenedDatabase(database: database, key: nil, settings: .versionDefaults, path: path)
         case .encrypted:
-            let resolved = try KeyResolver.resolve(
-                keyOptions.source, keystore: keystore, purpose: .open,
-                label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
-            var settings = merge(resolved.settings, keyOptions.settings)
+            // A passphrase typed at the prompt may be retried, three tries in all, as sudo allows.
+            let prompted = keyOptions.source == nil
+            var attempt = 1
+            while true {
+                let resolved = try KeyResolver.resolve(
+                    keyOptions.source, keystore: keystore, purpose: .open,
+                    label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
+                do {
+                    return try openEncrypted(path, flags: flags, key: resolved, explicit: keyOptions.settings)
+                } catch  where error.status == .wrongKey && prompted && attempt < 3 {
+                    Console.error("wrong passphrase for \(path); try again (\(3 - attempt) more)")
+                    attempt += 1
+                }
+            }
+        }
+    }
+
+    /// Opens an encrypted file with `key`, finding the page size from page 1 when the default
+    /// does not match and none was given.
+    private static func openEncrypted(
+        _ path: String, flags: Database.OpenFlags, key resolved: ResolvedKey, explicit: CipherSettings
+    ) throws(CLIError) -> OpenedDatabase {
+            var settings = merge(resolved.settings, explicit)
             let database = Database(path: path)
             do {
                 try database.open(flags: flags, key: resolved.key, settings: settings)
@@ -99,7 +118,6 @@ enum DatabaseAccess {
                 throw CLIError.database(error, path: path)
             }
             return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
-        }
     }
 
     /// Exit 77 for a key that opens nothing, saying which settings were tried and which flag changes
