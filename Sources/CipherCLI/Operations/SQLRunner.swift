@@ -41,7 +41,12 @@ enum SQLRunner {
             try database.executeScript(sql) { rows in
                 var printer = RowPrinter(
                     style: style, columns: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, sink: sink)
-                while try rows.next() { printer.add(rows.values) }
+                do {
+                    while try rows.next() { printer.add(rows.values) }
+                } catch {
+                    printer.abandon()
+                    throw error
+                }
                 printer.finish()
             }
         }

@@ -103,6 +103,12 @@ struct RowPrinter {
         flush()
     }
 
+    /// Prints what a streaming mode has buffered, after the statement failed (an interrupt, say):
+    /// the rows before the failure stay printed, as in sqlite3. Columnar modes print nothing.
+    mutating func abandon() {
+        if !style.mode.isColumnar { flush() }
+    }
+
     private mutating func flush() {
         if !buffer.isEmpty { sink(buffer) }
         buffer.removeAll(keepingCapacity: true)
