@@ -17,16 +17,21 @@ final class DeadEndGuidanceTests: CLITestCase {
 
         // Without the flag: still 77, but saying what was tried and which flag changes it.
         let failed = try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--passphrase-env", "DB_PASS"], env: env, expect: 77)
-        XCTAssertTrue(failed.stderr.contains("tried: PBKDF2-HMAC-SHA1 with 64000 iterations (the default; --cipher-kdf-iter N"), failed.stderr)
+        XCTAssertTrue(
+            failed.stderr.contains("tried: PBKDF2-HMAC-SHA1 with 64000 iterations (the default; --cipher-kdf-iter N"), failed.stderr)
         XCTAssertTrue(failed.stderr.contains("every page size from 512 to 65536"), failed.stderr)
         let explicit = try cipherdb(
-            ["query", "app.db", "SELECT 1", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "4000", "--cipher-page-size", "1024"], env: env,
+            ["query", "app.db", "SELECT 1", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "4000", "--cipher-page-size", "1024"],
+            env: env,
             expect: 77)
         XCTAssertTrue(explicit.stderr.contains("4000 iterations (--cipher-kdf-iter)"), explicit.stderr)
         XCTAssertTrue(explicit.stderr.contains("page size 1024 (--cipher-page-size)"), explicit.stderr)
         XCTAssertEqual(
-            try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "5000", "--csv"], env: env)
-                .stdout, "count(*)\r\n2\n")
+            try cipherdb(
+                ["query", "app.db", "SELECT count(*) FROM people", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "5000", "--csv"],
+                env: env
+            )
+            .stdout, "count(*)\r\n2\n")
     }
 
     func testAMistypedCommandGetsASuggestion() throws {
@@ -71,7 +76,8 @@ final class DeadEndGuidanceTests: CLITestCase {
         let env = passphraseEnvironment().merging(weak) { $1 }
         try makeDatabase("app.db", env: env, rows: 1)
         let before = try bytes("app.db")
-        try cipherdb(["rekey", "app.db", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "WEAK"] + Self.fastOpen, env: env, expect: 64)
+        try cipherdb(
+            ["rekey", "app.db", "--passphrase-env", "DB_PASS", "--new-passphrase-env", "WEAK"] + Self.fastOpen, env: env, expect: 64)
         XCTAssertEqual(try bytes("app.db"), before)
     }
 

@@ -93,7 +93,9 @@ final class InfoOpenPragmasTests: CLITestCase {
         XCTAssertFalse(printed.contains { $0.contains("kdf_iter") }, "a raw key has no KDF: \(printed)")
         let keyed = printed.map { $0.replacingOccurrences(of: "<64 hex digits of the raw key>", with: hex) }
         if let four = try sqlcipher4("raw.db", pragmas: keyed) { XCTAssertEqual(four, "3", "\(printed)") }
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher"), !(try cipherdb(["--version"]).stdout.contains("SQLCipher 4.")) {
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher"),
+            !(try cipherdb(["--version"]).stdout.contains("SQLCipher 4."))
+        {
             XCTAssertEqual(try sqlcipher3("raw.db", pragmas: keyed), "3", "\(printed)")
         }
     }

@@ -30,7 +30,9 @@ final class ShellDotCommandTests: CLITestCase {
     }
 
     @discardableResult
-    private func cipherShell(_ script: String, expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> CommandResult {
+    private func cipherShell(
+        _ script: String, expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> CommandResult {
         try cipherdb(["shell", "app.db"] + open, env: env, stdin: script, expect: status, file: file, line: line)
     }
 
@@ -175,7 +177,8 @@ final class ShellDotCommandTests: CLITestCase {
         let changes = try cipherShell(".changes on\nINSERT INTO people(name) VALUES ('Cy');\n").stdout
         XCTAssertEqual(changes, "changes: 1   total_changes: 2\n", "the trigger's row counts in the total only")
         let timed = try cipherShell(".timer on\nSELECT 1;\n").stdout
-        XCTAssertNotNil(timed.range(of: #"^1\nRun Time: real \d+\.\d{3} user \d+\.\d{6} sys \d+\.\d{6}\n$"#, options: .regularExpression), timed)
+        XCTAssertNotNil(
+            timed.range(of: #"^1\nRun Time: real \d+\.\d{3} user \d+\.\d{6} sys \d+\.\d{6}\n$"#, options: .regularExpression), timed)
         let typo = try cipherShell(".tabels\n.scheme\n.frobnicate\n", expect: 1)
         XCTAssertTrue(typo.stderr.contains("unknown command .tabels; did you mean .tables?"), typo.stderr)
         XCTAssertTrue(typo.stderr.contains("did you mean .schema?"), typo.stderr)

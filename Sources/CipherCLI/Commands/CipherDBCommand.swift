@@ -112,7 +112,8 @@ extension CipherDBTool {
             }
             guard let guess = Suggestion.closest(to: argument, among: names) else { return nil }
             let shown = (path + [argument]).joined(separator: " ")
-            return CLIError(.usage, "unknown command '\(argument)' in `\(shown)`", hint: "did you mean `\((path + [guess]).joined(separator: " "))`?")
+            return CLIError(
+                .usage, "unknown command '\(argument)' in `\(shown)`", hint: "did you mean `\((path + [guess]).joined(separator: " "))`?")
         }
         return nil
     }

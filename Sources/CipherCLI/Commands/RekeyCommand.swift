@@ -93,7 +93,9 @@ struct RekeyCommand: ParsableCommand {
     private func warnAboutLaterOpens(key: ResolvedKey, target: CipherSettings, layout: CipherLayout) {
         let defaults = CipherLayout(settings: CipherSettings(compatibility: target.compatibility))
         var flags: [String] = []
-        if case .passphrase = key.key, layout.kdfIterations != defaults.kdfIterations { flags.append("--cipher-kdf-iter \(layout.kdfIterations)") }
+        if case .passphrase = key.key, layout.kdfIterations != defaults.kdfIterations {
+            flags.append("--cipher-kdf-iter \(layout.kdfIterations)")
+        }
         if let compatibility = target.compatibility { flags.append("--cipher-compat \(compatibility)") }
         let inForce = CipherSettings(
             pageSize: layout.pageSize, kdfIterations: layout.kdfIterations, usesHMAC: layout.usesHMAC,
@@ -102,7 +104,8 @@ struct RekeyCommand: ParsableCommand {
         guard !flags.isEmpty || pragmas.count > 2 || layout.pageSize != defaults.pageSize else { return }
         var lines: [String] = []
         if !flags.isEmpty, key.keyID == nil {
-            lines.append("note: every later open of \(database) needs \(flags.joined(separator: " ")) (SQLCipher cannot read it from the file)")
+            lines.append(
+                "note: every later open of \(database) needs \(flags.joined(separator: " ")) (SQLCipher cannot read it from the file)")
         }
         lines.append("note: other SQLCipher clients open \(database) with, right after opening:")
         lines += pragmas.map { "  \($0)" }

@@ -34,7 +34,9 @@ enum SQLRunner {
     ///
     /// - Returns: the number of rows changed by the statements (not by triggers they fired).
     @discardableResult
-    static func run(_ sql: String, on database: Database, style: OutputStyle, sink: @escaping ([UInt8]) -> Void) throws(DatabaseError)
+    static func run(
+        _ sql: String, on database: Database, style: OutputStyle, sink: @escaping ([UInt8]) -> Void
+    ) throws(DatabaseError)
         -> Int
     {
         try typedDatabaseError {

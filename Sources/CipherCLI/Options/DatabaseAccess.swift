@@ -99,25 +99,25 @@ enum DatabaseAccess {
     private static func openEncrypted(
         _ path: String, flags: Database.OpenFlags, key resolved: ResolvedKey, explicit: CipherSettings
     ) throws(CLIError) -> OpenedDatabase {
-            var settings = merge(resolved.settings, explicit)
-            let database = Database(path: path)
-            do {
-                try database.open(flags: flags, key: resolved.key, settings: settings)
-            } catch  where error.kind == .wrongKey && settings.pageSize == nil {
-                // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
-                guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
-                    throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
-                }
-                settings.pageSize = detected
-                do { try database.open(flags: flags, key: resolved.key, settings: settings) } catch {
-                    throw CLIError.database(error, path: path)
-                }
-            } catch  where error.kind == .wrongKey {
-                throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: false)
-            } catch {
+        var settings = merge(resolved.settings, explicit)
+        let database = Database(path: path)
+        do {
+            try database.open(flags: flags, key: resolved.key, settings: settings)
+        } catch  where error.kind == .wrongKey && settings.pageSize == nil {
+            // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
+            guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
+                throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
+            }
+            settings.pageSize = detected
+            do { try database.open(flags: flags, key: resolved.key, settings: settings) } catch {
                 throw CLIError.database(error, path: path)
             }
-            return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
+        } catch  where error.kind == .wrongKey {
+            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: false)
+        } catch {
+            throw CLIError.database(error, path: path)
+        }
+        return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
     }
 
     /// Exit 77 for a key that opens nothing, saying which settings were tried and which flag changes

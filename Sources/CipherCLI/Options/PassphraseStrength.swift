@@ -67,7 +67,8 @@ struct PassphraseStrength: Equatable {
         guard key.keyID == nil, case .passphrase(let secret) = key.key else { return }
         let strength = PassphraseStrength(secret)
         guard strength.isWeak else { return }
-        let message = "the new passphrase is weak: \(strength.summary)"
+        let message =
+            "the new passphrase is weak: \(strength.summary)"
             + "; whoever gets a copy of the file can try guesses offline, as fast as their hardware allows"
         if allowed {
             warn("warning: \(message) (kept: --allow-weak-passphrase)")

@@ -81,7 +81,8 @@ extension ShellSession {
     }
 
     private static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+        "\""
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
             .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\t", with: "\\t")
             .replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
@@ -104,7 +105,8 @@ extension ShellSession {
             shell.bail = try onOff(arguments, ".bail")
             return .proceed
         },
-        DotCommand(name: ".changes", usage: "on|off", summary: "show the rows changed after each statement") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".changes", usage: "on|off", summary: "show the rows changed after each statement") {
+            shell, arguments throws(CLIError) in
             shell.showsChanges = try onOff(arguments, ".changes")
             return .proceed
         },

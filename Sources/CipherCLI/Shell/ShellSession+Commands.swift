@@ -111,7 +111,8 @@ extension ShellSession {
         guard positional.count == 2 else { throw CLIError.usage("usage: .import FILE TABLE [--skip N] [--csv]") }
         let (path, table) = (positional[0], positional[1])
         guard let bytes = PathBytes.contents(of: path) else { throw CLIError(.noInput, "cannot read \(path)") }
-        let separator = style.mode == .csv || style.columnSeparator == "|" ? UInt8(ascii: ",") : style.columnSeparator.utf8.first ?? UInt8(ascii: ",")
+        let separator =
+            style.mode == .csv || style.columnSeparator == "|" ? UInt8(ascii: ",") : style.columnSeparator.utf8.first ?? UInt8(ascii: ",")
         var records = CSVParser.records(in: bytes, separator: separator)
         records.removeFirst(min(skip, records.count))
         guard !records.isEmpty else { return }
@@ -124,9 +125,11 @@ extension ShellSession {
                     let header = records.removeFirst()
                     columns = header.count
                     try database.executeUpdate(
-                        "CREATE TABLE \(quoteIdentifier(table))(" + header.map { "\(quoteIdentifier($0)) TEXT" }.joined(separator: ",") + ")")
+                        "CREATE TABLE \(quoteIdentifier(table))(" + header.map { "\(quoteIdentifier($0)) TEXT" }.joined(separator: ",")
+                            + ")")
                 }
-                let insert = "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+                let insert =
+                    "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
                 for (number, record) in records.enumerated() {
                     if record.count != columns {
                         Console.error(
