@@ -58,6 +58,31 @@ final class OutputModeFormattingTests: CLITestCase {
         XCTAssertEqual(try bytes("actual.out"), try bytes("expected.out"))
     }
 
+    /// Where the stock sqlcipher 3.4.1 shell has a mode and prints it as sqlite3 3.40 does (list,
+    /// csv, tabs, line, html), it reads the encrypted file itself and prints the same bytes. Its
+    /// column mode cuts values to the first row's widths and its insert mode writes `INSERT INTO
+    /// table` (a keyword, unquoted): there sqlite3 3.40 is the reference.
+    func testModesTheStockSQLCipherShellHasMatchItOnTheEncryptedFile() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        guard !(try cipherdb(["--version"]).stdout.contains("SQLCipher 4.")) else { throw XCTSkip("the stock shell is SQLCipher 3.4.1") }
+        let key = try makeRawKeyFile("db.key", hex: true)
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        try cipherdb(["query", "app.db", Self.content, "--raw-key-file", key])
+        for mode in ["list", "csv", "tabs", "line", "html"] {
+            for (stockFlag, ourFlag) in [("-noheader", "--no-header"), ("-header", "--header")] {
+                try shell(
+                    """
+                    printf 'PRAGMA key = "x\\047%s\\047";\\n.mode \(mode)\\n.output %s\\nSELECT * FROM t;\\n' "$(cat "$DIR/db.key")" "$DIR/expected.out" \
+                      | LD_PRELOAD= sqlcipher \(stockFlag) "$DIR/app.db"
+                    "$CIPHERDB" query "$DIR/app.db" "SELECT * FROM t" --raw-key-file "$DIR/db.key" --mode \(mode) \(ourFlag) > "$DIR/actual.out"
+                    """)
+                let expected = try bytes("expected.out")
+                XCTAssertFalse(expected.isEmpty, mode)
+                XCTAssertEqual(try bytes("actual.out"), expected, "--mode \(mode) \(ourFlag)")
+            }
+        }
+    }
+
     func testJSONModeIsAnArrayOfObjectsForJq() throws {
         let env = passphraseEnvironment()
         try makeDatabase("app.db", env: env, rows: 2)

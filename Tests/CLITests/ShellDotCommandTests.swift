@@ -163,6 +163,10 @@ final class ShellDotCommandTests: CLITestCase {
             """)
         XCTAssertEqual(
             result.stdout, "A|first, with comma\nB|two\nlines\n9|Zed|40\n10|Q \"quoted\"|41\n6\r\n", result.stderr)
+        try writeFile("loop.sql", "SELECT 'round';\n.read loop.sql\n")
+        let loop = try cipherShell(".read loop.sql\nSELECT 'after';\n", expect: 1)
+        XCTAssertEqual(loop.stdout, String(repeating: "round\n", count: 25) + "after\n")
+        XCTAssertTrue(loop.stderr.contains(".read nested more than 25 deep"), loop.stderr)
         let bad = try cipherShell(".import missing.csv t\n.import new.csv\n.read nothing.sql\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("cannot read missing.csv"), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("usage: .import"), bad.stderr)

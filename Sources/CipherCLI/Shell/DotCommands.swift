@@ -194,7 +194,14 @@ extension ShellSession {
         DotCommand(name: ".quit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
         DotCommand(name: ".read", usage: "FILE", summary: "run the statements and commands in FILE") { shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
-            return shell.run(try PlainLineReader(path: path))
+            // A file that reads itself would recurse until the stack ran out.
+            guard shell.readDepth < ShellSession.maximumReadDepth else {
+                throw CLIError.usage(".read nested more than \(ShellSession.maximumReadDepth) deep: \(path) (does it read itself?)")
+            }
+            let reader = try PlainLineReader(path: path)
+            shell.readDepth += 1
+            defer { shell.readDepth -= 1 }
+            return shell.run(reader)
         },
         DotCommand(name: ".schema", usage: "[PATTERN]", summary: "CREATE statements, tables before what depends on them") {
             shell, arguments throws(CLIError) in

@@ -33,6 +33,10 @@ final class ShellSession {
     private(set) var fatal: CLIError?
     /// `.output` or `.once` file, else stdout.
     private var destination: ShellOutput?
+    /// How many `.read` files are open inside each other.
+    var readDepth = 0
+    /// The deepest `.read` nesting allowed.
+    static let maximumReadDepth = 25
 
     init(opened: OpenedDatabase) {
         self.opened = opened
