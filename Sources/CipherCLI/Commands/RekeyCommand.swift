@@ -64,7 +64,8 @@ struct RekeyCommand: ParsableCommand {
         if case .passphrase = resolved.key { newIsPassphrase = true } else { newIsPassphrase = false }
         let needsCopy =
             currentPageSize != targetPageSize || (newIsPassphrase && currentIterations != targetIterations)
-            || (cipher.compat != nil)
+            || (cipher.compat != nil) || currentLayout.hmacAlgorithm != targetLayout.hmacAlgorithm
+            || (newIsPassphrase && currentLayout.kdfAlgorithm != targetLayout.kdfAlgorithm)
         let progress = ProgressReporter(quiet: common.quiet)
         if !needsCopy {
             progress.phase("rekeying \(database) in place")
@@ -84,31 +85,6 @@ struct RekeyCommand: ParsableCommand {
         common.info(
             "rekeyed \(database) by copy (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"
         )
-        warnAboutLaterOpens(key: resolved, target: target, layout: targetLayout)
-    }
-
-    /// What every later open needs, said now: SQLCipher cannot read the iteration count from the
-    /// file, so without it the next command would only say "wrong key". Other clients also need
-    /// the page size.
-    private func warnAboutLaterOpens(key: ResolvedKey, target: CipherSettings, layout: CipherLayout) {
-        let defaults = CipherLayout(settings: CipherSettings(compatibility: target.compatibility))
-        var flags: [String] = []
-        if case .passphrase = key.key, layout.kdfIterations != defaults.kdfIterations {
-            flags.append("--cipher-kdf-iter \(layout.kdfIterations)")
-        }
-        if let compatibility = target.compatibility { flags.append("--cipher-compat \(compatibility)") }
-        let inForce = CipherSettings(
-            pageSize: layout.pageSize, kdfIterations: layout.kdfIterations, usesHMAC: layout.usesHMAC,
-            kdfAlgorithm: layout.kdfAlgorithm, hmacAlgorithm: layout.hmacAlgorithm, plaintextHeaderSize: layout.plaintextHeaderSize)
-        let pragmas = InfoCommand.openPragmas(key: key, opened: target, inForce: inForce)
-        guard !flags.isEmpty || pragmas.count > 2 || layout.pageSize != defaults.pageSize else { return }
-        var lines: [String] = []
-        if !flags.isEmpty, key.keyID == nil {
-            lines.append(
-                "note: every later open of \(database) needs \(flags.joined(separator: " ")) (SQLCipher cannot read it from the file)")
-        }
-        lines.append("note: other SQLCipher clients open \(database) with, right after opening:")
-        lines += pragmas.map { "  \($0)" }
-        Console.error(lines.joined(separator: "\n"))
+        if let note = LaterOpens.note(database: database, key: resolved, settings: target) { common.info(note) }
     }
 }

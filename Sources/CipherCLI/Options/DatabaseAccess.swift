@@ -128,11 +128,14 @@ enum DatabaseAccess {
     ) -> CLIError {
         let layout = CipherLayout(settings: settings)
         var tried: [String] = []
+        let algorithms = SQLCipherVersion.current?.hasAlgorithmSettings == true
         if case .passphrase = key {
             tried.append(
-                "PBKDF2-HMAC-\(layout.kdfAlgorithm.rawValue.uppercased()) with \(layout.kdfIterations) iterations"
+                "PBKDF2-HMAC-\(layout.kdfAlgorithm.rawValue.uppercased())\(algorithms ? " (--cipher-kdf-algorithm)" : "")"
+                    + " with \(layout.kdfIterations) iterations"
                     + (settings.kdfIterations == nil ? " (the default; --cipher-kdf-iter N for another count)" : " (--cipher-kdf-iter)"))
         }
+        if algorithms { tried.append("HMAC-\(layout.hmacAlgorithm.rawValue.uppercased()) page HMACs (--cipher-hmac-algorithm)") }
         tried.append(
             pageSizeSearched
                 ? "every page size from 512 to 65536 (page 1 matched none)"
