@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check clean
+.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check install uninstall clean
 
 all: build
 
@@ -91,6 +91,29 @@ format-check:
 # FUZZ_SECONDS each (default 120). Own package and build folder (.build-fuzz).
 fuzz: deps
 	SWIFT="$(SWIFT)" tools/fuzz/run.sh
+
+# The release binary, a man page per command (argument-parser's generate-manual plugin, offline)
+# and bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).
+PREFIX ?= /usr/local
+MANUAL_DIR := $(BUILD_DIR)/manual
+BASH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+
+install: deps
+	$(SWIFT) build -c release --product cipherdb
+	rm -rf $(MANUAL_DIR) && mkdir -p $(MANUAL_DIR)
+	$(SWIFT) package --disable-sandbox plugin generate-manual --multi-page -o $(MANUAL_DIR)
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(BASH_COMPLETIONS)" "$(ZSH_COMPLETIONS)" "$(FISH_COMPLETIONS)"
+	install -m 0755 $(BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
+	install -m 0644 $(MANUAL_DIR)/*.1 "$(DESTDIR)$(PREFIX)/share/man/man1/"
+	$(BUILD_DIR)/release/cipherdb --generate-completion-script bash > "$(BASH_COMPLETIONS)/cipherdb"
+	$(BUILD_DIR)/release/cipherdb --generate-completion-script zsh > "$(ZSH_COMPLETIONS)/_cipherdb"
+	$(BUILD_DIR)/release/cipherdb --generate-completion-script fish > "$(FISH_COMPLETIONS)/cipherdb.fish"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/cipherdb" "$(DESTDIR)$(PREFIX)/share/man/man1/"cipherdb*.1 \
+		"$(BASH_COMPLETIONS)/cipherdb" "$(ZSH_COMPLETIONS)/_cipherdb" "$(FISH_COMPLETIONS)/cipherdb.fish"
 
 clean:
 	rm -rf $(BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4

@@ -25,6 +25,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Line editing and history for the interactive shell (readline-compatible interface).
+        .systemLibrary(
+            name: "CLineEdit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
 
         // The only Swift code that touches OpenSSL.
         .target(name: "CipherCrypto", dependencies: ["COpenSSL"]),
@@ -36,7 +42,7 @@ let package = Package(
         .target(
             name: "CipherCLI",
             dependencies: [
-                "CipherDB", "CipherKeystore", "CipherCrypto", "CSQLCipher",
+                "CipherDB", "CipherKeystore", "CipherCrypto", "CSQLCipher", "CLineEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

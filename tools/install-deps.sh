@@ -2,6 +2,7 @@
 # Installs the system packages CipherDB needs on a bare Debian machine; does nothing when all are there.
 #   libsqlcipher-dev  SQLCipher headers and library (pkg-config: sqlcipher)
 #   libssl-dev        OpenSSL 3 libcrypto (pkg-config: libcrypto)
+#   libedit-dev       line editing and history for `cipherdb shell` (pkg-config: libedit)
 #   pkg-config        how the package manager finds both
 #   sqlcipher         the stock shell, for interoperability tests
 #   sqlite3           the stock SQLite shell, reads back `cipherdb export --format sql`
@@ -13,8 +14,9 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists sqlcipher || missing+=(libsqlcipher-dev)
     pkg-config --exists libcrypto || missing+=(libssl-dev)
+    pkg-config --exists libedit || missing+=(libedit-dev)
 else
-    missing+=(libsqlcipher-dev libssl-dev)
+    missing+=(libsqlcipher-dev libssl-dev libedit-dev)
 fi
 command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)

@@ -4,6 +4,7 @@
 // sqlite3_key and sqlite3_rekey are declared only when SQLITE_HAS_CODEC is defined first.
 #define SQLITE_HAS_CODEC 1
 #include <sqlite3.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <string.h>
 
@@ -64,6 +65,28 @@ static inline int cipherdb_register_anonymous_file_vfs(void) {
         current->xSetSystemCall(current, "open", (sqlite3_syscall_ptr)cipherdb_posix_open);
     }
     return 1;
+}
+
+// SQLite's own text for a real: printf("%!.<digits>g") in SQLite's printf (the shell's rendering,
+// which differs from the C library's in the last digits). sqlite3_snprintf is variadic: Swift
+// cannot call it.
+static inline void cipherdb_format_real(double value, int digits, char *out, int size) {
+    sqlite3_snprintf(size, out, "%!.*g", digits, value);
+}
+
+// sqlite3_error_offset (SQLite 3.38) when the running library has it, else -1: SQLCipher 3.4.1 is
+// SQLite 3.15, and SQLCipher 4 may be loaded over it at run time, so the symbol is looked up then.
+static inline int cipherdb_error_offset(sqlite3 *db) {
+    typedef int (*error_offset_function)(sqlite3 *);
+    static error_offset_function function = NULL;
+    static int resolved = 0;
+    if (!resolved) {
+        // The process's global scope (RTLD_DEFAULT needs _GNU_SOURCE): preloaded libraries included.
+        void *process = dlopen(NULL, RTLD_LAZY);
+        function = process != NULL ? (error_offset_function)dlsym(process, "sqlite3_error_offset") : NULL;
+        resolved = 1;
+    }
+    return function != NULL ? function(db) : -1;
 }
 
 #endif

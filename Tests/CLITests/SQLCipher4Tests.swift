@@ -74,4 +74,50 @@ final class SQLCipher4Tests: CLITestCase {
         try cipherdb(["verify", "three.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four)
         try cipherdb(["query", "three.db", "SELECT x FROM t", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 77)
     }
+
+    /// sqlite3_error_offset (SQLite 3.38) is found at run time: on SQLCipher 4 the shell points into
+    /// the SQL; on 3.4.1 (SQLite 3.15) it gives the message alone.
+    func testShellErrorsPointIntoTheSQLWhenSQLiteSaysWhere() throws {
+        let env = passphraseEnvironment()
+        let four = env.merging(preload) { $1 }
+        try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: four)
+        let input = "SELECT 1,\n  2 FROM;\n"
+        let located = try cipherdb(["shell", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, stdin: input, expect: 1)
+        XCTAssertEqual(located.stderr, "error near line 2: near \";\": syntax error\n    2 FROM;\n          ^--- error here\n")
+        try cipherdb(["create", "three.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        let plain = try cipherdb(["shell", "three.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, stdin: input, expect: 1)
+        XCTAssertEqual(plain.stderr, "error: near \";\": syntax error\n")
+    }
+
+    /// The KDF and HMAC algorithms DB Browser offers, as flags on SQLCipher 4: written, needed
+    /// (and said to be needed) on every open, changed by rekey; refused on SQLCipher 3.4.1.
+    func testKDFAndHMACAlgorithmFlags() throws {
+        let env = passphraseEnvironment()
+        let four = env.merging(preload) { $1 }
+        let algorithms = ["--cipher-kdf-algorithm", "sha256", "--cipher-hmac-algorithm", "sha256"]
+        let created = try cipherdb(
+            ["create", "alg.db", "--passphrase-env", "DB_PASS", "--kdf-algorithm", "sha256", "--hmac-algorithm", "sha256"] + Self.fastKDF,
+            env: four)
+        XCTAssertTrue(
+            created.stderr.contains("needs --cipher-kdf-iter 1000 --cipher-kdf-algorithm sha256 --cipher-hmac-algorithm sha256"),
+            created.stderr)
+        XCTAssertTrue(created.stderr.contains("PRAGMA cipher_kdf_algorithm = PBKDF2_HMAC_SHA256;"), created.stderr)
+        let failed = try cipherdb(["query", "alg.db", "SELECT 1", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, expect: 77)
+        XCTAssertTrue(failed.stderr.contains("PBKDF2-HMAC-SHA512 (--cipher-kdf-algorithm)"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("HMAC-SHA512 page HMACs (--cipher-hmac-algorithm)"), failed.stderr)
+        try cipherdb(
+            ["query", "alg.db", "CREATE TABLE t(x); INSERT INTO t VALUES (7)", "--passphrase-env", "DB_PASS"] + Self.fastOpen + algorithms,
+            env: four)
+        try cipherdb(["verify", "alg.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen + algorithms, env: four)
+        try cipherdb(
+            ["rekey", "alg.db", "--passphrase-env", "DB_PASS", "--kdf-algorithm", "sha512", "--hmac-algorithm", "sha512"] + Self.fastOpen
+                + algorithms, env: four)
+        XCTAssertEqual(
+            try cipherdb(["query", "alg.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four).stdout,
+            "x\r\n7\n")
+        let refused = try cipherdb(
+            ["create", "three.db", "--passphrase-env", "DB_PASS", "--kdf-algorithm", "sha256"], env: env, expect: 64)
+        XCTAssertTrue(refused.stderr.contains("need SQLCipher 4"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("three.db")))
+    }
 }

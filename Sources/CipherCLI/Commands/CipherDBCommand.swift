@@ -70,8 +70,13 @@ public enum CipherDBTool {
     public static func main(_ arguments: [String]? = nil) -> Never {
         Hardening.apply()
         let status: Int32
+        let arguments = arguments ?? rawArguments()
+        if let typo = mistypedCommand(in: arguments) {
+            Console.error(typo.description)
+            exit(typo.status.rawValue)
+        }
         do {
-            var command = try CipherDBCommand.parseAsRoot(arguments ?? rawArguments())
+            var command = try CipherDBCommand.parseAsRoot(arguments)
             try command.run()
             status = ExitStatus.ok.rawValue
         } catch let error as CLIError {
@@ -87,6 +92,30 @@ public enum CipherDBTool {
         }
         Console.flush()
         exit(status)
+    }
+}
+
+extension CipherDBTool {
+    /// A usage error with a suggestion when a command name is a typo of a real one (`qurey`,
+    /// `keys rotat`): ArgumentParser would only call it an unexpected argument.
+    static func mistypedCommand(in arguments: [String]) -> CLIError? {
+        var command: any ParsableCommand.Type = CipherDBCommand.self
+        var path = ["cipherdb"]
+        for argument in arguments {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty, !argument.hasPrefix("-") else { return nil }
+            let names = subcommands.map { $0.configuration.commandName ?? "" }
+            if let index = names.firstIndex(of: argument) {
+                command = subcommands[index]
+                path.append(argument)
+                continue
+            }
+            guard let guess = Suggestion.closest(to: argument, among: names) else { return nil }
+            let shown = (path + [argument]).joined(separator: " ")
+            return CLIError(
+                .usage, "unknown command '\(argument)' in `\(shown)`", hint: "did you mean `\((path + [guess]).joined(separator: " "))`?")
+        }
+        return nil
     }
 }
 

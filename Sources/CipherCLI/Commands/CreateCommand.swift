@@ -36,8 +36,12 @@ struct CreateCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        if key.cipherPageSize != nil || key.cipherKDFIter != nil || key.cipherCompat != nil {
-            throw ValidationError("create takes --page-size and --kdf-iter (the --cipher-… flags describe existing databases)")
+        if key.cipherPageSize != nil || key.cipherKDFIter != nil || key.cipherCompat != nil || key.cipherKDFAlgorithm != nil
+            || key.cipherHMACAlgorithm != nil
+        {
+            throw ValidationError(
+                "create takes --page-size, --kdf-iter, --compat, --kdf-algorithm and --hmac-algorithm (the --cipher-… flags describe existing databases)"
+            )
         }
     }
 
@@ -60,6 +64,7 @@ struct CreateCommand: ParsableCommand {
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
         common.detail("\(database): new " + resolved.summary(settings: settings))
         defer { output.discard() }
+        try cipher.checkStrength(of: resolved)
         var opened: Database?
         do {
             let db = try output.openDatabase(key: resolved.key, settings: settings)
@@ -82,6 +87,7 @@ struct CreateCommand: ParsableCommand {
         try output.publish()
         let pageSize = CipherLayout(settings: settings).pageSize
         common.info("created \(database) (page size \(pageSize)\(keyDescription(resolved, settings)))")
+        if let note = LaterOpens.note(database: database, key: resolved, settings: settings) { common.info(note) }
     }
 
     private func keyDescription(_ resolved: ResolvedKey, _ settings: CipherSettings) -> String {

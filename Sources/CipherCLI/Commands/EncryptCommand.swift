@@ -47,6 +47,7 @@ struct EncryptCommand: ParsableCommand {
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
         let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+        try cipher.checkStrength(of: resolved)
         let source = Database(path: plaintext)
         defer { source.close() }
         var base = resolved.settings ?? .versionDefaults
@@ -69,5 +70,6 @@ struct EncryptCommand: ParsableCommand {
         try target.publish()
         progress.finish("done")
         common.info("encrypted \(plaintext) into \(output); \(plaintext) is unchanged")
+        if let note = LaterOpens.note(database: output, key: resolved, settings: settings) { common.info(note) }
     }
 }

@@ -97,6 +97,7 @@ struct ExportCommand: ParsableCommand {
             let newResolved: ResolvedKey
             if newKey.isGiven {
                 newResolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+                try cipher.checkStrength(of: newResolved)
             } else if let sameKey = opened.key {
                 newResolved = sameKey
             } else {

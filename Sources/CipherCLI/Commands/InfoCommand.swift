@@ -55,6 +55,8 @@ struct InfoCommand: ParsableCommand {
             } catch let error as DatabaseError {
                 throw CLIError.database(error, path: database)
             }
+            // The key decrypted the file: it is a SQLCipher database, not random data.
+            if opened.key != nil { lines[1] = "format:          encrypted (SQLCipher), opened with the given key" }
         } else if kind == .encrypted {
             lines.append("(give a key flag to see settings and tables)")
         }
@@ -115,14 +117,15 @@ struct InfoCommand: ParsableCommand {
         let width = tables.map(\.0.count).max() ?? 0
         lines += tables.map { "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1) rows" }
         if opened.key != nil {
-            let pragmas = openPragmas(opened, pageSize: (try? db.cipherSettings().pageSize) ?? pageSize)
+            let pragmas = Self.openPragmas(key: opened.key, opened: opened.settings, inForce: try db.cipherSettings())
             fields.append(("open_pragmas", .array(pragmas.map { .string($0) })))
             lines.append("to open it with another SQLCipher client, right after opening:")
             lines += pragmas.map { "  \($0)" }
         }
     }
 
-    private static func kdfText(_ opened: OpenedDatabase, _ settings: CipherSettings) -> String {
+    /// The key derivation in force, in words (`info`, the shell's `.cipher`).
+    static func kdfText(_ opened: OpenedDatabase, _ settings: CipherSettings) -> String {
         switch opened.key?.key {
         case .raw?, .rawWithSalt?:
             return "none at open (raw key\(opened.key?.keyID.map { " from keystore id '\($0)'" } ?? ""))"
@@ -133,24 +136,44 @@ struct InfoCommand: ParsableCommand {
     }
 
     /// The PRAGMAs another client runs after opening; the key is a placeholder, never the key.
-    private func openPragmas(_ opened: OpenedDatabase, pageSize: Int) -> [String] {
+    ///
+    /// `cipher_compatibility` comes first: on SQLCipher 4 it resets every other setting, so a page
+    /// size or iteration count set before it is lost and the file does not open. SQLCipher 3 ignores
+    /// it (an unknown PRAGMA), so the same lines work on both. Then whatever differs from that
+    /// version's defaults, from the settings in force on this connection.
+    static func openPragmas(key: ResolvedKey?, opened: CipherSettings, inForce: CipherSettings) -> [String] {
         var pragmas: [String]
-        switch opened.key?.key {
+        let isPassphrase: Bool
+        switch key?.key {
         case .raw?, .rawWithSalt?:
             pragmas = ["PRAGMA key = \"x'<64 hex digits of the raw key>'\";"]
+            isPassphrase = false
         default:
             pragmas = ["PRAGMA key = '<passphrase>';"]
+            isPassphrase = true
         }
         let version = SQLCipherVersion.current
-        let defaults = CipherLayout(settings: .versionDefaults)
-        if pageSize != defaults.pageSize { pragmas.append("PRAGMA cipher_page_size = \(pageSize);") }
-        if case .passphrase? = opened.key?.key, let iterations = opened.settings.kdfIterations,
-            iterations != defaults.kdfIterations
-        {
+        // A file written by SQLCipher 3 has SQLCipher 3's layout; on 4 the connection says which.
+        let base = (version?.major ?? 3) < 4 ? 3 : opened.compatibility ?? version?.major ?? 4
+        if base < 4 { pragmas.append("PRAGMA cipher_compatibility = \(base);") }
+        let defaults =
+            version.map { CipherLayout(settings: CipherSettings(compatibility: base), version: $0) }
+            ?? CipherLayout(settings: .versionDefaults)
+        if let pageSize = inForce.pageSize, pageSize != defaults.pageSize { pragmas.append("PRAGMA cipher_page_size = \(pageSize);") }
+        if isPassphrase, let iterations = inForce.kdfIterations, iterations != defaults.kdfIterations {
             pragmas.append("PRAGMA kdf_iter = \(iterations);")
         }
-        if version?.major ?? 3 < 4 {
-            pragmas.append("-- on SQLCipher 4 and later, also: PRAGMA cipher_compatibility = 3;")
+        if inForce.usesHMAC == false, defaults.usesHMAC { pragmas.append("PRAGMA cipher_use_hmac = OFF;") }
+        if version?.hasAlgorithmSettings == true {
+            if isPassphrase, let algorithm = inForce.kdfAlgorithm, algorithm != defaults.kdfAlgorithm {
+                pragmas.append("PRAGMA cipher_kdf_algorithm = \(algorithm.kdfPragmaValue);")
+            }
+            if let algorithm = inForce.hmacAlgorithm, algorithm != defaults.hmacAlgorithm {
+                pragmas.append("PRAGMA cipher_hmac_algorithm = \(algorithm.hmacPragmaValue);")
+            }
+            if let size = inForce.plaintextHeaderSize, size != defaults.plaintextHeaderSize {
+                pragmas.append("PRAGMA cipher_plaintext_header_size = \(size);")
+            }
         }
         return pragmas
     }

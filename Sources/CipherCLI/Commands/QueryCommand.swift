@@ -1,5 +1,6 @@
 import ArgumentParser
 import CipherDB
+import Foundation
 
 /// `cipherdb query DB SQL [key] [--json | --csv]`.
 struct QueryCommand: ParsableCommand {
@@ -7,11 +8,19 @@ struct QueryCommand: ParsableCommand {
         commandName: "query",
         abstract: "Run SQL on a database and print the rows.",
         discussion: """
-            SQL may hold several statements; they run in order. The rows of every statement that returns \
+            SQL may hold several statements; they run in order. SQL given as - is read from stdin (after \
+            the passphrase's line with --passphrase-stdin). The rows of every statement that returns \
             columns are printed: as an aligned table by default, as CSV with --csv (one header row per \
             result), or with --json as {"columns": [..], "rows": [[..], ..], "changes": N} for the last \
             statement that returns columns (integers and reals are numbers, text strings, NULL null, a \
-            blob {"blob": "<base64>"}). A plaintext SQLite file is read without a key.
+            blob {"blob": "<base64>"}; changes counts the rows the INSERT, UPDATE and DELETE statements \
+            changed themselves, not those their triggers changed). A plaintext SQLite file is read \
+            without a key.
+
+            --mode prints what the sqlite3 shell prints in that mode, byte for byte: list, csv, tabs, \
+            line, column, box, table, markdown, json (an array of objects, one per row), quote, insert, \
+            html; --header / --no-header, --separator and --nullvalue as sqlite3's .headers, .separator \
+            and .nullvalue.
 
             Examples:
               cipherdb query app.db "SELECT name, age FROM people" --passphrase-env DB_PASS
@@ -21,27 +30,63 @@ struct QueryCommand: ParsableCommand {
                 | jq '.rows[]'
               printf '%s\\n' "$DB_PASS" | \\
                 cipherdb query app.db "SELECT count(*) FROM people" --passphrase-stdin --csv
+              cipherdb query app.db "SELECT * FROM people" --key-id app --mode box
+              cipherdb query app.db - --key-id app --mode json < report.sql | jq '.[].name'
             """
     )
 
     @Argument(help: "The database file.")
     var database: String
 
-    @Argument(help: "The SQL to run.")
+    @Argument(help: "The SQL to run; - reads it from stdin.")
     var sql: String
 
-    @Flag(name: .customLong("json"), help: "Print JSON.")
+    @Flag(name: .customLong("json"), help: "Print JSON: columns, rows and changes.")
     var json = false
 
-    @Flag(name: .customLong("csv"), help: "Print CSV.")
+    @Flag(name: .customLong("csv"), help: "Print CSV with a header row.")
     var csv = false
+
+    @Option(name: .customLong("mode"), help: ArgumentHelp("Print as sqlite3's mode M: \(OutputMode.names).", valueName: "M"))
+    var mode: OutputMode?
+
+    @Flag(name: .customLong("header"), inversion: .prefixedNo, help: "With --mode: print a header row (sqlite3's .headers).")
+    var header: Bool?
+
+    @Option(name: .customLong("separator"), help: ArgumentHelp("With --mode: text between columns.", valueName: "TEXT"))
+    var separator: String?
+
+    @Option(name: .customLong("nullvalue"), help: ArgumentHelp("With --mode: text printed for NULL.", valueName: "TEXT"))
+    var nullValue: String?
 
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        if json && csv { throw ValidationError("give --json or --csv, not both") }
+        if [json, csv, mode != nil].filter({ $0 }).count > 1 { throw ValidationError("give one of --json, --csv and --mode") }
+        if mode == nil, header != nil || separator != nil || nullValue != nil {
+            throw ValidationError("--header, --separator and --nullvalue go with --mode")
+        }
+    }
+
+    /// The output style of `--mode` and the flags that adjust it.
+    private var style: OutputStyle? {
+        guard let mode else { return nil }
+        var style = OutputStyle()
+        if let header { style.setHeaders(header) }
+        style.setMode(mode)
+        if let separator { style.columnSeparator = separator }
+        if let nullValue { style.nullValue = nullValue }
+        return style
+    }
+
+    /// The SQL: the argument, or all of stdin for `-`.
+    private func statements() throws(CLIError) -> String {
+        guard sql == "-" else { return sql }
+        let data = FileHandle.standardInput.readDataToEndOfFile()
+        guard let text = String(data: data, encoding: .utf8) else { throw CLIError(.dataError, "the SQL on stdin is not UTF-8 text") }
+        return text
     }
 
     func run() throws {
@@ -49,6 +94,18 @@ struct QueryCommand: ParsableCommand {
         common.detail(opened.summary)
         defer { opened.database.close() }
         do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
+        let sql = try statements()
+        if let style {
+            let changes: Int
+            do {
+                changes = try SQLRunner.run(sql, on: opened.database, style: style, sink: Console.write(bytes:))
+            } catch {
+                Console.flush()
+                throw CLIError.database(error, path: database)
+            }
+            common.detail("\(changes) row(s) changed")
+            return
+        }
         let format: OutputFormat = json ? .json : csv ? .csv : .table
         var last: ResultTable?
         var printed = 0

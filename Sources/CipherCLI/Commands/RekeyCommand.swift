@@ -48,6 +48,7 @@ struct RekeyCommand: ParsableCommand {
             resolved = sameKey
         } else {
             resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
+            try cipher.checkStrength(of: resolved)
         }
         let current: CipherSettings
         do { current = try opened.database.cipherSettings() } catch { throw CLIError.database(error, path: database) }
@@ -75,5 +76,6 @@ struct RekeyCommand: ParsableCommand {
         common.info(
             "rekeyed \(database) \(how) (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"
         )
+        if let note = LaterOpens.note(database: database, key: resolved, settings: target) { common.info(note) }
     }
 }

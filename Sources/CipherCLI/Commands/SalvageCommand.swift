@@ -56,7 +56,9 @@ struct SalvageCommand: ParsableCommand {
         var settings = CipherSettings.versionDefaults
         if !plaintext {
             if newKey.isGiven {
-                targetKey = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+                let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+                try cipher.checkStrength(of: resolved)
+                targetKey = resolved
             } else {
                 targetKey = opened.key
             }

@@ -1,6 +1,13 @@
 import ArgumentParser
 import CipherDB
+import Dispatch
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `cipherdb shell DB [key]`: an interactive SQL prompt.
 struct ShellCommand: ParsableCommand {
@@ -9,10 +16,22 @@ struct ShellCommand: ParsableCommand {
         abstract: "An interactive SQL prompt on an encrypted database, keyed before the first statement.",
         discussion: """
             Unlike the stock sqlcipher shell, no PRAGMA key has to be typed: the key comes from the key flags \
-            or a prompt, and a wrong key is reported at once. Statements end with ';'. Dot commands: \
-            .tables, .schema [TABLE], .mode table|csv|json, .help, .quit. When stdin is not a terminal the \
-            statements are read from it without prompts (then give the key with a flag other than \
-            --passphrase-stdin, or put the passphrase on stdin's first line).
+            or a prompt, and a wrong key is reported at once. Statements end with ';' and may span lines. \
+            On a terminal the line is edited with libedit (arrows, Ctrl-R search), and the history is kept in \
+            $XDG_STATE_HOME/cipherdb/history or ~/.cipherdb_history (mode 0600; key PRAGMAs and ATTACH ... KEY \
+            are never written to it). Ctrl-C interrupts the running statement and returns to the prompt; \
+            Ctrl-D or .quit leaves. Errors show where in the SQL they are when SQLite says (SQLite 3.38 and later).
+
+            Output is sqlite3's: the same modes (.mode list, csv, tabs, line, column, box, table, markdown, \
+            json, quote, insert, html), .headers, .separator and .nullvalue, with the same defaults (list, \
+            '|', no header). .help lists the dot-commands: .output/.once FILE (created 0600), .read, \
+            .import FILE TABLE, .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
+            .timer, .changes, .bail, .show, and .cipher (settings in force) and .verify (page HMACs and \
+            integrity_check).
+
+            When stdin is not a terminal the statements are read from it without prompts or line editing (then \
+            give the key with a flag other than --passphrase-stdin, or put the passphrase on stdin's first \
+            line); the exit status is 1 if any statement failed.
 
             Examples:
               cipherdb shell app.db --passphrase-env DB_PASS
@@ -32,74 +51,34 @@ struct ShellCommand: ParsableCommand {
         common.detail(opened.summary)
         defer { opened.database.close() }
         do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
+        let session = ShellSession(opened: opened)
         let interactive = Console.stdinIsTerminal
+        let reader: LineReader
+        var interrupts: DispatchSourceSignal?
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")
+            reader = EditingLineReader(historyPath: EditingLineReader.defaultHistoryPath())
+            interrupts = Self.interruptOnControlC(opened.database.interruptHandle)
+        } else {
+            reader = PlainLineReader()
         }
-        var format = OutputFormat.table
-        var pending = ""
-        var failed = false
-        while true {
-            if interactive {
-                Console.write(pending.isEmpty ? "cipherdb> " : "     ...> ")
-                Console.flush()
-            }
-            guard let line = readLine(strippingNewline: true) else { break }
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if pending.isEmpty, trimmed.hasPrefix(".") {
-                if !dotCommand(trimmed, database: opened.database, format: &format) { break }
-                continue
-            }
-            pending += pending.isEmpty ? line : "\n" + line
-            guard SQLRunner.isComplete(pending) else { continue }
-            let sql = pending
-            pending = ""
-            do {
-                try SQLRunner.run(sql, on: opened.database) { table in
-                    Console.out(ResultFormatter.format(table, as: format))
-                }
-            } catch {
-                let mapped = CLIError.database(error, path: database)
-                Console.error("error: \(mapped.message)")
-                failed = true
-                // A damaged or undecryptable file will not get better: stop a script there.
-                if !interactive, mapped.status != .sqlFailed { throw CommandFailure(status: mapped.status) }
-            }
-        }
-        if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            Console.error("error: incomplete SQL at the end of input (missing ';')")
-            failed = true
-        }
-        if failed && !interactive { throw CommandFailure(status: .sqlFailed) }
+        _ = session.run(reader)
+        interrupts?.cancel()
+        do { try session.closeDestination() } catch { session.reportError(error.message) }
+        if interactive { Console.write("\n") }
+        Console.flush()
+        if let fatal = session.fatal, !interactive { throw CommandFailure(status: fatal.status) }
+        if session.failed && !interactive { throw CommandFailure(status: .sqlFailed) }
     }
 
-    /// Runs a dot command; returns `false` to leave the shell.
-    private func dotCommand(_ line: String, database: Database, format: inout OutputFormat) -> Bool {
-        let parts = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        switch parts.first ?? "" {
-        case ".quit", ".exit", ".q":
-            return false
-        case ".help":
-            Console.out(
-                ".tables               list tables and views\n.schema [TABLE]        show CREATE statements\n.mode table|csv|json   output format\n.quit                  leave"
-            )
-        case ".tables":
-            let names = ((try? database.schema()) ?? []).filter { $0.type == "table" || $0.type == "view" }.map(\.name)
-            Console.out(names.joined(separator: "  "))
-        case ".schema":
-            let objects = ((try? database.schema()) ?? []).filter {
-                parts.count < 2 || $0.tableName.caseInsensitiveCompare(parts[1]) == .orderedSame
-            }
-            for object in objects { if let sql = object.sql { Console.out(sql + ";") } }
-        case ".mode":
-            if parts.count > 1, let mode = OutputFormat(rawValue: parts[1]) {
-                format = mode
-            } else {
-                Console.error("usage: .mode table|csv|json")
-            }
-        default:
-            Console.error("unknown command \(parts.first ?? ""); .help lists the commands")
-        }
-        return true
+    /// Ctrl-C interrupts the running statement instead of ending the process. The signal is taken
+    /// on a dispatch queue, not in a signal handler: the interrupt takes a lock, which a handler
+    /// must not; `sqlite3_interrupt` may be called from any thread.
+    private static func interruptOnControlC(_ handle: InterruptHandle) -> DispatchSourceSignal {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { handle.interrupt() }
+        source.resume()
+        return source
     }
 }

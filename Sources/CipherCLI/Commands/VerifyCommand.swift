@@ -113,6 +113,10 @@ struct VerifyCommand: ParsableCommand {
         defer { db.close() }
         do {
             try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
+            // integrity_check reads and decrypts every page with no progress of its own: say so.
+            let progress = ProgressReporter(quiet: common.quiet || json)
+            progress.phase("running SQLite's integrity_check on \(database) (it reads every page; large files take a while)")
+            defer { progress.finish("integrity_check done") }
             do {
                 // SQLite packs its findings into one row with a line each.
                 integrity = try db.integrityCheck().flatMap { $0.split(separator: "\n").map(String.init) }

@@ -17,15 +17,23 @@ enum SQLDumper {
 
     /// Writes the dump of `database` to `sink` in pieces of about 64 KB, so a large database is
     /// never held in memory as text.
-    static func dump(_ database: Database, to sink: ([UInt8]) -> Void) throws(DatabaseError) {
+    ///
+    /// With `pattern` (a LIKE pattern, as the shell's `.dump TABLE`), only the tables whose names
+    /// match, with their rows, indexes and triggers, and no header PRAGMAs.
+    static func dump(_ database: Database, tables pattern: String? = nil, to sink: ([UInt8]) -> Void) throws(DatabaseError) {
         var output = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
-        let rows = try database.executeQuery("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        let rows = try database.executeQuery(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND tbl_name LIKE ? ORDER BY rowid", pattern ?? "%")
         var objects: [(type: String, name: String, table: String, sql: String)] = []
         while try rows.next() {
             objects.append((rows.string(at: 0) ?? "", rows.string(at: 1) ?? "", rows.string(at: 2) ?? "", rows.string(at: 3) ?? ""))
         }
         var wroteWritableSchema = false
-        for object in objects where object.type == "table" {
+        // The shell dumps sqlite_sequence after every other table.
+        let tables =
+            objects.filter { $0.type == "table" && $0.name != "sqlite_sequence" }
+            + objects.filter { $0.type == "table" && $0.name == "sqlite_sequence" }
+        for object in tables {
             if object.name == "sqlite_sequence" {
                 output += "DELETE FROM sqlite_sequence;\n"
             } else if object.name.hasPrefix("sqlite_stat") {
@@ -49,10 +57,12 @@ enum SQLDumper {
         for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
             output += object.sql + ";\n"
         }
-        let userVersion = try database.userVersion()
-        if userVersion != 0 { output += "PRAGMA user_version=\(userVersion);\n" }
-        let applicationID = try database.applicationID()
-        if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
+        if pattern == nil {
+            let userVersion = try database.userVersion()
+            if userVersion != 0 { output += "PRAGMA user_version=\(userVersion);\n" }
+            let applicationID = try database.applicationID()
+            if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
+        }
         output += "COMMIT;\n"
         sink(Array(output.utf8))
     }

@@ -20,11 +20,34 @@ public struct CipherOptions: ParsableArguments {
         help: ArgumentHelp("Write with SQLCipher 3's or 4's default settings (4 needs SQLCipher 4).", valueName: "3|4"))
     var compat: Int?
 
+    /// `--kdf-algorithm sha1|sha256|sha512` (SQLCipher 4).
+    @Option(
+        name: .customLong("kdf-algorithm"),
+        help: ArgumentHelp("PBKDF2 hash for a passphrase of the database written (SQLCipher 4).", valueName: "sha1|sha256|sha512"))
+    var kdfAlgorithm: CipherHashAlgorithm?
+
+    /// `--hmac-algorithm sha1|sha256|sha512` (SQLCipher 4).
+    @Option(
+        name: .customLong("hmac-algorithm"),
+        help: ArgumentHelp("Page HMAC hash of the database written (SQLCipher 4).", valueName: "sha1|sha256|sha512"))
+    var hmacAlgorithm: CipherHashAlgorithm?
+
+    /// `--allow-weak-passphrase`.
+    @Flag(
+        name: .customLong("allow-weak-passphrase"),
+        help: "Keep a new passphrase that looks easy to guess (a warning shows its estimated strength).")
+    var allowWeakPassphrase = false
+
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
     /// Whether any setting was given.
-    var isGiven: Bool { pageSize != nil || kdfIter != nil || compat != nil }
+    var isGiven: Bool { pageSize != nil || kdfIter != nil || compat != nil || kdfAlgorithm != nil || hmacAlgorithm != nil }
+
+    /// Refuses a weak new passphrase unless `--allow-weak-passphrase` was given (then warns).
+    func checkStrength(of key: ResolvedKey) throws(CLIError) {
+        try PassphraseStrength.check(key, allowed: allowWeakPassphrase) { Console.error($0) }
+    }
 
     /// Checks the values' ranges.
     public func validate() throws {
@@ -33,6 +56,8 @@ public struct CipherOptions: ParsableArguments {
         }
         if let kdfIter, kdfIter < 1 { throw ValidationError("--kdf-iter must be at least 1") }
         if let compat, compat != 3, compat != 4 { throw ValidationError("--compat takes 3 or 4") }
+        try CipherHashAlgorithm.requireAlgorithmSettings(
+            kdfAlgorithm != nil || hmacAlgorithm != nil, flags: "--kdf-algorithm and --hmac-algorithm")
     }
 
     /// The settings: the compatibility preset (if any), then the explicit values over it.
@@ -53,6 +78,18 @@ public struct CipherOptions: ParsableArguments {
         }
         if let pageSize { settings.pageSize = pageSize }
         if let kdfIter { settings.kdfIterations = kdfIter }
+        if let kdfAlgorithm { settings.kdfAlgorithm = kdfAlgorithm }
+        if let hmacAlgorithm { settings.hmacAlgorithm = hmacAlgorithm }
         return settings
+    }
+}
+
+extension CipherHashAlgorithm: ExpressibleByArgument {
+    /// A usage error when algorithm flags are given on a SQLCipher without algorithm settings
+    /// (3.x), instead of SQLCipher silently ignoring the PRAGMAs.
+    static func requireAlgorithmSettings(_ given: Bool, flags: String) throws {
+        guard given, SQLCipherVersion.current?.hasAlgorithmSettings != true else { return }
+        throw ValidationError(
+            "\(flags) need SQLCipher 4; this build runs SQLCipher \(SQLCipherVersion.current?.text ?? "without a codec"), always SHA-1")
     }
 }

@@ -77,27 +77,76 @@ enum DatabaseAccess {
             do { try database.open(flags: flags) } catch { throw CLIError.database(error, path: path) }
             return OpenedDatabase(database: database, key: nil, settings: .versionDefaults, path: path)
         case .encrypted:
-            let resolved = try KeyResolver.resolve(
-                keyOptions.source, keystore: keystore, purpose: .open,
-                label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
-            var settings = merge(resolved.settings, keyOptions.settings)
-            let database = Database(path: path)
-            do {
-                try database.open(flags: flags, key: resolved.key, settings: settings)
-            } catch  where error.kind == .wrongKey && settings.pageSize == nil {
-                // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
-                guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
-                    throw CLIError.database(error, path: path)
+            // A passphrase typed at the prompt may be retried, three tries in all, as sudo allows.
+            let prompted = keyOptions.source == nil
+            var attempt = 1
+            while true {
+                let resolved = try KeyResolver.resolve(
+                    keyOptions.source, keystore: keystore, purpose: .open,
+                    label: "Passphrase for \(path)", flagList: KeyOptions.flagList, database: path)
+                do {
+                    return try openEncrypted(path, flags: flags, key: resolved, explicit: keyOptions.settings)
+                } catch  where error.status == .wrongKey && prompted && attempt < 3 {
+                    Console.error("wrong passphrase for \(path); try again (\(3 - attempt) more)")
+                    attempt += 1
                 }
-                settings.pageSize = detected
-                do { try database.open(flags: flags, key: resolved.key, settings: settings) } catch {
-                    throw CLIError.database(error, path: path)
-                }
-            } catch {
+            }
+        }
+    }
+
+    /// Opens an encrypted file with `key`, finding the page size from page 1 when the default
+    /// does not match and none was given.
+    private static func openEncrypted(
+        _ path: String, flags: Database.OpenFlags, key resolved: ResolvedKey, explicit: CipherSettings
+    ) throws(CLIError) -> OpenedDatabase {
+        var settings = merge(resolved.settings, explicit)
+        let database = Database(path: path)
+        do {
+            try database.open(flags: flags, key: resolved.key, settings: settings)
+        } catch  where error.kind == .wrongKey && settings.pageSize == nil {
+            // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
+            guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
+                throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
+            }
+            settings.pageSize = detected
+            do { try database.open(flags: flags, key: resolved.key, settings: settings) } catch {
                 throw CLIError.database(error, path: path)
             }
-            return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
+        } catch  where error.kind == .wrongKey {
+            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: false)
+        } catch {
+            throw CLIError.database(error, path: path)
         }
+        return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
+    }
+
+    /// Exit 77 for a key that opens nothing, saying which settings were tried and which flag changes
+    /// each: SQLCipher cannot read the iteration count or the page size from the file, so a file
+    /// made with other settings looks exactly like a wrong passphrase.
+    static func wrongKey(
+        _ error: DatabaseError, path: String, key: DatabaseKey, settings: CipherSettings, pageSizeSearched: Bool
+    ) -> CLIError {
+        let layout = CipherLayout(settings: settings)
+        var tried: [String] = []
+        let algorithms = SQLCipherVersion.current?.hasAlgorithmSettings == true
+        if case .passphrase = key {
+            tried.append(
+                "PBKDF2-HMAC-\(layout.kdfAlgorithm.rawValue.uppercased())\(algorithms ? " (--cipher-kdf-algorithm)" : "")"
+                    + " with \(layout.kdfIterations) iterations"
+                    + (settings.kdfIterations == nil ? " (the default; --cipher-kdf-iter N for another count)" : " (--cipher-kdf-iter)"))
+        }
+        if algorithms { tried.append("HMAC-\(layout.hmacAlgorithm.rawValue.uppercased()) page HMACs (--cipher-hmac-algorithm)") }
+        tried.append(
+            pageSizeSearched
+                ? "every page size from 512 to 65536 (page 1 matched none)"
+                : "page size \(layout.pageSize) (--cipher-page-size)")
+        if let compatibility = settings.compatibility { tried.append("SQLCipher \(compatibility)'s defaults (--cipher-compat)") }
+        let base = CLIError.database(error, path: path)
+        return CLIError(
+            .wrongKey, base.message + "\n  tried: " + tried.joined(separator: ", "),
+            hint:
+                "check the key; a database made or rekeyed with another iteration count needs --cipher-kdf-iter N on every open "
+                + "(`cipherdb info` with the right settings prints them); `cipherdb verify \(path)` tells a damaged file from a wrong key")
     }
 
     /// The page size whose page-1 HMAC matches `key`, if it is not the default one already tried.

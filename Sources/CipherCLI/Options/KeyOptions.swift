@@ -111,6 +111,20 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
         help: ArgumentHelp("The database was made with SQLCipher 3's or 4's defaults (e.g. a 3.x file on SQLCipher 4).", valueName: "3|4"))
     var cipherCompat: Int?
 
+    /// `--cipher-kdf-algorithm sha1|sha256|sha512` (SQLCipher 4).
+    @Option(
+        name: .customLong("cipher-kdf-algorithm"),
+        help: ArgumentHelp(
+            "The PBKDF2 hash the database was created with, if not the default (SQLCipher 4).", valueName: "sha1|sha256|sha512"))
+    var cipherKDFAlgorithm: CipherHashAlgorithm?
+
+    /// `--cipher-hmac-algorithm sha1|sha256|sha512` (SQLCipher 4).
+    @Option(
+        name: .customLong("cipher-hmac-algorithm"),
+        help: ArgumentHelp(
+            "The page HMAC hash the database was created with, if not the default (SQLCipher 4).", valueName: "sha1|sha256|sha512"))
+    var cipherHMACAlgorithm: CipherHashAlgorithm?
+
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
@@ -127,6 +141,8 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
         }
         if let cipherPageSize { settings.pageSize = cipherPageSize }
         if let cipherKDFIter { settings.kdfIterations = cipherKDFIter }
+        if let cipherKDFAlgorithm { settings.kdfAlgorithm = cipherKDFAlgorithm }
+        if let cipherHMACAlgorithm { settings.hmacAlgorithm = cipherHMACAlgorithm }
         return settings
     }
 
@@ -134,6 +150,8 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
     public func validate() throws {
         let count = sources.count
         if let cipherCompat, cipherCompat != 3, cipherCompat != 4 { throw ValidationError("--cipher-compat takes 3 or 4") }
+        try CipherHashAlgorithm.requireAlgorithmSettings(
+            cipherKDFAlgorithm != nil || cipherHMACAlgorithm != nil, flags: "--cipher-kdf-algorithm and --cipher-hmac-algorithm")
         guard count <= 1 else {
             throw ValidationError(
                 "give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")

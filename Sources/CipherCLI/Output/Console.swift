@@ -21,6 +21,28 @@ enum Console {
         print(text, terminator: "")
     }
 
+    /// Writes `bytes` to stdout as they are, after what ``out(_:)`` buffered: query results may
+    /// hold text that is not UTF-8, and blobs. Callers hand over large pieces.
+    static func write(bytes: [UInt8]) {
+        fflush(nil)
+        writeAll(STDOUT_FILENO, bytes)
+    }
+
+    /// write(2) until every byte is out or the descriptor fails (a closed pipe: nothing to tell).
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let written = posixWrite(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+
     /// Writes `text` and a newline to stderr (unbuffered).
     static func error(_ text: String) {
         rawError(text + "\n")

@@ -442,7 +442,10 @@ public final class Database {
                 var tail: UnsafePointer<CChar>?
                 let code = sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
                 guard code == SQLITE_OK else {
-                    failure = error(code: code, sql: sql)
+                    var failed = error(code: code, sql: sql)
+                    // SQLite counts from the statement being compiled; callers see the whole script.
+                    failed.offset = failed.offset.map { $0 + (current - text) }
+                    failure = failed
                     return
                 }
                 cursor = tail
@@ -456,7 +459,9 @@ public final class Database {
                         sql: statement.sql)
                     return
                 }
-                let isWrite = sqlite3_stmt_readonly(compiled) == 0
+                // sqlite3_changes keeps the last INSERT, UPDATE or DELETE's count through other
+                // statements (CREATE, PRAGMA, ...): only those three add to the total.
+                let isWrite = sqlite3_stmt_readonly(compiled) == 0 && Self.changesRows(statement.sql)
                 statement.isInUse = true
                 let rows = ResultSet(statement: statement, database: self)
                 register(rows)
@@ -475,6 +480,26 @@ public final class Database {
         }
         if let failure { throw failure }
         return changed
+    }
+
+    /// Whether `sql` (one statement, not read-only) is an INSERT, REPLACE, UPDATE or DELETE, the
+    /// statements whose rows `sqlite3_changes` counts: its first keyword after comments, or a
+    /// `WITH` clause, which in a statement that writes can only lead one of them.
+    static func changesRows(_ sql: String) -> Bool {
+        var rest = Substring(sql)
+        while true {
+            rest = rest.drop { $0.isWhitespace }
+            if rest.hasPrefix("--") {
+                rest = rest.drop { $0 != "\n" }
+            } else if rest.hasPrefix("/*") {
+                guard let end = rest.range(of: "*/") else { return false }
+                rest = rest[end.upperBound...]
+            } else {
+                break
+            }
+        }
+        let keyword = rest.prefix { $0.isLetter }.uppercased()
+        return ["INSERT", "REPLACE", "UPDATE", "DELETE", "WITH"].contains(keyword)
     }
 
     // MARK: - Key PRAGMAs
@@ -570,7 +595,12 @@ public final class Database {
         if primary == SQLITE_NOTADB {
             kind = classifyUnreadableFile()
         }
-        return DatabaseError(kind: kind, resultCode: primary, extendedResultCode: code, message: message, sql: sql)
+        var error = DatabaseError(kind: kind, resultCode: primary, extendedResultCode: code, message: message, sql: sql)
+        if let sqliteHandle, sql != nil {
+            let offset = cipherdb_error_offset(sqliteHandle)
+            if offset >= 0 { error.offset = Int(offset) }
+        }
+        return error
     }
 }
 

@@ -81,6 +81,9 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
     public let message: String
     /// The SQL that failed, if any. Argument values are never included.
     public let sql: String?
+    /// Where in ``sql`` SQLite located the error, as a UTF-8 byte offset, when it says (SQLite 3.38
+    /// and later, and only for some errors: a syntax error, an unknown table or column).
+    public internal(set) var offset: Int?
 
     /// Creates an error.
     public init(kind: Kind, resultCode: Int32 = SQLITE_OK, extendedResultCode: Int32? = nil, message: String, sql: String? = nil) {

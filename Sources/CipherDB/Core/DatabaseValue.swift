@@ -1,3 +1,4 @@
+import CSQLCipher
 import Foundation
 
 /// One SQLite value: NULL, a 64-bit integer, a double, text or a blob.
@@ -157,5 +158,24 @@ extension Optional: Bindable where Wrapped: Bindable {
         case .none: return .null
         case .some(let wrapped): return wrapped.databaseValue
         }
+    }
+}
+
+extension DatabaseValue {
+    /// SQLite's text for a real number, from SQLite's own printf (`%!.<digits>g`): 15 significant
+    /// digits is how SQLite turns a REAL into TEXT (`CAST(x AS TEXT)`, the sqlite3 shell's list
+    /// and column output), 20 is how the shell writes reals as SQL or JSON. A whole number keeps
+    /// a `.0` (`2.0`, `1.0e+20`), infinity is `Inf`. SQLite's digits differ from the C library's
+    /// and from Swift's in the last places, so tools that must print what SQLite prints use this.
+    ///
+    /// ```swift
+    /// DatabaseValue.sqliteText(ofReal: 1.0 / 3)                          // "0.333333333333333"
+    /// DatabaseValue.sqliteText(ofReal: 0.1, significantDigits: 20)       // "0.10000000000000000555"
+    /// ```
+    public static func sqliteText(ofReal value: Double, significantDigits: Int = 15) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let digits = Int32(min(max(significantDigits, 1), 30))
+        buffer.withUnsafeMutableBufferPointer { cipherdb_format_real(value, digits, $0.baseAddress, Int32($0.count)) }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -7,8 +7,8 @@ public enum CipherHashAlgorithm: String, Sendable, Codable, CaseIterable {
     /// SHA-512: SQLCipher 4's default for both.
     case sha512
 
-    /// The value of `PRAGMA cipher_kdf_algorithm`.
-    var kdfPragmaValue: String {
+    /// The value of `PRAGMA cipher_kdf_algorithm` (`PBKDF2_HMAC_SHA512`, ...).
+    public var kdfPragmaValue: String {
         switch self {
         case .sha1: return "PBKDF2_HMAC_SHA1"
         case .sha256: return "PBKDF2_HMAC_SHA256"
@@ -16,8 +16,8 @@ public enum CipherHashAlgorithm: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// The value of `PRAGMA cipher_hmac_algorithm`.
-    var hmacPragmaValue: String {
+    /// The value of `PRAGMA cipher_hmac_algorithm` (`HMAC_SHA512`, ...).
+    public var hmacPragmaValue: String {
         switch self {
         case .sha1: return "HMAC_SHA1"
         case .sha256: return "HMAC_SHA256"

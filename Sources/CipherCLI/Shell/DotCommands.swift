@@ -1,0 +1,264 @@
+import CipherDB
+import Foundation
+
+/// One dot-command: its name, its arguments for `.help`, what it does, and how it runs.
+struct DotCommand: Sendable {
+    let name: String
+    let usage: String
+    let summary: String
+    /// Runs the command with its arguments (the name excluded).
+    let run: @Sendable (ShellSession, [String]) throws(CLIError) -> ShellSession.Outcome
+}
+
+extension ShellSession {
+    /// Runs one dot-command line.
+    func dotCommand(_ line: String) -> Outcome {
+        let words = Self.words(of: line)
+        guard let name = words.first else { return .proceed }
+        guard let command = Self.commands.first(where: { $0.name == name || (name == ".q" && $0.name == ".quit") }) else {
+            var message = "unknown command \(name)"
+            if let guess = Self.suggestion(for: name) { message += "; did you mean \(guess)?" }
+            reportError(message + " (.help lists the commands)")
+            return bail ? .stop : .proceed
+        }
+        do {
+            let outcome = try command.run(self, Array(words.dropFirst()))
+            if name != ".once" { finishOnce() }
+            return outcome
+        } catch {
+            reportError(error.hint.map { "\(error.message)\n  hint: \($0)" } ?? error.message)
+            return bail ? .stop : .proceed
+        }
+    }
+
+    /// The words of a dot-command line, as sqlite3 splits them: on spaces, with '...' and "..."
+    /// quoting (backslash escapes such as \t and \n inside double quotes).
+    static func words(of line: String) -> [String] {
+        var words: [String] = []
+        var characters = Array(line)[...]
+        while let first = characters.first {
+            if first.isWhitespace {
+                characters.removeFirst()
+                continue
+            }
+            var word = ""
+            if first == "'" || first == "\"" {
+                characters.removeFirst()
+                while let character = characters.popFirst(), character != first {
+                    if first == "\"", character == "\\", let escaped = characters.popFirst() {
+                        switch escaped {
+                        case "t": word.append("\t")
+                        case "n": word.append("\n")
+                        case "r": word.append("\r")
+                        default: word.append(escaped)
+                        }
+                    } else {
+                        word.append(character)
+                    }
+                }
+            } else {
+                while let character = characters.first, !character.isWhitespace {
+                    word.append(character)
+                    characters.removeFirst()
+                }
+            }
+            words.append(word)
+        }
+        return words
+    }
+
+    /// The closest command name to a mistyped one.
+    static func suggestion(for name: String) -> String? {
+        Suggestion.closest(to: name, among: commands.map(\.name))
+    }
+
+    private static func onOff(_ arguments: [String], _ command: String) throws(CLIError) -> Bool {
+        switch arguments.first?.lowercased() {
+        case "on"?, "1"?, "yes"?, "true"?: return true
+        case "off"?, "0"?, "no"?, "false"?: return false
+        default: throw CLIError.usage("usage: \(command) on|off")
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        "\""
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\t", with: "\\t")
+            .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    private func strings(_ sql: String, _ arguments: Bindable?...) throws(CLIError) -> [String] {
+        do {
+            let rows = try database.executeQuery(sql, arguments: .positional(arguments))
+            defer { rows.close() }
+            var values: [String] = []
+            while try rows.next() { values.append(rows.string(at: 0) ?? "") }
+            return values
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
+    }
+
+    /// Every dot-command, in `.help` order.
+    static let commands: [DotCommand] = [
+        DotCommand(name: ".bail", usage: "on|off", summary: "stop at the first error") { shell, arguments throws(CLIError) in
+            shell.bail = try onOff(arguments, ".bail")
+            return .proceed
+        },
+        DotCommand(name: ".changes", usage: "on|off", summary: "show the rows changed after each statement") {
+            shell, arguments throws(CLIError) in
+            shell.showsChanges = try onOff(arguments, ".changes")
+            return .proceed
+        },
+        DotCommand(name: ".cipher", usage: "", summary: "the SQLCipher settings in force, and the PRAGMAs another client needs") {
+            shell, _ throws(CLIError) in
+            shell.showCipherSettings()
+            return .proceed
+        },
+        DotCommand(name: ".databases", usage: "", summary: "the attached databases and their files") { shell, _ throws(CLIError) in
+            do throws(DatabaseError) {
+                let rows = try shell.database.executeQuery("PRAGMA database_list")
+                defer { rows.close() }
+                while try rows.next() {
+                    let name = rows.string(at: 1) ?? ""
+                    let file = rows.string(at: 2) ?? ""
+                    let readOnly = shell.database.isReadOnly
+                    shell.write(text: "\(name): \(file.isEmpty ? "\"\"" : file) \(readOnly ? "r/o" : "r/w")")
+                }
+            } catch {
+                throw CLIError.database(error, path: shell.opened.path)
+            }
+            return .proceed
+        },
+        DotCommand(name: ".dump", usage: "[TABLE]", summary: "the database (or tables matching a LIKE pattern) as SQL text") {
+            shell, arguments throws(CLIError) in
+            do throws(DatabaseError) {
+                try SQLDumper.dump(shell.database, tables: arguments.first) { shell.write($0) }
+            } catch {
+                throw CLIError.database(error, path: shell.opened.path)
+            }
+            return .proceed
+        },
+        DotCommand(name: ".exit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
+        DotCommand(name: ".headers", usage: "on|off", summary: "print a header row") { shell, arguments throws(CLIError) in
+            shell.style.setHeaders(try onOff(arguments, ".headers"))
+            return .proceed
+        },
+        DotCommand(name: ".help", usage: "[COMMAND]", summary: "this list") { shell, arguments throws(CLIError) in
+            let selected = commands.filter { arguments.isEmpty || $0.name == arguments[0] || $0.name == "." + arguments[0] }
+            let width = selected.map { ($0.name + " " + $0.usage).count }.max() ?? 0
+            for command in selected {
+                let left = (command.name + " " + command.usage).padding(toLength: width, withPad: " ", startingAt: 0)
+                shell.write(text: "\(left)  \(command.summary)")
+            }
+            return .proceed
+        },
+        DotCommand(name: ".import", usage: "FILE TABLE [--skip N]", summary: "read CSV rows into TABLE (made from the header row if new)") {
+            shell, arguments throws(CLIError) in
+            try shell.importCSV(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".indexes", usage: "[TABLE]", summary: "the indexes (of tables matching a LIKE pattern)") {
+            shell, arguments throws(CLIError) in
+            let names = try shell.strings(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE ? ORDER BY name", arguments.first ?? "%")
+            for name in names { shell.write(text: name) }
+            return .proceed
+        },
+        DotCommand(name: ".mode", usage: "MODE [TABLE]", summary: "output mode: \(OutputMode.names)") { shell, arguments throws(CLIError) in
+            guard let name = arguments.first else {
+                shell.write(text: "current output mode: \(shell.style.modeName)")
+                return .proceed
+            }
+            guard let mode = OutputMode(rawValue: name.lowercased()) else {
+                throw CLIError.usage("unknown mode \(name): use one of \(OutputMode.names)")
+            }
+            shell.style.setMode(mode, table: arguments.dropFirst().first)
+            return .proceed
+        },
+        DotCommand(name: ".nullvalue", usage: "TEXT", summary: "text printed for NULL") { shell, arguments throws(CLIError) in
+            shell.style.nullValue = arguments.first ?? ""
+            return .proceed
+        },
+        DotCommand(name: ".once", usage: "FILE", summary: "send the next command's output to FILE (created 0600)") {
+            shell, arguments throws(CLIError) in
+            guard let path = arguments.first else { throw CLIError.usage("usage: .once FILE") }
+            try shell.redirect(to: path, once: true)
+            return .proceed
+        },
+        DotCommand(name: ".output", usage: "[FILE]", summary: "send output to FILE (created 0600), or back to stdout") {
+            shell, arguments throws(CLIError) in
+            try shell.redirect(to: arguments.first, once: false)
+            return .proceed
+        },
+        DotCommand(name: ".quit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
+        DotCommand(name: ".read", usage: "FILE", summary: "run the statements and commands in FILE") { shell, arguments throws(CLIError) in
+            guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
+            // A file that reads itself would recurse until the stack ran out.
+            guard shell.readDepth < ShellSession.maximumReadDepth else {
+                throw CLIError.usage(".read nested more than \(ShellSession.maximumReadDepth) deep: \(path) (does it read itself?)")
+            }
+            let reader = try PlainLineReader(path: path)
+            shell.readDepth += 1
+            defer { shell.readDepth -= 1 }
+            return shell.run(reader)
+        },
+        DotCommand(name: ".schema", usage: "[PATTERN]", summary: "CREATE statements, tables before what depends on them") {
+            shell, arguments throws(CLIError) in
+            for sql in try shell.schema(matching: arguments.first) { shell.write(text: sql + ";") }
+            return .proceed
+        },
+        DotCommand(name: ".separator", usage: "COLUMN [ROW]", summary: "separators for list, csv and quote modes") {
+            shell, arguments throws(CLIError) in
+            guard let column = arguments.first else { throw CLIError.usage("usage: .separator COLUMN [ROW]") }
+            shell.style.columnSeparator = column
+            if arguments.count > 1 { shell.style.rowSeparator = arguments[1] }
+            return .proceed
+        },
+        DotCommand(name: ".show", usage: "", summary: "the current settings") { shell, _ throws(CLIError) in
+            let style = shell.style
+            let settings = [
+                ("bail", shell.bail ? "on" : "off"), ("changes", shell.showsChanges ? "on" : "off"),
+                ("headers", style.showsHeader ? "on" : "off"), ("mode", style.modeName), ("nullvalue", quoted(style.nullValue)),
+                ("output", shell.outputName), ("colseparator", quoted(style.columnSeparator)),
+                ("rowseparator", quoted(style.rowSeparator)), ("timer", shell.timer ? "on" : "off"), ("filename", shell.opened.path),
+            ]
+            for (name, value) in settings {
+                shell.write(text: String(repeating: " ", count: max(0, 12 - name.count)) + name + ": " + value)
+            }
+            return .proceed
+        },
+        DotCommand(name: ".tables", usage: "[PATTERN]", summary: "tables and views (matching a LIKE pattern)") {
+            shell, arguments throws(CLIError) in
+            let names = try shell.strings(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name LIKE ? ORDER BY name",
+                arguments.first ?? "%")
+            for line in ShellSession.columns(names) { shell.write(text: line) }
+            return .proceed
+        },
+        DotCommand(name: ".timer", usage: "on|off", summary: "show how long each statement took") { shell, arguments throws(CLIError) in
+            shell.timer = try onOff(arguments, ".timer")
+            return .proceed
+        },
+        DotCommand(name: ".verify", usage: "", summary: "check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
+            try shell.verify()
+            return .proceed
+        },
+    ]
+
+    /// Names in columns across 80 characters, down then across, as sqlite3's `.tables` lays them out.
+    static func columns(_ names: [String]) -> [String] {
+        guard !names.isEmpty else { return [] }
+        let width = names.map(\.count).max() ?? 0
+        let columnCount = max(1, 80 / (width + 2))
+        let rowCount = (names.count + columnCount - 1) / columnCount
+        return (0..<rowCount).map { row in
+            stride(from: row, to: names.count, by: rowCount).map { index in
+                (index < rowCount ? "" : "  ") + names[index].padding(toLength: width, withPad: " ", startingAt: 0)
+            }.joined()
+        }
+    }
+
+    /// The name `.show` gives the output.
+    var outputName: String { hasRedirection ? "file" : "stdout" }
+}

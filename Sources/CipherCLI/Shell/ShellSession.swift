@@ -1,0 +1,206 @@
+import CipherDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One `cipherdb shell` session: the open database, how and where results are printed, and the
+/// settings the dot-commands change. Reads statements until `;` (``SQLRunner/isComplete(_:)``),
+/// dot-commands one line each.
+final class ShellSession {
+    /// What the shell does after a line.
+    enum Outcome {
+        case proceed
+        /// `.quit`, or an error with `.bail on`.
+        case stop
+    }
+
+    let opened: OpenedDatabase
+    var database: Database { opened.database }
+    var style = OutputStyle()
+    /// `.bail on`: stop at the first error.
+    var bail = false
+    /// `.timer on`: the time each statement took.
+    var timer = false
+    /// `.changes on`: rows changed after each statement.
+    var showsChanges = false
+    /// Whether any statement or command failed (non-interactive runs exit 1 then).
+    private(set) var failed = false
+    /// A failure that ends a script: a damaged or undecryptable file will not get better.
+    private(set) var fatal: CLIError?
+    /// `.output` or `.once` file, else stdout.
+    private var destination: ShellOutput?
+    /// How many `.read` files are open inside each other.
+    var readDepth = 0
+    /// The deepest `.read` nesting allowed.
+    static let maximumReadDepth = 25
+
+    init(opened: OpenedDatabase) {
+        self.opened = opened
+    }
+
+    // MARK: - Reading input
+
+    /// Runs every line `reader` gives; returns `.stop` when the shell should end (`.quit`, bail).
+    func run(_ reader: LineReader) -> Outcome {
+        var pending = ""
+        while true {
+            let prompt = pending.isEmpty ? "cipherdb> " : "     ...> "
+            guard let line = reader.readLine(prompt: reader.isInteractive ? prompt : "") else { break }
+            if pending.isEmpty {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.isEmpty { continue }
+                if trimmed.hasPrefix(".") {
+                    reader.remember(trimmed)
+                    if dotCommand(trimmed) == .stop { return .stop }
+                    continue
+                }
+            }
+            pending += pending.isEmpty ? line : "\n" + line
+            guard SQLRunner.isComplete(pending) else { continue }
+            let sql = pending
+            pending = ""
+            reader.remember(sql)
+            if !execute(sql), bail || fatal != nil && !reader.isInteractive { return .stop }
+        }
+        if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            reportError("incomplete SQL at the end of input (missing ';')")
+        }
+        return .proceed
+    }
+
+    // MARK: - Statements
+
+    /// Runs `sql` and prints its rows; `false` when it failed (the error was printed).
+    @discardableResult
+    func execute(_ sql: String) -> Bool {
+        let started = timer ? ShellTimer() : nil
+        var succeeded = true
+        do {
+            try SQLRunner.run(sql, on: database, style: style) { [self] in write($0) }
+        } catch {
+            succeeded = false
+            report(error, in: sql)
+        }
+        if showsChanges {
+            write(text: "changes: \(database.changes)   total_changes: \(database.totalChanges)")
+        }
+        if let started { write(text: started.report()) }
+        finishOnce()
+        return succeeded
+    }
+
+    /// Prints a statement's error with where it is in the SQL, when SQLite says (3.38 and later).
+    private func report(_ error: DatabaseError, in sql: String) {
+        let mapped = CLIError.database(error, path: opened.path)
+        if error.kind == .interrupted {
+            reportError("interrupted")
+            return
+        }
+        if mapped.status != .sqlFailed { fatal = mapped }
+        var text = "error: \(mapped.message)"
+        if let offset = error.offset, let location = Self.location(of: offset, in: sql) {
+            text += "\n  " + location.line + "\n  " + String(repeating: " ", count: location.column) + "^--- error here"
+            if location.lineNumber > 1 { text = "error near line \(location.lineNumber): \(mapped.message)" + text.drop { $0 != "\n" } }
+        }
+        if let hint = mapped.hint, mapped.status != .sqlFailed { text += "\n  hint: \(hint)" }
+        reportError(text, prefixed: false)
+    }
+
+    /// The line of `sql` holding byte `offset`, its number from 1, and the column in characters.
+    static func location(of offset: Int, in sql: String) -> (line: String, lineNumber: Int, column: Int)? {
+        let bytes = Array(sql.utf8)
+        guard offset >= 0, offset <= bytes.count else { return nil }
+        let start = bytes[..<offset].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        let end = bytes[offset...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+        let lineNumber = bytes[..<start].filter { $0 == UInt8(ascii: "\n") }.count + 1
+        let column = String(decoding: bytes[start..<offset], as: UTF8.self).count
+        return (String(decoding: bytes[start..<end], as: UTF8.self), lineNumber, column)
+    }
+
+    /// Prints an error on stderr and remembers that something failed.
+    func reportError(_ message: String, prefixed: Bool = true) {
+        failed = true
+        Console.error(prefixed ? "error: \(message)" : message)
+    }
+
+    // MARK: - Output
+
+    /// Whether results go to an `.output` or `.once` file.
+    var hasRedirection: Bool { destination != nil }
+
+    /// Writes result bytes to the current destination.
+    func write(_ bytes: [UInt8]) {
+        if let destination { destination.writer.write(bytes: bytes) } else { Console.write(bytes: bytes) }
+    }
+
+    /// Writes a line of text to the current destination.
+    func write(text: String) {
+        write(Array((text + "\n").utf8))
+    }
+
+    /// Sends results to `path` (a new file, 0600, named only when complete) until the next
+    /// `.output`, or for the next command only with `once`.
+    func redirect(to path: String?, once: Bool) throws(CLIError) {
+        try closeDestination()
+        guard let path else { return }
+        let file = try OutputFile(path: path, force: true)
+        destination = ShellOutput(file: file, writer: file.textWriter(), once: once)
+    }
+
+    /// Ends a `.once` redirection after the command it was for.
+    func finishOnce() {
+        guard destination?.once == true else { return }
+        do { try closeDestination() } catch { reportError(error.message) }
+    }
+
+    /// Publishes the redirected file, if any, and goes back to stdout.
+    func closeDestination() throws(CLIError) {
+        guard let current = destination else { return }
+        destination = nil
+        do {
+            try current.writer.finish()
+            try current.file.publish()
+        } catch {
+            current.file.discard()
+            throw error
+        }
+    }
+}
+
+/// An `.output` or `.once` file.
+struct ShellOutput {
+    let file: OutputFile
+    let writer: TextWriter
+    let once: Bool
+}
+
+/// `.timer`: wall-clock and CPU time of one statement, as sqlite3 prints it.
+struct ShellTimer {
+    private let start = Date()
+    private let usage: rusage = ShellTimer.resourceUsage()
+
+    private static func resourceUsage() -> rusage {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return usage
+    }
+
+    private static func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+
+    /// `Run Time: real 0.001 user 0.000421 sys 0.000000`.
+    func report() -> String {
+        let now = Self.resourceUsage()
+        let real = Date().timeIntervalSince(start)
+        let user = Self.seconds(now.ru_utime) - Self.seconds(usage.ru_utime)
+        let system = Self.seconds(now.ru_stime) - Self.seconds(usage.ru_stime)
+        return String(format: "Run Time: real %.3f user %f sys %f", real, user, system)
+    }
+}

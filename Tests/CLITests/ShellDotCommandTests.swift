@@ -1,0 +1,227 @@
+import Foundation
+import XCTest
+
+@testable import CipherCLI
+
+/// The shell's dot-commands on a real encrypted file, with statements piped on stdin; where
+/// sqlite3 has the same command, its output on the decrypted copy is the reference.
+final class ShellDotCommandTests: CLITestCase {
+    private var env: [String: String] = [:]
+    private let open = ["--passphrase-env", "DB_PASS"] + CLITestCase.fastOpen
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        env = passphraseEnvironment()
+        try cipherdb(["create", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        try cipherdb(
+            [
+                "query", "app.db",
+                """
+                CREATE TABLE people(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, age INTEGER);
+                CREATE INDEX people_by_age ON people(age);
+                CREATE TABLE audit(what TEXT);
+                CREATE TRIGGER people_audit AFTER INSERT ON people BEGIN INSERT INTO audit VALUES ('added ' || new.name); END;
+                CREATE VIEW adults AS SELECT name FROM people WHERE age >= 18;
+                CREATE TABLE pets(owner INTEGER REFERENCES people(id), name TEXT);
+                INSERT INTO people(name, age) VALUES ('Ann', 31), ('Bob', NULL), ('it''s "me"', 7);
+                INSERT INTO pets VALUES (1, 'Rex'), (3, NULL);
+                """,
+            ] + open, env: env)
+    }
+
+    @discardableResult
+    private func cipherShell(
+        _ script: String, expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> CommandResult {
+        try cipherdb(["shell", "app.db"] + open, env: env, stdin: script, expect: status, file: file, line: line)
+    }
+
+    private func decrypt() throws {
+        try cipherdb(["decrypt", "app.db", "plain.db"] + open, env: env)
+    }
+
+    func testOutputSettingsMatchSqlite3ForTheSameScript() throws {
+        try decrypt()
+        let script = """
+            SELECT * FROM people;
+            .headers on
+            .mode column
+            SELECT * FROM people;
+            .mode csv
+            .nullvalue NULL
+            SELECT * FROM pets;
+            .separator ";" "\\n"
+            SELECT * FROM pets;
+            .mode box
+            SELECT name, age FROM people ORDER BY age;
+            .headers off
+            .mode list
+            SELECT * FROM people;
+            .mode insert pets_copy
+            SELECT * FROM pets;
+            .mode json
+            SELECT * FROM people;
+            .mode line
+            SELECT * FROM people WHERE id = 1;
+            .mode quote
+            SELECT * FROM people;
+            .mode html
+            .headers on
+            SELECT * FROM pets;
+            .mode tabs
+            SELECT * FROM pets;
+            .mode markdown
+            SELECT * FROM pets;
+            .mode table
+            SELECT * FROM pets;
+            """
+        let input = try writeFile("script.txt", script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#)
+        XCTAssertEqual(expected.stderr, "")
+        let actual = try cipherShell(try String(contentsOfFile: input, encoding: .utf8))
+        XCTAssertEqual(actual.stdout, expected.stdout)
+    }
+
+    func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
+        let schema = try cipherShell(".schema\n").stdout
+        let lines = schema.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 6, schema)
+        XCTAssertTrue(lines[0...2].allSatisfy { $0.hasPrefix("CREATE TABLE") }, schema)
+        XCTAssertEqual(lines[3].prefix(11), "CREATE VIEW")
+        XCTAssertEqual(lines[4].prefix(12), "CREATE INDEX")
+        XCTAssertEqual(lines[5].prefix(14), "CREATE TRIGGER")
+        XCTAssertFalse(schema.contains("sqlite_sequence"), "SQLite's own tables cannot be created by hand")
+        try writeFile("schema.sql", schema)
+        let piped = try shell(#"sqlite3 "$DIR/copy.db" < "$DIR/schema.sql" && sqlite3 "$DIR/copy.db" "SELECT count(*) FROM sqlite_master""#)
+        XCTAssertEqual(piped.stdout, "7\n", piped.stderr)  // sqlite_sequence comes back with AUTOINCREMENT
+        // A pattern: the table, with its index and trigger.
+        let people = try cipherShell(".schema peo%\n").stdout
+        XCTAssertTrue(people.hasPrefix("CREATE TABLE people"), people)
+        XCTAssertTrue(people.contains("people_by_age") && people.contains("people_audit") && !people.contains("pets"), people)
+    }
+
+    func testTablesAndIndexesTakeAPattern() throws {
+        XCTAssertEqual(try cipherShell(".tables\n").stdout, "adults  audit   people  pets  \n")
+        XCTAssertEqual(try cipherShell(".tables p%\n").stdout, "people  pets  \n")
+        XCTAssertEqual(try cipherShell(".indexes\n.indexes pets\n").stdout, "people_by_age\n")
+    }
+
+    func testDumpIsTheStockShellsDump() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        let ours = try cipherShell(".dump\n").stdout
+        let tableOnly = try cipherShell(".dump people\n").stdout
+        let key = try XCTUnwrap(env["DB_PASS"])
+        try writeFile("key.sql", "PRAGMA key = '\(key)';\nPRAGMA kdf_iter = 1000;\n")
+        try shell(
+            """
+            (cat "$DIR/key.sql"; echo ".output $DIR/all.sql"; echo .dump) | LD_PRELOAD= sqlcipher "$DIR/app.db"
+            (cat "$DIR/key.sql"; echo ".output $DIR/people.sql"; echo .dump people) | LD_PRELOAD= sqlcipher "$DIR/app.db"
+            """)
+        XCTAssertEqual(ours, try String(contentsOfFile: path("all.sql"), encoding: .utf8))
+        XCTAssertEqual(tableOnly, try String(contentsOfFile: path("people.sql"), encoding: .utf8))
+        XCTAssertTrue(tableOnly.contains("people_by_age") && !tableOnly.contains("Rex"), tableOnly)
+    }
+
+    func testOutputAndOnceWriteOwnerOnlyFiles() throws {
+        let result = try cipherShell(
+            """
+            .output out.txt
+            SELECT name FROM people WHERE id = 1;
+            .dump pets
+            .output
+            SELECT 'to stdout';
+            .once once.txt
+            SELECT 'just once';
+            SELECT 'stdout again';
+            """)
+        XCTAssertEqual(result.stdout, "to stdout\nstdout again\n")
+        let output = try String(contentsOfFile: path("out.txt"), encoding: .utf8)
+        XCTAssertTrue(output.hasPrefix("Ann\nPRAGMA foreign_keys=OFF;"), output)
+        XCTAssertEqual(try String(contentsOfFile: path("once.txt"), encoding: .utf8), "just once\n")
+        for name in ["out.txt", "once.txt"] {
+            var status = stat()
+            XCTAssertEqual(stat(path(name), &status), 0)
+            XCTAssertEqual(status.st_mode & 0o777, 0o600, name)
+        }
+        let missing = try cipherShell(".output \(path("no/such/folder/x.txt"))\nSELECT 1;\n", expect: 1)
+        XCTAssertTrue(missing.stderr.contains("does not exist"), missing.stderr)
+        XCTAssertEqual(missing.stdout, "1\n", "results stay on stdout when the file cannot be made")
+    }
+
+    func testImportAndRead() throws {
+        try writeFile("new.csv", "code,label\nA,\"first, with comma\"\nB,\"two\nlines\"\n")
+        try writeFile("rows.csv", "# comment line\n9,Zed,40\n10,\"Q \"\"quoted\"\"\",41\n")
+        try writeFile("more.sql", "INSERT INTO audit VALUES ('from read');\n.mode csv\nSELECT count(*) FROM audit;\n")
+        let result = try cipherShell(
+            """
+            .import new.csv codes
+            .import rows.csv people --skip 1
+            .mode list
+            SELECT code, label FROM codes ORDER BY code;
+            SELECT id, name, age FROM people WHERE id >= 9;
+            .read more.sql
+            """)
+        XCTAssertEqual(
+            result.stdout, "A|first, with comma\nB|two\nlines\n9|Zed|40\n10|Q \"quoted\"|41\n6\r\n", result.stderr)
+        try writeFile("loop.sql", "SELECT 'round';\n.read loop.sql\n")
+        let loop = try cipherShell(".read loop.sql\nSELECT 'after';\n", expect: 1)
+        XCTAssertEqual(loop.stdout, String(repeating: "round\n", count: 25) + "after\n")
+        XCTAssertTrue(loop.stderr.contains(".read nested more than 25 deep"), loop.stderr)
+        let bad = try cipherShell(".import missing.csv t\n.import new.csv\n.read nothing.sql\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains("cannot read missing.csv"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("usage: .import"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("cannot read nothing.sql"), bad.stderr)
+    }
+
+    func testBailChangesTimerAndTypos() throws {
+        let bailed = try cipherShell(".bail on\nSELECT * FROM nope;\nSELECT 'not reached';\n", expect: 1)
+        XCTAssertEqual(bailed.stdout, "")
+        let carriedOn = try cipherShell("SELECT * FROM nope;\nSELECT 'reached';\n", expect: 1)
+        XCTAssertEqual(carriedOn.stdout, "reached\n")
+        let changes = try cipherShell(".changes on\nINSERT INTO people(name) VALUES ('Cy');\n").stdout
+        XCTAssertEqual(changes, "changes: 1   total_changes: 2\n", "the trigger's row counts in the total only")
+        let timed = try cipherShell(".timer on\nSELECT 1;\n").stdout
+        XCTAssertNotNil(
+            timed.range(of: #"^1\nRun Time: real \d+\.\d{3} user \d+\.\d{6} sys \d+\.\d{6}\n$"#, options: .regularExpression), timed)
+        let typo = try cipherShell(".tabels\n.scheme\n.frobnicate\n", expect: 1)
+        XCTAssertTrue(typo.stderr.contains("unknown command .tabels; did you mean .tables?"), typo.stderr)
+        XCTAssertTrue(typo.stderr.contains("did you mean .schema?"), typo.stderr)
+        XCTAssertTrue(typo.stderr.contains("unknown command .frobnicate (.help"), typo.stderr)
+        let show = try cipherShell(".mode csv\n.headers on\n.show\n").stdout
+        XCTAssertTrue(show.contains("     headers: on\n        mode: csv\n"), show)
+        XCTAssertTrue(show.contains("colseparator: \",\"\nrowseparator: \"\\r\\n\"\n"), show)
+        let help = try cipherShell(".help\n").stdout
+        for command in [".headers", ".mode", ".import", ".dump", ".schema", ".cipher", ".verify", ".once", ".bail"] {
+            XCTAssertTrue(help.contains(command), command)
+        }
+    }
+
+    func testCipherAndVerify() throws {
+        let cipher = try cipherShell(".cipher\n").stdout
+        XCTAssertTrue(cipher.contains("PBKDF2-HMAC-SHA1, 1000 iterations"), cipher)
+        XCTAssertTrue(cipher.contains("PRAGMA kdf_iter = 1000;"), cipher)
+        XCTAssertFalse(cipher.contains(try XCTUnwrap(env["DB_PASS"])))
+        let verified = try cipherShell(".verify\n")
+        XCTAssertTrue(verified.stdout.contains("every HMAC matches"), verified.stdout)
+        XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
+        let size = try bytes("app.db").count
+        try flipByte("app.db", at: size - 300)
+        let damaged = try cipherShell(".verify\n", expect: 1)
+        XCTAssertTrue(damaged.stdout.contains("1 bad:"), damaged.stdout)
+    }
+
+    func testDotCommandWordsAndErrorLocation() {
+        XCTAssertEqual(ShellSession.words(of: #".separator "\t" '|x y'  z"#), [".separator", "\t", "|x y", "z"])
+        let location = ShellSession.location(of: 16, in: "SELECT 1;\nSELEC 2, ü;")
+        XCTAssertEqual(location?.line, "SELEC 2, ü;")
+        XCTAssertEqual(location?.lineNumber, 2)
+        XCTAssertEqual(location?.column, 6)
+        XCTAssertNil(ShellSession.location(of: 99, in: "SELECT 1"))
+        XCTAssertTrue(EditingLineReader.mayHoldKey("pragma KEY='x'"))
+        XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA main.hexrekey = \"x'00'\""))
+        XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA\ntextkey('x')"))
+        XCTAssertTrue(EditingLineReader.mayHoldKey("ATTACH 'o.db' AS o KEY 'secret'"))
+        XCTAssertFalse(EditingLineReader.mayHoldKey("SELECT key FROM settings"))
+        XCTAssertFalse(EditingLineReader.mayHoldKey("PRAGMA cipher_page_size"))
+    }
+}

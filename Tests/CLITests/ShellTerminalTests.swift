@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+
+/// The shell on a pseudo-terminal (util-linux script(1), as the prompt tests use): line editing
+/// and history through libedit, Ctrl-C, Ctrl-D, continuation lines. Keys are typed after the
+/// prompt appears; `timeout` ends a shell that ignored Ctrl-C or Ctrl-D, failing the test.
+final class ShellTerminalTests: CLITestCase {
+    private var env: [String: String] = [:]
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            throw XCTSkip("util-linux script(1) gives the pseudo-terminal")
+        }
+        env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env, rows: 2)
+    }
+
+    /// Types `keys` (printf escapes: \003 is Ctrl-C, \004 Ctrl-D, \033[A the up arrow) one piece
+    /// at a time, after `pause` seconds each, into `cipherdb shell` on a terminal whose HOME is the
+    /// test directory; returns what the terminal showed.
+    private func typed(_ keys: [String], pause: Double = 0.6) throws -> CommandResult {
+        let typing = keys.map { "sleep \(pause); printf '\($0)'" }.joined(separator: "; ")
+        return try shell(
+            """
+            (sleep 1.0; \(typing); sleep 1.0) | HOME="$DIR" XDG_STATE_HOME= timeout 30 script -qec \
+              "\\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" /dev/null
+            """, env: env)
+    }
+
+    func testHistoryIsKeptOwnerOnlyWithoutKeysAndRecalledWithTheArrow() throws {
+        let first = try typed([
+            "SELECT 40 + 2;\\n", "PRAGMA key = \\047typed-secret\\047;\\n", "ATTACH \\047o.db\\047 AS o KEY \\047typed-secret\\047;\\n",
+            "\\004",
+        ])
+        XCTAssertTrue(first.stdout.contains("42"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("refused"), first.stdout)
+        var status = stat()
+        XCTAssertEqual(stat(path(".cipherdb_history"), &status), 0, "history file")
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+        let history = try String(contentsOfFile: path(".cipherdb_history"), encoding: .utf8)
+        XCTAssertTrue(history.contains("40"), history)
+        XCTAssertFalse(history.contains("typed-secret"), history)
+        XCTAssertFalse(history.lowercased().contains("key"), history)
+
+        // A new session: the up arrow brings the statement back; no ^[[A on the screen.
+        let second = try typed(["\\033[A", "\\n", "\\004"])
+        XCTAssertTrue(second.stdout.contains("SELECT 40 + 2;"), second.stdout)
+        XCTAssertTrue(second.stdout.contains("42\r\n"), second.stdout)
+        XCTAssertFalse(second.stdout.contains("^[[A"), second.stdout)
+        XCTAssertEqual(second.status, 0)
+    }
+
+    func testControlCInterruptsTheStatementAndControlDQuits() throws {
+        let result = try typed(
+            [
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;\\n", "\\003",
+                "SELECT \\047still here\\047;\\n", "\\004",
+            ], pause: 1.0)
+        XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains("error: interrupted"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
+    }
+
+    func testStatementsSpanLinesUntilTheSemicolon() throws {
+        let result = try typed(["SELECT name\\n", "  FROM people\\n", "  WHERE id = 2\\n", ";\\n", "\\004"])
+        XCTAssertTrue(result.stdout.contains("     ...> "), result.stdout)
+        XCTAssertTrue(result.stdout.contains("person 2\r\n"), result.stdout)
+    }
+}
