@@ -27,7 +27,7 @@ extension CLIError {
                 .wrongKey, "\(path) has no slot for this kind of credential",
                 hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot")
         case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
-            .kdfLimitExceeded, .unsupportedSlot:
+            .kdfLimitExceeded, .unsupportedSlot, .unlockBudgetExceeded:
             return CLIError(
                 .dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
         case .lockTimeout:

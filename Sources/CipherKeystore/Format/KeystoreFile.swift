@@ -117,17 +117,10 @@ struct KeystoreFile {
         }
     }
 
-    /// Tries each slot that takes `credential` until one unwraps the master key.
-    func unlock(_ credential: KeystoreCredential) throws(KeystoreError) -> SecretBytes {
-        try credential.validate()
-        let candidates = slots.filter { $0.accepts(credential) }
-        guard !candidates.isEmpty else { throw .noMatchingSlot }
-        for slot in candidates {
-            if let master = try slot.unwrap(credential: credential, keystoreID: keystoreID) {
-                return master
-            }
-        }
-        throw .wrongPassphrase
+    /// Unwraps the master key with the slot `credential` opens, within one KDF budget
+    /// (``KeySlot/open(_:with:keystoreID:budget:excluding:)``).
+    func unlock(_ credential: KeystoreCredential, budget: UInt64 = KeySlotKDF.unlockBudget) throws(KeystoreError) -> SecretBytes {
+        try KeySlot.open(slots, with: credential, keystoreID: keystoreID, budget: budget).masterKey
     }
 
     // MARK: Parsing

@@ -255,6 +255,7 @@ public final class Keystore: @unchecked Sendable {
             }
             let used = Set(draft.slots.map(\.slotID))
             guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
+            if case .passphrase = credential { try KeySlot.checkBudget(of: draft.slots, adding: kdf.cost) }
             draft.slots.append(
                 try KeySlot.make(
                     credential: credential, kdf: kdf, slotID: slotID,
@@ -296,18 +297,16 @@ public final class Keystore: @unchecked Sendable {
     ) throws(KeystoreError) {
         try new.validate()
         try transaction { (draft) throws(KeystoreError) in
-            var opened: Int?
-            for (index, slot) in draft.slots.enumerated() where slot.accepts(old) {
-                if let master = try slot.unwrap(credential: old, keystoreID: draft.keystoreID) {
-                    guard master.constantTimeEquals(draft.masterKey) else { throw .tampered }
-                    opened = index
-                    break
-                }
-            }
-            guard let index = opened else { throw .wrongPassphrase }
+            let opened = try KeySlot.open(draft.slots, with: old, keystoreID: draft.keystoreID)
+            guard opened.masterKey.constantTimeEquals(draft.masterKey),
+                let index = draft.slots.firstIndex(where: { $0.slotID == opened.slotID })
+            else { throw .tampered }
             let slot = draft.slots[index]
             let newKDF: KeySlotKDF
             if let kdf { newKDF = kdf } else { newKDF = try slot.checkedKDF() ?? .default }
+            if case .passphrase = new {
+                try KeySlot.checkBudget(of: draft.slots.filter { $0.slotID != slot.slotID }, adding: newKDF.cost)
+            }
             if rotatingMasterKey {
                 guard draft.slots.count == 1 else {
                     throw .refused(
@@ -335,16 +334,11 @@ public final class Keystore: @unchecked Sendable {
             newMaster = try Self.randomKey()
             var newSlots: [KeySlot] = []
             for credential in credentials {
-                var matched: KeySlot?
-                for slot in draft.slots where slot.accepts(credential) && !newSlots.contains(where: { $0.slotID == slot.slotID }) {
-                    if let master = try slot.unwrap(credential: credential, keystoreID: draft.keystoreID),
-                        master.constantTimeEquals(draft.masterKey)
-                    {
-                        matched = slot
-                        break
-                    }
-                }
-                guard let slot = matched else { throw .wrongPassphrase }
+                let opened = try KeySlot.open(
+                    draft.slots, with: credential, keystoreID: draft.keystoreID, excluding: Set(newSlots.map(\.slotID)))
+                guard opened.masterKey.constantTimeEquals(draft.masterKey),
+                    let slot = draft.slots.first(where: { $0.slotID == opened.slotID })
+                else { throw .tampered }
                 newSlots.append(
                     try KeySlot.make(
                         credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,
