@@ -26,12 +26,17 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // libcurl for the keystore's Transit slots (a C shim: libcurl's options are variadic).
+        // Foundation's URLSession on Linux cannot trust a private CA (VAULT_CACERT): corelibs reads
+        // its CA override only on Android.
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("curl")]),
+
         // The only Swift code that touches OpenSSL.
         .target(name: "CipherCrypto", dependencies: ["COpenSSL"]),
         // The FMDB-style database API over SQLCipher.
         .target(name: "CipherDB", dependencies: ["CSQLCipher", "CipherCrypto"]),
         // Key management for CipherDB databases.
-        .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto"]),
+        .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto", "CCurlShim"]),
         // The command line tool's commands, as a testable library.
         .target(
             name: "CipherCLI",
@@ -50,7 +55,7 @@ let package = Package(
         .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher", "TestSupport"]),
         .testTarget(
             name: "CipherKeystoreTests",
-            dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto"],
+            dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto", "TestSupport"],
             exclude: ["Fixtures"]  // read from the source tree by the tests, never bundled
         ),
         .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB", "TestSupport"]),

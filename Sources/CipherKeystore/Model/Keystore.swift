@@ -139,7 +139,7 @@ public final class Keystore: @unchecked Sendable {
         let file = try KeystoreFile.parse(bytes)
         return KeystoreSummary(
             path: path, keystoreID: KeystoreID(bytes: file.keystoreID),
-            formatVersion: Int(KeystoreFile.formatVersion), generation: file.generation,
+            formatVersion: Int(file.formatVersion), generation: file.generation,
             slots: file.slots.map(\.info), fileSize: bytes.count)
     }
 
@@ -212,6 +212,16 @@ public final class Keystore: @unchecked Sendable {
         var masterKey: SecretBytes
         var masterEpoch: UInt32
         let keystoreID: [UInt8]
+
+        /// The lowest free slot id, if the keystore has room for another slot.
+        func newSlotID() throws(KeystoreError) -> UInt8 {
+            guard slots.count < KeystoreFile.maximumSlots else {
+                throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots")
+            }
+            let used = Set(slots.map(\.slotID))
+            guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
+            return slotID
+        }
     }
 
     /// Applies `change` to the state on disk and writes the result durably, under the file lock.
@@ -250,11 +260,7 @@ public final class Keystore: @unchecked Sendable {
     @discardableResult
     public func addSlot(_ credential: KeystoreCredential, kdf: KeySlotKDF = .default) throws(KeystoreError) -> Int {
         try transaction { (draft) throws(KeystoreError) -> Int in
-            guard draft.slots.count < KeystoreFile.maximumSlots else {
-                throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots")
-            }
-            let used = Set(draft.slots.map(\.slotID))
-            guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
+            let slotID = try draft.newSlotID()
             if case .passphrase = credential { try KeySlot.checkBudget(of: draft.slots, adding: kdf.cost) }
             draft.slots.append(
                 try KeySlot.make(
@@ -339,6 +345,16 @@ public final class Keystore: @unchecked Sendable {
                 guard opened.masterKey.constantTimeEquals(draft.masterKey),
                     let slot = draft.slots.first(where: { $0.slotID == opened.slotID })
                 else { throw .tampered }
+                if case .transit(let connection) = credential, let transit = slot.transit {
+                    // The service encrypts the new master key under the same Transit key.
+                    newSlots.append(
+                        KeySlot(
+                            slotID: slot.slotID,
+                            transit: try TransitSlot.make(
+                                client: TransitClient(connection: connection), mount: transit.mount, key: transit.key,
+                                slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
+                    continue
+                }
                 newSlots.append(
                     try KeySlot.make(
                         credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,

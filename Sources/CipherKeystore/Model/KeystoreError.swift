@@ -100,6 +100,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case crypto(CryptoError)
     /// A secret could not be read from its source (the message names the source, never the secret).
     case secretSource(SecretSourceError)
+    /// A Transit engine (OpenBao, Vault) refused or could not be reached; the keystore is unchanged.
+    case transit(TransitError)
 
     /// A readable explanation without secrets.
     public var description: String {
@@ -144,6 +146,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description
         case .secretSource(let error): return "cannot read the secret: \(error.message)"
+        case .transit(let error): return error.message
         }
     }
 }
