@@ -48,6 +48,13 @@ final class CommandParsingTests: XCTestCase {
         let list = try XCTUnwrap(try parse(["keys", "list", "--keystore-transit", "--vault-token-file", "t"]) as? KeysListCommand)
         XCTAssertTrue(list.keystore.transit)
         XCTAssertEqual(list.keystore.vaultTokenFile, "t")
+        let pkcs11 = try XCTUnwrap(
+            try parse(["keys", "slots", "add", "--pkcs11", "--pkcs11-key-label", "ks", "--pkcs11-token", "laptop", "--pkcs11-pin-fd", "3"])
+                as? KeysSlotsAddCommand)
+        XCTAssertTrue(pkcs11.pkcs11)
+        XCTAssertEqual(pkcs11.pkcs11KeyLabel, "ks")
+        XCTAssertEqual(pkcs11.keystore.pkcs11Options.token, "laptop")
+        XCTAssertEqual(pkcs11.keystore.pkcs11Options.pinDescriptor, 3)
     }
 
     /// Refused at parse time, before any file or secret is touched.
@@ -58,6 +65,8 @@ final class CommandParsingTests: XCTestCase {
             ["keys", "slots", "add", "--key-file", "k", "--new-keystore-passphrase-env", "X"],
             ["keys", "list", "--keystore-transit", "--keystore-passphrase-env", "X"],
             ["keys", "enable", "app"], ["keys", "enable", "app", "--version", "0"], ["keys", "min-version", "app"],
+            ["keys", "list", "--keystore-pkcs11", "--keystore-transit"], ["keys", "slots", "add", "--key-file", "k", "--pkcs11-key-label", "x"],
+            ["keys", "list", "--keystore-pkcs11", "--pkcs11-pin-env", "A", "--pkcs11-pin-file", "f"],
         ] {
             XCTAssertThrowsError(try parse(arguments), arguments.joined(separator: " "))
         }

@@ -54,6 +54,15 @@ public struct KeystoreOptions: ParsableArguments {
         help: ArgumentHelp("Read the OpenBao/Vault token from a file (else $BAO_TOKEN or $VAULT_TOKEN).", valueName: "PATH"))
     var vaultTokenFile: String?
 
+    /// `--keystore-pkcs11`.
+    @Flag(
+        name: .customLong("keystore-pkcs11"),
+        help: "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module or $CIPHERDB_PKCS11_MODULE, PIN from --pkcs11-pin-… or a prompt).")
+    var pkcs11 = false
+
+    /// The module, token and PIN flags.
+    @OptionGroup var pkcs11Options: PKCS11Options
+
     /// The variable that names a key file to try before prompting, when no credential flag is given.
     static let keyFileVariable = "CIPHERDB_KEYSTORE_KEY_FILE"
 
@@ -62,11 +71,15 @@ public struct KeystoreOptions: ParsableArguments {
 
     /// Checks that at most one credential source is named.
     public func validate() throws {
-        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, keyFile != nil, transit].filter { $0 }.count
+        let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, keyFile != nil, transit, pkcs11].filter { $0 }.count
         guard count <= 1 else {
             throw ValidationError(
-                "give one keystore credential: --keystore-passphrase-env, --keystore-passphrase-file, --keystore-passphrase-fd, --keystore-key-file or --keystore-transit"
+                "give one keystore credential: --keystore-passphrase-env, --keystore-passphrase-file, --keystore-passphrase-fd, --keystore-key-file, --keystore-transit or --keystore-pkcs11"
             )
+        }
+        let pinSources = [pkcs11Options.pinEnvironment != nil, pkcs11Options.pinFile != nil, pkcs11Options.pinDescriptor != nil]
+        guard pinSources.filter({ $0 }).count <= 1 else {
+            throw ValidationError("give one PIN source: --pkcs11-pin-env, --pkcs11-pin-file or --pkcs11-pin-fd")
         }
     }
 
@@ -74,7 +87,7 @@ public struct KeystoreOptions: ParsableArguments {
     var path: String { keystorePath ?? Keystore.defaultPath() }
 
     /// Whether a credential flag was given.
-    var hasCredential: Bool { passphraseEnv != nil || passphraseFile != nil || passphraseFD != nil || keyFile != nil || transit }
+    var hasCredential: Bool { passphraseEnv != nil || passphraseFile != nil || passphraseFD != nil || keyFile != nil || transit || pkcs11 }
 
     static let flagList =
         "give the keystore passphrase with --keystore-passphrase-env VAR, --keystore-passphrase-file PATH or --keystore-passphrase-fd N (or --keystore-key-file PATH, or --keystore-transit)"
@@ -107,6 +120,7 @@ public struct KeystoreOptions: ParsableArguments {
             return .keyFile(try SecretReader.rawKey(fromFile: keyFile, flag: "--keystore-key-file"))
         }
         if transit { return .transit(try transitConnection()) }
+        if pkcs11 { return .pkcs11(try pkcs11Options.token(requireLabel: false)) }
         guard Console.stdinIsTerminal else {
             throw CLIError.usage("no keystore passphrase given and no terminal to ask on", hint: Self.flagList)
         }

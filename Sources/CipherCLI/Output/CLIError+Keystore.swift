@@ -25,7 +25,7 @@ extension CLIError {
         case .noMatchingSlot:
             return CLIError(
                 .wrongKey, "\(path) has no slot for this kind of credential",
-                hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot, --keystore-transit for a Transit slot (`cipherdb keys slots list` shows them)")
+                hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot, --keystore-transit for a Transit slot, --keystore-pkcs11 for a PKCS#11 slot (`cipherdb keys slots list` shows them)")
         case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
             .kdfLimitExceeded, .unsupportedSlot, .unlockBudgetExceeded:
             return CLIError(
@@ -71,6 +71,8 @@ extension CLIError {
             return CLIError(.dataError, error.description)
         case .transit(let failure):
             return CLIError.transit(failure, path: path)
+        case .pkcs11(let failure):
+            return CLIError.pkcs11(failure, path: path)
         }
     }
 }
@@ -96,6 +98,26 @@ extension CLIError {
         case .keyNotFound:
             return CLIError(.noInput, failure.message, hint: "the Transit key or mount does not exist (deleted?); \(unchanged)")
         case .rejected:
+            return CLIError(.dataError, failure.message, hint: unchanged)
+        }
+    }
+}
+
+extension CLIError {
+    /// Maps a PKCS#11 failure: module, token or key missing (66), wrong or locked PIN, another
+    /// key under the label (77), anything else (65). The keystore was not changed.
+    static func pkcs11(_ failure: PKCS11Error, path: String) -> CLIError {
+        let unchanged = "the keystore \(path) was not changed"
+        switch failure.kind {
+        case .moduleNotLoaded:
+            return CLIError(.noInput, failure.message, hint: "give the module with --pkcs11-module PATH or $CIPHERDB_PKCS11_MODULE")
+        case .tokenNotFound:
+            return CLIError(.noInput, failure.message, hint: "insert the token, or check --pkcs11-token; \(unchanged)")
+        case .keyNotFound:
+            return CLIError(.noInput, failure.message, hint: "the slot's key is not on the token (deleted?); \(unchanged)")
+        case .pinIncorrect, .pinLocked, .keyMismatch:
+            return CLIError(.wrongKey, failure.message, hint: unchanged)
+        case .failed:
             return CLIError(.dataError, failure.message, hint: unchanged)
         }
     }

@@ -355,6 +355,16 @@ public final class Keystore: @unchecked Sendable {
                                 slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
                     continue
                 }
+                if case .pkcs11(let token) = credential, let pkcs11 = slot.pkcs11 {
+                    // The token seals the new master key under the same key.
+                    newSlots.append(
+                        KeySlot(
+                            slotID: slot.slotID,
+                            pkcs11: try PKCS11Slot.make(
+                                token: token, tokenLabel: pkcs11.tokenLabel, keyLabel: pkcs11.keyLabel, createKey: false,
+                                slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
+                    continue
+                }
                 newSlots.append(
                     try KeySlot.make(
                         credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,

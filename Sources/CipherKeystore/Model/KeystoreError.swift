@@ -102,6 +102,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case secretSource(SecretSourceError)
     /// A Transit engine (OpenBao, Vault) refused or could not be reached; the keystore is unchanged.
     case transit(TransitError)
+    /// A PKCS#11 module, token or key failed (wrong PIN, missing token or key); the keystore is unchanged.
+    case pkcs11(PKCS11Error)
 
     /// A readable explanation without secrets.
     public var description: String {
@@ -147,6 +149,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .crypto(let error): return error.description
         case .secretSource(let error): return "cannot read the secret: \(error.message)"
         case .transit(let error): return error.message
+        case .pkcs11(let error): return error.message
         }
     }
 }

@@ -53,7 +53,8 @@ extension KeySlot {
     /// - Parameter excluding: slot ids not to try (already matched by another credential).
     /// - Throws: ``KeystoreError/noMatchingSlot`` when no slot takes the credential,
     ///   ``KeystoreError/wrongPassphrase`` when none of them opens,
-    ///   ``KeystoreError/unlockBudgetExceeded(tried:skipped:)`` when slots were left untried.
+    ///   ``KeystoreError/unlockBudgetExceeded(tried:skipped:)`` when slots were left untried; for
+    ///   Transit and PKCS#11 slots, the first slot's failure when none opens.
     static func open(
         _ slots: [KeySlot], with credential: KeystoreCredential, keystoreID: [UInt8],
         budget: UInt64 = KeySlotKDF.unlockBudget, excluding: Set<UInt8> = []
@@ -65,16 +66,27 @@ extension KeySlot {
             .map(\.element)
         guard !candidates.isEmpty else { throw .noMatchingSlot }
         var spent: UInt64 = 0
+        var firstFailure: KeystoreError?
         for (tried, slot) in candidates.enumerated() {
             let cost = slot.kdfCost
             guard cost <= budget - spent else {
                 throw .unlockBudgetExceeded(tried: tried, skipped: candidates.count - tried)
             }
             spent += cost
-            if let master = try slot.unwrap(credential: credential, keystoreID: keystoreID) {
-                return (slot.slotID, master)
+            do {
+                if let master = try slot.unwrap(credential: credential, keystoreID: keystoreID) {
+                    return (slot.slotID, master)
+                }
+            } catch {
+                // A service or token that fails for one slot may serve the next (another Transit
+                // server, another token); the first failure is the answer if none opens.
+                switch error {
+                case .transit, .pkcs11, .tampered: firstFailure = firstFailure ?? error
+                default: throw error
+                }
             }
         }
+        if let firstFailure { throw firstFailure }
         throw .wrongPassphrase
     }
 }

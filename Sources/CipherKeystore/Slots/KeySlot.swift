@@ -52,6 +52,8 @@ public enum KeystoreCredential: Sendable, CustomStringConvertible {
     case keyFile(SecretBytes)
     /// A Transit server and token: the slot names the mount and key, the service decrypts.
     case transit(TransitConnection)
+    /// A PKCS#11 module and PIN: the slot names the token and key, the token decrypts.
+    case pkcs11(PKCS11Token)
 
     /// The length of a key-file secret.
     public static let keyFileLength = 32
@@ -62,6 +64,7 @@ public enum KeystoreCredential: Sendable, CustomStringConvertible {
         case .passphrase: return "KeystoreCredential.passphrase(redacted)"
         case .keyFile: return "KeystoreCredential.keyFile(redacted)"
         case .transit(let connection): return "KeystoreCredential.transit(\(connection))"
+        case .pkcs11(let token): return "KeystoreCredential.pkcs11(\(token))"
         }
     }
 
@@ -74,7 +77,7 @@ public enum KeystoreCredential: Sendable, CustomStringConvertible {
             guard secret.count == Self.keyFileLength else {
                 throw .invalidKeyMaterial("a key file holds \(Self.keyFileLength) bytes, not \(secret.count)")
             }
-        case .transit:
+        case .transit, .pkcs11:
             break
         }
     }
@@ -90,6 +93,8 @@ public enum KeySlotKind: String, Sendable, Hashable, Codable {
     case keyFile = "key-file"
     /// A key in an OpenBao/Vault Transit engine.
     case transit
+    /// A non-extractable key in a PKCS#11 token (an HSM, a smart card).
+    case pkcs11
 
     /// Whether the slot opens only through a service (a Transit server), not with something the
     /// machine's user holds: a keystore with only remote slots is lost when access is revoked.
@@ -116,13 +121,24 @@ public struct KeySlotInfo: Sendable, Hashable, Codable {
     public let kdf: String
     /// For a Transit slot, where its key lives.
     public let transit: TransitSlotInfo?
+    /// For a PKCS#11 slot, its token and key.
+    public let pkcs11: PKCS11SlotInfo?
 
-    init(slotID: Int, kind: KeySlotKind, kdf: String, transit: TransitSlotInfo? = nil) {
+    init(slotID: Int, kind: KeySlotKind, kdf: String, transit: TransitSlotInfo? = nil, pkcs11: PKCS11SlotInfo? = nil) {
         self.slotID = slotID
         self.kind = kind
         self.kdf = kdf
         self.transit = transit
+        self.pkcs11 = pkcs11
     }
+}
+
+/// Which token and key a PKCS#11 slot uses (no secret).
+public struct PKCS11SlotInfo: Sendable, Hashable, Codable {
+    /// The token's label.
+    public let tokenLabel: String
+    /// The AES key's label in the token.
+    public let keyLabel: String
 }
 
 /// One slot of the header: a copy of the master key wrapped with AES-256-GCM under a key derived
@@ -146,9 +162,10 @@ struct KeySlot: Sendable, Equatable {
         case pbkdf2SHA256 = 2
         case keyFile = 3
         case transit = 4
+        case pkcs11 = 5
 
         /// Whether the slot's data has a variable length, which only format version 2 can hold.
-        var needsVariableLayout: Bool { self == .transit }
+        var needsVariableLayout: Bool { self == .transit || self == .pkcs11 }
     }
 
     var kind: Kind
@@ -158,13 +175,21 @@ struct KeySlot: Sendable, Equatable {
     var nonce: [UInt8]
     var wrappedKey: [UInt8]
     var tag: [UInt8]
-    /// The payload of a Transit slot (`nil` for local kinds, whose fields above are empty for it).
+    /// The payload of a Transit slot (`nil` for other kinds; the fields above are empty for it).
     var transit: TransitSlot? = nil
+    /// The payload of a PKCS#11 slot (`nil` for other kinds; the fields above are empty for it).
+    var pkcs11: PKCS11Slot? = nil
 
     static func == (lhs: KeySlot, rhs: KeySlot) -> Bool {
         lhs.kind == rhs.kind && lhs.slotID == rhs.slotID && lhs.parameters == rhs.parameters
             && lhs.salt == rhs.salt && lhs.nonce == rhs.nonce && lhs.wrappedKey == rhs.wrappedKey && lhs.tag == rhs.tag
-            && lhs.transit == rhs.transit
+            && lhs.transit == rhs.transit && lhs.pkcs11 == rhs.pkcs11
+    }
+
+    /// A PKCS#11 slot.
+    init(slotID: UInt8, pkcs11: PKCS11Slot) {
+        self.init(kind: .pkcs11, slotID: slotID, parameters: (0, 0, 0), salt: [], nonce: [], wrappedKey: [], tag: [])
+        self.pkcs11 = pkcs11
     }
 
     /// A Transit slot.
@@ -206,6 +231,8 @@ struct KeySlot: Sendable, Equatable {
         var local = ByteWriter()
         if let transit {
             transit.encode(into: &local)
+        } else if let pkcs11 {
+            pkcs11.encode(into: &local)
         } else {
             local.raw(identifyingBytes)
             local.raw(nonce)
@@ -215,7 +242,7 @@ struct KeySlot: Sendable, Equatable {
         guard formatVersion >= 2 else { return writer.raw(local.bytes) }
         writer.u8(kind.rawValue)
         writer.u8(slotID)
-        let payload = transit == nil ? Array(local.bytes.dropFirst(4)) : local.bytes
+        let payload = kind.needsVariableLayout ? local.bytes : Array(local.bytes.dropFirst(4))
         writer.u16(UInt16(payload.count))
         writer.raw(payload)
     }
@@ -236,6 +263,7 @@ struct KeySlot: Sendable, Equatable {
         guard let kind = Kind(rawValue: rawKind) else { throw .unsupportedSlot(kind: Int(rawKind)) }
         guard slotID != 0 else { throw .malformed("slot id 0") }
         if kind == .transit { return KeySlot(slotID: slotID, transit: try TransitSlot.decode(payload)) }
+        if kind == .pkcs11 { return KeySlot(slotID: slotID, pkcs11: try PKCS11Slot.decode(payload)) }
         guard payload.count == size - 4 else { throw .malformed("a \(kind) slot of \(payload.count) bytes") }
         let local = [rawKind, slotID, 0, 0] + payload
         return try local.withUnsafeBytes { raw in
@@ -299,7 +327,7 @@ struct KeySlot: Sendable, Equatable {
             let kdf = KeySlotKDF.pbkdf2SHA256(iterations: Int(parameters.0))
             try kdf.validate()
             return kdf
-        case .keyFile, .transit:
+        case .keyFile, .transit, .pkcs11:
             guard parameters == (0, 0, 0) else { throw .malformed("\(kind) slot parameters") }
             return nil
         }
@@ -315,6 +343,10 @@ struct KeySlot: Sendable, Equatable {
             return KeySlotInfo(
                 slotID: Int(slotID), kind: .transit, kdf: "none",
                 transit: transit.map { TransitSlotInfo(mount: $0.mount, key: $0.key, keyVersion: Int($0.keyVersion)) })
+        case .pkcs11:
+            return KeySlotInfo(
+                slotID: Int(slotID), kind: .pkcs11, kdf: "none",
+                pkcs11: pkcs11.map { PKCS11SlotInfo(tokenLabel: $0.tokenLabel, keyLabel: $0.keyLabel) })
         }
     }
 
@@ -336,6 +368,7 @@ struct KeySlot: Sendable, Equatable {
     func accepts(_ credential: KeystoreCredential) -> Bool {
         switch (credential, kind) {
         case (.passphrase, .scrypt), (.passphrase, .pbkdf2SHA256), (.keyFile, .keyFile), (.transit, .transit): return true
+        case (.pkcs11(let token), .pkcs11): return token.tokenLabel == nil || token.tokenLabel == pkcs11?.tokenLabel
         default: return false
         }
     }
@@ -389,6 +422,8 @@ struct KeySlot: Sendable, Equatable {
             parameters = (0, 0, 0)
         case .transit:
             throw .invalidParameter("a Transit slot is made with a mount and key name (Keystore.addTransitSlot)")
+        case .pkcs11:
+            throw .invalidParameter("a PKCS#11 slot is made with a token and key label (Keystore.addPKCS11Slot)")
         }
         do {
             var slot = KeySlot(
@@ -418,6 +453,10 @@ struct KeySlot: Sendable, Equatable {
         if case .transit(let connection) = credential {
             guard let transit else { throw .noMatchingSlot }
             return try transit.unwrap(client: TransitClient(connection: connection), slotID: slotID, keystoreID: keystoreID)
+        }
+        if case .pkcs11(let token) = credential {
+            guard let pkcs11 else { throw .noMatchingSlot }
+            return try pkcs11.unwrap(token: token, slotID: slotID, keystoreID: keystoreID)
         }
         let key = try slotKey(for: credential)
         do {

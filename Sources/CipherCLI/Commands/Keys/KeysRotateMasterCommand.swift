@@ -12,7 +12,8 @@ struct KeysRotateMasterCommand: ParsableCommand {
             database changes.
 
             A slot can be re-wrapped only with its credential: the one that unlocks (the --keystore-… \
-            flags) and, when BAO_ADDR/VAULT_ADDR and a token are set, every Transit slot. Other slots \
+            flags) and, when BAO_ADDR/VAULT_ADDR and a token are set, every Transit slot, and with a \
+            --pkcs11-pin-… flag every PKCS#11 slot. Other slots \
             would be dropped: the command refuses unless --remove-other-slots is given.
 
             Examples:
@@ -37,6 +38,13 @@ struct KeysRotateMasterCommand: ParsableCommand {
             credentials += Array(repeating: credential, count: transitSlots - 1)
         } else if transitSlots > 0, keystore.vaultTokenFile != nil || TransitConnection.isConfigured() {
             credentials += Array(repeating: .transit(try keystore.transitConnection()), count: transitSlots)
+        }
+        // Likewise one PKCS#11 PIN for every PKCS#11 slot.
+        let pkcs11Slots = store.slots.filter { $0.kind == .pkcs11 }.count
+        if case .pkcs11 = credential {
+            credentials += Array(repeating: credential, count: pkcs11Slots - 1)
+        } else if pkcs11Slots > 0, keystore.pkcs11Options.hasPIN {
+            credentials += Array(repeating: .pkcs11(try keystore.pkcs11Options.token(requireLabel: false)), count: pkcs11Slots)
         }
         let dropped = store.slots.count - credentials.count
         if dropped > 0, !removeOtherSlots {

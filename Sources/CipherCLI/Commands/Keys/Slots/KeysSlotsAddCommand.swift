@@ -4,11 +4,11 @@ import CipherDB
 import CipherKeystore
 import Foundation
 
-/// `cipherdb keys slots add --passphrase | --key-file FILE | --transit KEY [--transit-mount PATH]`.
+/// `cipherdb keys slots add --passphrase | --key-file FILE | --transit KEY [--transit-mount PATH] | --pkcs11 [--pkcs11-key-label L]`.
 struct KeysSlotsAddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
-        abstract: "Add a key slot: another passphrase, a key file, or a Transit key.",
+        abstract: "Add a key slot: another passphrase, a key file, a Transit key or a PKCS#11 token's key.",
         discussion: """
             The keystore is unlocked with the --keystore-… flags; the new slot wraps the same master key.
 
@@ -20,12 +20,18 @@ struct KeysSlotsAddCommand: ParsableCommand {
             --transit KEY: the OpenBao/Vault Transit engine at --transit-mount (default `transit`) encrypts \
             the master key under KEY, which must exist (an aes256-gcm96 key). Address, token and CA come \
             from BAO_ADDR/VAULT_ADDR, BAO_TOKEN/VAULT_TOKEN or --vault-token-file, BAO_CACERT/VAULT_CACERT.
+            --pkcs11: the token --pkcs11-token LABEL in the module --pkcs11-module (or \
+            $CIPHERDB_PKCS11_MODULE) seals the master key with AES-256-GCM under its key \
+            --pkcs11-key-label (default cipherdb-keystore), generated in the token (never extractable) \
+            unless it exists. The PIN comes from --pkcs11-pin-env, -file or -fd, else a prompt.
 
             Examples:
               cipherdb keys slots add --passphrase --new-keystore-passphrase-env RECOVERY
               cipherdb keys slots add --key-file /etc/cipherdb/keystore.key
               VAULT_ADDR=https://bao:8200 cipherdb keys slots add --transit cipherdb-fleet \\
                 --vault-token-file ~/.bao-token --keystore-passphrase-env KS_PASS
+              cipherdb keys slots add --pkcs11 --pkcs11-token laptop --pkcs11-module \\
+                /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so --keystore-passphrase-env KS_PASS
             """
     )
 
@@ -41,6 +47,14 @@ struct KeysSlotsAddCommand: ParsableCommand {
     @Option(name: .customLong("transit-mount"), help: ArgumentHelp("The Transit engine's mount path (default transit).", valueName: "PATH"))
     var transitMount: String?
 
+    @Flag(name: .customLong("pkcs11"), help: "Add a PKCS#11 slot (see --pkcs11-token, --pkcs11-module).")
+    var pkcs11 = false
+
+    @Option(
+        name: .customLong("pkcs11-key-label"),
+        help: ArgumentHelp("The token key's label (default cipherdb-keystore; generated if missing).", valueName: "L"))
+    var pkcs11KeyLabel: String?
+
     @Option(
         name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for a passphrase slot (default 17).", valueName: "N"))
     var scryptLog2N: Int = 17
@@ -50,9 +64,10 @@ struct KeysSlotsAddCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        let kinds = [passphrase, keyFile != nil, transitKey != nil].filter { $0 }.count
-        guard kinds == 1 else { throw ValidationError("give one slot kind: --passphrase, --key-file FILE or --transit KEY") }
+        let kinds = [passphrase, keyFile != nil, transitKey != nil, pkcs11].filter { $0 }.count
+        guard kinds == 1 else { throw ValidationError("give one slot kind: --passphrase, --key-file FILE, --transit KEY or --pkcs11") }
         if transitMount != nil, transitKey == nil { throw ValidationError("--transit-mount goes with --transit KEY") }
+        if pkcs11KeyLabel != nil, !pkcs11 { throw ValidationError("--pkcs11-key-label goes with --pkcs11") }
         if newPassphrase.isGiven, !passphrase { throw ValidationError("--new-keystore-passphrase-… goes with --passphrase") }
     }
 
@@ -63,6 +78,13 @@ struct KeysSlotsAddCommand: ParsableCommand {
                 try store.addTransitSlot(connection, mount: transitMount ?? "transit", key: transitKey)
             }
             common.info("added Transit slot \(slot) (\(transitMount ?? "transit")/keys/\(transitKey) at \(connection.address)) to \(keystore.path)")
+        } else if pkcs11 {
+            let token = try keystore.pkcs11Options.token(requireLabel: true)
+            let keyLabel = pkcs11KeyLabel ?? "cipherdb-keystore"
+            let slot = try keystore.withKeystore { (store) throws(KeystoreError) -> Int in
+                try store.addPKCS11Slot(token, tokenLabel: token.tokenLabel ?? "", keyLabel: keyLabel)
+            }
+            common.info("added PKCS#11 slot \(slot) (key '\(keyLabel)' on token '\(token.tokenLabel ?? "")') to \(keystore.path)")
         } else if let keyFile {
             try addKeyFileSlot(keyFile)
         } else {

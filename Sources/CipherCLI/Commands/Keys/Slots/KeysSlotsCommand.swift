@@ -7,7 +7,7 @@ struct KeysSlotsCommand: ParsableCommand {
         abstract: "List, add, remove and re-wrap the keystore's key slots.",
         discussion: """
             Every slot wraps the same master key under one credential: a passphrase (scrypt or PBKDF2), a \
-            key file, or a key in an OpenBao/Vault Transit engine. Adding or removing a slot touches no \
+            key file, a key in an OpenBao/Vault Transit engine, or a key in a PKCS#11 token. Adding or removing a slot touches no \
             database key and no database.
 
             Examples:

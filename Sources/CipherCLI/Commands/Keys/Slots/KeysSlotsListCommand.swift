@@ -8,8 +8,8 @@ struct KeysSlotsListCommand: ParsableCommand {
         abstract: "List the key slots (read from the header: no secret needed, no KDF runs).",
         discussion: """
             --json prints {"keystore": PATH, "keystore_id", "format_version", "slots": [{"slot", "kind" \
-            ("scrypt"|"pbkdf2-sha256"|"key-file"|"transit"), "kdf", and for Transit slots "mount", "key", \
-            "key_version"}]}.
+            ("scrypt"|"pbkdf2-sha256"|"key-file"|"transit"|"pkcs11"), "kdf", and for Transit slots "mount", \
+            "key", "key_version", for PKCS#11 slots "token", "key_label"}]}.
 
             Examples:
               cipherdb keys slots list

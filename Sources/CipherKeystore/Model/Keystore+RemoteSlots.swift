@@ -48,3 +48,28 @@ extension Keystore {
         }
     }
 }
+
+// MARK: - PKCS#11 slots
+
+extension Keystore {
+    /// Adds a slot whose copy of the master key is sealed (AES-256-GCM) by the key labelled
+    /// `keyLabel` in the token labelled `tokenLabel`; with `createKey`, a missing key is
+    /// generated in the token first (AES-256, sensitive, never extractable). Returns the slot's id.
+    ///
+    /// - Throws: ``KeystoreError/pkcs11(_:)`` (module, token, PIN, key); nothing is written then.
+    @discardableResult
+    public func addPKCS11Slot(
+        _ token: PKCS11Token, tokenLabel: String, keyLabel: String = "cipherdb-keystore", createKey: Bool = true
+    ) throws(KeystoreError) -> Int {
+        try PKCS11Slot.validate(tokenLabel: tokenLabel)
+        try PKCS11Slot.validate(keyLabel: keyLabel)
+        return try transaction { (draft) throws(KeystoreError) -> Int in
+            let slotID = try draft.newSlotID()
+            let slot = try PKCS11Slot.make(
+                token: token, tokenLabel: tokenLabel, keyLabel: keyLabel, createKey: createKey, slotID: slotID,
+                keystoreID: draft.keystoreID, masterKey: draft.masterKey)
+            draft.slots.append(KeySlot(slotID: slotID, pkcs11: slot))
+            return Int(slotID)
+        }
+    }
+}
