@@ -207,6 +207,24 @@ unsigned long cdb_p11_destroy_key(cdb_p11_session *session, const char *key_labe
     return session->functions->C_DestroyObject(session->handle, key);
 }
 
+unsigned long cdb_p11_key_flags(
+    cdb_p11_session *session, const char *key_label, int *extractable, int *sensitive, int *never_extractable) {
+    CK_OBJECT_HANDLE key = 0;
+    CK_RV rv = find_key(session, key_label, &key);
+    if (rv != CKR_OK) return rv;
+    CK_BBOOL values[3] = {CK_TRUE, CK_FALSE, CK_FALSE};
+    CK_ATTRIBUTE template[] = {
+        {CKA_EXTRACTABLE, &values[0], sizeof(CK_BBOOL)},
+        {CKA_SENSITIVE, &values[1], sizeof(CK_BBOOL)},
+        {CKA_NEVER_EXTRACTABLE, &values[2], sizeof(CK_BBOOL)},
+    };
+    rv = session->functions->C_GetAttributeValue(session->handle, key, template, 3);
+    *extractable = values[0] == CK_TRUE;
+    *sensitive = values[1] == CK_TRUE;
+    *never_extractable = values[2] == CK_TRUE;
+    return rv;
+}
+
 unsigned long cdb_p11_gcm(
     cdb_p11_session *session, const char *key_label, int encrypt, const uint8_t *iv, size_t iv_len,
     const uint8_t *aad, size_t aad_len, const uint8_t *input, size_t input_len,

@@ -92,6 +92,11 @@ final class PKCS11SlotTests: XCTestCase {
         XCTAssertFalse(contains(readBytes(path), bytes(of: master)))
         let sealed = try XCTUnwrap(file.slots.last?.pkcs11)
         XCTAssertEqual(sealed.sealed.count, 48)
+        // The key generated at enrollment can never leave the token.
+        let flags = try PKCS11Session(credential(), tokenLabel: token.label).flags(ofKey: "ks")
+        XCTAssertFalse(flags.extractable)
+        XCTAssertTrue(flags.sensitive)
+        XCTAssertTrue(flags.neverExtractable)
         // Moved to another slot id or keystore, the slot does not open (its associated data).
         XCTAssertEqual(pkcs11Kind { _ = try sealed.unwrap(token: self.credential(), slotID: 3, keystoreID: file.keystoreID) }, .keyMismatch)
     }

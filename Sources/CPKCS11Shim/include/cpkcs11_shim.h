@@ -35,6 +35,10 @@ unsigned long cdb_p11_key(cdb_p11_session *session, const char *key_label, int c
 /// Destroys the key labelled `key_label` (for tests and for removing a slot's key by hand).
 unsigned long cdb_p11_destroy_key(cdb_p11_session *session, const char *key_label);
 
+/// Reads the key's CKA_EXTRACTABLE, CKA_SENSITIVE and CKA_NEVER_EXTRACTABLE (1 true, 0 false).
+unsigned long cdb_p11_key_flags(
+    cdb_p11_session *session, const char *key_label, int *extractable, int *sensitive, int *never_extractable);
+
 /// AES-GCM with the key labelled `key_label` (a 16-byte tag appended to the ciphertext).
 /// `output` holds `input_len + 16` bytes when encrypting, `input_len - 16` when decrypting;
 /// `*output_len` is set to what was written.

@@ -102,6 +102,16 @@ final class PKCS11Session {
         return created != 0
     }
 
+    /// Whether the key labelled `label` can leave the token: (extractable, sensitive, never extractable).
+    func flags(ofKey label: String) throws(KeystoreError) -> (extractable: Bool, sensitive: Bool, neverExtractable: Bool) {
+        var extractable: Int32 = 1
+        var sensitive: Int32 = 0
+        var neverExtractable: Int32 = 0
+        let rv = cdb_p11_key_flags(handle, label, &extractable, &sensitive, &neverExtractable)
+        guard rv == CDB_P11_OK else { throw Self.failure(rv, "key '\(label)' on PKCS#11 token '\(tokenLabel)'") }
+        return (extractable != 0, sensitive != 0, neverExtractable != 0)
+    }
+
     /// Destroys the key labelled `label`.
     func destroyKey(_ label: String) throws(KeystoreError) {
         let rv = cdb_p11_destroy_key(handle, label)
