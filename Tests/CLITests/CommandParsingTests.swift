@@ -30,7 +30,8 @@ final class CommandParsingTests: XCTestCase {
 
     /// The `keys` commands of issue 11, by the names scripts use.
     func testKeysSlotAndEntryCommandsParse() throws {
-        let add = try XCTUnwrap(try parse(["keys", "slots", "add", "--transit", "fleet", "--transit-mount", "kms/transit"]) as? KeysSlotsAddCommand)
+        let add = try XCTUnwrap(
+            try parse(["keys", "slots", "add", "--transit", "fleet", "--transit-mount", "kms/transit"]) as? KeysSlotsAddCommand)
         XCTAssertEqual(add.transitKey, "fleet")
         XCTAssertEqual(add.transitMount, "kms/transit")
         XCTAssertEqual((try parse(["keys", "slots", "add", "--key-file", "k"]) as? KeysSlotsAddCommand)?.keyFile, "k")
@@ -65,7 +66,8 @@ final class CommandParsingTests: XCTestCase {
             ["keys", "slots", "add", "--key-file", "k", "--new-keystore-passphrase-env", "X"],
             ["keys", "list", "--keystore-transit", "--keystore-passphrase-env", "X"],
             ["keys", "enable", "app"], ["keys", "enable", "app", "--version", "0"], ["keys", "min-version", "app"],
-            ["keys", "list", "--keystore-pkcs11", "--keystore-transit"], ["keys", "slots", "add", "--key-file", "k", "--pkcs11-key-label", "x"],
+            ["keys", "list", "--keystore-pkcs11", "--keystore-transit"],
+            ["keys", "slots", "add", "--key-file", "k", "--pkcs11-key-label", "x"],
             ["keys", "list", "--keystore-pkcs11", "--pkcs11-pin-env", "A", "--pkcs11-pin-file", "f"],
         ] {
             XCTAssertThrowsError(try parse(arguments), arguments.joined(separator: " "))

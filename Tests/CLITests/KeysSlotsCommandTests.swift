@@ -28,7 +28,8 @@ final class KeysSlotsCommandTests: CLITestCase {
         try cipherdb(["keys", "add", "app", "--keystore-key-file", "ks.key"])
         // A recovery passphrase slot; then the text listing.
         try cipherdb(
-            ["keys", "slots", "add", "--passphrase", "--new-keystore-passphrase-env", "RECOVERY", "--scrypt-log2n", "10"] + unlock, env: env)
+            ["keys", "slots", "add", "--passphrase", "--new-keystore-passphrase-env", "RECOVERY", "--scrypt-log2n", "10"] + unlock, env: env
+        )
         XCTAssertEqual(try slots().map { $0["slot"] as? Int }, [1, 2, 3])
         XCTAssertEqual(try slots().map { $0["kind"] as? String }, ["scrypt", "key-file", "scrypt"])
         let listing = try cipherdb(["keys", "slots", "list"]).stdout

@@ -25,7 +25,10 @@ final class PKCS11CommandTests: CLITestCase {
 
     func testEnrollUnlockAndTypedFailures() throws {
         try cipherdb(
-            ["keys", "slots", "add", "--pkcs11", "--pkcs11-token", "laptop", "--pkcs11-pin-env", "PIN", "--keystore-passphrase-env", "KS_PASS"],
+            [
+                "keys", "slots", "add", "--pkcs11", "--pkcs11-token", "laptop", "--pkcs11-pin-env", "PIN", "--keystore-passphrase-env",
+                "KS_PASS",
+            ],
             env: env)
         let slot = try XCTUnwrap((try json(try cipherdb(["keys", "slots", "list", "--json"]).stdout)["slots"] as? [[String: Any]])?.last)
         XCTAssertEqual(slot["kind"] as? String, "pkcs11")
@@ -33,15 +36,20 @@ final class PKCS11CommandTests: CLITestCase {
         XCTAssertEqual(slot["key_label"] as? String, "cipherdb-keystore")
         try cipherdb(["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-env", "PIN"], env: env)
         try writeFile("pin", token.pin + "\n")
-        try cipherdb(["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-file", "pin", "--pkcs11-module", SoftHSMToken.module], env: env)
+        try cipherdb(
+            ["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-file", "pin", "--pkcs11-module", SoftHSMToken.module], env: env)
 
         let before = try bytes("keystore")
         try cipherdb(["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-env", "WRONG_PIN"], env: env, expect: 77)
         try cipherdb(
-            ["keys", "slots", "add", "--pkcs11", "--pkcs11-token", "missing", "--pkcs11-pin-env", "PIN", "--keystore-passphrase-env", "KS_PASS"],
+            [
+                "keys", "slots", "add", "--pkcs11", "--pkcs11-token", "missing", "--pkcs11-pin-env", "PIN", "--keystore-passphrase-env",
+                "KS_PASS",
+            ],
             env: env, expect: 66)
         try cipherdb(
-            ["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-env", "PIN", "--pkcs11-module", path("nothing.so")], env: env, expect: 66)
+            ["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-env", "PIN", "--pkcs11-module", path("nothing.so")], env: env,
+            expect: 66)
         var noModule = env
         noModule["CIPHERDB_PKCS11_MODULE"] = nil
         try cipherdb(["keys", "info", "app", "--keystore-pkcs11", "--pkcs11-pin-env", "PIN"], env: noModule, expect: 64)

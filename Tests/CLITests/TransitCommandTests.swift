@@ -56,7 +56,9 @@ final class TransitCommandTests: CLITestCase {
         // The admin rotates the Transit key; the slot is re-wrapped, then the old version retired.
         try server.run(["write", "-f", "transit/keys/fleet/rotate"])
         try cipherdb(["keys", "slots", "rewrap", "2", "--keystore-transit"], env: env)
-        XCTAssertEqual((try json(try cipherdb(["keys", "slots", "list", "--json"]).stdout)["slots"] as? [[String: Any]])?.last?["key_version"] as? Int, 2)
+        XCTAssertEqual(
+            (try json(try cipherdb(["keys", "slots", "list", "--json"]).stdout)["slots"] as? [[String: Any]])?.last?["key_version"] as? Int,
+            2)
         try cipherdb(["keys", "slots", "rewrap", "1", "--keystore-transit"], env: env, expect: 64)
         try server.run(["write", "transit/keys/fleet/config", "min_decryption_version=2"])
         try cipherdb(["keys", "list", "--keystore-transit"], env: env)
@@ -83,7 +85,8 @@ final class TransitCommandTests: CLITestCase {
         // No address: a usage error naming the variables.
         var bare = env
         bare["VAULT_ADDR"] = nil
-        let missing = try cipherdb(["keys", "slots", "add", "--transit", "fleet", "--keystore-passphrase-env", "KS_PASS"], env: bare, expect: 64)
+        let missing = try cipherdb(
+            ["keys", "slots", "add", "--transit", "fleet", "--keystore-passphrase-env", "KS_PASS"], env: bare, expect: 64)
         XCTAssertTrue(missing.stderr.contains("VAULT_ADDR"), missing.stderr)
         // A token for another key is denied enrollment; the keystore is unchanged.
         let before = try bytes("keystore")

@@ -53,7 +53,9 @@ final class PKCS11SlotTests: XCTestCase {
         XCTAssertEqual(bytes(of: try Keystore.open(at: path, credential: .pkcs11(credential(tokenLabel: token.label))).key(id: "app")), key)
         // A second slot names the existing key by label instead of creating one.
         XCTAssertEqual(try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks", createKey: false), 3)
-        XCTAssertEqual(pkcs11Kind { try store.addPKCS11Slot(self.credential(), tokenLabel: self.token.label, keyLabel: "none", createKey: false) }, .keyNotFound)
+        XCTAssertEqual(
+            pkcs11Kind { try store.addPKCS11Slot(self.credential(), tokenLabel: self.token.label, keyLabel: "none", createKey: false) },
+            .keyNotFound)
         // The master key rotates through the token too.
         try store.rotateMaster(credentials: [passphrase("local"), .pkcs11(credential()), .pkcs11(credential())])
         XCTAssertEqual(bytes(of: try Keystore.open(at: path, credential: .pkcs11(credential())).key(id: "app")), key)
@@ -63,14 +65,18 @@ final class PKCS11SlotTests: XCTestCase {
         let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
         try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks")
         let before = readBytes(path)
-        XCTAssertEqual(pkcs11Kind { _ = try Keystore.open(at: self.path, credential: .pkcs11(self.credential(pin: "000000"))) }, .pinIncorrect)
+        XCTAssertEqual(
+            pkcs11Kind { _ = try Keystore.open(at: self.path, credential: .pkcs11(self.credential(pin: "000000"))) }, .pinIncorrect)
         XCTAssertThrowsError(try Keystore.open(at: path, credential: .pkcs11(credential(tokenLabel: "elsewhere")))) { error in
             XCTAssertEqual(error as? KeystoreError, .noMatchingSlot, "no slot names that token")
         }
         XCTAssertEqual(
             pkcs11Kind { _ = try store.addPKCS11Slot(self.credential(), tokenLabel: "elsewhere", keyLabel: "ks") }, .tokenNotFound)
         XCTAssertEqual(
-            pkcs11Kind { _ = try Keystore.open(at: self.path, credential: .pkcs11(PKCS11Token(modulePath: "/nonexistent.so", pin: SecretBytes(utf8: "1")))) },
+            pkcs11Kind {
+                _ = try Keystore.open(
+                    at: self.path, credential: .pkcs11(PKCS11Token(modulePath: "/nonexistent.so", pin: SecretBytes(utf8: "1"))))
+            },
             .moduleNotLoaded)
         // Another key under the same label does not open the slot.
         let session = try PKCS11Session(credential(), tokenLabel: token.label)

@@ -169,7 +169,8 @@ final class TransitSlotTests: XCTestCase {
         }
         defer { tlsServer.stop() }
         try tlsServer.createKey("fleet")
-        let trusted = try TransitConnection(address: tlsServer.address, token: SecretBytes(utf8: tlsServer.rootToken), caFile: tlsServer.caFile)
+        let trusted = try TransitConnection(
+            address: tlsServer.address, token: SecretBytes(utf8: tlsServer.rootToken), caFile: tlsServer.caFile)
         let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
         try store.addTransitSlot(trusted, key: "fleet")
         _ = try Keystore.open(at: path, credential: .transit(trusted))

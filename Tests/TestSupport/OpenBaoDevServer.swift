@@ -53,7 +53,10 @@ public final class OpenBaoDevServer: @unchecked Sendable {
             .write(toFile: configuration, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: bao)
-        var arguments = ["server", "-dev", "-dev-listen-address=127.0.0.1:\(port)", "-dev-root-token-id=\(rootToken)", "-dev-no-store-token", "-config=\(configuration)"]
+        var arguments = [
+            "server", "-dev", "-dev-listen-address=127.0.0.1:\(port)", "-dev-root-token-id=\(rootToken)", "-dev-no-store-token",
+            "-config=\(configuration)",
+        ]
         if tls { arguments += ["-dev-tls", "-dev-tls-cert-dir=\(folder)"] }
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
@@ -127,10 +130,10 @@ public final class OpenBaoDevServer: @unchecked Sendable {
     public func createToken(forKey key: String, mount: String = "transit") throws -> String {
         let policy = folder + "/policy-\(key).hcl"
         try """
-            path "\(mount)/encrypt/\(key)" { capabilities = ["update"] }
-            path "\(mount)/decrypt/\(key)" { capabilities = ["update"] }
-            path "\(mount)/rewrap/\(key)" { capabilities = ["update"] }
-            """.write(toFile: policy, atomically: true, encoding: .utf8)
+        path "\(mount)/encrypt/\(key)" { capabilities = ["update"] }
+        path "\(mount)/decrypt/\(key)" { capabilities = ["update"] }
+        path "\(mount)/rewrap/\(key)" { capabilities = ["update"] }
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
         try run(["policy", "write", "cipherdb-\(key)", policy])
         return try run(["token", "create", "-policy=cipherdb-\(key)", "-field=token"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }

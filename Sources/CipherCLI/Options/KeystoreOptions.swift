@@ -45,7 +45,9 @@ public struct KeystoreOptions: ParsableArguments {
     /// `--keystore-transit`.
     @Flag(
         name: .customLong("keystore-transit"),
-        help: "Unlock the keystore through its Transit slot (address from $BAO_ADDR or $VAULT_ADDR, token from $BAO_TOKEN, $VAULT_TOKEN or --vault-token-file).")
+        help:
+            "Unlock the keystore through its Transit slot (address from $BAO_ADDR or $VAULT_ADDR, token from $BAO_TOKEN, $VAULT_TOKEN or --vault-token-file)."
+    )
     var transit = false
 
     /// `--vault-token-file PATH`.
@@ -57,7 +59,9 @@ public struct KeystoreOptions: ParsableArguments {
     /// `--keystore-pkcs11`.
     @Flag(
         name: .customLong("keystore-pkcs11"),
-        help: "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module or $CIPHERDB_PKCS11_MODULE, PIN from --pkcs11-pin-… or a prompt).")
+        help:
+            "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module or $CIPHERDB_PKCS11_MODULE, PIN from --pkcs11-pin-… or a prompt)."
+    )
     var pkcs11 = false
 
     /// The module, token and PIN flags.
@@ -99,7 +103,8 @@ public struct KeystoreOptions: ParsableArguments {
         } catch .secretSource(let failure) {
             throw CLIError.secretSource(failure, flag: vaultTokenFile.map { "--vault-token-file \($0)" } ?? "the Transit token")
         } catch {
-            throw CLIError.usage(error.description, hint: "set BAO_ADDR (or VAULT_ADDR) and BAO_TOKEN (or VAULT_TOKEN, or --vault-token-file)")
+            throw CLIError.usage(
+                error.description, hint: "set BAO_ADDR (or VAULT_ADDR) and BAO_TOKEN (or VAULT_TOKEN, or --vault-token-file)")
         }
     }
 

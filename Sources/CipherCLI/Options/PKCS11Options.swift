@@ -15,7 +15,9 @@ struct PKCS11Options: ParsableArguments {
     var token: String?
 
     /// `--pkcs11-pin-env VAR`.
-    @Option(name: .customLong("pkcs11-pin-env"), help: ArgumentHelp("Read the token's user PIN from environment variable VAR.", valueName: "VAR"))
+    @Option(
+        name: .customLong("pkcs11-pin-env"),
+        help: ArgumentHelp("Read the token's user PIN from environment variable VAR.", valueName: "VAR"))
     var pinEnvironment: String?
 
     /// `--pkcs11-pin-file PATH`.
@@ -23,7 +25,8 @@ struct PKCS11Options: ParsableArguments {
     var pinFile: String?
 
     /// `--pkcs11-pin-fd N`.
-    @Option(name: .customLong("pkcs11-pin-fd"), help: ArgumentHelp("Read the token's user PIN from inherited descriptor N.", valueName: "N"))
+    @Option(
+        name: .customLong("pkcs11-pin-fd"), help: ArgumentHelp("Read the token's user PIN from inherited descriptor N.", valueName: "N"))
     var pinDescriptor: Int32?
 
     /// Whether a PIN flag was given.

@@ -25,7 +25,9 @@ extension CLIError {
         case .noMatchingSlot:
             return CLIError(
                 .wrongKey, "\(path) has no slot for this kind of credential",
-                hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot, --keystore-transit for a Transit slot, --keystore-pkcs11 for a PKCS#11 slot (`cipherdb keys slots list` shows them)")
+                hint:
+                    "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot, --keystore-transit for a Transit slot, --keystore-pkcs11 for a PKCS#11 slot (`cipherdb keys slots list` shows them)"
+            )
         case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
             .kdfLimitExceeded, .unsupportedSlot, .unlockBudgetExceeded:
             return CLIError(
@@ -86,7 +88,8 @@ extension CLIError {
         case .unavailable, .invalidResponse:
             return CLIError(.serviceUnavailable, failure.message, hint: "check BAO_ADDR/VAULT_ADDR and that the server is up; \(unchanged)")
         case .tls:
-            return CLIError(.serviceUnavailable, failure.message, hint: "give the server's CA with BAO_CACERT or VAULT_CACERT; \(unchanged)")
+            return CLIError(
+                .serviceUnavailable, failure.message, hint: "give the server's CA with BAO_CACERT or VAULT_CACERT; \(unchanged)")
         case .permissionDenied:
             return CLIError(
                 .wrongKey, failure.message,

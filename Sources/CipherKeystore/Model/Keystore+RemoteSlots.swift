@@ -40,7 +40,8 @@ extension Keystore {
                 throw .invalidParameter("no slot \(slotID)")
             }
             guard let transit = draft.slots[index].transit else {
-                throw .invalidParameter("slot \(slotID) is a \(draft.slots[index].info.kind.rawValue) slot; only Transit slots are re-wrapped")
+                throw .invalidParameter(
+                    "slot \(slotID) is a \(draft.slots[index].info.kind.rawValue) slot; only Transit slots are re-wrapped")
             }
             let moved = try transit.rewrapped(client: TransitClient(connection: connection))
             draft.slots[index] = KeySlot(slotID: draft.slots[index].slotID, transit: moved)

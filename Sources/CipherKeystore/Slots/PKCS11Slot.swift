@@ -63,7 +63,9 @@ struct PKCS11Slot: Sendable, Equatable {
                 guard reader.remaining == 0 else { throw KeystoreError.malformed("a PKCS#11 slot has trailing bytes") }
                 try validate(tokenLabel: token)
                 try validate(keyLabel: key)
-                guard mechanism == mechanismAESGCM else { throw KeystoreError.malformed("PKCS#11 mechanism 0x\(String(mechanism, radix: 16))") }
+                guard mechanism == mechanismAESGCM else {
+                    throw KeystoreError.malformed("PKCS#11 mechanism 0x\(String(mechanism, radix: 16))")
+                }
                 guard sealed.count == 32 + 16 else { throw KeystoreError.malformed("a PKCS#11 slot's sealed key of \(sealed.count) bytes") }
                 return PKCS11Slot(tokenLabel: token, keyLabel: key, mechanism: mechanism, iv: iv, sealed: sealed)
             }
@@ -93,7 +95,8 @@ struct PKCS11Slot: Sendable, Equatable {
         let iv: [UInt8]
         do { iv = try SecureRandom.bytes(count: ivLength) } catch { throw .crypto(error) }
         var slot = PKCS11Slot(tokenLabel: tokenLabel, keyLabel: keyLabel, mechanism: mechanismAESGCM, iv: iv, sealed: [])
-        slot.sealed = try session.seal(masterKey, keyLabel: keyLabel, iv: iv, associatedData: slot.associatedData(keystoreID: keystoreID, slotID: slotID))
+        slot.sealed = try session.seal(
+            masterKey, keyLabel: keyLabel, iv: iv, associatedData: slot.associatedData(keystoreID: keystoreID, slotID: slotID))
         return slot
     }
 

@@ -38,7 +38,7 @@ struct TransitClient {
     /// the typed failure.
     private func post(mount: String, operation: String, key: String, body: SecretBytes) throws(KeystoreError) -> SecretBytes {
         let url = "\(connection.address)/v1/\(mount)/\(operation)/\(key)"
-        let where_ = "\(operation) with Transit key '\(key)' at \(connection.address)/v1/\(mount)"
+        let context = "\(operation) with Transit key '\(key)' at \(connection.address)/v1/\(mount)"
         var result = cdb_http_result()
         var response: UnsafeMutablePointer<UInt8>?
         var responseLength = 0
@@ -51,15 +51,15 @@ struct TransitClient {
             }
         }
         defer { cdb_http_free(response, responseLength) }
-        guard status == 0 else { throw .transit(TransitError(.unavailable, "\(where_): out of memory")) }
+        guard status == 0 else { throw .transit(TransitError(.unavailable, "\(context): out of memory")) }
         let curlMessage = withUnsafeBytes(of: result.error) { raw in
             String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
         }
         switch result.failure_class {
         case 0: break
-        case 1: throw .transit(TransitError(.unavailable, "\(where_): the service is unreachable (\(curlMessage))"))
-        case 2: throw .transit(TransitError(.tls, "\(where_): TLS failed (\(curlMessage)); check BAO_CACERT or VAULT_CACERT"))
-        default: throw .transit(TransitError(.unavailable, "\(where_): the request failed (\(curlMessage))"))
+        case 1: throw .transit(TransitError(.unavailable, "\(context): the service is unreachable (\(curlMessage))"))
+        case 2: throw .transit(TransitError(.tls, "\(context): TLS failed (\(curlMessage)); check BAO_CACERT or VAULT_CACERT"))
+        default: throw .transit(TransitError(.unavailable, "\(context): the request failed (\(curlMessage))"))
         }
         let answer = SecretBytes(count: responseLength) { buffer in
             if let response, responseLength > 0 { buffer.baseAddress?.copyMemory(from: response, byteCount: responseLength) }
@@ -67,7 +67,7 @@ struct TransitClient {
         let code = result.status
         if (200..<300).contains(code) { return answer }
         let reason = Self.errors(in: answer)
-        let message = "\(where_): HTTP \(code)\(reason.isEmpty ? "" : ": " + reason)"
+        let message = "\(context): HTTP \(code)\(reason.isEmpty ? "" : ": " + reason)"
         let lowered = reason.lowercased()
         switch code {
         case 401, 403:
@@ -99,7 +99,8 @@ struct TransitClient {
         return SecretBytes(count: prefix.count + encodedLength + suffix.count) { buffer in
             buffer.copyBytes(from: prefix)
             secretField.value.withUnsafeBytes { source in
-                SecretBase64.encode(source, into: UnsafeMutableRawBufferPointer(rebasing: buffer[prefix.count..<(prefix.count + encodedLength)]))
+                SecretBase64.encode(
+                    source, into: UnsafeMutableRawBufferPointer(rebasing: buffer[prefix.count..<(prefix.count + encodedLength)]))
             }
             UnsafeMutableRawBufferPointer(rebasing: buffer[(prefix.count + encodedLength)...]).copyBytes(from: suffix)
         }

@@ -32,7 +32,8 @@ struct TransitSlot: Sendable, Equatable {
         let segments = name.split(separator: "/", omittingEmptySubsequences: false)
         guard !name.isEmpty, name.utf8.count <= 255, allowed, !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
         else {
-            throw .invalidParameter("the Transit \(what) '\(name)' (letters, digits, '-', '_', '.'\(allowSlash ? ", '/' between segments" : ""))")
+            throw .invalidParameter(
+                "the Transit \(what) '\(name)' (letters, digits, '-', '_', '.'\(allowSlash ? ", '/' between segments" : ""))")
         }
     }
 

@@ -54,6 +54,7 @@ struct KeysRotateMasterCommand: ParsableCommand {
         }
         do { try store.rotateMaster(credentials: credentials) } catch { throw CLIError.keystore(error, path: keystore.path) }
         common.info(
-            "replaced the master key of \(keystore.path); \(credentials.count) slot(s) re-wrapped" + (dropped > 0 ? ", \(dropped) removed" : ""))
+            "replaced the master key of \(keystore.path); \(credentials.count) slot(s) re-wrapped"
+                + (dropped > 0 ? ", \(dropped) removed" : ""))
     }
 }

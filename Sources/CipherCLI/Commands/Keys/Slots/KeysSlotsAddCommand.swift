@@ -77,7 +77,8 @@ struct KeysSlotsAddCommand: ParsableCommand {
             let slot = try keystore.withKeystore { (store) throws(KeystoreError) -> Int in
                 try store.addTransitSlot(connection, mount: transitMount ?? "transit", key: transitKey)
             }
-            common.info("added Transit slot \(slot) (\(transitMount ?? "transit")/keys/\(transitKey) at \(connection.address)) to \(keystore.path)")
+            common.info(
+                "added Transit slot \(slot) (\(transitMount ?? "transit")/keys/\(transitKey) at \(connection.address)) to \(keystore.path)")
         } else if pkcs11 {
             let token = try keystore.pkcs11Options.token(requireLabel: true)
             let keyLabel = pkcs11KeyLabel ?? "cipherdb-keystore"
