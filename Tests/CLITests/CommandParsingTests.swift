@@ -69,6 +69,7 @@ final class CommandParsingTests: XCTestCase {
             ["keys", "list", "--keystore-pkcs11", "--keystore-transit"],
             ["keys", "slots", "add", "--key-file", "k", "--pkcs11-key-label", "x"],
             ["keys", "list", "--keystore-pkcs11", "--pkcs11-pin-env", "A", "--pkcs11-pin-file", "f"],
+            ["keys", "init", "--keystore-transit"], ["keys", "init", "--keystore-pkcs11"],
         ] {
             XCTAssertThrowsError(try parse(arguments), arguments.joined(separator: " "))
         }

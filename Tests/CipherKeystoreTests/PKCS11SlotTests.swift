@@ -56,6 +56,10 @@ final class PKCS11SlotTests: XCTestCase {
         XCTAssertEqual(
             pkcs11Kind { try store.addPKCS11Slot(self.credential(), tokenLabel: self.token.label, keyLabel: "none", createKey: false) },
             .keyNotFound)
+        // A token's slot is added and removed, never turned into a passphrase slot.
+        XCTAssertThrowsError(try store.changePassphrase(from: .pkcs11(credential()), to: passphrase("new"))) { error in
+            guard case .invalidParameter? = error as? KeystoreError else { return XCTFail("\(error)") }
+        }
         // The master key rotates through the token too.
         try store.rotateMaster(credentials: [passphrase("local"), .pkcs11(credential()), .pkcs11(credential())])
         XCTAssertEqual(bytes(of: try Keystore.open(at: path, credential: .pkcs11(credential())).key(id: "app")), key)

@@ -296,11 +296,19 @@ public final class Keystore: @unchecked Sendable {
     ///
     /// - Parameter kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
     /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot; ``KeystoreError/refused(_:)``
-    ///   when rotating with other slots present.
+    ///   when rotating with other slots present; ``KeystoreError/invalidParameter(_:)`` when `old` or
+    ///   `new` is a Transit or PKCS#11 credential (those slots are added and removed, not changed).
     public func changePassphrase(
         from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil,
         rotatingMasterKey: Bool = false
     ) throws(KeystoreError) {
+        for credential in [old, new] {
+            switch credential {
+            case .passphrase, .keyFile: break
+            case .transit, .pkcs11:
+                throw .invalidParameter("a passphrase or key-file slot changes its credential; add and remove Transit and PKCS#11 slots")
+            }
+        }
         try new.validate()
         try transaction { (draft) throws(KeystoreError) in
             let opened = try KeySlot.open(draft.slots, with: old, keystoreID: draft.keystoreID)

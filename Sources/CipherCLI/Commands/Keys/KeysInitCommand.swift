@@ -27,6 +27,13 @@ struct KeysInitCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
 
+    func validate() throws {
+        if keystore.transit || keystore.pkcs11 {
+            throw ValidationError(
+                "a keystore starts with a passphrase or key-file slot; add Transit or PKCS#11 slots with `cipherdb keys slots add`")
+        }
+    }
+
     func run() throws {
         let path = keystore.path
         let credential = try keystore.credential(confirm: true)
