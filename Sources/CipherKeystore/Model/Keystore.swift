@@ -30,7 +30,8 @@ public struct KeystoreSummary: Sendable, Hashable, Codable {
     public let fileSize: Int
 }
 
-/// A sealed store of database keys, unlocked with a passphrase or key file.
+/// A sealed store of database keys, unlocked with any of its slots: a passphrase, a key file, an
+/// OpenBao/Vault Transit key or a PKCS#11 token's key.
 ///
 /// The file holds a clear but authenticated header with key slots (each wrapping one random master
 /// key) and a body sealed with AES-256-GCM under the master key. The body holds one entry per
@@ -120,7 +121,8 @@ public final class Keystore: @unchecked Sendable {
         return Keystore(path: path, masterKey: master, file: try KeystoreFile.parse(bytes), body: body)
     }
 
-    /// Unlocks the keystore at `path` with a passphrase or key file.
+    /// Unlocks the keystore at `path` with a credential: only slots of its kind are tried, and
+    /// passphrase slots within one KDF budget (``KeySlotKDF/unlockBudget``).
     ///
     /// Every structural check and KDF limit is applied before any KDF runs.
     ///

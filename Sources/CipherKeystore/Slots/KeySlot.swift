@@ -44,7 +44,8 @@ public enum KeySlotKDF: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What unlocks a keystore: a passphrase (for scrypt and PBKDF2 slots), the 32 bytes of a key
-/// file, or access to the OpenBao/Vault Transit engine that holds a Transit slot's key.
+/// file, access to the OpenBao/Vault Transit engine that holds a Transit slot's key, or a PKCS#11
+/// token and its PIN.
 public enum KeystoreCredential: Sendable, CustomStringConvertible {
     /// A passphrase, as UTF-8 bytes.
     case passphrase(SecretBytes)
@@ -117,7 +118,7 @@ public struct KeySlotInfo: Sendable, Hashable, Codable {
     public let slotID: Int
     /// The slot's kind.
     public let kind: KeySlotKind
-    /// The KDF and its parameters, e.g. `scrypt(N=2^17, r=8, p=1)`; `none` for key files and Transit.
+    /// The KDF and its parameters, e.g. `scrypt(N=2^17, r=8, p=1)`; `none` for key files, Transit and PKCS#11.
     public let kdf: String
     /// For a Transit slot, where its key lives.
     public let transit: TransitSlotInfo?
@@ -142,13 +143,13 @@ public struct PKCS11SlotInfo: Sendable, Hashable, Codable {
 }
 
 /// One slot of the header: a copy of the master key wrapped with AES-256-GCM under a key derived
-/// from a passphrase or taken from a key file, or encrypted by a Transit engine.
+/// from a passphrase or taken from a key file, or sealed by a Transit engine or a PKCS#11 token.
 ///
 /// Local layout (108 bytes, big-endian): kind u8, slot id u8, reserved u16 = 0, parameters 12 bytes
 /// (scrypt: log2 N u32, r u32, p u32; PBKDF2: iterations u32 + 8 zero bytes; key file: 12 zero bytes),
 /// salt 32, nonce 12, wrapped master key 32, tag 16. In format version 2 every slot is kind u8,
-/// slot id u8, payload length u16, payload: a local slot's payload is its last 104 bytes above, a
-/// Transit slot's is ``TransitSlot``'s layout.
+/// slot id u8, payload length u16, payload: a local slot's payload is its last 104 bytes above,
+/// a Transit or PKCS#11 slot's is ``TransitSlot``'s or ``PKCS11Slot``'s layout.
 struct KeySlot: Sendable, Equatable {
     static let size = 108
     static let saltLength = 32
