@@ -163,7 +163,10 @@ public struct KeystoreOptions: ParsableArguments {
                 firstFailure = firstFailure ?? error
             }
         }
-        if let firstFailure, !Console.stdinIsTerminal { throw firstFailure }
+        if let firstFailure {
+            guard Console.stdinIsTerminal else { throw firstFailure }
+            Console.error("note: \(firstFailure.message); asking for the passphrase instead")
+        }
         return try unlock(with: credential())
     }
 
