@@ -110,4 +110,44 @@ final class PKCS11SlotTests: XCTestCase {
         // Moved to another slot id or keystore, the slot does not open (its associated data).
         XCTAssertEqual(pkcs11Kind { _ = try sealed.unwrap(token: self.credential(), slotID: 3, keystoreID: file.keystoreID) }, .keyMismatch)
     }
+
+    /// A format version 2 file (here with a PKCS#11 slot, made offline) is checked as strictly as
+    /// version 1: every flipped bit is tampering, every cut is truncation, and no byte changed
+    /// with the checksum recomputed (a deliberate edit) ever opens.
+    func testAVersion2FileIsCheckedAsStrictlyAsVersion1() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("p"), kdf: cheapKDF)
+        try store.addKey(id: "a")
+        try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks")
+        let good = readBytes(path)
+        XCTAssertEqual(good[9], 2)
+        let probe = directory.file("probe")
+        for index in good.indices {
+            for mask: UInt8 in [0x01, 0x80] {
+                var altered = good
+                altered[index] ^= mask
+                writeBytes(altered, to: probe)
+                XCTAssertThrowsError(try Keystore.open(at: probe, credential: passphrase("p")), "byte \(index)") { error in
+                    XCTAssertEqual(error as? KeystoreError, .tampered, "byte \(index) ^ \(mask)")
+                }
+            }
+            var edited = good
+            edited[index] ^= 0x01
+            writeBytes(withRecomputedChecksum(edited), to: probe)
+            if index < good.count - 32 {
+                XCTAssertThrowsError(try Keystore.open(at: probe, credential: passphrase("p")), "edited byte \(index)")
+            }
+        }
+        for length in 0..<good.count {
+            writeBytes(Array(good[..<length]), to: probe)
+            XCTAssertThrowsError(try Keystore.open(at: probe, credential: passphrase("p"))) { error in
+                XCTAssertEqual(error as? KeystoreError, length == 0 ? .empty : .truncated, "length \(length)")
+            }
+        }
+        // Relabelled as version 1 (checksum recomputed), the variable-length slots are refused.
+        var relabelled = good
+        relabelled[9] = 1
+        writeBytes(withRecomputedChecksum(relabelled), to: probe)
+        XCTAssertThrowsError(try Keystore.open(at: probe, credential: passphrase("p")))
+        _ = try Keystore.open(at: path, credential: .pkcs11(credential()))
+    }
 }
