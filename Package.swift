@@ -32,12 +32,22 @@ let package = Package(
             providers: [.apt(["libedit-dev"])]
         ),
 
+        // libcurl for the keystore's Transit slots (a C shim: libcurl's options are variadic).
+        // Foundation's URLSession on Linux cannot trust a private CA (VAULT_CACERT): corelibs reads
+        // its CA override only on Android.
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("curl")]),
+
+        // The PKCS#11 header (p11-kit's), and a C shim over PKCS#11 modules loaded at run time
+        // (dlopen) for the keystore's PKCS#11 slots.
+        .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
+        .target(name: "CPKCS11Shim", dependencies: ["CP11Kit"], linkerSettings: [.linkedLibrary("dl")]),
+
         // The only Swift code that touches OpenSSL.
         .target(name: "CipherCrypto", dependencies: ["COpenSSL"]),
         // The FMDB-style database API over SQLCipher.
         .target(name: "CipherDB", dependencies: ["CSQLCipher", "CipherCrypto"]),
         // Key management for CipherDB databases.
-        .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto"]),
+        .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto", "CCurlShim", "CPKCS11Shim"]),
         // The command line tool's commands, as a testable library.
         .target(
             name: "CipherCLI",
@@ -56,7 +66,7 @@ let package = Package(
         .testTarget(name: "CipherDBTests", dependencies: ["CipherDB", "CSQLCipher", "TestSupport"]),
         .testTarget(
             name: "CipherKeystoreTests",
-            dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto"],
+            dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto", "TestSupport"],
             exclude: ["Fixtures"]  // read from the source tree by the tests, never bundled
         ),
         .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB", "TestSupport"]),

@@ -7,6 +7,10 @@
 #   sqlcipher         the stock shell, for interoperability tests
 #   sqlite3           the stock SQLite shell, reads back `cipherdb export --format sql`
 #   valgrind          callgrind instruction counts in `make bench` (and callgrind.h for its build)
+#   libcurl4-openssl-dev  libcurl for the keystore's Transit slots (pkg-config: libcurl)
+#   softhsm2          a software PKCS#11 token for the PKCS#11 slot tests
+#   libp11-kit-dev    the PKCS#11 header (p11-kit-1/p11-kit/pkcs11.h) for the PKCS#11 slots
+#   python3-venv      the virtual environments of tools/sqlcipher4-env.sh and tools/openbao-env.sh
 set -euo pipefail
 
 missing=()
@@ -15,8 +19,16 @@ if command -v pkg-config >/dev/null 2>&1; then
     pkg-config --exists sqlcipher || missing+=(libsqlcipher-dev)
     pkg-config --exists libcrypto || missing+=(libssl-dev)
     pkg-config --exists libedit || missing+=(libedit-dev)
+    pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
 else
-    missing+=(libsqlcipher-dev libssl-dev libedit-dev)
+    missing+=(libsqlcipher-dev libssl-dev libedit-dev libcurl4-openssl-dev)
+fi
+[ -f /usr/include/p11-kit-1/p11-kit/pkcs11.h ] || missing+=(libp11-kit-dev)
+[ -f /usr/lib/softhsm/libsofthsm2.so ] || missing+=(softhsm2)
+if ! command -v python3 >/dev/null 2>&1; then
+    missing+=(python3 python3-venv)
+elif ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+    missing+=(python3-venv)
 fi
 command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)

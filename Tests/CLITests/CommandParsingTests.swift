@@ -28,11 +28,59 @@ final class CommandParsingTests: XCTestCase {
         XCTAssertEqual(rotate.databases, ["a.db", "b.db"])
     }
 
+    /// The `keys` commands of issue 11, by the names scripts use.
+    func testKeysSlotAndEntryCommandsParse() throws {
+        let add = try XCTUnwrap(
+            try parse(["keys", "slots", "add", "--transit", "fleet", "--transit-mount", "kms/transit"]) as? KeysSlotsAddCommand)
+        XCTAssertEqual(add.transitKey, "fleet")
+        XCTAssertEqual(add.transitMount, "kms/transit")
+        XCTAssertEqual((try parse(["keys", "slots", "add", "--key-file", "k"]) as? KeysSlotsAddCommand)?.keyFile, "k")
+        XCTAssertEqual((try parse(["keys", "slots", "remove", "2"]) as? KeysSlotsRemoveCommand)?.slot, 2)
+        XCTAssertEqual((try parse(["keys", "slots", "rewrap", "3", "--keystore-transit"]) as? KeysSlotsRewrapCommand)?.slot, 3)
+        XCTAssertTrue(try parse(["keys", "slots", "list", "--json"]) is KeysSlotsListCommand)
+        XCTAssertEqual((try parse(["keys", "rotate-master", "--remove-other-slots"]) as? KeysRotateMasterCommand)?.removeOtherSlots, true)
+        XCTAssertEqual((try parse(["keys", "enable", "app", "--version", "2"]) as? KeysEnableCommand)?.version.number, 2)
+        XCTAssertEqual((try parse(["keys", "disable", "app", "--version", "1"]) as? KeysDisableCommand)?.id, "app")
+        XCTAssertEqual((try parse(["keys", "min-version", "app", "3"]) as? KeysMinVersionCommand)?.minimumVersion, 3)
+        XCTAssertTrue(try parse(["keys", "trim", "app"]) is KeysTrimCommand)
+        XCTAssertTrue(try parse(["keys", "allow-export", "app"]) is KeysAllowExportCommand)
+        XCTAssertTrue(try parse(["keys", "allow-delete", "app"]) is KeysAllowDeleteCommand)
+        XCTAssertTrue(try parse(["keys", "info", "app", "--json"]) is KeysInfoCommand)
+        let list = try XCTUnwrap(try parse(["keys", "list", "--keystore-transit", "--vault-token-file", "t"]) as? KeysListCommand)
+        XCTAssertTrue(list.keystore.transit)
+        XCTAssertEqual(list.keystore.vaultTokenFile, "t")
+        let pkcs11 = try XCTUnwrap(
+            try parse(["keys", "slots", "add", "--pkcs11", "--pkcs11-key-label", "ks", "--pkcs11-token", "laptop", "--pkcs11-pin-fd", "3"])
+                as? KeysSlotsAddCommand)
+        XCTAssertTrue(pkcs11.pkcs11)
+        XCTAssertEqual(pkcs11.pkcs11KeyLabel, "ks")
+        XCTAssertEqual(pkcs11.keystore.pkcs11Options.token, "laptop")
+        XCTAssertEqual(pkcs11.keystore.pkcs11Options.pinDescriptor, 3)
+    }
+
+    /// Refused at parse time, before any file or secret is touched.
+    func testConflictingKeysFlagsAreRefused() {
+        for arguments in [
+            ["keys", "slots", "add", "--passphrase", "--key-file", "k"], ["keys", "slots", "add"],
+            ["keys", "slots", "add", "--key-file", "k", "--transit-mount", "m"],
+            ["keys", "slots", "add", "--key-file", "k", "--new-keystore-passphrase-env", "X"],
+            ["keys", "list", "--keystore-transit", "--keystore-passphrase-env", "X"],
+            ["keys", "enable", "app"], ["keys", "enable", "app", "--version", "0"], ["keys", "min-version", "app"],
+            ["keys", "list", "--keystore-pkcs11", "--keystore-transit"],
+            ["keys", "slots", "add", "--key-file", "k", "--pkcs11-key-label", "x"],
+            ["keys", "list", "--keystore-pkcs11", "--pkcs11-pin-env", "A", "--pkcs11-pin-file", "f"],
+            ["keys", "init", "--keystore-transit"], ["keys", "init", "--keystore-pkcs11"],
+        ] {
+            XCTAssertThrowsError(try parse(arguments), arguments.joined(separator: " "))
+        }
+    }
+
     /// A secret given as an argument value is not an option: argv is readable by every user.
     func testNoFlagTakesASecretOnTheCommandLine() {
         for arguments in [
             ["query", "app.db", "SELECT 1", "--passphrase", "hunter2"],
             ["rekey", "app.db", "--key", "x"], ["keys", "init", "--keystore-passphrase", "p"],
+            ["keys", "list", "--keystore-transit", "--vault-token", "s.secret"], ["keys", "slots", "add", "--pkcs11-pin", "1234"],
         ] {
             XCTAssertThrowsError(try parse(arguments), arguments.joined(separator: " "))
         }

@@ -76,10 +76,15 @@ struct KeystoreFileTests {
 
         // A newer format version with a valid checksum (as a future build would write it).
         var newer = good
-        newer[9] = 2
+        newer[9] = 3
         writeBytes(withRecomputedChecksum(newer), to: probe)
-        #expect(throws: KeystoreError.unsupportedVersion(2)) { try Keystore.open(at: probe, credential: passphrase("p")) }
-        #expect(throws: KeystoreError.unsupportedVersion(2)) { try Keystore.inspect(at: probe) }
+        #expect(throws: KeystoreError.unsupportedVersion(3)) { try Keystore.open(at: probe, credential: passphrase("p")) }
+        #expect(throws: KeystoreError.unsupportedVersion(3)) { try Keystore.inspect(at: probe) }
+        // Version 2 (variable-length slots) with version 1's fixed slots is a crafted file, not a newer one.
+        var relabelled = good
+        relabelled[9] = 2
+        writeBytes(withRecomputedChecksum(relabelled), to: probe)
+        #expect(throws: KeystoreError.self) { try Keystore.open(at: probe, credential: passphrase("p")) }
     }
 
     /// Every single-byte change of a real keystore is caught as tampering by the checks that run

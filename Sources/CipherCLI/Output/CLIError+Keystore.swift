@@ -25,9 +25,11 @@ extension CLIError {
         case .noMatchingSlot:
             return CLIError(
                 .wrongKey, "\(path) has no slot for this kind of credential",
-                hint: "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot")
+                hint:
+                    "use --keystore-passphrase-… for a passphrase slot, --keystore-key-file for a key-file slot, --keystore-transit for a Transit slot, --keystore-pkcs11 for a PKCS#11 slot (`cipherdb keys slots list` shows them)"
+            )
         case .empty, .notAKeystore, .truncated, .trailingData, .tampered, .unsupportedVersion, .malformed, .tooLarge,
-            .kdfLimitExceeded, .unsupportedSlot:
+            .kdfLimitExceeded, .unsupportedSlot, .unlockBudgetExceeded:
             return CLIError(
                 .dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
         case .lockTimeout:
@@ -69,6 +71,57 @@ extension CLIError {
             return CLIError.secretSource(failure, flag: nil)
         case .invalidBundle, .bundleMismatch:
             return CLIError(.dataError, error.description)
+        case .transit(let failure):
+            return CLIError.transit(failure, path: path)
+        case .pkcs11(let failure):
+            return CLIError.pkcs11(failure, path: path)
+        }
+    }
+}
+
+extension CLIError {
+    /// Maps a Transit failure: unreachable (69), denied (77), key gone (66), refused (65). The
+    /// keystore was not changed by the failed command.
+    static func transit(_ failure: TransitError, path: String) -> CLIError {
+        let unchanged = "the keystore \(path) was not changed"
+        switch failure.kind {
+        case .unavailable, .invalidResponse:
+            return CLIError(.serviceUnavailable, failure.message, hint: "check BAO_ADDR/VAULT_ADDR and that the server is up; \(unchanged)")
+        case .tls:
+            return CLIError(
+                .serviceUnavailable, failure.message, hint: "give the server's CA with BAO_CACERT or VAULT_CACERT; \(unchanged)")
+        case .permissionDenied:
+            return CLIError(
+                .wrongKey, failure.message,
+                hint: "the token is invalid, expired or revoked, or its policy lacks this Transit key; \(unchanged)")
+        case .ciphertextTooOld:
+            return CLIError(
+                .wrongKey, failure.message,
+                hint: "the Transit key's min_decryption_version retired this slot's key version; rewrap slots before raising it")
+        case .keyNotFound:
+            return CLIError(.noInput, failure.message, hint: "the Transit key or mount does not exist (deleted?); \(unchanged)")
+        case .rejected:
+            return CLIError(.dataError, failure.message, hint: unchanged)
+        }
+    }
+}
+
+extension CLIError {
+    /// Maps a PKCS#11 failure: module, token or key missing (66), wrong or locked PIN, another
+    /// key under the label (77), anything else (65). The keystore was not changed.
+    static func pkcs11(_ failure: PKCS11Error, path: String) -> CLIError {
+        let unchanged = "the keystore \(path) was not changed"
+        switch failure.kind {
+        case .moduleNotLoaded:
+            return CLIError(.noInput, failure.message, hint: "give the module with --pkcs11-module PATH or $CIPHERDB_PKCS11_MODULE")
+        case .tokenNotFound:
+            return CLIError(.noInput, failure.message, hint: "insert the token, or check --pkcs11-token; \(unchanged)")
+        case .keyNotFound:
+            return CLIError(.noInput, failure.message, hint: "the slot's key is not on the token (deleted?); \(unchanged)")
+        case .pinIncorrect, .pinLocked, .keyMismatch:
+            return CLIError(.wrongKey, failure.message, hint: unchanged)
+        case .failed:
+            return CLIError(.dataError, failure.message, hint: unchanged)
         }
     }
 }

@@ -12,13 +12,15 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case dataError = 65
     /// `EX_NOINPUT`: an input file (database, key file, schema, keystore, key id) is missing.
     case noInput = 66
+    /// `EX_UNAVAILABLE`: a service the command needs (a Transit server) cannot be reached.
+    case serviceUnavailable = 69
     /// `EX_CANTCREAT`: the output cannot be created, or exists and `--force` was not given.
     case cannotCreate = 73
     /// `EX_IOERR`: reading or writing failed.
     case ioError = 74
     /// `EX_TEMPFAIL`: the database or keystore is locked by another process; try again.
     case temporaryFailure = 75
-    /// `EX_NOPERM`: wrong key or passphrase.
+    /// `EX_NOPERM`: wrong key or passphrase, or a key service denied access (token revoked).
     case wrongKey = 77
 
     /// One line for the exit code table in `--help`.
@@ -29,10 +31,11 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: return "usage error: bad flags, no key flag and no terminal, unsupported setting"
         case .dataError: return "damaged or tampered data (verify found bad pages), or not a database"
         case .noInput: return "an input is missing (database, key file, keystore, key id)"
+        case .serviceUnavailable: return "a key service (OpenBao/Vault Transit) is unreachable or failed TLS"
         case .cannotCreate: return "the output cannot be created, or exists and --force was not given"
         case .ioError: return "an I/O error"
         case .temporaryFailure: return "locked by another process: try again"
-        case .wrongKey: return "wrong key or passphrase (or a damaged first page: run verify)"
+        case .wrongKey: return "wrong key or passphrase, or access denied by the key service (or a damaged first page: run verify)"
         }
     }
 

@@ -8,12 +8,18 @@ import Glibc
 import Darwin
 #endif
 
-/// The keystore file format, version 1 (documented in SECURITY.md), and its durable I/O.
+/// The keystore file format, versions 1 and 2 (documented in SECURITY.md), and its durable I/O.
+///
+/// Version 1 holds fixed 108-byte local slots (passphrase, key file). Version 2 is the same file
+/// with variable-length slots (kind u8, slot id u8, payload length u16, payload), needed for
+/// Transit slots. A writer uses the lowest version that can hold the slots: a keystore with only
+/// local slots stays version 1, byte for byte what earlier builds read; removing the last Transit
+/// slot writes version 1 again. Readers take both.
 ///
 /// ```
 /// offset  size  field (big-endian)
 ///      0     8  magic 89 43 44 42 4B 45 59 0A ("\x89CDBKEY\n")
-///      8     2  format version = 1
+///      8     2  format version = 1 or 2
 ///     10     2  flags = 0
 ///     12     8  file length L
 ///     20     8  bitwise complement of L
@@ -22,7 +28,7 @@ import Darwin
 ///     52     4  master key epoch
 ///     56     1  slot count k (1...8)
 ///     57     3  reserved = 0
-///     60 108·k  key slots
+///     60     s  key slots (version 1: 108·k bytes; version 2: 4 + payload each)
 ///  60+108k  12  body nonce
 ///  72+108k   n  body ciphertext (AES-256-GCM, master key, AAD = bytes 0 ..< 60+108k)
 ///            16  body tag
@@ -33,14 +39,16 @@ import Darwin
 /// truncation, trailing data, the checksum, then the structure and every slot's KDF limits.
 struct KeystoreFile {
     static let magic: [UInt8] = [0x89, 0x43, 0x44, 0x42, 0x4B, 0x45, 0x59, 0x0A]
-    static let formatVersion: UInt16 = 1
+    /// The newest format version this build reads.
+    static let newestFormatVersion: UInt16 = 2
     static let fixedHeaderLength = 60
     static let maximumSlots = 8
     static let keystoreIDLength = 16
     static let checksumLength = 32
     /// The largest file accepted: far above any real keystore, small enough to read at once.
     static let maximumFileLength = 16 << 20
-    static let minimumFileLength = fixedHeaderLength + KeySlot.size + AESGCM.nonceLength + AESGCM.tagLength + checksumLength
+    /// The shortest possible file: one empty-payload slot header (version 2), an empty body.
+    static let minimumFileLength = fixedHeaderLength + 4 + AESGCM.nonceLength + AESGCM.tagLength + checksumLength
 
     var keystoreID: [UInt8]
     var generation: UInt64
@@ -50,11 +58,25 @@ struct KeystoreFile {
     var bodyCiphertext: [UInt8]
     var bodyTag: [UInt8]
 
-    /// Bytes 0 ..< 60 + 108·k for a given file length: the body's associated data.
+    /// The lowest format version that can hold the slots.
+    var formatVersion: UInt16 { Self.formatVersion(for: slots) }
+
+    static func formatVersion(for slots: [KeySlot]) -> UInt16 {
+        slots.contains { $0.kind.needsVariableLayout } ? 2 : 1
+    }
+
+    /// The encoded slots.
+    var slotBytes: [UInt8] {
+        var writer = ByteWriter()
+        for slot in slots { slot.encode(into: &writer, formatVersion: formatVersion) }
+        return writer.bytes
+    }
+
+    /// Bytes 0 ..< 60 + slots for a given file length: the body's associated data.
     func headerBytes(fileLength: Int) -> [UInt8] {
         var writer = ByteWriter()
         writer.raw(Self.magic)
-        writer.u16(Self.formatVersion)
+        writer.u16(formatVersion)
         writer.u16(0)
         writer.u64(UInt64(fileLength))
         writer.u64(~UInt64(fileLength))
@@ -63,12 +85,12 @@ struct KeystoreFile {
         writer.u32(masterEpoch)
         writer.u8(UInt8(slots.count))
         writer.raw([0, 0, 0])
-        for slot in slots { slot.encode(into: &writer) }
+        writer.raw(slotBytes)
         return writer.bytes
     }
 
     var fileLength: Int {
-        Self.fixedHeaderLength + KeySlot.size * slots.count + AESGCM.nonceLength + bodyCiphertext.count
+        Self.fixedHeaderLength + slotBytes.count + AESGCM.nonceLength + bodyCiphertext.count
             + AESGCM.tagLength + Self.checksumLength
     }
 
@@ -117,17 +139,10 @@ struct KeystoreFile {
         }
     }
 
-    /// Tries each slot that takes `credential` until one unwraps the master key.
-    func unlock(_ credential: KeystoreCredential) throws(KeystoreError) -> SecretBytes {
-        try credential.validate()
-        let candidates = slots.filter { $0.accepts(credential) }
-        guard !candidates.isEmpty else { throw .noMatchingSlot }
-        for slot in candidates {
-            if let master = try slot.unwrap(credential: credential, keystoreID: keystoreID) {
-                return master
-            }
-        }
-        throw .wrongPassphrase
+    /// Unwraps the master key with the slot `credential` opens, within one KDF budget
+    /// (``KeySlot/open(_:with:keystoreID:budget:excluding:)``).
+    func unlock(_ credential: KeystoreCredential, budget: UInt64 = KeySlotKDF.unlockBudget) throws(KeystoreError) -> SecretBytes {
+        try KeySlot.open(slots, with: credential, keystoreID: keystoreID, budget: budget).masterKey
     }
 
     // MARK: Parsing
@@ -185,10 +200,10 @@ struct KeystoreFile {
             var reader = ByteReader(raw, offset: magic.count)
             do {
                 let version = try reader.u16()
-                guard version == formatVersion else {
+                guard version == 1 || version == newestFormatVersion else {
                     // Every format version ends with the checksum, so a newer file can be told from damage.
                     if checksumHolds(bytes, length: count) {
-                        throw version > formatVersion
+                        throw version > newestFormatVersion
                             ? KeystoreError.unsupportedVersion(Int(version))
                             : KeystoreError.malformed("format version \(version)")
                     }
@@ -218,18 +233,27 @@ struct KeystoreFile {
                 let slotCount = Int(try reader.u8())
                 guard try reader.bytes(3) == [0, 0, 0] else { throw KeystoreError.malformed("reserved header bytes are not zero") }
                 guard (1...maximumSlots).contains(slotCount) else { throw KeystoreError.malformed("slot count \(slotCount)") }
-                let bodyStart = fixedHeaderLength + slotCount * KeySlot.size + AESGCM.nonceLength
-                guard declared >= bodyStart + AESGCM.tagLength + checksumLength else {
-                    throw KeystoreError.malformed("slots overrun the file")
+                if version == 1 {
+                    guard declared >= fixedHeaderLength + slotCount * KeySlot.size + AESGCM.nonceLength + AESGCM.tagLength + checksumLength
+                    else { throw KeystoreError.malformed("slots overrun the file") }
                 }
+                // The body's nonce, tag and the checksum follow the slots: slots may not read into them.
+                var slotReader = ByteReader(
+                    UnsafeRawBufferPointer(rebasing: raw[..<(declared - AESGCM.nonceLength - AESGCM.tagLength - checksumLength)]),
+                    offset: reader.offset)
                 var slots: [KeySlot] = []
                 for _ in 0..<slotCount {
-                    let slot = try KeySlot.decode(&reader)
+                    let slot = version == 1 ? try KeySlot.decode(&slotReader) : try KeySlot.decodeVariable(&slotReader)
                     guard !slots.contains(where: { $0.slotID == slot.slotID }) else {
                         throw KeystoreError.malformed("duplicate slot id \(slot.slotID)")
                     }
                     slots.append(slot)
                 }
+                guard version == formatVersion(for: slots) else {
+                    throw KeystoreError.malformed("format version \(version) for slots that need version \(formatVersion(for: slots))")
+                }
+                _ = try reader.take(slotReader.offset - reader.offset)
+                let bodyStart = reader.offset + AESGCM.nonceLength
                 let nonce = try reader.bytes(AESGCM.nonceLength)
                 let ciphertext = try reader.bytes(declared - bodyStart - AESGCM.tagLength - checksumLength)
                 let tag = try reader.bytes(AESGCM.tagLength)

@@ -30,7 +30,8 @@ public struct KeystoreSummary: Sendable, Hashable, Codable {
     public let fileSize: Int
 }
 
-/// A sealed store of database keys, unlocked with a passphrase or key file.
+/// A sealed store of database keys, unlocked with any of its slots: a passphrase, a key file, an
+/// OpenBao/Vault Transit key or a PKCS#11 token's key.
 ///
 /// The file holds a clear but authenticated header with key slots (each wrapping one random master
 /// key) and a body sealed with AES-256-GCM under the master key. The body holds one entry per
@@ -120,7 +121,8 @@ public final class Keystore: @unchecked Sendable {
         return Keystore(path: path, masterKey: master, file: try KeystoreFile.parse(bytes), body: body)
     }
 
-    /// Unlocks the keystore at `path` with a passphrase or key file.
+    /// Unlocks the keystore at `path` with a credential: only slots of its kind are tried, and
+    /// passphrase slots within one KDF budget (``KeySlotKDF/unlockBudget``).
     ///
     /// Every structural check and KDF limit is applied before any KDF runs.
     ///
@@ -139,7 +141,7 @@ public final class Keystore: @unchecked Sendable {
         let file = try KeystoreFile.parse(bytes)
         return KeystoreSummary(
             path: path, keystoreID: KeystoreID(bytes: file.keystoreID),
-            formatVersion: Int(KeystoreFile.formatVersion), generation: file.generation,
+            formatVersion: Int(file.formatVersion), generation: file.generation,
             slots: file.slots.map(\.info), fileSize: bytes.count)
     }
 
@@ -212,6 +214,16 @@ public final class Keystore: @unchecked Sendable {
         var masterKey: SecretBytes
         var masterEpoch: UInt32
         let keystoreID: [UInt8]
+
+        /// The lowest free slot id, if the keystore has room for another slot.
+        func newSlotID() throws(KeystoreError) -> UInt8 {
+            guard slots.count < KeystoreFile.maximumSlots else {
+                throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots")
+            }
+            let used = Set(slots.map(\.slotID))
+            guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
+            return slotID
+        }
     }
 
     /// Applies `change` to the state on disk and writes the result durably, under the file lock.
@@ -250,11 +262,8 @@ public final class Keystore: @unchecked Sendable {
     @discardableResult
     public func addSlot(_ credential: KeystoreCredential, kdf: KeySlotKDF = .default) throws(KeystoreError) -> Int {
         try transaction { (draft) throws(KeystoreError) -> Int in
-            guard draft.slots.count < KeystoreFile.maximumSlots else {
-                throw .refused("a keystore holds at most \(KeystoreFile.maximumSlots) slots")
-            }
-            let used = Set(draft.slots.map(\.slotID))
-            guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
+            let slotID = try draft.newSlotID()
+            if case .passphrase = credential { try KeySlot.checkBudget(of: draft.slots, adding: kdf.cost) }
             draft.slots.append(
                 try KeySlot.make(
                     credential: credential, kdf: kdf, slotID: slotID,
@@ -289,25 +298,31 @@ public final class Keystore: @unchecked Sendable {
     ///
     /// - Parameter kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
     /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot; ``KeystoreError/refused(_:)``
-    ///   when rotating with other slots present.
+    ///   when rotating with other slots present; ``KeystoreError/invalidParameter(_:)`` when `old` or
+    ///   `new` is a Transit or PKCS#11 credential (those slots are added and removed, not changed).
     public func changePassphrase(
         from old: KeystoreCredential, to new: KeystoreCredential, kdf: KeySlotKDF? = nil,
         rotatingMasterKey: Bool = false
     ) throws(KeystoreError) {
+        for credential in [old, new] {
+            switch credential {
+            case .passphrase, .keyFile: break
+            case .transit, .pkcs11:
+                throw .invalidParameter("a passphrase or key-file slot changes its credential; add and remove Transit and PKCS#11 slots")
+            }
+        }
         try new.validate()
         try transaction { (draft) throws(KeystoreError) in
-            var opened: Int?
-            for (index, slot) in draft.slots.enumerated() where slot.accepts(old) {
-                if let master = try slot.unwrap(credential: old, keystoreID: draft.keystoreID) {
-                    guard master.constantTimeEquals(draft.masterKey) else { throw .tampered }
-                    opened = index
-                    break
-                }
-            }
-            guard let index = opened else { throw .wrongPassphrase }
+            let opened = try KeySlot.open(draft.slots, with: old, keystoreID: draft.keystoreID)
+            guard opened.masterKey.constantTimeEquals(draft.masterKey),
+                let index = draft.slots.firstIndex(where: { $0.slotID == opened.slotID })
+            else { throw .tampered }
             let slot = draft.slots[index]
             let newKDF: KeySlotKDF
             if let kdf { newKDF = kdf } else { newKDF = try slot.checkedKDF() ?? .default }
+            if case .passphrase = new {
+                try KeySlot.checkBudget(of: draft.slots.filter { $0.slotID != slot.slotID }, adding: newKDF.cost)
+            }
             if rotatingMasterKey {
                 guard draft.slots.count == 1 else {
                     throw .refused(
@@ -335,16 +350,31 @@ public final class Keystore: @unchecked Sendable {
             newMaster = try Self.randomKey()
             var newSlots: [KeySlot] = []
             for credential in credentials {
-                var matched: KeySlot?
-                for slot in draft.slots where slot.accepts(credential) && !newSlots.contains(where: { $0.slotID == slot.slotID }) {
-                    if let master = try slot.unwrap(credential: credential, keystoreID: draft.keystoreID),
-                        master.constantTimeEquals(draft.masterKey)
-                    {
-                        matched = slot
-                        break
-                    }
+                let opened = try KeySlot.open(
+                    draft.slots, with: credential, keystoreID: draft.keystoreID, excluding: Set(newSlots.map(\.slotID)))
+                guard opened.masterKey.constantTimeEquals(draft.masterKey),
+                    let slot = draft.slots.first(where: { $0.slotID == opened.slotID })
+                else { throw .tampered }
+                if case .transit(let connection) = credential, let transit = slot.transit {
+                    // The service encrypts the new master key under the same Transit key.
+                    newSlots.append(
+                        KeySlot(
+                            slotID: slot.slotID,
+                            transit: try TransitSlot.make(
+                                client: TransitClient(connection: connection), mount: transit.mount, key: transit.key,
+                                slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
+                    continue
                 }
-                guard let slot = matched else { throw .wrongPassphrase }
+                if case .pkcs11(let token) = credential, let pkcs11 = slot.pkcs11 {
+                    // The token seals the new master key under the same key.
+                    newSlots.append(
+                        KeySlot(
+                            slotID: slot.slotID,
+                            pkcs11: try PKCS11Slot.make(
+                                token: token, tokenLabel: pkcs11.tokenLabel, keyLabel: pkcs11.keyLabel, createKey: false,
+                                slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
+                    continue
+                }
                 newSlots.append(
                     try KeySlot.make(
                         credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,

@@ -40,6 +40,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case wrongPassphrase
     /// The keystore has no slot of the credential's kind.
     case noMatchingSlot
+    /// The credential opened none of the slots tried, and the others were not tried because their
+    /// KDFs would have taken the unlock beyond ``KeySlotKDF/unlockBudget`` (a crafted file: writers
+    /// never exceed it).
+    case unlockBudgetExceeded(tried: Int, skipped: Int)
     /// Another process replaced the master key since this keystore was unlocked: unlock it again.
     case masterKeyChanged
     /// The file now belongs to another keystore (a different keystore id at the path).
@@ -96,6 +100,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case crypto(CryptoError)
     /// A secret could not be read from its source (the message names the source, never the secret).
     case secretSource(SecretSourceError)
+    /// A Transit engine (OpenBao, Vault) refused or could not be reached; the keystore is unchanged.
+    case transit(TransitError)
+    /// A PKCS#11 module, token or key failed (wrong PIN, missing token or key); the keystore is unchanged.
+    case pkcs11(PKCS11Error)
 
     /// A readable explanation without secrets.
     public var description: String {
@@ -114,6 +122,9 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedSlot(let kind): return "unknown key slot kind \(kind)"
         case .wrongPassphrase: return "wrong passphrase or key file"
         case .noMatchingSlot: return "the keystore has no slot for this kind of credential"
+        case .unlockBudgetExceeded(let tried, let skipped):
+            return "the credential opened none of the \(tried) slot(s) tried; \(skipped) more were not tried because their key "
+                + "derivation would exceed the unlock budget (a keystore this build writes never does)"
         case .masterKeyChanged: return "the keystore's master key was changed by another process; unlock it again"
         case .keystoreReplaced: return "the keystore file was replaced by a different keystore"
         case .lockTimeout(let path): return "timed out waiting for the keystore lock \(path)"
@@ -137,6 +148,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description
         case .secretSource(let error): return "cannot read the secret: \(error.message)"
+        case .transit(let error): return error.message
+        case .pkcs11(let error): return error.message
         }
     }
 }

@@ -43,12 +43,18 @@ public enum KeySlotKDF: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What unlocks a keystore: a passphrase (for scrypt and PBKDF2 slots) or the 32 bytes of a key file.
+/// What unlocks a keystore: a passphrase (for scrypt and PBKDF2 slots), the 32 bytes of a key
+/// file, access to the OpenBao/Vault Transit engine that holds a Transit slot's key, or a PKCS#11
+/// token and its PIN.
 public enum KeystoreCredential: Sendable, CustomStringConvertible {
     /// A passphrase, as UTF-8 bytes.
     case passphrase(SecretBytes)
     /// The 32 random bytes of a key file (see ``Keystore/generateKeyFileSecret()``).
     case keyFile(SecretBytes)
+    /// A Transit server and token: the slot names the mount and key, the service decrypts.
+    case transit(TransitConnection)
+    /// A PKCS#11 module and PIN: the slot names the token and key, the token decrypts.
+    case pkcs11(PKCS11Token)
 
     /// The length of a key-file secret.
     public static let keyFileLength = 32
@@ -58,6 +64,8 @@ public enum KeystoreCredential: Sendable, CustomStringConvertible {
         switch self {
         case .passphrase: return "KeystoreCredential.passphrase(redacted)"
         case .keyFile: return "KeystoreCredential.keyFile(redacted)"
+        case .transit(let connection): return "KeystoreCredential.transit(\(connection))"
+        case .pkcs11(let token): return "KeystoreCredential.pkcs11(\(token))"
         }
     }
 
@@ -70,6 +78,8 @@ public enum KeystoreCredential: Sendable, CustomStringConvertible {
             guard secret.count == Self.keyFileLength else {
                 throw .invalidKeyMaterial("a key file holds \(Self.keyFileLength) bytes, not \(secret.count)")
             }
+        case .transit, .pkcs11:
+            break
         }
     }
 }
@@ -82,6 +92,24 @@ public enum KeySlotKind: String, Sendable, Hashable, Codable {
     case pbkdf2Passphrase = "pbkdf2-sha256"
     /// A 32-byte key file.
     case keyFile = "key-file"
+    /// A key in an OpenBao/Vault Transit engine.
+    case transit
+    /// A non-extractable key in a PKCS#11 token (an HSM, a smart card).
+    case pkcs11
+
+    /// Whether the slot opens only through a service (a Transit server), not with something the
+    /// machine's user holds: a keystore with only remote slots is lost when access is revoked.
+    public var isRemote: Bool { self == .transit }
+}
+
+/// Where a Transit slot's key lives (no secret: the ciphertext stays in the file).
+public struct TransitSlotInfo: Sendable, Hashable, Codable {
+    /// The engine's mount path, e.g. `transit`.
+    public let mount: String
+    /// The key's name in the engine.
+    public let key: String
+    /// The key version the slot's ciphertext is under (`keys slots rewrap` moves it to the latest).
+    public let keyVersion: Int
 }
 
 /// What can be known about a slot without unlocking anything.
@@ -90,25 +118,55 @@ public struct KeySlotInfo: Sendable, Hashable, Codable {
     public let slotID: Int
     /// The slot's kind.
     public let kind: KeySlotKind
-    /// The KDF and its parameters, e.g. `scrypt(N=2^17, r=8, p=1)`; `none` for key files.
+    /// The KDF and its parameters, e.g. `scrypt(N=2^17, r=8, p=1)`; `none` for key files, Transit and PKCS#11.
     public let kdf: String
+    /// For a Transit slot, where its key lives.
+    public let transit: TransitSlotInfo?
+    /// For a PKCS#11 slot, its token and key.
+    public let pkcs11: PKCS11SlotInfo?
+
+    init(slotID: Int, kind: KeySlotKind, kdf: String, transit: TransitSlotInfo? = nil, pkcs11: PKCS11SlotInfo? = nil) {
+        self.slotID = slotID
+        self.kind = kind
+        self.kdf = kdf
+        self.transit = transit
+        self.pkcs11 = pkcs11
+    }
+}
+
+/// Which token and key a PKCS#11 slot uses (no secret).
+public struct PKCS11SlotInfo: Sendable, Hashable, Codable {
+    /// The token's label.
+    public let tokenLabel: String
+    /// The AES key's label in the token.
+    public let keyLabel: String
 }
 
 /// One slot of the header: a copy of the master key wrapped with AES-256-GCM under a key derived
-/// from a passphrase or taken from a key file.
+/// from a passphrase or taken from a key file, or sealed by a Transit engine or a PKCS#11 token.
 ///
-/// Layout (108 bytes, big-endian): kind u8, slot id u8, reserved u16 = 0, parameters 12 bytes
+/// Local layout (108 bytes, big-endian): kind u8, slot id u8, reserved u16 = 0, parameters 12 bytes
 /// (scrypt: log2 N u32, r u32, p u32; PBKDF2: iterations u32 + 8 zero bytes; key file: 12 zero bytes),
-/// salt 32, nonce 12, wrapped master key 32, tag 16.
+/// salt 32, nonce 12, wrapped master key 32, tag 16. In format version 2 every slot is kind u8,
+/// slot id u8, payload length u16, payload: a local slot's payload is its last 104 bytes above,
+/// a Transit or PKCS#11 slot's is ``TransitSlot``'s or ``PKCS11Slot``'s layout.
 struct KeySlot: Sendable, Equatable {
     static let size = 108
     static let saltLength = 32
     static let aadLabel = Array("CipherDB keystore slot".utf8) + [0]
+    /// The format version in a local slot's associated data: the version that defined the local
+    /// layout, whatever version the file is now, so a slot means the same in either.
+    static let localLayoutVersion: UInt16 = 1
 
     enum Kind: UInt8 {
         case scrypt = 1
         case pbkdf2SHA256 = 2
         case keyFile = 3
+        case transit = 4
+        case pkcs11 = 5
+
+        /// Whether the slot's data has a variable length, which only format version 2 can hold.
+        var needsVariableLayout: Bool { self == .transit || self == .pkcs11 }
     }
 
     var kind: Kind
@@ -118,10 +176,40 @@ struct KeySlot: Sendable, Equatable {
     var nonce: [UInt8]
     var wrappedKey: [UInt8]
     var tag: [UInt8]
+    /// The payload of a Transit slot (`nil` for other kinds; the fields above are empty for it).
+    var transit: TransitSlot? = nil
+    /// The payload of a PKCS#11 slot (`nil` for other kinds; the fields above are empty for it).
+    var pkcs11: PKCS11Slot? = nil
 
     static func == (lhs: KeySlot, rhs: KeySlot) -> Bool {
         lhs.kind == rhs.kind && lhs.slotID == rhs.slotID && lhs.parameters == rhs.parameters
             && lhs.salt == rhs.salt && lhs.nonce == rhs.nonce && lhs.wrappedKey == rhs.wrappedKey && lhs.tag == rhs.tag
+            && lhs.transit == rhs.transit && lhs.pkcs11 == rhs.pkcs11
+    }
+
+    /// A PKCS#11 slot.
+    init(slotID: UInt8, pkcs11: PKCS11Slot) {
+        self.init(kind: .pkcs11, slotID: slotID, parameters: (0, 0, 0), salt: [], nonce: [], wrappedKey: [], tag: [])
+        self.pkcs11 = pkcs11
+    }
+
+    /// A Transit slot.
+    init(slotID: UInt8, transit: TransitSlot) {
+        self.init(kind: .transit, slotID: slotID, parameters: (0, 0, 0), salt: [], nonce: [], wrappedKey: [], tag: [], transit: transit)
+    }
+
+    init(
+        kind: Kind, slotID: UInt8, parameters: (UInt32, UInt32, UInt32), salt: [UInt8], nonce: [UInt8], wrappedKey: [UInt8],
+        tag: [UInt8], transit: TransitSlot? = nil
+    ) {
+        self.kind = kind
+        self.slotID = slotID
+        self.parameters = parameters
+        self.salt = salt
+        self.nonce = nonce
+        self.wrappedKey = wrappedKey
+        self.tag = tag
+        self.transit = transit
     }
 
     // MARK: Layout
@@ -139,11 +227,52 @@ struct KeySlot: Sendable, Equatable {
         return writer.bytes
     }
 
-    func encode(into writer: inout ByteWriter) {
-        writer.raw(identifyingBytes)
-        writer.raw(nonce)
-        writer.raw(wrappedKey)
-        writer.raw(tag)
+    /// The slot in the layout of `formatVersion` (1: local slots only).
+    func encode(into writer: inout ByteWriter, formatVersion: UInt16) {
+        var local = ByteWriter()
+        if let transit {
+            transit.encode(into: &local)
+        } else if let pkcs11 {
+            pkcs11.encode(into: &local)
+        } else {
+            local.raw(identifyingBytes)
+            local.raw(nonce)
+            local.raw(wrappedKey)
+            local.raw(tag)
+        }
+        guard formatVersion >= 2 else { return writer.raw(local.bytes) }
+        writer.u8(kind.rawValue)
+        writer.u8(slotID)
+        let payload = kind.needsVariableLayout ? local.bytes : Array(local.bytes.dropFirst(4))
+        writer.u16(UInt16(payload.count))
+        writer.raw(payload)
+    }
+
+    /// Reads a slot of a version 2 file: kind, id, length-prefixed payload. Local kinds are read
+    /// as in version 1 (their payload is exactly the 104 bytes after the reserved field).
+    static func decodeVariable(_ reader: inout ByteReader) throws(KeystoreError) -> KeySlot {
+        let rawKind: UInt8
+        let slotID: UInt8
+        let payload: [UInt8]
+        do {
+            rawKind = try reader.u8()
+            slotID = try reader.u8()
+            payload = try reader.bytes(Int(try reader.u16()))
+        } catch {
+            throw .malformed("a key slot is cut short")
+        }
+        guard let kind = Kind(rawValue: rawKind) else { throw .unsupportedSlot(kind: Int(rawKind)) }
+        guard slotID != 0 else { throw .malformed("slot id 0") }
+        if kind == .transit { return KeySlot(slotID: slotID, transit: try TransitSlot.decode(payload)) }
+        if kind == .pkcs11 { return KeySlot(slotID: slotID, pkcs11: try PKCS11Slot.decode(payload)) }
+        guard payload.count == size - 4 else { throw .malformed("a \(kind) slot of \(payload.count) bytes") }
+        let local = [rawKind, slotID, 0, 0] + payload
+        return try local.withUnsafeBytes { raw in
+            Result { () throws(KeystoreError) -> KeySlot in
+                var localReader = ByteReader(raw)
+                return try decode(&localReader)
+            }
+        }.get()
     }
 
     /// Reads a slot and checks it strictly: known kind, zero reserved bytes, KDF parameters within
@@ -158,7 +287,9 @@ struct KeySlot: Sendable, Equatable {
             let nonce = try reader.bytes(AESGCM.nonceLength)
             let wrapped = try reader.bytes(32)
             let tag = try reader.bytes(AESGCM.tagLength)
-            guard let kind = Kind(rawValue: rawKind) else { throw KeystoreError.unsupportedSlot(kind: Int(rawKind)) }
+            guard let kind = Kind(rawValue: rawKind), !kind.needsVariableLayout else {
+                throw KeystoreError.unsupportedSlot(kind: Int(rawKind))
+            }
             guard reserved == 0 else { throw KeystoreError.malformed("slot reserved bytes are not zero") }
             guard slotID != 0 else { throw KeystoreError.malformed("slot id 0") }
             let slot = KeySlot(
@@ -197,8 +328,8 @@ struct KeySlot: Sendable, Equatable {
             let kdf = KeySlotKDF.pbkdf2SHA256(iterations: Int(parameters.0))
             try kdf.validate()
             return kdf
-        case .keyFile:
-            guard parameters == (0, 0, 0) else { throw .malformed("key-file slot parameters") }
+        case .keyFile, .transit, .pkcs11:
+            guard parameters == (0, 0, 0) else { throw .malformed("\(kind) slot parameters") }
             return nil
         }
     }
@@ -209,6 +340,14 @@ struct KeySlot: Sendable, Equatable {
         case .scrypt: return KeySlotInfo(slotID: Int(slotID), kind: .scryptPassphrase, kdf: kdf)
         case .pbkdf2SHA256: return KeySlotInfo(slotID: Int(slotID), kind: .pbkdf2Passphrase, kdf: kdf)
         case .keyFile: return KeySlotInfo(slotID: Int(slotID), kind: .keyFile, kdf: "none")
+        case .transit:
+            return KeySlotInfo(
+                slotID: Int(slotID), kind: .transit, kdf: "none",
+                transit: transit.map { TransitSlotInfo(mount: $0.mount, key: $0.key, keyVersion: Int($0.keyVersion)) })
+        case .pkcs11:
+            return KeySlotInfo(
+                slotID: Int(slotID), kind: .pkcs11, kdf: "none",
+                pkcs11: pkcs11.map { PKCS11SlotInfo(tokenLabel: $0.tokenLabel, keyLabel: $0.keyLabel) })
         }
     }
 
@@ -220,7 +359,7 @@ struct KeySlot: Sendable, Equatable {
     static func associatedData(keystoreID: [UInt8], identifying: [UInt8]) -> [UInt8] {
         var writer = ByteWriter()
         writer.raw(aadLabel)
-        writer.u16(KeystoreFile.formatVersion)
+        writer.u16(localLayoutVersion)
         writer.raw(keystoreID)
         writer.raw(identifying)
         return writer.bytes
@@ -229,7 +368,8 @@ struct KeySlot: Sendable, Equatable {
     /// Whether `credential` is the kind of secret this slot takes.
     func accepts(_ credential: KeystoreCredential) -> Bool {
         switch (credential, kind) {
-        case (.passphrase, .scrypt), (.passphrase, .pbkdf2SHA256), (.keyFile, .keyFile): return true
+        case (.passphrase, .scrypt), (.passphrase, .pbkdf2SHA256), (.keyFile, .keyFile), (.transit, .transit): return true
+        case (.pkcs11(let token), .pkcs11): return token.tokenLabel == nil || token.tokenLabel == pkcs11?.tokenLabel
         default: return false
         }
     }
@@ -281,6 +421,10 @@ struct KeySlot: Sendable, Equatable {
         case .keyFile:
             kind = .keyFile
             parameters = (0, 0, 0)
+        case .transit:
+            throw .invalidParameter("a Transit slot is made with a mount and key name (Keystore.addTransitSlot)")
+        case .pkcs11:
+            throw .invalidParameter("a PKCS#11 slot is made with a token and key label (Keystore.addPKCS11Slot)")
         }
         do {
             var slot = KeySlot(
@@ -307,6 +451,14 @@ struct KeySlot: Sendable, Equatable {
     /// Unwraps the master key, or returns `nil` if the credential is wrong (or the slot altered:
     /// the two cannot be told apart, which is why the file also carries a checksum).
     func unwrap(credential: KeystoreCredential, keystoreID: [UInt8]) throws(KeystoreError) -> SecretBytes? {
+        if case .transit(let connection) = credential {
+            guard let transit else { throw .noMatchingSlot }
+            return try transit.unwrap(client: TransitClient(connection: connection), slotID: slotID, keystoreID: keystoreID)
+        }
+        if case .pkcs11(let token) = credential {
+            guard let pkcs11 else { throw .noMatchingSlot }
+            return try pkcs11.unwrap(token: token, slotID: slotID, keystoreID: keystoreID)
+        }
         let key = try slotKey(for: credential)
         do {
             let master = try AESGCM.open(

@@ -4,11 +4,11 @@ import ArgumentParser
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Manage the keystore: init, add, list, rotate, passwd, export, import, destroy.",
+        abstract: "Manage the keystore: its keys, their versions and flags, its slots and master key.",
         discussion: """
             The keystore (--keystore PATH, else $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore) \
             holds random 256-bit database keys under ids, with versions, sealed under a master key that \
-            a passphrase (or key file) unlocks. Databases keyed from it open with --key-id ID: no \
+            its slots wrap: passphrases, key files, OpenBao/Vault Transit keys (`keys slots`). Databases keyed from it open with --key-id ID: no \
             passphrase KDF runs at open. The keystore passphrase comes from --keystore-passphrase-env, \
             -file or -fd, else a prompt.
 
@@ -20,8 +20,10 @@ struct KeysCommand: ParsableCommand {
               cipherdb keys list --json --keystore-passphrase-env KS_PASS
             """,
         subcommands: [
-            KeysInitCommand.self, KeysAddCommand.self, KeysListCommand.self, KeysRotateCommand.self,
-            KeysPasswdCommand.self, KeysExportCommand.self, KeysImportCommand.self, KeysDestroyCommand.self,
+            KeysInitCommand.self, KeysAddCommand.self, KeysListCommand.self, KeysInfoCommand.self, KeysRotateCommand.self,
+            KeysEnableCommand.self, KeysDisableCommand.self, KeysMinVersionCommand.self, KeysTrimCommand.self,
+            KeysAllowExportCommand.self, KeysAllowDeleteCommand.self, KeysPasswdCommand.self, KeysRotateMasterCommand.self,
+            KeysSlotsCommand.self, KeysExportCommand.self, KeysImportCommand.self, KeysDestroyCommand.self,
         ]
     )
 }

@@ -24,19 +24,7 @@ struct KeysPasswdCommand: ParsableCommand {
             """
     )
 
-    @Option(
-        name: .customLong("new-keystore-passphrase-env"),
-        help: ArgumentHelp("Read the new passphrase from environment variable VAR.", valueName: "VAR"))
-    var newEnv: String?
-
-    @Option(
-        name: .customLong("new-keystore-passphrase-file"), help: ArgumentHelp("Read the new passphrase from a file.", valueName: "PATH"))
-    var newFile: String?
-
-    @Option(
-        name: .customLong("new-keystore-passphrase-fd"),
-        help: ArgumentHelp("Read the new passphrase from inherited descriptor N.", valueName: "N"))
-    var newFD: Int32?
+    @OptionGroup(title: "New keystore passphrase") var newPassphrase: NewKeystorePassphraseOptions
 
     @Flag(name: .customLong("keep-master-key"), help: "Only re-wrap the master key under the new passphrase (see above).")
     var keepMasterKey = false
@@ -50,9 +38,7 @@ struct KeysPasswdCommand: ParsableCommand {
         do { store = try Keystore.open(at: keystore.path, credential: old) } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }
-        let new = try PassphraseFlags.read(
-            prefix: "new-keystore-passphrase", env: newEnv, file: newFile, fd: newFD,
-            prompt: "New keystore passphrase: ", confirm: true)
+        let new = try newPassphrase.read()
         do { try store.changePassphrase(from: old, to: .passphrase(new), rotatingMasterKey: !keepMasterKey) } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }

@@ -1,0 +1,120 @@
+import CipherCrypto
+import Foundation
+
+/// Where an OpenBao or HashiCorp Vault server is and the token to use with it, for Transit slots.
+///
+/// Read from the variables users already have: the address from `BAO_ADDR`, else `VAULT_ADDR`;
+/// the token from a token file, else `BAO_TOKEN`, else `VAULT_TOKEN` (read through
+/// ``SecretSource``, never an argument); a private CA from `BAO_CACERT`, else `VAULT_CACERT`. TLS
+/// is always verified. The token is never part of a description or an error.
+///
+/// ```swift
+/// let transit = try TransitConnection.fromEnvironment()
+/// let store = try Keystore.open(at: path, credential: .transit(transit))
+/// ```
+public struct TransitConnection: Sendable, CustomStringConvertible {
+    /// The server's base address, e.g. `https://bao.example:8200`.
+    public let address: String
+    /// A PEM file of the CA that signed the server's certificate (else the system's store).
+    public let caFile: String?
+    /// Seconds a request may take before the service counts as unreachable.
+    public var timeout: Int = 10
+    let token: SecretBytes
+
+    /// The variables that name the address, in order of preference.
+    public static let addressVariables = ["BAO_ADDR", "VAULT_ADDR"]
+    /// The variables that hold the token, in order of preference.
+    public static let tokenVariables = ["BAO_TOKEN", "VAULT_TOKEN"]
+    /// The variables that name a CA file, in order of preference.
+    public static let caVariables = ["BAO_CACERT", "VAULT_CACERT"]
+
+    /// A connection to `address` (http or https) with `token`.
+    ///
+    /// - Throws: ``KeystoreError/invalidParameter(_:)`` for an address that is not an http(s) URL.
+    public init(address: String, token: SecretBytes, caFile: String? = nil) throws(KeystoreError) {
+        var trimmed = address
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://"), trimmed.count > 8,
+            !trimmed.contains(where: { $0.isWhitespace || $0 == "?" || $0 == "#" || $0 == "@" })
+        else {
+            throw .invalidParameter("the Transit address must be an http:// or https:// URL without credentials, not '\(address)'")
+        }
+        guard token.count > 0, token.withUnsafeBytes({ $0.allSatisfy { $0 > 0x20 && $0 < 0x7F } }) else {
+            throw .invalidParameter("the Transit token is empty or holds characters a token never has")
+        }
+        self.address = trimmed
+        self.token = token
+        self.caFile = caFile
+    }
+
+    /// Whether the environment names an address and holds a token: what unlocking without flags
+    /// needs to try Transit slots before prompting.
+    public static func isConfigured(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        first(of: addressVariables, in: environment) != nil && first(of: tokenVariables, in: environment) != nil
+    }
+
+    /// The connection the environment describes, with the token from `tokenFile` when given.
+    ///
+    /// - Throws: ``KeystoreError/invalidParameter(_:)`` when no address is set,
+    ///   ``KeystoreError/secretSource(_:)`` when the token cannot be read.
+    public static func fromEnvironment(
+        tokenFile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(KeystoreError) -> TransitConnection {
+        guard let (_, address) = first(of: addressVariables, in: environment) else {
+            throw .invalidParameter("no Transit server address: set BAO_ADDR or VAULT_ADDR")
+        }
+        let token: SecretBytes
+        if let tokenFile {
+            token = try SecretSource.file(tokenFile).read()
+        } else if let (name, _) = first(of: tokenVariables, in: environment) {
+            token = try SecretSource.environment(name).read()
+        } else {
+            throw .invalidParameter("no Transit token: set BAO_TOKEN or VAULT_TOKEN, or give a token file")
+        }
+        return try TransitConnection(address: address, token: token, caFile: first(of: caVariables, in: environment)?.1)
+    }
+
+    private static func first(of names: [String], in environment: [String: String]) -> (String, String)? {
+        for name in names { if let value = environment[name], !value.isEmpty { return (name, value) } }
+        return nil
+    }
+
+    /// The address, never the token.
+    public var description: String { "Transit at \(address) (token redacted)" }
+}
+
+/// Why a request to a Transit engine failed, in the terms a caller acts on. The message comes
+/// from the service or from libcurl and names the server, never the token or key material.
+public struct TransitError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// The service could not be reached, timed out, or is sealed or overloaded (5xx).
+        case unavailable
+        /// TLS failed: the certificate did not verify against the CA, or the handshake failed.
+        case tls
+        /// The token is invalid, expired or revoked, or its policy does not allow the request.
+        case permissionDenied
+        /// The Transit key (or the mount) does not exist: deleted, or never created.
+        case keyNotFound
+        /// The ciphertext's key version is below the key's `min_decryption_version`.
+        case ciphertextTooOld
+        /// The service refused the request for another reason (its message says which).
+        case rejected
+        /// The answer was not what a Transit engine sends.
+        case invalidResponse
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// What to tell the user.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The message.
+    public var description: String { message }
+}
