@@ -64,7 +64,10 @@ private struct ColumnContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if let bindable = value as? Bindable {
             store(bindable, key)
         } else {
-            let json = try JSONEncoder().encode(value)
+            // Sorted keys: the same value is always the same text (equal values compare equal in SQL).
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let json = try encoder.encode(value)
             store(String(decoding: json, as: UTF8.self), key)
         }
     }
