@@ -10,7 +10,7 @@ final class DatabaseCommandTests: CLITestCase {
         let root = try cipherdb(["--help"])
         XCTAssertTrue(root.stdout.contains("77"), "the exit code table is in --help")
         for command in [
-            "create", "info", "query", "shell", "encrypt", "decrypt", "rekey", "export", "verify", "salvage",
+            "create", "info", "query", "shell", "encrypt", "decrypt", "rekey", "export", "verify", "salvage", "backup",
             "keys", "keys init", "keys add", "keys list", "keys rotate", "keys passwd", "keys export",
             "keys import", "keys destroy",
         ] {

@@ -18,7 +18,7 @@ public struct CipherDBCommand: ParsableCommand {
         CommandConfiguration(
             commandName: "cipherdb",
             abstract:
-                "Create, inspect, query, encrypt, decrypt, rekey, export, verify and salvage SQLCipher databases, and manage keystore keys.",
+                "Create, inspect, query, encrypt, decrypt, rekey, export, back up, verify and salvage SQLCipher databases, and manage keystore keys.",
             discussion: """
                 Secrets are never taken as arguments (argv is visible to every user through ps and /proc). Give a \
                 database key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, \
@@ -39,7 +39,7 @@ public struct CipherDBCommand: ParsableCommand {
             subcommands: [
                 CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,
                 EncryptCommand.self, DecryptCommand.self, RekeyCommand.self, ExportCommand.self,
-                VerifyCommand.self, SalvageCommand.self, KeysCommand.self,
+                VerifyCommand.self, SalvageCommand.self, BackupCommand.self, KeysCommand.self,
             ]
         )
     }
