@@ -60,6 +60,8 @@ public final class Database {
     /// The page key SQLite was handed and the salt it was handed with (`nil`: the file's), when
     /// known: see `rememberPageKey(of:)`.
     var codecKey: (pageKey: SecretBytes, salt: [UInt8]?)?
+    /// The database file's shared read descriptor, held while the connection is open.
+    private var sharedFile: SharedFileDescriptors.Identity?
 
     /// The cipher settings the connection was keyed with.
     public var appliedSettings: CipherSettings { appliedSettingsStorage }
@@ -156,6 +158,9 @@ public final class Database {
         }
         sqlite3_extended_result_codes(handle, 1)
         sqliteHandle = handle
+        // Before SQLite takes any lock: offline reads of the file go through the descriptor this
+        // holds open, never through a descriptor of their own whose close would drop the locks.
+        if isFileBacked, !flags.contains(.uri) { sharedFile = SharedFileDescriptors.retain(sqlitePath) }
         openFlags = flags
         isKeyed = false
         hasProvenKey = false
@@ -213,6 +218,11 @@ public final class Database {
         functionBoxes.removeAll()
         traceBox = nil
         sqliteHandle = nil
+        // After SQLite closed its descriptor and released its locks.
+        if let sharedFile {
+            SharedFileDescriptors.release(sharedFile)
+            self.sharedFile = nil
+        }
         isKeyed = false
         hasProvenKey = false
         codecKey = nil

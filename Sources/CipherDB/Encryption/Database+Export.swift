@@ -76,20 +76,16 @@ extension Database {
         PendingFile.removeStaleTemporaries(beside: path)
         let wasWAL = try journalMode() == "wal"
         try takeSoleAccess(leavingWAL: wasWAL)
-        // A descriptor of the file for the page codec, closed only after this connection closed:
-        // closing any descriptor of a file drops the process's POSIX locks on it, SQLite's
-        // exclusive lock included, and another process could then write into the old file.
-        var source: Int32 = -1
+        // The file's shared descriptor for the page codec (see `SharedFileDescriptors`): one of
+        // its own, closed here, would drop the exclusive lock while the file is still this one.
+        let sourceFile = SharedFileDescriptors.retain(path)
+        defer { if let sourceFile { SharedFileDescriptors.release(sourceFile) } }
+        let source = sourceFile.flatMap { SharedFileDescriptors.descriptor(of: $0) } ?? -1
         var rewrite = Rewrite.export
-        defer { if source >= 0 { closeDescriptor(source) } }
         do throws(DatabaseError) {
             let pending = try PendingFile(beside: path)
             defer { pending.discard() }
-            if newKey != nil, codecKey != nil {
-                source = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
-                guard source >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
-            }
-            if source >= 0, let codecs = try pageCodecs(to: newKey, settings: settings, source: source) {
+            if newKey != nil, codecKey != nil, source >= 0, let codecs = try pageCodecs(to: newKey, settings: settings, source: source) {
                 try transcode(source: source, path: path, into: pending, codecs: codecs, settings: settings)
                 rewrite = .pageByPage
             } else {
@@ -165,14 +161,6 @@ extension Database {
         try PageCodec.transcode(source: source, sourcePath: path, into: pending, from: codecs.old, to: codecs.new)
         try Self.prove(
             path: pending.accessPath, key: .raw(codecs.new.pageKey), settings: settings, expectingTables: tableCount, checkingPages: false)
-    }
-
-    private func closeDescriptor(_ descriptor: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
-        #else
-        _ = Darwin.close(descriptor)
-        #endif
     }
 
     /// Makes this connection the only one that can read or write the file, until

@@ -86,11 +86,12 @@ public struct DatabaseFile: Sendable, Equatable {
     // MARK: - Reading
 
     /// Up to `count` bytes at `offset` of the file at `path` (fewer at the end of the file).
+    /// Through the process's shared descriptor of the file (see `SharedFileDescriptors`): a
+    /// descriptor of its own, closed here, would drop the locks of this process's connections.
     static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
-        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw fileError("cannot open", path) }
-        defer { close(descriptor) }
-        return try read(descriptor: descriptor, offset: offset, count: count, path: path)
+        try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
+            try read(descriptor: descriptor, offset: offset, count: count, path: path)
+        }
     }
 
     /// Up to `count` bytes at `offset` of an open file.

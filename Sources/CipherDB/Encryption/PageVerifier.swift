@@ -201,9 +201,14 @@ public struct PageVerifier: Sendable {
     /// - Parameter progress: called now and then with pages done and pages in all (from one
     ///   thread at a time, not always the caller's).
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
-        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
-        defer { close(descriptor) }
+        // The process's shared descriptor of the file: one of its own, closed at the end, would
+        // drop the locks of this process's connections to it (a shell's `.verify`, say).
+        try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
+            try verify(descriptor: descriptor, progress: progress)
+        }
+    }
+
+    private func verify(descriptor: Int32, progress: ((Int, Int) -> Void)?) throws(DatabaseError) -> Report {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let fileSize = Int(status.st_size)

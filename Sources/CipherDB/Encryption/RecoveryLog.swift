@@ -73,16 +73,19 @@ enum RecoveryLog {
     /// Whether another process holds the RESERVED lock of the database: its journal then belongs
     /// to a transaction in progress, not to a crash.
     static func isWriterActive(databasePath: String) -> Bool {
-        let descriptor = PathBytes.open(databasePath, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = off_t(reservedByte)
-        lock.l_len = 1
-        guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return false }
-        return lock.l_type != Int16(F_UNLCK)
+        // The shared descriptor: one of its own, closed here, would drop this process's locks.
+        let outcome = Result { () throws(DatabaseError) -> Bool in
+            try SharedFileDescriptors.withDescriptor(databasePath) { descriptor in
+                var lock = flock()
+                lock.l_type = Int16(F_WRLCK)
+                lock.l_whence = Int16(SEEK_SET)
+                lock.l_start = off_t(reservedByte)
+                lock.l_len = 1
+                guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return false }
+                return lock.l_type != Int16(F_UNLCK)
+            }
+        }
+        return (try? outcome.get()) ?? false
     }
 
     /// SQLite's lock bytes (os_unix.c): PENDING at 1 GiB, RESERVED right after it.
