@@ -17,6 +17,11 @@ final class DatabaseCommandTests: CLITestCase {
             let help = try cipherdb(command.split(separator: " ").map(String.init) + ["--help"])
             XCTAssertTrue(help.stdout.contains("Examples:"), "\(command) --help has examples")
         }
+        // The root's --version is not inherited: a subcommand's own --version N is the only one.
+        let exportHelp = try cipherdb(["keys", "export", "--help"]).stdout
+        XCTAssertEqual(exportHelp.components(separatedBy: "--version").count - 1, 1, exportHelp)
+        XCTAssertFalse(try cipherdb(["query", "--help"]).stdout.contains("--version"))
+
     }
 
     func testCreateQueryInfo() throws {

@@ -32,10 +32,11 @@ public struct CipherDBCommand: ParsableCommand {
                   cipherdb query app.db "SELECT * FROM people" --passphrase-env DB_PASS --json
                   cipherdb verify app.db --passphrase-env DB_PASS
 
+                `cipherdb --version` prints the tool's version and the SQLCipher it runs on.
+
                 Exit codes:
                 \(ExitStatus.table)
                 """,
-            version: versionText,
             subcommands: [
                 CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,
                 EncryptCommand.self, DecryptCommand.self, RekeyCommand.self, ExportCommand.self,
@@ -71,6 +72,12 @@ public enum CipherDBTool {
         Hardening.apply()
         let status: Int32
         let arguments = arguments ?? rawArguments()
+        // `--version` is the root's alone, read here: ArgumentParser's version flag would be
+        // inherited by every subcommand, beside `keys export --version N` and the like.
+        if arguments == ["--version"] {
+            print(CipherDBCommand.versionText)
+            exit(ExitStatus.ok.rawValue)
+        }
         if let typo = mistypedCommand(in: arguments) {
             Console.error(typo.description)
             exit(typo.status.rawValue)
