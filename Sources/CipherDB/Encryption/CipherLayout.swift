@@ -94,6 +94,10 @@ public struct CipherLayout: Sendable, Equatable {
             usesHMAC: usesHMAC, plaintextHeaderSize: plaintextHeaderSize)
     }
 
+    /// The page SQLite never writes because it holds the lock bytes at 1 GiB (os_unix.c's
+    /// PENDING_BYTE): in a file over 1 GiB it is a hole of zeros, with no IV and no HMAC.
+    public static func lockBytePage(pageSize: Int) -> Int { RecoveryLog.pendingByte / pageSize + 1 }
+
     /// Whether `size` is a page size SQLite accepts: a power of two from 512 to 65536.
     public static func isValidPageSize(_ size: Int) -> Bool {
         (512...65536).contains(size) && size & (size - 1) == 0

@@ -165,6 +165,7 @@ extension PageCodec {
         let chunkPages = pagesPerChunk(pageSize: pageSize)
         let chunkCount = (pageCount + chunkPages - 1) / chunkPages
         let threads = max(1, min(requestedThreads, chunkCount))
+        let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
         let failure = Locked<DatabaseError?>(nil)
         // Only the positional write is used from the threads: `pwrite` at distinct offsets.
         nonisolated(unsafe) let target = target
@@ -190,6 +191,8 @@ extension PageCodec {
                     }
                     for index in 0..<pages {
                         let page = UnsafeMutableRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
+                        // SQLite's lock-byte page stays the hole of zeros it is.
+                        if firstPage + index == lockBytePage, page.allSatisfy({ $0 == 0 }) { continue }
                         guard try reader.decrypt(page, number: firstPage + index) else {
                             throw DatabaseError(
                                 kind: .corrupt, resultCode: 11,
@@ -207,6 +210,7 @@ extension PageCodec {
                         target.descriptor, into: buffer, count: pages * pageSize, offset: offset, path: target.targetPath)
                     for index in 0..<pages {
                         let page = UnsafeMutableRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
+                        if back == pages * pageSize, firstPage + index == lockBytePage, page.allSatisfy({ $0 == 0 }) { continue }
                         guard back == pages * pageSize, try writer.decrypt(page, number: firstPage + index) else {
                             throw DatabaseError(
                                 kind: .ioError, resultCode: 10,

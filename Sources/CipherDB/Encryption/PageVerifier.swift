@@ -303,7 +303,10 @@ public struct PageVerifier: Sendable {
         var matches = true
         for index in 0..<layout.hmacSize where page[contentEnd + index] != code[index] { matches = false }
         if matches { return nil }
-        return page.allSatisfy({ $0 == 0 }) ? .zeroed : .hmacMismatch
+        let zeroed = page.allSatisfy { $0 == 0 }
+        // SQLite never writes the page of its lock bytes: zeros there are sound.
+        if zeroed, number == CipherLayout.lockBytePage(pageSize: layout.pageSize) { return nil }
+        return zeroed ? .zeroed : .hmacMismatch
     }
 
     // MARK: - Keys

@@ -168,4 +168,30 @@ final class PageCodecRekeyTests: DatabaseTestCase {
         XCTAssertEqual(try db.reencrypt(to: rawKey(0x0A), settings: settings), .pageByPage)
         try assertContent(db)
     }
+
+    func testAFileOverOneGiBKeepsSQLitesLockBytePage() throws {
+        // SQLite never writes the page at 1 GiB (its lock bytes): a hole of zeros, no HMAC.
+        let free = try XCTUnwrap(
+            FileManager.default.attributesOfFileSystem(forPath: directory.path)[.systemFreeSize] as? Int)
+        try XCTSkipIf(free < 4 << 30, "needs 4 GiB free for a file over 1 GiB and its rekeyed copy")
+        let big = CipherSettings(pageSize: 65536, kdfIterations: 4000, usesHMAC: true, kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
+        var db = try openDatabase("big.db", key: rawKey(0x11), settings: big)
+        try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        try db.beginTransaction()
+        for _ in 0..<1040 { try db.executeUpdate("INSERT INTO t(v) VALUES (zeroblob(1048576))") }
+        try db.commit()
+        db.close()
+        let lockPage = CipherLayout.lockBytePage(pageSize: 65536)
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path("big.db"))[.size] as? Int)
+        XCTAssertGreaterThan(size / 65536, lockPage)
+        XCTAssertTrue(try PageVerifier(path: path("big.db"), key: rawKey(0x11), settings: big).verify().isIntact)
+
+        db = try openDatabase("big.db", key: rawKey(0x11), settings: big)
+        XCTAssertEqual(try db.reencrypt(to: rawKey(0x12), settings: big), .pageByPage)
+        db.close()
+        XCTAssertTrue(try PageVerifier(path: path("big.db"), key: rawKey(0x12), settings: big).verify().isIntact)
+        let reopened = try openDatabase("big.db", key: rawKey(0x12), settings: big)
+        XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 1040)
+        XCTAssertEqual(try reopened.quickCheck(), [])
+    }
 }
