@@ -11,7 +11,8 @@ final class KeyPragmaRefusalTests: CLITestCase {
         let before = try bytes("app.db")
         for pragma in [
             "PRAGMA rekey = 'new secret'", "pragma main.REKEY = 'x'", "PRAGMA hexrekey = '00112233'",
-            "PRAGMA key = 'other'", "PRAGMA hexkey = 'aa'", "SELECT 1; PRAGMA rekey = 'later'",
+            "PRAGMA key = 'other'", "PRAGMA hexkey = 'aa'", "SELECT 1; PRAGMA rekey = 'later'", "PRAGMA textkey = 'other'",
+            "PRAGMA TEXTREKEY = 'x'",
         ] {
             let refused = try cipherdb(["query", "app.db", pragma, "--raw-key-file", key], expect: 64)
             XCTAssertTrue(refused.stderr.contains("cipherdb rekey"), refused.stderr)

@@ -221,6 +221,13 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA main.hexrekey = \"x'00'\""))
         XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA\ntextkey('x')"))
         XCTAssertTrue(EditingLineReader.mayHoldKey("ATTACH 'o.db' AS o KEY 'secret'"))
+        // Spellings SQLite accepts between PRAGMA and the name: comments, none, quotes, brackets.
+        for spelling in [
+            "PRAGMA/**/key='s'", "PRAGMA -- c\nkey='s'", #"PRAGMA"key"='s'"#, "PRAGMA `main`.key = 's'", "PRAGMA [main].key='s'",
+            #"PRAGMA "my db".key = 's'"#, "SELECT 1; PRAGMA rekey = 's'",
+        ] {
+            XCTAssertTrue(EditingLineReader.mayHoldKey(spelling), spelling)
+        }
         XCTAssertFalse(EditingLineReader.mayHoldKey("SELECT key FROM settings"))
         XCTAssertFalse(EditingLineReader.mayHoldKey("PRAGMA cipher_page_size"))
     }

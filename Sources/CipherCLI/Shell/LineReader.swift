@@ -106,11 +106,12 @@ final class EditingLineReader: LineReader {
         _ = write_history(historyPath)
     }
 
-    /// Whether `entry` could hold key material: a key PRAGMA of any spelling (`key`, `rekey`,
-    /// `hexkey`, `hexrekey`, `textkey`, ... with or without a schema name) or an ATTACH with a KEY.
-    /// Such entries never reach the history, even though the shell refuses to run them.
+    /// Whether `entry` could hold key material: any PRAGMA followed anywhere by `key` (`key`,
+    /// `rekey`, `hexkey`, `textkey`, ... whatever the quoting, schema name, comments or spaces
+    /// between), or an ATTACH with a KEY. Deliberately broad: a harmless entry left out of the
+    /// history (`PRAGMA foreign_keys`) costs nothing, a key written to it cannot be taken back.
     static func mayHoldKey(_ entry: String) -> Bool {
-        let patterns = [#"pragma\s+("?\w+"?\s*\.\s*)?"?\w*key\b"#, #"\battach\b[\s\S]*\bkey\b"#]
+        let patterns = [#"\bpragma[\s\S]*key"#, #"\battach\b[\s\S]*\bkey\b"#]
         return patterns.contains { entry.range(of: $0, options: [.regularExpression, .caseInsensitive]) != nil }
     }
 

@@ -102,7 +102,8 @@ final class ShellSession {
         }
         if mapped.status != .sqlFailed { fatal = mapped }
         var text = "error: \(mapped.message)"
-        if let offset = error.offset, let location = Self.location(of: offset, in: sql) {
+        // Never echo a line that may hold a key (a refused key PRAGMA, say): stderr is often logged.
+        if let offset = error.offset, !EditingLineReader.mayHoldKey(sql), let location = Self.location(of: offset, in: sql) {
             text += "\n  " + location.line + "\n  " + String(repeating: " ", count: location.column) + "^--- error here"
             if location.lineNumber > 1 { text = "error near line \(location.lineNumber): \(mapped.message)" + text.drop { $0 != "\n" } }
         }

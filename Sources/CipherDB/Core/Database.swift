@@ -514,8 +514,8 @@ public final class Database {
 
     // MARK: - Key PRAGMAs
 
-    /// Refuses `PRAGMA key`, `rekey`, `hexkey` and `hexrekey` in SQL run on this connection from
-    /// now on, with `notAuthorized`: for tools that run SQL typed by people (a shell, a query
+    /// Refuses `PRAGMA key`, `rekey`, `hexkey`, `hexrekey`, `textkey` and `textrekey` (SQLCipher 4)
+    /// in SQL run on this connection from now on, with `notAuthorized`: for tools that run SQL typed by people (a shell, a query
     /// command), where such a PRAGMA would put a secret in a command line or history and change
     /// the key without ``rekey(to:)``'s checks. ``setKey(_:settings:)`` and ``rekey(to:)`` call
     /// SQLCipher directly and keep working.
@@ -526,7 +526,7 @@ public final class Database {
             { _, action, name, _, _, _ in
                 guard action == SQLITE_PRAGMA, let name else { return SQLITE_OK }
                 switch String(cString: name).lowercased() {
-                case "key", "rekey", "hexkey", "hexrekey": return SQLITE_DENY
+                case "key", "rekey", "hexkey", "hexrekey", "textkey", "textrekey": return SQLITE_DENY
                 default: return SQLITE_OK
                 }
             }, nil)

@@ -130,6 +130,27 @@ public final class PendingFile {
         }
     }
 
+    /// Gives the content the owner, group and permission bits of the file at `existingPath`,
+    /// which it is about to replace: a rekey must not hand an app's database to whoever ran it,
+    /// nor change who may read it.
+    ///
+    /// - Throws: `fileError` when the owner cannot be kept (only root and the owner can give a
+    ///   file away); nothing was replaced then.
+    public func matchOwnerAndMode(of existingPath: String) throws(DatabaseError) {
+        var status = stat()
+        guard PathBytes.stat(existingPath, &status) == 0 else { return }
+        if status.st_uid != geteuid() || status.st_gid != getegid() {
+            guard fchown(descriptor, status.st_uid, status.st_gid) == 0 else {
+                throw DatabaseError(
+                    kind: .fileError,
+                    message:
+                        "cannot give the new \(existingPath) its owner (uid \(status.st_uid), gid \(status.st_gid)): \(String(cString: strerror(errno))); nothing was changed (run as the file's owner)"
+                )
+            }
+        }
+        guard fchmod(descriptor, status.st_mode & 0o7777) == 0 else { throw Self.error("cannot set the mode of", targetPath) }
+    }
+
     /// Writes `bytes` at `offset` of the content (threads may write different ranges at once).
     ///
     /// - Throws: `diskFull` or `fileError` naming the target.

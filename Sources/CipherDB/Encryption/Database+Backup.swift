@@ -36,12 +36,13 @@ extension Database {
         if !replacing, PathBytes.access(targetPath, F_OK) == 0 {
             throw DatabaseError(kind: .fileError, message: "the backup target \(targetPath) exists: pass replacing: true to replace it")
         }
+        try requireReplaceableTarget(targetPath)
         PendingFile.removeStaleTemporaries(beside: targetPath)
         // A named temporary (swept by the next run if this process dies): SQLite needs a journal,
         // and for a WAL source a -wal, beside the copy, which an anonymous file cannot have.
         let pending = try PendingFile(beside: targetPath, anonymous: false)
         defer { pending.discard() }
-        let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
+        var tableCount = 0
         do {
             let copy = Database(path: pending.accessPath)
             defer { copy.close() }
@@ -55,6 +56,8 @@ extension Database {
                 try beginTransaction(.deferred)
                 _ = try intForQuery("SELECT count(*) FROM sqlite_master")
             }
+            // Counted inside the snapshot the copy is made of.
+            tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
             defer { if ownsTransaction { rollbackQuietly() } }
             guard let backup = sqlite3_backup_init(target, "main", source, "main") else {
                 throw copy.error(code: sqlite3_errcode(target), sql: nil)
@@ -73,6 +76,26 @@ extension Database {
         }
         try Self.prove(path: pending.accessPath, key: key, settings: settings, expectingTables: tableCount)
         try pending.publish(replacing: replacing)
+    }
+
+    /// Refuses a target that is this database itself, or beside which a journal or WAL waits:
+    /// SQLite would roll that journal back into, or replay that WAL onto, the new copy.
+    private func requireReplaceableTarget(_ targetPath: String) throws(DatabaseError) {
+        var target = stat()
+        var source = stat()
+        if let path, PathBytes.stat(targetPath, &target) == 0, PathBytes.stat(path, &source) == 0,
+            target.st_dev == source.st_dev, target.st_ino == source.st_ino
+        {
+            throw DatabaseError(kind: .fileError, message: "the backup target \(targetPath) is the database itself")
+        }
+        for companion in [DatabaseFile.journalPath(targetPath), DatabaseFile.walPath(targetPath)]
+        where PathBytes.access(companion, F_OK) == 0 {
+            throw DatabaseError(
+                kind: .fileError,
+                message:
+                    "\(companion) is beside the backup target: SQLite would apply it to the new copy; open \(targetPath) once (or remove it) first"
+            )
+        }
     }
 
     /// Refuses what SQLCipher's backup cannot do: copy between a plaintext and an encrypted database.

@@ -48,7 +48,8 @@ extension Database {
     /// connection elsewhere that was idle keeps the old file open: its reads see the old
     /// content and its next write fails (SQLite's "database moved" check), never lands unseen.
     /// The old `-wal` and `-shm` are gone before the new file appears; a WAL database is put
-    /// back in WAL mode on the new file.
+    /// back in WAL mode on the new file. The new file keeps the old one's owner, group and mode
+    /// (`fileError`, nothing changed, when the owner cannot be kept: run as the owner or root).
     ///
     /// When only the key, salt or KDF change, the pages are rewritten by CipherDB's page codec
     /// on every core (``Rewrite/pageByPage``): each page's HMAC is checked under the old key,
@@ -91,6 +92,7 @@ extension Database {
             } else {
                 try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete")
             }
+            try pending.matchOwnerAndMode(of: path)
             try pending.publish(replacing: true)
         } catch {
             releaseSoleAccess(restoringWAL: wasWAL)

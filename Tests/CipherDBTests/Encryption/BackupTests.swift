@@ -91,4 +91,15 @@ final class BackupTests: DatabaseTestCase {
             XCTAssertEqual(try openDatabase(name, key: rawKey(0x61)).intForQuery("SELECT count(*) FROM t"), rows, name)
         }
     }
+
+    func testTheDatabaseItselfOrATargetWithAJournalIsRefused() throws {
+        let db = try source()
+        let before = try fileBytes(path("source.db"))
+        assertThrows(.fileError) { try db.backup(to: self.path("source.db"), key: self.rawKey(0x61), replacing: true) }
+        XCTAssertEqual(try fileBytes(path("source.db")), before)
+        try db.backup(to: path("copy.db"), key: rawKey(0x61))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("copy.db-journal"), contents: Data(repeating: 7, count: 512)))
+        assertThrows(.fileError) { try db.backup(to: self.path("copy.db"), key: self.rawKey(0x61), replacing: true) }
+        XCTAssertEqual(try openDatabase("copy.db", key: rawKey(0x61)).intForQuery("SELECT count(*) FROM t"), rows)
+    }
 }

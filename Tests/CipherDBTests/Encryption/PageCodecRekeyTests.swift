@@ -194,4 +194,24 @@ final class PageCodecRekeyTests: DatabaseTestCase {
         XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 1040)
         XCTAssertEqual(try reopened.quickCheck(), [])
     }
+
+    func testTheRewrittenFileKeepsItsOwnerAndMode() throws {
+        let db = try makeDatabase("owned.db", key: rawKey(0x21))
+        let file = path("owned.db")
+        XCTAssertEqual(chmod(file, 0o640), 0)
+        // As root, give the file away first: the rekey must not take it back.
+        let isRoot = geteuid() == 0
+        if isRoot { XCTAssertEqual(chown(file, 65534, 65534), 0) }
+        XCTAssertEqual(try db.reencrypt(to: rawKey(0x22), settings: settings), .pageByPage)
+        var export = settings
+        export.pageSize = 4096
+        XCTAssertEqual(try db.reencrypt(to: rawKey(0x23), settings: export), .export)
+        db.close()
+        let attributes = try FileManager.default.attributesOfItem(atPath: file)
+        XCTAssertEqual((attributes[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o640)
+        if isRoot {
+            XCTAssertEqual((attributes[.ownerAccountID] as? NSNumber)?.intValue, 65534)
+            XCTAssertEqual((attributes[.groupOwnerAccountID] as? NSNumber)?.intValue, 65534)
+        }
+    }
 }
