@@ -172,59 +172,112 @@ extension PageCodec {
 
         // Worker `thread` handles chunks thread, thread + threads, ...; the first failure stops all.
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
-            defer {
-                buffer.initializeMemory(as: UInt8.self, repeating: 0)  // plaintext passed through it
-                buffer.deallocate()
-            }
-            do throws(DatabaseError) {
-                let reader = try Worker(old)
-                let writer = try Worker(new)
-                var chunk = thread
-                while chunk < chunkCount, failure.withLock({ $0 == nil }) {
-                    let firstPage = chunk * chunkPages + 1
-                    let pages = min(chunkPages, pageCount - firstPage + 1)
-                    let offset = (firstPage - 1) * pageSize
-                    let got = try DatabaseFile.readFully(source, into: buffer, count: pages * pageSize, offset: offset, path: sourcePath)
-                    guard got == pages * pageSize else {
-                        throw DatabaseError(kind: .ioError, message: "\(sourcePath) became shorter while it was rewritten")
-                    }
-                    for index in 0..<pages {
-                        let page = UnsafeMutableRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
-                        // SQLite's lock-byte page stays the hole of zeros it is.
-                        if firstPage + index == lockBytePage, page.allSatisfy({ $0 == 0 }) { continue }
-                        guard try reader.decrypt(page, number: firstPage + index) else {
-                            throw DatabaseError(
-                                kind: .corrupt, resultCode: 11,
-                                message:
-                                    "page \(firstPage + index) of \(sourcePath) fails its HMAC: the file is damaged or altered; nothing was changed"
-                            )
-                        }
-                        try writer.encrypt(page, number: firstPage + index)
-                    }
-                    let written = UnsafeRawBufferPointer(rebasing: buffer[0..<(pages * pageSize)])
-                    try target.write(written, at: offset)
-                    // Read back and checked under the new key: what reaches the copy is what
-                    // SQLCipher will accept, or the copy is thrown away.
-                    let back = try DatabaseFile.readFully(
-                        target.descriptor, into: buffer, count: pages * pageSize, offset: offset, path: target.targetPath)
-                    for index in 0..<pages {
-                        let page = UnsafeMutableRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
-                        if back == pages * pageSize, firstPage + index == lockBytePage, page.allSatisfy({ $0 == 0 }) { continue }
-                        guard back == pages * pageSize, try writer.decrypt(page, number: firstPage + index) else {
-                            throw DatabaseError(
-                                kind: .ioError, resultCode: 10,
-                                message:
-                                    "page \(firstPage + index) of the rewritten copy of \(sourcePath) reads back wrong; nothing was changed"
-                            )
-                        }
-                    }
-                    chunk += threads
+            let chunkBytes = chunkPages * pageSize
+            // Plaintext passes through this memory: SecretBytes keeps it out of core dumps and
+            // swap where it can and wipes it at the end. One half for the pages, one for their
+            // plaintext, which the copy must give back when read under the new key.
+            _ = SecretBytes(count: 2 * chunkBytes) { memory in
+                let buffer = UnsafeMutableRawBufferPointer(rebasing: memory[0..<chunkBytes])
+                let plaintext = UnsafeMutableRawBufferPointer(rebasing: memory[chunkBytes..<(2 * chunkBytes)])
+                do throws(DatabaseError) {
+                    try rewrite(
+                        chunksFrom: thread, every: threads, buffer: buffer, plaintext: plaintext,
+                        context: TranscodeContext(
+                            source: source, sourcePath: sourcePath, target: target, old: old, new: new, pageSize: pageSize,
+                            pageCount: pageCount, chunkPages: chunkPages, chunkCount: chunkCount, lockBytePage: lockBytePage),
+                        failure: failure)
+                } catch {
+                    failure.withLock { if $0 == nil { $0 = error } }
                 }
-            } catch {
-                failure.withLock { if $0 == nil { $0 = error } }
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// What every worker of one ``transcode(source:sourcePath:into:from:to:threads:)`` shares.
+    private struct TranscodeContext {
+        let source: Int32
+        let sourcePath: String
+        let target: PendingFile
+        let old: PageCodec
+        let new: PageCodec
+        let pageSize: Int
+        let pageCount: Int
+        let chunkPages: Int
+        let chunkCount: Int
+        let lockBytePage: Int
+    }
+
+    /// One worker's share: chunks `first`, `first + every`, ... read, checked under the old key,
+    /// encrypted under the new one, written, read back and compared with their plaintext.
+    private static func rewrite(
+        chunksFrom first: Int, every: Int, buffer: UnsafeMutableRawBufferPointer, plaintext: UnsafeMutableRawBufferPointer,
+        context: TranscodeContext, failure: Locked<DatabaseError?>
+    ) throws(DatabaseError) {
+        let pageSize = context.pageSize
+        let reader = try Worker(context.old)
+        let writer = try Worker(context.new)
+        func page(_ memory: UnsafeMutableRawBufferPointer, _ index: Int) -> UnsafeMutableRawBufferPointer {
+            UnsafeMutableRawBufferPointer(rebasing: memory[(index * pageSize)..<((index + 1) * pageSize)])
+        }
+        var chunk = first
+        while chunk < context.chunkCount, failure.withLock({ $0 == nil }) {
+            let firstPage = chunk * context.chunkPages + 1
+            let pages = min(context.chunkPages, context.pageCount - firstPage + 1)
+            let offset = (firstPage - 1) * pageSize
+            let bytes = pages * pageSize
+            let got = try DatabaseFile.readFully(context.source, into: buffer, count: bytes, offset: offset, path: context.sourcePath)
+            guard got == bytes else {
+                throw DatabaseError(kind: .ioError, message: "\(context.sourcePath) became shorter while it was rewritten")
+            }
+            for index in 0..<pages {
+                let number = firstPage + index
+                // SQLite's lock-byte page stays the hole of zeros it is.
+                if number == context.lockBytePage, page(buffer, index).allSatisfy({ $0 == 0 }) { continue }
+                guard try reader.decrypt(page(buffer, index), number: number) else {
+                    throw DatabaseError(
+                        kind: .corrupt, resultCode: 11,
+                        message:
+                            "page \(number) of \(context.sourcePath) fails its HMAC: the file is damaged or altered; nothing was changed")
+                }
+                page(plaintext, index).copyMemory(from: UnsafeRawBufferPointer(page(buffer, index)))
+                try writer.encrypt(page(buffer, index), number: number)
+            }
+            try context.target.write(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes]), at: offset)
+            // Read back, decrypted under the new key and compared with the plaintext it came from:
+            // what reaches the copy gives SQLite exactly the pages it had, or the copy is dropped.
+            let back = try DatabaseFile.readFully(
+                context.target.descriptor, into: buffer, count: bytes, offset: offset, path: context.target.targetPath)
+            for index in 0..<pages {
+                let number = firstPage + index
+                let sound: Bool
+                if back != bytes {
+                    sound = false
+                } else if number == context.lockBytePage, page(buffer, index).allSatisfy({ $0 == 0 }) {
+                    sound = true
+                } else {
+                    // The content only: the salt, IV and HMAC around it are new by design.
+                    let content = (number == 1 ? CipherLayout.saltSize : 0)..<(pageSize - context.new.layout.reserveSize)
+                    sound =
+                        try writer.decrypt(page(buffer, index), number: number)
+                        && sameBytes(
+                            UnsafeRawBufferPointer(rebasing: page(buffer, index)[content]),
+                            UnsafeRawBufferPointer(rebasing: page(plaintext, index)[content]))
+                }
+                guard sound else {
+                    throw DatabaseError(
+                        kind: .ioError, resultCode: 10,
+                        message: "page \(number) of the rewritten copy of \(context.sourcePath) reads back wrong; nothing was changed")
+                }
+            }
+            chunk += every
+        }
+    }
+
+    /// Whether two buffers hold the same bytes (`memcmp`: this runs once per page).
+    private static func sameBytes(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Bool {
+        guard first.count == second.count else { return false }
+        guard let a = first.baseAddress, let b = second.baseAddress else { return first.count == 0 }
+        return memcmp(a, b, first.count) == 0
     }
 }
