@@ -110,13 +110,22 @@ struct PageCodec: Sendable {
 
         /// Encrypts page `number`'s plaintext content in place under a fresh random reserve (and
         /// IV), writes its HMAC, and on page 1 the salt.
-        func encrypt(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) {
+        ///
+        /// - Parameter randomReserve: `reserveSize` random bytes to use (drawn for many pages at
+        ///   once: OpenSSL checks for a fork with a system call on every draw); `nil` draws them.
+        func encrypt(_ page: UnsafeMutableRawBufferPointer, number: Int, randomReserve: UnsafeRawBufferPointer? = nil) throws(DatabaseError)
+        {
             let contentEnd = layout.pageSize - layout.reserveSize
             let hmacStart = contentEnd + CipherLayout.ivSize
             let content = UnsafeMutableRawBufferPointer(rebasing: page[contentStart(number)..<contentEnd])
+            let reserve = UnsafeMutableRawBufferPointer(rebasing: page[contentEnd..<layout.pageSize])
             do {
                 // As SQLCipher does: the whole reserve random, its first 16 bytes the IV.
-                try SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: page[contentEnd..<layout.pageSize]))
+                if let randomReserve, randomReserve.count == reserve.count {
+                    reserve.copyMemory(from: randomReserve)
+                } else {
+                    try SecureRandom.fill(reserve)
+                }
                 try encryptor.run(
                     iv: UnsafeRawBufferPointer(rebasing: page[contentEnd..<hmacStart]), input: UnsafeRawBufferPointer(content),
                     output: content)
@@ -217,6 +226,9 @@ extension PageCodec {
         let pageSize = context.pageSize
         let reader = try Worker(context.old)
         let writer = try Worker(context.new)
+        let reserveSize = context.new.layout.reserveSize
+        let random = UnsafeMutableRawBufferPointer.allocate(byteCount: context.chunkPages * reserveSize, alignment: 16)
+        defer { random.deallocate() }
         func page(_ memory: UnsafeMutableRawBufferPointer, _ index: Int) -> UnsafeMutableRawBufferPointer {
             UnsafeMutableRawBufferPointer(rebasing: memory[(index * pageSize)..<((index + 1) * pageSize)])
         }
@@ -230,6 +242,9 @@ extension PageCodec {
             guard got == bytes else {
                 throw DatabaseError(kind: .ioError, message: "\(context.sourcePath) became shorter while it was rewritten")
             }
+            do { try SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: random[0..<(pages * reserveSize)])) } catch {
+                throw PageVerifier.cryptoError(error)
+            }
             for index in 0..<pages {
                 let number = firstPage + index
                 // SQLite's lock-byte page stays the hole of zeros it is.
@@ -241,7 +256,9 @@ extension PageCodec {
                             "page \(number) of \(context.sourcePath) fails its HMAC: the file is damaged or altered; nothing was changed")
                 }
                 page(plaintext, index).copyMemory(from: UnsafeRawBufferPointer(page(buffer, index)))
-                try writer.encrypt(page(buffer, index), number: number)
+                try writer.encrypt(
+                    page(buffer, index), number: number,
+                    randomReserve: UnsafeRawBufferPointer(rebasing: random[(index * reserveSize)..<((index + 1) * reserveSize)]))
             }
             try context.target.write(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes]), at: offset)
             // Read back, decrypted under the new key and compared with the plaintext it came from:
