@@ -78,22 +78,23 @@ extension Database {
         try pending.publish(replacing: replacing)
     }
 
-    /// Refuses a target that is this database itself, or beside which a journal or WAL waits:
-    /// SQLite would roll that journal back into, or replay that WAL onto, the new copy.
-    private func requireReplaceableTarget(_ targetPath: String) throws(DatabaseError) {
+    /// Refuses a target (of a backup or an export) that is this database itself, or beside which
+    /// a journal or WAL waits: SQLite would roll that journal back into, or replay that WAL onto,
+    /// the new copy.
+    func requireReplaceableTarget(_ targetPath: String) throws(DatabaseError) {
         var target = stat()
         var source = stat()
         if let path, PathBytes.stat(targetPath, &target) == 0, PathBytes.stat(path, &source) == 0,
             target.st_dev == source.st_dev, target.st_ino == source.st_ino
         {
-            throw DatabaseError(kind: .fileError, message: "the backup target \(targetPath) is the database itself")
+            throw DatabaseError(kind: .fileError, message: "the target \(targetPath) is the database itself")
         }
         for companion in [DatabaseFile.journalPath(targetPath), DatabaseFile.walPath(targetPath)]
         where PathBytes.access(companion, F_OK) == 0 {
             throw DatabaseError(
                 kind: .fileError,
                 message:
-                    "\(companion) is beside the backup target: SQLite would apply it to the new copy; open \(targetPath) once (or remove it) first"
+                    "\(companion) is beside the target: SQLite would apply it to the new copy; open \(targetPath) once (or remove it) first"
             )
         }
     }

@@ -17,16 +17,24 @@ extension Database {
     ///
     /// - Throws: `fileError` if the target exists or its folder cannot be written; SQLite errors
     ///   from the copy; the verification's error.
-    public func export(to targetPath: String, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+    ///
+    /// - Parameter replacing: whether an existing file at `targetPath` may be replaced
+    ///   (atomically: readers see the old file or the new one). Never the database itself, nor a
+    ///   target with a journal or WAL beside it (SQLite would apply it to the new file).
+    public func export(
+        to targetPath: String, key: DatabaseKey?, settings: CipherSettings = .versionDefaults, replacing: Bool = false
+    ) throws(DatabaseError) {
         try checkCanExport(key: key, settings: settings)
-        guard PathBytes.access(targetPath, F_OK) != 0 else {
-            throw DatabaseError(kind: .fileError, message: "the export target \(targetPath) exists: exports never replace a file")
+        guard replacing || PathBytes.access(targetPath, F_OK) != 0 else {
+            throw DatabaseError(
+                kind: .fileError, message: "the export target \(targetPath) exists: pass replacing: true to replace it")
         }
+        try requireReplaceableTarget(targetPath)
         PendingFile.removeStaleTemporaries(beside: targetPath)
         let pending = try PendingFile(beside: targetPath)
         defer { pending.discard() }
         try writeExport(into: pending, key: key, settings: settings)
-        try pending.publish(replacing: false)
+        try pending.publish(replacing: replacing)
     }
 
     /// Copies the whole database into `pending`, as ``export(to:key:settings:)`` does, and leaves

@@ -20,9 +20,11 @@ final class ReadmeExampleTests: DatabaseTestCase {
         try db.executeUpdate("UPDATE people SET age = :age WHERE name = :name", ["age": 32, "name": "Ann"])
         let rs = try db.executeQuery("SELECT name, age FROM people WHERE age > ?", 21)
         while try rs.next() { print(rs.string("name") ?? "", rs.int("age") ?? 0) }
-        try db.export(to: plainPath, key: nil)
+        try db.export(to: plainPath, key: nil, replacing: true)
 
         XCTAssertEqual(printed, ["Ann 32"])
+        // Any number of times: the example replaces its decrypted copy.
+        try db.export(to: plainPath, key: nil, replacing: true)
         let plain = Database(path: plainPath)
         try plain.open()
         XCTAssertEqual(try plain.stringForQuery("SELECT name FROM people WHERE age = 32"), "Ann")
@@ -36,6 +38,7 @@ final class ReadmeExampleTests: DatabaseTestCase {
             #"try db.open(key: .passphrase(SecretBytes(utf8: "correct horse battery staple")))"#,
             #"try db.executeUpdate("UPDATE people SET age = :age WHERE name = :name", ["age": 32, "name": "Ann"])"#,
             #"while try rs.next() { print(rs.string("name") ?? "", rs.int("age") ?? 0) }"#,
+            #"try db.export(to: "/tmp/people-plain.db", key: nil, replacing: true)"#,
         ] {
             XCTAssertTrue(text.contains(line), "README lost: \(line)")
         }
