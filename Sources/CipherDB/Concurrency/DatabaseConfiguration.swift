@@ -26,6 +26,10 @@ public struct DatabaseConfiguration: Sendable {
     /// Opens a ``DatabaseQueue`` read-only. Pools ignore it: their readers are always read-only.
     public var readOnly = false
 
+    /// Whether a queue or pool creates its database file when it is missing (the default), or
+    /// throws `fileError` (an app that must find its existing data, say).
+    public var createsMissingFile = true
+
     // MARK: Pools
 
     /// The most reader connections a pool opens, lazily, as reads need them. At least 1; default 5.

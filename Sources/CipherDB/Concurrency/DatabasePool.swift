@@ -93,7 +93,8 @@ public final class DatabasePool: DatabaseWriter {
             path: path, label: "cipherdb.pool.writer", owner: Self.owner, scope: scope, configuration: configuration
         ) { () throws(DatabaseError) -> Database in
             try keys.openConnection(
-                path: path, flags: [.readWrite, .create, .noMutex], settings: settings,
+                path: path, flags: configuration.createsMissingFile ? [.readWrite, .create, .noMutex] : [.readWrite, .noMutex],
+                settings: settings,
                 configuration: configuration
             ) { db throws(DatabaseError) in
                 let mode = try db.setJournalMode("wal")

@@ -48,7 +48,9 @@ public final class DatabaseQueue: DatabaseWriter {
         self.configuration = configuration
         let keyHolder = KeyHolder(key)
         self.key = keyHolder
-        let flags: Database.OpenFlags = configuration.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex]
+        let flags: Database.OpenFlags =
+            configuration.readOnly
+            ? [.readOnly, .noMutex] : configuration.createsMissingFile ? [.readWrite, .create, .noMutex] : [.readWrite, .noMutex]
         serialized = SerializedDatabase(
             path: path, label: "cipherdb.queue", owner: "database queue",
             scope: ObjectIdentifier(scopeToken), configuration: configuration

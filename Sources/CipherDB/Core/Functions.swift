@@ -1,12 +1,23 @@
 import CSQLCipher
 import Foundation
 
-/// An error a custom SQL function throws to make its SQL statement fail with `message`.
+/// An error a custom SQL function throws to make its SQL statement fail with `message`, and
+/// with a result code of its choice (FMDB's `sqlite3_result_error_code`).
+///
+/// ```swift
+/// throw FunctionError("the text is longer than 1 KiB", resultCode: SQLITE_TOOBIG)
+/// ```
 public struct FunctionError: Error, Sendable, CustomStringConvertible {
     /// The message SQLite reports to the caller.
     public let message: String
-    /// Creates an error with `message`.
-    public init(_ message: String) { self.message = message }
+    /// The result code the statement fails with: `SQLITE_ERROR` unless given (`SQLITE_TOOBIG`,
+    /// `SQLITE_NOMEM`, `SQLITE_CONSTRAINT`, ... or an extended code).
+    public let resultCode: Int32
+    /// Creates an error with `message` and `resultCode` (`SQLITE_ERROR`, 1, by default).
+    public init(_ message: String, resultCode: Int32 = 1) {
+        self.message = message
+        self.resultCode = resultCode
+    }
     /// The message.
     public var description: String { message }
 }
@@ -84,6 +95,10 @@ extension Database {
                     setResult(result, on: context)
                 } catch {
                     sqlite3_result_error(context, String(describing: error), -1)
+                    // After the message: the code replaces SQLITE_ERROR and keeps the message.
+                    if let error = error as? FunctionError, error.resultCode != SQLITE_ERROR {
+                        sqlite3_result_error_code(context, error.resultCode)
+                    }
                 }
             },
             nil, nil, nil)

@@ -198,4 +198,15 @@ final class DatabaseQueueTests: DatabaseTestCase {
         XCTAssertEqual(kind, .interrupted)
         XCTAssertEqual(try queue.read { db in try db.intForQuery("SELECT 1") }, 1)
     }
+
+    func testAQueueOrPoolThatMustNotCreateItsFile() throws {
+        var configuration = DatabaseConfiguration()
+        configuration.createsMissingFile = false
+        assertThrows(.fileError) { _ = try DatabaseQueue(path: self.path("missing.db"), key: self.rawKey(1), configuration: configuration) }
+        assertThrows(.fileError) { _ = try DatabasePool(path: self.path("missing.db"), key: self.rawKey(1), configuration: configuration) }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("missing.db")))
+        try DatabaseQueue(path: path("present.db"), key: rawKey(1)).close()
+        let queue = try DatabaseQueue(path: path("present.db"), key: rawKey(1), configuration: configuration)
+        try queue.close()
+    }
 }

@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherDB
 import Foundation
 import XCTest
@@ -112,5 +113,30 @@ final class FunctionTests: DatabaseTestCase {
     func testFunctionsNeedAnOpenDatabase() {
         let db = Database(path: nil)
         assertThrows(.misuse) { try db.createFunction("f") { _ in nil } }
+    }
+
+    func testAFunctionChoosesTheResultCodeItsStatementFailsWith() throws {
+        let db = try memoryDatabase()
+        try db.createFunction("guarded", argumentCount: 1) { arguments in
+            guard case .text(let text) = arguments[0] else { throw FunctionError("text only", resultCode: SQLITE_MISMATCH) }
+            guard text.utf8.count <= 8 else { throw FunctionError("longer than 8 bytes", resultCode: SQLITE_TOOBIG) }
+            guard text != "dup" else { throw FunctionError("duplicate", resultCode: SQLITE_CONSTRAINT) }
+            return text.uppercased()
+        }
+        XCTAssertEqual(try db.stringForQuery("SELECT guarded('ok')"), "OK")
+        for (argument, code) in [("'far too long text'", SQLITE_TOOBIG), ("42", SQLITE_MISMATCH), ("'dup'", SQLITE_CONSTRAINT)] {
+            do {
+                _ = try db.stringForQuery("SELECT guarded(\(argument))")
+                XCTFail("\(argument) must fail")
+            } catch {
+                XCTAssertEqual(error.resultCode, code, "\(error)")
+            }
+        }
+        do {
+            _ = try db.stringForQuery("SELECT guarded('dup')")
+        } catch {
+            XCTAssertEqual(error.kind, .constraint)
+            XCTAssertTrue(error.message.contains("duplicate"), error.message)
+        }
     }
 }

@@ -1,0 +1,50 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+import XCTest
+
+/// `attachDatabase(at:as:key:settings:)`: another encrypted file in the same connection.
+final class AttachTests: DatabaseTestCase {
+    private func archive(_ name: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults) throws {
+        let db = try openDatabase(name, key: key, settings: settings)
+        try db.executeUpdate("CREATE TABLE t(v TEXT)")
+        try db.executeUpdate("INSERT INTO t VALUES ('from \(name)')")
+        db.close()
+    }
+
+    func testAnotherKeyAndAJoinAcrossFiles() throws {
+        try archive("archive.db", key: passphrase("archive words"))
+        let db = try openDatabase("main.db", key: rawKey(0x01))
+        try db.executeUpdate("CREATE TABLE t(v TEXT)")
+        try db.executeUpdate("INSERT INTO t VALUES ('from main')")
+        try db.attachDatabase(at: path("archive.db"), as: "archive", key: passphrase("archive words"))
+        XCTAssertEqual(
+            try db.stringForQuery("SELECT group_concat(v, ', ') FROM (SELECT v FROM main.t UNION ALL SELECT v FROM archive.t)"),
+            "from main, from archive.db")
+        try db.detachDatabase("archive")
+        assertThrows(.sqlite) { _ = try db.intForQuery("SELECT count(*) FROM archive.t") }
+    }
+
+    func testAWrongKeyIsWrongKeyAndNothingStaysAttached() throws {
+        try archive("archive.db", key: rawKey(0x02))
+        let before = try fileBytes(path("archive.db"))
+        let db = try openDatabase("main.db", key: rawKey(0x01))
+        assertThrows(.wrongKey) { try db.attachDatabase(at: self.path("archive.db"), as: "archive", key: self.rawKey(0x03)) }
+        var schemas: [String] = []
+        let list = try db.executeQuery("PRAGMA database_list")
+        while try list.next() { schemas.append(list.string("name") ?? "") }
+        XCTAssertEqual(schemas, ["main"])
+        XCTAssertEqual(try fileBytes(path("archive.db")), before)
+    }
+
+    func testOtherSettingsAreRefusedUntouched() throws {
+        let settings = CipherSettings(pageSize: 8192, kdfIterations: 4000)
+        try archive("big-pages.db", key: passphrase("settings"), settings: settings)
+        let before = try fileBytes(path("big-pages.db"))
+        let db = try openDatabase("main.db", key: rawKey(0x01))
+        assertThrows(.unsupported) {
+            try db.attachDatabase(at: self.path("big-pages.db"), as: "big", key: self.passphrase("settings"), settings: settings)
+        }
+        XCTAssertEqual(try fileBytes(path("big-pages.db")), before)
+    }
+}
