@@ -157,6 +157,14 @@ extension DatabaseWriter {
         return result
     }
 
+    /// FMDB's transaction block (exclusive, as in FMDB) without blocking the calling task's
+    /// thread. The exact async twin of the blocking `inTransaction(_:)`: with a defaulted `kind`
+    /// only, Swift preferred the blocking overload in async code (fewer defaulted arguments).
+    @discardableResult
+    public func inTransaction<T: Sendable>(_ body: @escaping @Sendable (Database, inout Bool) throws -> T) async throws -> T {
+        try await inTransaction(.exclusive, body)
+    }
+
     /// FMDB's transaction block without blocking the calling task's thread, exclusive by default
     /// as in FMDB; see the rollback-flag form of `inTransaction(_:_:)`.
     @discardableResult
