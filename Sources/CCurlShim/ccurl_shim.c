@@ -108,6 +108,10 @@ int cdb_http_post(
     wiped_buffer buffer = {0};
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    // No proxy ever sees a request (it would see the token, and the master key at enrolment):
+    // libcurl otherwise takes one from http_proxy, HTTPS_PROXY or ALL_PROXY.
+    curl_easy_setopt(curl, CURLOPT_PROXY, "");
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout_seconds);

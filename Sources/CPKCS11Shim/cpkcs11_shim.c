@@ -102,6 +102,10 @@ static int label_matches(const unsigned char padded[32], const char *label) {
     return 1;
 }
 
+static unsigned long login_attempts = 0;
+
+unsigned long cdb_p11_login_attempts(void) { return __atomic_load_n(&login_attempts, __ATOMIC_RELAXED); }
+
 unsigned long cdb_p11_open(
     const char *module_path, const char *token_label, const uint8_t *pin, size_t pin_len,
     cdb_p11_session **session, char *error, size_t error_len) {
@@ -133,6 +137,7 @@ unsigned long cdb_p11_open(
     if (rv == CKR_OK && !has_token) rv = CDB_P11_TOKEN_NOT_FOUND;
     if (rv == CKR_OK) rv = opened->functions->C_OpenSession(found, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &opened->handle);
     if (rv == CKR_OK) {
+        __atomic_fetch_add(&login_attempts, 1, __ATOMIC_RELAXED);
         rv = opened->functions->C_Login(opened->handle, CKU_USER, (CK_UTF8CHAR_PTR)pin, (CK_ULONG)pin_len);
         // Another live session of this process on the token logged in already.
         if (rv == CKR_USER_ALREADY_LOGGED_IN) rv = CKR_OK;

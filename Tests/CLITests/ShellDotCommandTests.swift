@@ -148,6 +148,67 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(missing.stdout, "1\n", "results stay on stdout when the file cannot be made")
     }
 
+    /// sqlite3's `.output /dev/null`: a character device or FIFO is written through, never
+    /// replaced by a regular file (as root, a rename would have replaced the device node).
+    func testOutputToADeviceOrFIFOWritesThroughIt() throws {
+        // A node of /dev/null's device in the test folder (as root), else /dev/null itself, which
+        // a user cannot replace: either way the test sees whether the node kept its type.
+        var null = stat()
+        XCTAssertEqual(stat("/dev/null", &null), 0)
+        let device = mknod(path("null"), S_IFCHR | 0o666, null.st_rdev) == 0 ? path("null") : "/dev/null"
+        let fifo = path("pipe")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        // Opened before the shell runs, so the shell's open for writing does not wait.
+        let reader = Glibc.open(fifo, O_RDONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        let result = try cipherShell(
+            """
+            .output \(device)
+            SELECT name FROM people WHERE id = 1;
+            .output
+            SELECT 'after';
+            .once \(fifo)
+            SELECT 'through the pipe';
+            SELECT 'stdout again';
+            """)
+        XCTAssertEqual(result.stdout, "after\nstdout again\n")
+        XCTAssertEqual(result.stderr, "")
+        var status = stat()
+        XCTAssertEqual(stat(device, &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFCHR, "\(device) is still a character device")
+        XCTAssertEqual(status.st_rdev, null.st_rdev)
+        XCTAssertEqual(stat(fifo, &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFIFO, "the FIFO is still a FIFO")
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = read(reader, &buffer, buffer.count)
+        XCTAssertEqual(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self), "through the pipe\n")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            !$0.hasPrefix(".out-") && !$0.hasPrefix(".err-") && !$0.hasPrefix(".in-")
+        }
+        XCTAssertEqual(Set(left), Set(["app.db", "pipe"] + (device == "/dev/null" ? [] : ["null"])), "no temporary left behind")
+    }
+
+    /// `.output app.db` in a shell on app.db would replace the live database (and its journal,
+    /// WAL or shared memory would be worse): refused, by name or through another link.
+    func testOutputRefusesTheOpenDatabaseAndItsCompanions() throws {
+        let before = try bytes("app.db")
+        XCTAssertEqual(symlink(path("app.db"), path("alias.db")), 0)
+        XCTAssertEqual(link(path("app.db"), path("hard.db")), 0)
+        for target in ["app.db", path("app.db"), "alias.db", "hard.db", "./app.db"] {
+            let result = try cipherShell(".output \(target)\nSELECT 'x';\n", expect: 1)
+            XCTAssertTrue(result.stderr.contains("open database"), "\(target): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "x\n", "results stay on stdout")
+            XCTAssertTrue(try bytes("app.db") == before, "\(target) changed the database")
+        }
+        for suffix in ["-journal", "-wal", "-shm"] {
+            let result = try cipherShell(".once app.db\(suffix)\nSELECT 'x';\n", expect: 1)
+            XCTAssertTrue(result.stderr.contains("open database"), "\(suffix): \(result.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path("app.db" + suffix)), suffix)
+        }
+        XCTAssertTrue(try bytes("app.db") == before, "the database changed")
+    }
+
     func testImportAndRead() throws {
         try writeFile("new.csv", "code,label\nA,\"first, with comma\"\nB,\"two\nlines\"\n")
         try writeFile("rows.csv", "# comment line\n9,Zed,40\n10,\"Q \"\"quoted\"\"\",41\n")

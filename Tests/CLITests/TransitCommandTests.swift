@@ -81,6 +81,20 @@ final class TransitCommandTests: CLITestCase {
         XCTAssertEqual(try bytes("keystore"), before)
     }
 
+    /// Plain http:// to another host would send the token (and the master key at enrolment) in
+    /// clear: a usage error before any request, the keystore unchanged. The dev server's own
+    /// loopback http:// address works (every other test here uses it).
+    func testPlainHTTPToAnotherHostIsAUsageError() throws {
+        var remote = env
+        remote["VAULT_ADDR"] = "http://bao.invalid:8200"
+        let before = try bytes("keystore")
+        let refused = try cipherdb(
+            ["keys", "slots", "add", "--transit", "fleet", "--keystore-passphrase-env", "KS_PASS"], env: remote, expect: 64)
+        XCTAssertTrue(refused.stderr.contains("https://") && refused.stderr.contains("loopback"), refused.stderr)
+        XCTAssertEqual(try bytes("keystore"), before)
+        try cipherdb(["keys", "list", "--keystore-transit"], env: remote, expect: 64)
+    }
+
     func testTransitFailuresAreTypedAndTheTokenStaysSecret() throws {
         // No address: a usage error naming the variables.
         var bare = env

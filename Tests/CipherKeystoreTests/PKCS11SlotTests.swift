@@ -93,6 +93,26 @@ final class PKCS11SlotTests: XCTestCase {
     }
 
     /// The master key is in the file only sealed by the token, and the seal is bound to its slot.
+    /// A wrong PIN costs one try of the token's retry counter per unlock, however many slots the
+    /// keystore has on the token: a typical counter of 3 would lock after one typo with 3 slots.
+    func testAWrongPINIsTriedOnceHoweverManySlotsTheTokenHas() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
+        try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks")
+        try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks", createKey: false)
+        try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "other")
+        let before = PKCS11Session.loginAttempts
+        XCTAssertThrowsError(try Keystore.open(at: path, credential: .pkcs11(credential(pin: "000000")))) { error in
+            guard case .pkcs11(let failure)? = error as? KeystoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(failure.kind, .pinIncorrect)
+            XCTAssertTrue(failure.message.contains(self.token.label), failure.message)
+        }
+        XCTAssertEqual(PKCS11Session.loginAttempts - before, 1, "one C_Login for one unlock with a wrong PIN")
+        // The right PIN still opens, with one login.
+        let right = PKCS11Session.loginAttempts
+        _ = try Keystore.open(at: path, credential: .pkcs11(credential()))
+        XCTAssertEqual(PKCS11Session.loginAttempts - right, 1)
+    }
+
     func testTheMasterKeyIsSealedAndBoundToItsSlot() throws {
         let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
         try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks")

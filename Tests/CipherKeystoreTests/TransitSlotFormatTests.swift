@@ -51,4 +51,28 @@ struct TransitSlotFormatTests {
             #expect(throws: KeystoreError.self, "\(mount) \(key) \(version) \(ciphertext)") { try TransitSlot.decode(crafted.bytes) }
         }
     }
+
+    /// The token (and, at enrolment and rotation, the master key) never crosses a network in
+    /// clear: plain http:// is refused when the connection is made, before any request, unless
+    /// the host is this machine's loopback.
+    @Test func plainHTTPIsRefusedUnlessTheHostIsLoopback() throws {
+        let token = SecretBytes(utf8: "s.token")
+        for address in [
+            "http://bao.example:8200", "http://10.0.0.5:8200", "http://bao.example", "http://127.0.0.1.nip.io:8200",
+            "http://localhost.example:8200", "http://[::2]:8200", "http://127.0.0.2:8200", "http://127.0.0.1:80x",
+            "http://[::1]x:8200", "http://:8200",
+        ] {
+            #expect(throws: KeystoreError.plaintextTransitAddress(address), "\(address)") {
+                try TransitConnection(address: address, token: token)
+            }
+            let message = KeystoreError.plaintextTransitAddress(address).description
+            #expect(message.contains("https://") && message.contains("loopback") && !message.contains("s.token"), "\(message)")
+        }
+        for address in [
+            "https://bao.example:8200", "https://10.0.0.5", "http://127.0.0.1:8200", "http://localhost:8200", "http://LocalHost",
+            "http://[::1]:8200", "http://[::1]", "http://127.0.0.1/", "http://localhost:8200/prefix",
+        ] {
+            #expect(throws: Never.self, "\(address)") { try TransitConnection(address: address, token: token) }
+        }
+    }
 }

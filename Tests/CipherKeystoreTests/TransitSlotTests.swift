@@ -181,6 +181,25 @@ final class TransitSlotTests: XCTestCase {
         }
     }
 
+    /// A proxy named by the environment never sees a request (it would see the token, and the
+    /// master key at enrolment): libcurl honours `http_proxy` for http addresses unless told not
+    /// to. The proxy here is a closed port, so a request sent through it fails.
+    func testTheEnvironmentsProxyIsNeverUsed() throws {
+        let names = ["http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "no_proxy", "NO_PROXY"]
+        let saved = names.map { ($0, getenv($0).map { String(cString: $0) }) }
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        for name in names { unsetenv(name) }
+        for name in ["http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] { setenv(name, "http://127.0.0.1:9", 1) }
+        try makeStore()
+        XCTAssertEqual(server.auditedRequests("encrypt", key: "fleet"), 1)
+        _ = try Keystore.open(at: path, credential: .transit(connection()))
+        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 1)
+    }
+
     func testAddressesAndNamesAreChecked() throws {
         XCTAssertThrowsError(try TransitConnection(address: "ftp://x", token: SecretBytes(utf8: "t")))
         XCTAssertThrowsError(try TransitConnection(address: "https://user:pw@host", token: SecretBytes(utf8: "t")))

@@ -23,7 +23,8 @@ typedef struct {
 /// POSTs `body` to `url` with `X-Vault-Token: <token>` and a JSON content type.
 ///
 /// TLS is verified (peer and host name) against `ca_file` when not NULL, else the system store.
-/// Redirects are not followed; only http and https are allowed. The response body is returned in
+/// Redirects are not followed; only http and https are allowed (the caller allows http only to
+/// loopback); no proxy is used, whatever the environment says. The response body is returned in
 /// a buffer of `*response_len` bytes that the caller releases with `cdb_http_free`.
 /// Returns 0 when `result` was filled (check its fields), -1 when memory ran out.
 int cdb_http_post(

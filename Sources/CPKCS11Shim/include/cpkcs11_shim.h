@@ -24,6 +24,10 @@ unsigned long cdb_p11_open(
     const char *module_path, const char *token_label, const uint8_t *pin, size_t pin_len,
     cdb_p11_session **session, char *error, size_t error_len);
 
+/// How many times this process called C_Login, through any module: each call may count against
+/// the token's PIN retry counter (tests check that one unlock makes one attempt).
+unsigned long cdb_p11_login_attempts(void);
+
 /// Logs out, closes the session, finalizes and unloads the module.
 void cdb_p11_close(cdb_p11_session *session);
 

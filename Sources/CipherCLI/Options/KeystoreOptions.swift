@@ -102,6 +102,8 @@ public struct KeystoreOptions: ParsableArguments {
             return try TransitConnection.fromEnvironment(tokenFile: vaultTokenFile)
         } catch .secretSource(let failure) {
             throw CLIError.secretSource(failure, flag: vaultTokenFile.map { "--vault-token-file \($0)" } ?? "the Transit token")
+        } catch .plaintextTransitAddress(let address) {
+            throw CLIError.keystore(.plaintextTransitAddress(address), path: path)
         } catch {
             throw CLIError.usage(
                 error.description, hint: "set BAO_ADDR (or VAULT_ADDR) and BAO_TOKEN (or VAULT_TOKEN, or --vault-token-file)")

@@ -71,6 +71,8 @@ extension CLIError {
             return CLIError.secretSource(failure, flag: nil)
         case .invalidBundle, .bundleMismatch:
             return CLIError(.dataError, error.description)
+        case .plaintextTransitAddress:
+            return CLIError(.usage, error.description, hint: "set BAO_ADDR or VAULT_ADDR to the server's https:// address")
         case .transit(let failure):
             return CLIError.transit(failure, path: path)
         case .pkcs11(let failure):

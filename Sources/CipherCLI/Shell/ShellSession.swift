@@ -143,13 +143,12 @@ final class ShellSession {
         write(Array((text + "\n").utf8))
     }
 
-    /// Sends results to `path` (a new file, 0600, named only when complete) until the next
-    /// `.output`, or for the next command only with `once`.
+    /// Sends results to `path` until the next `.output`, or for the next command only with
+    /// `once` (see ``ShellOutput/open(_:once:database:)`` for what `path` may be).
     func redirect(to path: String?, once: Bool) throws(CLIError) {
         try closeDestination()
         guard let path else { return }
-        let file = try OutputFile(path: path, force: true)
-        destination = ShellOutput(file: file, writer: file.textWriter(), once: once)
+        destination = try ShellOutput.open(path, once: once, database: opened.path)
     }
 
     /// Ends a `.once` redirection after the command it was for.
@@ -164,19 +163,80 @@ final class ShellSession {
         destination = nil
         do {
             try current.writer.finish()
-            try current.file.publish()
+            try current.file?.publish()
         } catch {
-            current.file.discard()
+            current.file?.discard()
             throw error
         }
     }
 }
 
-/// An `.output` or `.once` file.
+/// An `.output` or `.once` destination, with sqlite3's meaning of the path: an existing
+/// character device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written directly;
+/// anything else is a regular file, built aside and named when complete (``OutputFile``, 0600).
 struct ShellOutput {
-    let file: OutputFile
+    /// The regular file to publish; `nil` for a device or FIFO written directly.
+    let file: OutputFile?
     let writer: TextWriter
     let once: Bool
+
+    /// Opens `path` for the shell's results.
+    ///
+    /// - Throws: 64 if `path` is the shell's open `database` or one of its companions (journal,
+    ///   WAL, shared memory), by name or through another link: writing it would replace the live
+    ///   database; 73 if it is another kind of special file (block device, socket) or cannot be
+    ///   opened or created.
+    static func open(_ path: String, once: Bool, database: String) throws(CLIError) -> ShellOutput {
+        try refuseDatabaseFiles(path, database: database)
+        var status = stat()
+        if PathBytes.stat(path, &status) == 0 {
+            let type = status.st_mode & S_IFMT
+            if type == S_IFCHR || type == S_IFIFO {
+                // No O_CREAT or O_TRUNC: the node stays what it is. A FIFO waits for a reader.
+                let descriptor = PathBytes.open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw CLIError(.cannotCreate, "cannot open \(path): \(String(cString: strerror(errno)))")
+                }
+                var opened = stat()
+                guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == type else {
+                    close(descriptor)
+                    throw CLIError(.cannotCreate, "\(path) was replaced while it was opened")
+                }
+                return ShellOutput(file: nil, writer: TextWriter(descriptor: descriptor, name: path, closes: true), once: once)
+            }
+            if type != S_IFREG && type != S_IFDIR {
+                throw CLIError(.cannotCreate, "\(path) is neither a regular file nor a character device or FIFO")
+            }
+        }
+        let file = try OutputFile(path: path, force: true)
+        return ShellOutput(file: file, writer: file.textWriter(), once: once)
+    }
+
+    /// Throws when `path` names `database` or a companion of it: the same file (device and
+    /// inode) when it exists, else the same name in the same folder (a journal or WAL that
+    /// SQLite has not made yet).
+    private static func refuseDatabaseFiles(_ path: String, database: String) throws(CLIError) {
+        var target = stat()
+        let exists = PathBytes.stat(path, &target) == 0
+        var folder = stat()
+        var databaseFolder = stat()
+        let sameFolder =
+            PathBytes.stat(PathBytes.folder(of: path), &folder) == 0
+            && PathBytes.stat(PathBytes.folder(of: database), &databaseFolder) == 0
+            && folder.st_dev == databaseFolder.st_dev && folder.st_ino == databaseFolder.st_ino
+        for file in [database] + DatabaseFile.companionPaths(database) {
+            var status = stat()
+            let same =
+                exists
+                ? PathBytes.stat(file, &status) == 0 && status.st_dev == target.st_dev && status.st_ino == target.st_ino
+                : sameFolder && PathBytes.lastComponent(of: path) == PathBytes.lastComponent(of: file)
+            if same {
+                throw CLIError.usage(
+                    "refusing to write results to \(path): it is " + (file == database ? "" : "the journal, WAL or shared memory of ")
+                        + "the open database \(database), which it would replace")
+            }
+        }
+    }
 }
 
 /// `.timer`: wall-clock and CPU time of one statement, as sqlite3 prints it.

@@ -100,6 +100,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case crypto(CryptoError)
     /// A secret could not be read from its source (the message names the source, never the secret).
     case secretSource(SecretSourceError)
+    /// A Transit address is plain `http://` to a host other than this machine's loopback: the
+    /// token (and at enrolment and rotation the master key) would cross the network in clear.
+    /// Refused before any request; see ``TransitConnection/loopbackHosts``.
+    case plaintextTransitAddress(String)
     /// A Transit engine (OpenBao, Vault) refused or could not be reached; the keystore is unchanged.
     case transit(TransitError)
     /// A PKCS#11 module, token or key failed (wrong PIN, missing token or key); the keystore is unchanged.
@@ -148,6 +152,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description
         case .secretSource(let error): return "cannot read the secret: \(error.message)"
+        case .plaintextTransitAddress(let address):
+            return "refusing the Transit address \(address): plain http:// would send the token (and at enrolment and rotation "
+                + "the master key) over the network in clear; use https://, or http:// only to a loopback host ("
+                + TransitConnection.loopbackHosts.sorted().joined(separator: ", ") + ")"
         case .transit(let error): return error.message
         case .pkcs11(let error): return error.message
         }

@@ -54,7 +54,8 @@ extension KeySlot {
     /// - Throws: ``KeystoreError/noMatchingSlot`` when no slot takes the credential,
     ///   ``KeystoreError/wrongPassphrase`` when none of them opens,
     ///   ``KeystoreError/unlockBudgetExceeded(tried:skipped:)`` when slots were left untried; for
-    ///   Transit and PKCS#11 slots, the first slot's failure when none opens.
+    ///   Transit and PKCS#11 slots, the first slot's failure when none opens, except that a wrong
+    ///   or locked PIN is thrown at once (one PIN login per unlock).
     static func open(
         _ slots: [KeySlot], with credential: KeystoreCredential, keystoreID: [UInt8],
         budget: UInt64 = KeySlotKDF.unlockBudget, excluding: Set<UInt8> = []
@@ -79,8 +80,11 @@ extension KeySlot {
                 }
             } catch {
                 // A service or token that fails for one slot may serve the next (another Transit
-                // server, another token); the first failure is the answer if none opens.
+                // server, another token); the first failure is the answer if none opens. A wrong
+                // or locked PIN stops at once: each login with it would use up one more try of the
+                // token's retry counter (3 slots on one token, one typo: the PIN locked).
                 switch error {
+                case .pkcs11(let failure) where failure.kind == .pinIncorrect || failure.kind == .pinLocked: throw error
                 case .transit, .pkcs11, .tampered: firstFailure = firstFailure ?? error
                 default: throw error
                 }

@@ -92,6 +92,10 @@ final class PKCS11Session {
 
     deinit { cdb_p11_close(handle) }
 
+    /// How many PIN logins this process has attempted (`C_Login` calls), for tests: a wrong PIN
+    /// must cost one try of the token's retry counter per unlock, however many slots it has.
+    static var loginAttempts: UInt { cdb_p11_login_attempts() }
+
     /// Finds the key labelled `label`, generating it (non-extractable AES-256) when `create`.
     /// Returns whether it was generated.
     @discardableResult

@@ -5,8 +5,11 @@ import Foundation
 ///
 /// Read from the variables users already have: the address from `BAO_ADDR`, else `VAULT_ADDR`;
 /// the token from a token file, else `BAO_TOKEN`, else `VAULT_TOKEN` (read through
-/// ``SecretSource``, never an argument); a private CA from `BAO_CACERT`, else `VAULT_CACERT`. TLS
-/// is always verified. The token is never part of a description or an error.
+/// ``SecretSource``, never an argument); a private CA from `BAO_CACERT`, else `VAULT_CACERT`.
+/// The address is `https://`, whose TLS is always verified; plain `http://` only to this
+/// machine's loopback (``loopbackHosts``), since every request carries the token and enrolment
+/// and rotation send the master key. No proxy is ever used, whatever `http_proxy` and the like
+/// say. The token is never part of a description or an error.
 ///
 /// ```swift
 /// let transit = try TransitConnection.fromEnvironment()
@@ -28,9 +31,15 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
     /// The variables that name a CA file, in order of preference.
     public static let caVariables = ["BAO_CACERT", "VAULT_CACERT"]
 
-    /// A connection to `address` (http or https) with `token`.
+    /// The hosts a plain `http://` address may name: this machine's loopback, where nothing
+    /// crosses a network (libcurl resolves `localhost` to loopback itself, without DNS).
+    public static let loopbackHosts: Set<String> = ["127.0.0.1", "[::1]", "localhost"]
+
+    /// A connection to `address` (`https://`, or `http://` to a loopback host) with `token`.
     ///
-    /// - Throws: ``KeystoreError/invalidParameter(_:)`` for an address that is not an http(s) URL.
+    /// - Throws: ``KeystoreError/invalidParameter(_:)`` for an address that is not an http(s) URL,
+    ///   ``KeystoreError/plaintextTransitAddress(_:)`` for `http://` to a host other than
+    ///   ``loopbackHosts``: refused here, so no request is ever made.
     public init(address: String, token: SecretBytes, caFile: String? = nil) throws(KeystoreError) {
         var trimmed = address
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
@@ -38,6 +47,11 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
             !trimmed.contains(where: { $0.isWhitespace || $0 == "?" || $0 == "#" || $0 == "@" })
         else {
             throw .invalidParameter("the Transit address must be an http:// or https:// URL without credentials, not '\(address)'")
+        }
+        if trimmed.hasPrefix("http://") {
+            guard let host = Self.host(ofHTTPAddress: trimmed), Self.loopbackHosts.contains(host.lowercased()) else {
+                throw .plaintextTransitAddress(trimmed)
+            }
         }
         guard token.count > 0, token.withUnsafeBytes({ $0.allSatisfy { $0 > 0x20 && $0 < 0x7F } }) else {
             throw .invalidParameter("the Transit token is empty or holds characters a token never has")
@@ -72,6 +86,26 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
             throw .invalidParameter("no Transit token: set BAO_TOKEN or VAULT_TOKEN, or give a token file")
         }
         return try TransitConnection(address: address, token: token, caFile: first(of: caVariables, in: environment)?.1)
+    }
+
+    /// The host of `http://HOST[:PORT][/PATH]` (a bracketed IPv6 address keeps its brackets), or
+    /// `nil` when the authority is not exactly a host and an optional numeric port.
+    private static func host(ofHTTPAddress address: String) -> String? {
+        let authority = address.dropFirst("http://".count).prefix { $0 != "/" }
+        let host: Substring
+        let rest: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...close]
+            rest = authority[authority.index(after: close)...]
+        } else {
+            host = authority.prefix { $0 != ":" }
+            rest = authority.dropFirst(host.count)
+        }
+        if !rest.isEmpty {
+            guard rest.first == ":", rest.count > 1, rest.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        }
+        return host.isEmpty ? nil : String(host)
     }
 
     private static func first(of names: [String], in environment: [String: String]) -> (String, String)? {
