@@ -130,83 +130,62 @@ func defaultFile(encrypted: Bool, pageSize: Int? = nil) throws -> String {
     return path
 }
 
+/// The C side of the insert workloads: a fresh raw-key file, the table made before measuring.
+func rawInsert(_ meter: Meter) {
+    let db = Raw.open(freshPath("insert-raw.db"), key: rawKeyLiteral, pageSize: pageSize)
+    defer { sqlite3_close(db) }
+    Raw.exec(db, Fixture.createTable)
+    meter.measure { Raw.insert(db, fixture) }
+}
+
+/// CipherDB's side of an insert workload, inserting with `insert`.
+func cipherInsert(_ insert: @escaping (Database, Fixture) throws -> Void) -> (Meter) throws -> Void {
+    { meter in
+        let db = try openRawKeyed(freshPath("insert-cipher.db"))
+        defer { db.close() }
+        try db.executeUpdate(Fixture.createTable)
+        try meter.measure { try insert(db, fixture) }
+    }
+}
+
+/// The C side of a read workload on the filled file.
+func rawRead(_ name: String, _ read: @escaping (OpaquePointer) -> Checksum) -> (Meter) throws -> Void {
+    { meter in
+        let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
+        defer { sqlite3_close(db) }
+        meter.measure { record(name, read(db)) }
+    }
+}
+
+/// CipherDB's side of a read workload on the same file.
+func cipherRead(_ name: String, _ read: @escaping (Database) throws -> Checksum) -> (Meter) throws -> Void {
+    { meter in
+        let db = try openRawKeyed(filled)
+        defer { db.close() }
+        try meter.measure { record(name, try read(db)) }
+    }
+}
+
 let workloads: [Workload] = [
     Workload(
         name: "insert in one transaction", baselineName: "C API", goal: 1.10,
-        baseline: { meter in
-            let db = Raw.open(freshPath("insert-raw.db"), key: rawKeyLiteral, pageSize: pageSize)
-            defer { sqlite3_close(db) }
-            Raw.exec(db, Fixture.createTable)
-            meter.measure { Raw.insert(db, fixture) }
-        },
-        subject: { meter in
-            let db = try openRawKeyed(freshPath("insert-cipher.db"))
-            defer { db.close() }
-            try db.executeUpdate(Fixture.createTable)
-            try meter.measure { try Cipher.insert(db, fixture) }
-        }),
+        baseline: rawInsert, subject: cipherInsert(Cipher.insert)),
     Workload(
         name: "insert, prepared statement", baselineName: "C API", goal: 1.10,
-        baseline: { meter in
-            let db = Raw.open(freshPath("insert-raw.db"), key: rawKeyLiteral, pageSize: pageSize)
-            defer { sqlite3_close(db) }
-            Raw.exec(db, Fixture.createTable)
-            meter.measure { Raw.insert(db, fixture) }
-        },
-        subject: { meter in
-            let db = try openRawKeyed(freshPath("insert-cipher.db"))
-            defer { db.close() }
-            try db.executeUpdate(Fixture.createTable)
-            try meter.measure { try Cipher.insertPrepared(db, fixture) }
-        }),
+        baseline: rawInsert, subject: cipherInsert(Cipher.insertPrepared)),
     Workload(
         name: "scan, columns by index", baselineName: "C API", goal: 1.20,
-        baseline: { meter in
-            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
-            defer { sqlite3_close(db) }
-            meter.measure { record("scan", Raw.scan(db)) }
-        },
-        subject: { meter in
-            let db = try openRawKeyed(filled)
-            defer { db.close() }
-            try meter.measure { record("scan", try Cipher.scanByIndex(db)) }
-        }),
+        baseline: rawRead("scan", Raw.scan), subject: cipherRead("scan", Cipher.scanByIndex)),
     Workload(
         name: "scan, columns by name", baselineName: "C API by index", goal: 1.30,
-        baseline: { meter in
-            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
-            defer { sqlite3_close(db) }
-            meter.measure { record("scan", Raw.scan(db)) }
-        },
-        subject: { meter in
-            let db = try openRawKeyed(filled)
-            defer { db.close() }
-            try meter.measure { record("scan", try Cipher.scanByName(db)) }
-        }),
+        baseline: rawRead("scan", Raw.scan), subject: cipherRead("scan", Cipher.scanByName)),
     Workload(
         name: "point lookups in one read transaction", baselineName: "C API", goal: 1.25,
-        baseline: { meter in
-            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
-            defer { sqlite3_close(db) }
-            meter.measure { record("lookups", Raw.lookups(db, fixture)) }
-        },
-        subject: { meter in
-            let db = try openRawKeyed(filled)
-            defer { db.close() }
-            try meter.measure { record("lookups", try Cipher.lookups(db, fixture)) }
-        }),
+        baseline: rawRead("lookups") { Raw.lookups($0, fixture) }, subject: cipherRead("lookups") { try Cipher.lookups($0, fixture) }),
     Workload(
         name: "point lookups, prepared statement", baselineName: "C API", goal: 1.25,
-        baseline: { meter in
-            let db = Raw.open(filled, key: rawKeyLiteral, pageSize: pageSize)
-            defer { sqlite3_close(db) }
-            meter.measure { record("lookups", Raw.lookups(db, fixture)) }
-        },
-        subject: { meter in
-            let db = try openRawKeyed(filled)
-            defer { db.close() }
-            try meter.measure { record("lookups", try Cipher.lookupsPrepared(db, fixture)) }
-        }),
+        baseline: rawRead("lookups") { Raw.lookups($0, fixture) },
+        subject: cipherRead("lookups") { try Cipher.lookupsPrepared($0, fixture) }),
     Workload(
         name: "insert, encrypted at the default page size", baselineName: "plaintext", goal: 1.25,
         baseline: insertCase(encrypted: false), subject: insertCase(encrypted: true)),
