@@ -49,7 +49,9 @@ struct VerifyCommand: ParsableCommand {
             guard !key.isGiven else {
                 throw CLIError(.dataError, "\(database) is a plaintext SQLite database: it has no key and no page HMACs")
             }
-            return try finish(report: nil, fileSize: size, settings: .versionDefaults, resolved: nil)
+            return try finish(
+                report: nil, checks: sqliteChecks(settings: .versionDefaults, resolved: nil), fileSize: size, settings: .versionDefaults,
+                resolved: nil)
         case .encrypted: break
         }
         let resolved = try KeyResolver.resolve(
@@ -68,20 +70,30 @@ struct VerifyCommand: ParsableCommand {
         }
         settings.pageSize = verifier.layout.pageSize
         try rollBackInterruptedWrite(resolved: resolved, settings: settings)
-        progress.phase("checking the pages of \(database)")
-        let report: PageVerifier.Report
-        do {
-            report = try verifier.verify { done, total in progress.update("pages", done: done, total: total) }
-        } catch {
-            throw CLIError.database(error, path: database)
+        // The page HMACs (offline, on every core) while SQLite runs its own checks: the two read
+        // the same file, and the verify takes as long as the longer of them, not their sum.
+        progress.phase(
+            "checking the pages and running SQLite's integrity_check on \(database) (each reads every page; large files take a while)")
+        let pageCheck = PageCheck()
+        let pagesDone = DispatchGroup()
+        DispatchQueue.global().async(group: pagesDone) { [verifier] in
+            pageCheck.outcome = Result { () throws(DatabaseError) in try verifier.verify() }
         }
-        progress.finish("pages checked")
+        let checks = sqliteChecks(settings: settings, resolved: resolved)
+        pagesDone.wait()
+        progress.finish("page check and integrity_check done")
+        let report: PageVerifier.Report
+        switch pageCheck.outcome {
+        case .success(let done)?: report = done
+        case .failure(let error)?: throw CLIError.database(error, path: database)
+        case nil: throw CLIError(.ioError, "the page check of \(database) did not run")
+        }
         if report.pageCount > 0, report.badPages.count == report.pageCount {
             throw CLIError(
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
                 hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
         }
-        try finish(report: report, fileSize: size, settings: settings, resolved: resolved)
+        try finish(report: report, checks: checks, fileSize: size, settings: settings, resolved: resolved)
     }
 
     /// A hot journal means a write (a rekey, say) was interrupted: the file on disk is half old,
@@ -105,18 +117,20 @@ struct VerifyCommand: ParsableCommand {
         }
     }
 
-    /// Runs the SQLite checks and prints the result.
-    private func finish(report: PageVerifier.Report?, fileSize: Int, settings: CipherSettings, resolved: ResolvedKey?) throws {
+    /// What SQLite says of the file: `integrity_check` (and SQLCipher 4's `cipher_integrity_check`).
+    private struct SQLiteChecks {
+        var integrity: [String]
+        var cipherIntegrity: [String]?
+    }
+
+    /// Opens the database read-only and runs SQLite's checks.
+    private func sqliteChecks(settings: CipherSettings, resolved: ResolvedKey?) -> SQLiteChecks {
         var integrity: [String]
         var cipherIntegrity: [String]?
         let db = Database(path: database)
         defer { db.close() }
         do {
             try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
-            // integrity_check reads and decrypts every page with no progress of its own: say so.
-            let progress = ProgressReporter(quiet: common.quiet || json)
-            progress.phase("running SQLite's integrity_check on \(database) (it reads every page; large files take a while)")
-            defer { progress.finish("integrity_check done") }
             do {
                 // SQLite packs its findings into one row with a line each.
                 integrity = try db.integrityCheck().flatMap { $0.split(separator: "\n").map(String.init) }
@@ -137,6 +151,14 @@ struct VerifyCommand: ParsableCommand {
         } catch {
             integrity = ["cannot open the database: \(error.message)"]
         }
+        return SQLiteChecks(integrity: integrity, cipherIntegrity: cipherIntegrity)
+    }
+
+    /// Prints the result.
+    private func finish(
+        report: PageVerifier.Report?, checks: SQLiteChecks, fileSize: Int, settings: CipherSettings, resolved: ResolvedKey?
+    ) throws {
+        let (integrity, cipherIntegrity) = (checks.integrity, checks.cipherIntegrity)
         let badPages = report?.badPages ?? []
         let wal = report?.writeAheadLog
         let isSound = badPages.isEmpty && (wal?.isIntact ?? true) && integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty
@@ -225,6 +247,17 @@ struct VerifyCommand: ParsableCommand {
                     "cipherdb: \(database) is damaged\n  hint: `cipherdb salvage \(database) OUT` copies every row that can still be read")
             }
             throw CommandFailure(status: .dataError)
+        }
+    }
+
+    /// The page check's outcome, handed over from the thread that computes it.
+    private final class PageCheck: @unchecked Sendable {
+        // Under `lock`: set on the checking thread, read after the group's wait.
+        private let lock = NSLock()
+        private var stored: Result<PageVerifier.Report, DatabaseError>?
+        var outcome: Result<PageVerifier.Report, DatabaseError>? {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
         }
     }
 }
