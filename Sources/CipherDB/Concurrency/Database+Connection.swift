@@ -12,7 +12,7 @@ extension Database {
     ) throws(DatabaseError) -> Database {
         let db = Database(path: path)
         db.busyTimeout = configuration.busyTimeout
-        try db.open(flags: flags, key: key, settings: settings)
+        try db.open(flags: flags, key: key, settings: settings, vfs: configuration.vfs)
         do {
             // A keyed open already read the schema; without a key, read it now so that a bad path
             // or an encrypted file throws here rather than in the first block.

@@ -23,8 +23,13 @@ public struct DatabaseConfiguration: Sendable {
     /// builds and ignores them in release builds; it never stops the process.
     public var diagnosticHandler: (@Sendable (DatabaseDiagnostic) -> Void)?
 
-    /// Opens a ``DatabaseQueue`` read-only. Pools ignore it: their readers are always read-only.
+    /// Opens every connection read-only: a ``DatabaseQueue``'s, and a ``DatabasePool``'s writer
+    /// too (its database must already be in WAL mode). Writes throw `readOnly`.
     public var readOnly = false
+
+    /// The SQLite VFS the connections open with (`unix-dotfile` on file systems without POSIX
+    /// locks, say); `nil` for CipherDB's default (see ``Database/open(flags:key:settings:vfs:)``).
+    public var vfs: String?
 
     /// Whether a queue or pool creates its database file when it is missing (the default), or
     /// throws `fileError` (an app that must find its existing data, say).

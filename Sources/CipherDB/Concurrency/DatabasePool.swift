@@ -59,6 +59,16 @@ public final class DatabasePool: DatabaseWriter {
     private let readers: ReaderPool
     let walMonitor = WALMonitor()
 
+    /// Opens the database file at `url` (a `file:` URL), as ``init(path:key:settings:configuration:)`` does.
+    public convenience init(
+        url: URL,
+        key: DatabaseKey? = nil,
+        settings: CipherSettings = .versionDefaults,
+        configuration: DatabaseConfiguration = DatabaseConfiguration()
+    ) throws(DatabaseError) {
+        try self.init(path: url.path, key: key, settings: settings, configuration: configuration)
+    }
+
     /// Opens (or creates) the database at `path`, keys the writer, and switches it to WAL mode.
     /// Readers open later, as reads need them.
     ///
@@ -93,10 +103,19 @@ public final class DatabasePool: DatabaseWriter {
             path: path, label: "cipherdb.pool.writer", owner: Self.owner, scope: scope, configuration: configuration
         ) { () throws(DatabaseError) -> Database in
             try keys.openConnection(
-                path: path, flags: configuration.createsMissingFile ? [.readWrite, .create, .noMutex] : [.readWrite, .noMutex],
-                settings: settings,
-                configuration: configuration
+                path: path, flags: Self.writerFlags(configuration), settings: settings, configuration: configuration
             ) { db throws(DatabaseError) in
+                if configuration.readOnly {
+                    // Nothing may be written, not even the journal mode: it must be WAL already.
+                    let mode = try db.journalMode()
+                    guard mode == "wal" else {
+                        throw DatabaseError(
+                            kind: .unsupported,
+                            message: "a read-only pool needs a database in WAL mode; \(path) is in \(mode) mode (open it read-write once)")
+                    }
+                    try db.executeUpdate("PRAGMA query_only = 1")
+                    return
+                }
                 let mode = try db.setJournalMode("wal")
                 guard mode == "wal" else {
                     throw DatabaseError(kind: .unsupported, message: "\(path) cannot use WAL mode (journal mode stays \(mode))")
@@ -119,6 +138,12 @@ public final class DatabasePool: DatabaseWriter {
         try writer.open()
         // A new file was created with the salt chosen above; from now on the raw key alone opens it.
         keys.settle(plan.steady)
+    }
+
+    /// The writer's open flags: read-only for a read-only pool, creating the file unless told not to.
+    private static func writerFlags(_ configuration: DatabaseConfiguration) -> Database.OpenFlags {
+        if configuration.readOnly { return [.readOnly, .noMutex] }
+        return configuration.createsMissingFile ? [.readWrite, .create, .noMutex] : [.readWrite, .noMutex]
     }
 
     /// What the connections are keyed with: the first connection's key, the one for later

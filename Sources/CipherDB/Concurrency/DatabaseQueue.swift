@@ -32,6 +32,16 @@ public final class DatabaseQueue: DatabaseWriter {
     private let key: KeyHolder
     private let serialized: SerializedDatabase
 
+    /// Opens the database file at `url` (a `file:` URL), as ``init(path:key:settings:configuration:)`` does.
+    public convenience init(
+        url: URL,
+        key: DatabaseKey? = nil,
+        settings: CipherSettings = .versionDefaults,
+        configuration: DatabaseConfiguration = DatabaseConfiguration()
+    ) throws(DatabaseError) {
+        try self.init(path: url.path, key: key, settings: settings, configuration: configuration)
+    }
+
     /// Opens the database at `path` (`nil`: in memory), keys it and proves the key.
     ///
     /// - Throws: ``DatabaseError``: `wrongKey`, `plaintextDatabase`, `notADatabase`, `fileError`

@@ -116,6 +116,11 @@ public final class Database {
         self.path = path
     }
 
+    /// Creates a database object for the file at `url` (a `file:` URL).
+    public convenience init(url: URL) {
+        self.init(path: url.path)
+    }
+
     deinit {
         close()
     }
@@ -130,10 +135,15 @@ public final class Database {
     /// - Throws: `fileError` for a missing directory or (without ``OpenFlags/create``) a missing
     ///   file; `wrongKey`, `plaintextDatabase`, `notADatabase` or `corrupt` when the key does not
     ///   open the file, which is then left untouched.
+    ///
+    /// - Parameter vfs: the name of a registered SQLite VFS (`unix-dotfile`, `unix-excl`, your
+    ///   own); `nil` for CipherDB's default, SQLite's `unix` with support for the anonymous files
+    ///   CipherDB writes copies to.
     public func open(
         flags: OpenFlags = .readWriteCreate,
         key: DatabaseKey? = nil,
-        settings: CipherSettings = .versionDefaults
+        settings: CipherSettings = .versionDefaults,
+        vfs: String? = nil
     ) throws(DatabaseError) {
         finishPendingClose()
         guard sqliteHandle == nil else { return }
@@ -148,7 +158,10 @@ public final class Database {
             }
         }
         var handle: OpaquePointer?
-        let code = PathBytes.withCString(sqlitePath) { sqlite3_open_v2($0, &handle, flags.rawValue, nil) }
+        let code = PathBytes.withCString(sqlitePath) { path in
+            guard let vfs else { return sqlite3_open_v2(path, &handle, flags.rawValue, nil) }
+            return vfs.withCString { sqlite3_open_v2(path, &handle, flags.rawValue, $0) }
+        }
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close(handle)
