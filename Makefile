@@ -51,7 +51,7 @@ test-sqlcipher4: deps
 
 # ThreadSanitizer run of the queue and pool suites (own build folder: sanitizer builds differ).
 tsan: deps
-	$(SWIFT) test --sanitize=thread --disable-swift-testing --scratch-path .build-tsan --filter 'DatabaseQueueTests|DatabasePoolTests|WriterTransactionTests'
+	$(SWIFT) test --sanitize=thread --disable-swift-testing --scratch-path .build-tsan --filter 'DatabaseQueueTests|DatabasePoolTests|WriterTransactionTests|ValueObservationTests'
 
 # AddressSanitizer run of the crypto, page-verifier, recovery and CLI suites (the CLI tests run the
 # cipherdb binary built with the same sanitizer). Own build folder.

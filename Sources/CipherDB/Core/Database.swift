@@ -93,6 +93,10 @@ public final class Database {
     @exclusivity(unchecked) private unowned(unsafe) var firstOpenResultSet: ResultSet?
     /// The number of result sets in that list.
     @exclusivity(unchecked) public private(set) var openResultSetCount = 0
+    /// What the connection's one SQLite authorizer does (see `Authorizer`).
+    let authorizer = Authorizer()
+    /// The observations of commits on this connection (see `ValueObservation`), `nil` until one starts.
+    var commitObservers: CommitObservers?
     /// The statements of live ``PreparedStatement``s, finalized when the connection closes.
     @exclusivity(unchecked) var preparedStatements: [ObjectIdentifier: Statement] = [:]
     private let interruptTarget = InterruptTarget()
@@ -298,7 +302,9 @@ public final class Database {
     /// A statement for `sql`, from the cache when possible (unless `cached` is false), marked in use.
     func prepareStatement(_ sql: String, cached: Bool = true) throws(DatabaseError) -> Statement {
         let handle = try requireHandle(sql: sql)
-        let cacheable = cached && shouldCacheStatements
+        // While the tables a read touches are recorded, statements compile anew: the authorizer
+        // sees a statement only when it is compiled.
+        let cacheable = cached && shouldCacheStatements && authorizer.readTables == nil
         if cacheable, let cached = statementCache.idleStatement(for: sql) {
             cached.isInUse = true
             return cached
@@ -409,15 +415,8 @@ public final class Database {
     /// SQLCipher directly and keep working.
     public func refuseKeyPragmas() throws(DatabaseError) {
         let handle = try requireHandle()
-        sqlite3_set_authorizer(
-            handle,
-            { _, action, name, _, _, _ in
-                guard action == SQLITE_PRAGMA, let name else { return SQLITE_OK }
-                switch String(cString: name).lowercased() {
-                case "key", "rekey", "hexkey", "hexrekey", "textkey", "textrekey": return SQLITE_DENY
-                default: return SQLITE_OK
-                }
-            }, nil)
+        authorizer.refusesKeyPragmas = true
+        authorizer.install(on: handle)
     }
 
     // MARK: - Result set bookkeeping

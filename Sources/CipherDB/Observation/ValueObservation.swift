@@ -1,0 +1,175 @@
+import Foundation
+
+/// Observes the value of a query: delivers it once, then again after every commit that changed a
+/// table the query read.
+///
+/// The tables are those the query's statements read (found by SQLite's authorizer each time it
+/// runs, so a query whose tables depend on the data follows them). Commits that change none of
+/// them deliver nothing. A query that reads no column (`SELECT count(*) FROM t`: SQLite 3.15
+/// reports no table for it) is fetched again after every commit: read a column
+/// (`count(id)`) to narrow it. Fetches run away from the writer: on a pool's readers, on a queue's
+/// connection once the write is over; the writer only notes which tables each transaction
+/// changed. Values arrive in commit order, each from a snapshot at least as new as the commit.
+///
+/// ```swift
+/// let observation = ValueObservation { db in try Player.fetchAll(db, sql: "SELECT * FROM player") }
+/// let cancellable = observation.start(in: pool) { error in
+///     print(error)
+/// } onChange: { players in
+///     print(players.count)
+/// }
+///
+/// for try await players in observation.values(in: pool) { print(players.count) }
+/// ```
+///
+/// Start an observation outside the writer's blocks. Statements the fetch compiled before the
+/// observation started (a ``PreparedStatement``) do not report what they read: fetch with SQL.
+public struct ValueObservation<Value: Sendable>: Sendable {
+    private let fetch: @Sendable (Database) throws -> Value
+
+    /// An observation of what `fetch` returns.
+    public init(tracking fetch: @escaping @Sendable (Database) throws -> Value) {
+        self.fetch = fetch
+    }
+
+    /// Starts observing: `onChange` gets the first value, then one after each commit that
+    /// changed what the fetch read; `onError` gets a fetch's error, after which the observation
+    /// stops. Both are called on a queue of the observation's own, one at a time.
+    ///
+    /// - Returns: what stops the observation: ``DatabaseCancellable/cancel()``, or its release.
+    public func start(
+        in writer: some DatabaseWriter,
+        onError: @escaping @Sendable (any Error) -> Void,
+        onChange: @escaping @Sendable (Value) -> Void
+    ) -> DatabaseCancellable {
+        let run = ObservationRun(writer: writer, fetch: fetch, onError: onError, onChange: onChange)
+        run.start()
+        return DatabaseCancellable(run.cancel)
+    }
+
+    /// The values as an asynchronous sequence: the first value, then one per commit that
+    /// changed what the fetch read. Ending the iteration stops the observation.
+    public func values(in writer: some DatabaseWriter) -> AsyncThrowingStream<Value, any Error> {
+        AsyncThrowingStream { continuation in
+            let cancellable = start(in: writer) { error in
+                continuation.finish(throwing: error)
+            } onChange: { value in
+                continuation.yield(value)
+            }
+            continuation.onTermination = { _ in cancellable.cancel() }
+        }
+    }
+}
+
+/// Stops an observation when cancelled or released.
+public final class DatabaseCancellable: Sendable {
+    private let onCancel: @Sendable () -> Void
+
+    init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
+
+    deinit { onCancel() }
+
+    /// Stops the observation: no value is delivered after this returns. Safe to call twice.
+    public func cancel() { onCancel() }
+}
+
+/// One running observation: registration on the writer, fetches and deliveries in order.
+private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
+    // `state` under its lock; the rest is immutable.
+    private struct State {
+        var cancelled = false
+        var fetchScheduled = false
+    }
+
+    private let writer: any DatabaseWriter
+    private let fetch: @Sendable (Database) throws -> Value
+    private let onError: @Sendable (any Error) -> Void
+    private let onChange: @Sendable (Value) -> Void
+    private let queue = DispatchQueue(label: "cipherdb.observation")
+    private let state = Locked(State())
+    /// The tables the last fetch read; `nil` (any change) until the first fetch ends. Read by
+    /// the writer's commit hook.
+    private let tables = Locked<Set<String>?>(nil)
+
+    init(
+        writer: any DatabaseWriter, fetch: @escaping @Sendable (Database) throws -> Value,
+        onError: @escaping @Sendable (any Error) -> Void, onChange: @escaping @Sendable (Value) -> Void
+    ) {
+        self.writer = writer
+        self.fetch = fetch
+        self.onError = onError
+        self.onChange = onChange
+    }
+
+    func start() {
+        let id = ObjectIdentifier(self)
+        let tables = self.tables
+        do {
+            // Registered before the first fetch: a commit in between fetches again, never lost.
+            try writer.writeWithoutTransaction { db in
+                let observers = try CommitObservers.install(on: db)
+                observers.add(
+                    id,
+                    CommitObservers.Entry(
+                        changed: { [weak self] in self?.scheduleFetch() },
+                        matches: { changed in tables.withLock { $0.map { !$0.isDisjoint(with: changed) } ?? true } }))
+            }
+        } catch {
+            queue.async { self.fail(error) }
+            return
+        }
+        scheduleFetch()
+    }
+
+    func cancel() {
+        let wasCancelled = state.withLock { state -> Bool in
+            defer { state.cancelled = true }
+            return state.cancelled
+        }
+        guard !wasCancelled else { return }
+        let id = ObjectIdentifier(self)
+        let writer = self.writer
+        // Off the caller's thread: cancel may be called from inside a writer block.
+        DispatchQueue.global().async {
+            _ = try? writer.writeWithoutTransaction { db in db.commitObservers?.remove(id) }
+        }
+    }
+
+    /// Asks for one more fetch, unless one is already waiting to start.
+    func scheduleFetch() {
+        let schedule = state.withLock { state -> Bool in
+            guard !state.cancelled, !state.fetchScheduled else { return false }
+            state.fetchScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        queue.async { self.fetchAndDeliver() }
+    }
+
+    private func fetchAndDeliver() {
+        state.withLock { $0.fetchScheduled = false }
+        guard !state.withLock({ $0.cancelled }) else { return }
+        do {
+            // Called from a commit hook, the commit is not over yet: an empty writer block ends
+            // after it, and the read then sees it.
+            try writer.writeWithoutTransaction { _ in }
+            let fetch = self.fetch
+            let (value, read) = try writer.read { db in try db.recordingReadTables { try fetch(db) } }
+            // A fetch that read no column of any table (`SELECT count(*) FROM t` on SQLite
+            // before 3.x reports none to the authorizer) is fetched again after every commit.
+            tables.withLock { $0 = read.isEmpty ? nil : read }
+            guard !state.withLock({ $0.cancelled }) else { return }
+            onChange(value)
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func fail(_ error: any Error) {
+        let deliver = state.withLock { state -> Bool in
+            defer { state.cancelled = true }
+            return !state.cancelled
+        }
+        if deliver { onError(error) }
+    }
+}

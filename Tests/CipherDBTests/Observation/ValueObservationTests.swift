@@ -1,0 +1,143 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// `ValueObservation` on encrypted queues and pools.
+final class ValueObservationTests: DatabaseTestCase {
+    /// Values delivered so far, and a way to wait for the next ones.
+    private final class Collector<Value: Sendable>: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var stored: [Value] = []
+        private var errors: [any Error] = []
+
+        func append(_ value: Value) {
+            condition.lock()
+            stored.append(value)
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func fail(_ error: any Error) {
+            condition.lock()
+            errors.append(error)
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        var values: [Value] {
+            condition.lock()
+            defer { condition.unlock() }
+            return stored
+        }
+
+        /// Waits until `count` values arrived (or 5 seconds passed); returns them all.
+        @discardableResult
+        func wait(for count: Int) -> [Value] {
+            condition.lock()
+            defer { condition.unlock() }
+            let deadline = Date().addingTimeInterval(5)
+            while stored.count < count, errors.isEmpty, condition.wait(until: deadline) {}
+            return stored
+        }
+    }
+
+    private func setUpTables(_ writer: some DatabaseWriter) throws {
+        try writer.write { db in
+            try db.executeUpdate("CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT)")
+            try db.executeUpdate("CREATE TABLE other(x)")
+        }
+    }
+
+    /// count(name), not count(*): SQLite 3.15 tells the authorizer of no table for count(*).
+    private let playerCount = ValueObservation { db in try db.intForQuery("SELECT count(name) FROM player") ?? 0 }
+
+    private func checkCommitsDeliverValues(_ writer: some DatabaseWriter) throws {
+        try setUpTables(writer)
+        let collector = Collector<Int>()
+        let cancellable = playerCount.start(in: writer, onError: collector.fail, onChange: collector.append)
+        XCTAssertEqual(collector.wait(for: 1), [0], "the first value")
+
+        try writer.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('a'), ('b')") }
+        XCTAssertEqual(collector.wait(for: 2), [0, 2])
+
+        // Another table, a rolled-back transaction: nothing new.
+        try writer.write { db in try db.executeUpdate("INSERT INTO other VALUES (1)") }
+        try writer.inTransaction { db, rollback in
+            try db.executeUpdate("INSERT INTO player(name) VALUES ('gone')")
+            rollback = true
+        }
+        // DELETE without WHERE (SQLite's truncate) still counts as a change.
+        try writer.write { db in try db.executeUpdate("DELETE FROM player") }
+        XCTAssertEqual(collector.wait(for: 3), [0, 2, 0], "no value for the other table or the rollback")
+
+        cancellable.cancel()
+        try writer.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('after')") }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(collector.values, [0, 2, 0], "nothing after cancel")
+    }
+
+    func testAQueueDeliversAValuePerCommitThatTouchesTheTables() throws {
+        try checkCommitsDeliverValues(try DatabaseQueue(path: path("queue.db"), key: rawKey(0x0B)))
+    }
+
+    func testAPoolDeliversAValuePerCommitThatTouchesTheTables() throws {
+        try checkCommitsDeliverValues(try DatabasePool(path: path("pool.db"), key: rawKey(0x0C)))
+    }
+
+    func testASlowObserverNeverHoldsTheWriterUp() throws {
+        let pool = try DatabasePool(path: path("slow.db"), key: rawKey(0x0D))
+        try setUpTables(pool)
+        let release = DispatchSemaphore(value: 0)
+        let collector = Collector<Int>()
+        let cancellable = playerCount.start(in: pool, onError: collector.fail) { value in
+            collector.append(value)
+            if value == 0 { release.wait() }  // the observer is stuck in its first delivery
+        }
+        collector.wait(for: 1)
+        for index in 0..<20 {
+            try pool.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES (?)", "p\(index)") }
+        }
+        // All 20 commits went through while the observer was stuck.
+        XCTAssertEqual(try pool.read { db in try db.intForQuery("SELECT count(*) FROM player") }, 20)
+        release.signal()
+        // Later commits coalesce: the last value delivered is the latest count.
+        let deadline = Date().addingTimeInterval(5)
+        while collector.values.last != 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(collector.values.last, 20)
+        XCTAssertLessThan(collector.values.count, 21)
+        cancellable.cancel()
+    }
+
+    func testValuesAsAnAsyncSequence() async throws {
+        let pool = try DatabasePool(path: path("async.db"), key: rawKey(0x0E))
+        try setUpTables(pool)
+        var seen: [Int] = []
+        for try await count in playerCount.values(in: pool) {
+            seen.append(count)
+            if count == 3 { break }
+            try await pool.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('x')") }
+        }
+        XCTAssertEqual(seen, [0, 1, 2, 3])
+    }
+
+    func testAFailingFetchReportsItsErrorOnce() throws {
+        let queue = try DatabaseQueue(path: path("error.db"), key: rawKey(0x0F))
+        let errors = Collector<String>()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(*) FROM missing") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: { errors.append("\($0)") }, onChange: { _ in XCTFail("no value") })
+        XCTAssertTrue(errors.wait(for: 1).first?.contains("no such table") ?? false)
+        cancellable.cancel()
+    }
+
+    func testAQueryThatReadsNoColumnIsFetchedAfterEveryCommit() throws {
+        let queue = try DatabaseQueue(path: path("star.db"), key: rawKey(0x10))
+        try setUpTables(queue)
+        let collector = Collector<Int>()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(*) FROM player") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        collector.wait(for: 1)
+        try queue.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('a')") }
+        XCTAssertEqual(collector.wait(for: 2).last, 1, "never a stale value")
+        cancellable.cancel()
+    }
+}
