@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check install uninstall clean
+.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check install uninstall docs clean
 
 all: build
 
@@ -97,6 +97,12 @@ format-check:
 # FUZZ_SECONDS each (default 120). Own package and build folder (.build-fuzz).
 fuzz: deps
 	SWIFT="$(SWIFT)" tools/fuzz/run.sh
+
+# DocC archives for CipherDB and CipherKeystore (swift-docc-plugin, offline), under
+# .build/plugins/Swift-DocC/outputs/. Any DocC warning (an unresolved symbol link, an
+# undocumented parameter in a documented list) fails the target.
+docs: deps
+	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --warnings-as-errors
 
 # The release binary, a man page per command (argument-parser's generate-manual plugin, offline)
 # and bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).

@@ -8,10 +8,10 @@ import Synchronization
 /// FMDB's `FMDatabasePool` hands out interchangeable connections and leaves locking to SQLite; this
 /// pool puts the database in WAL mode and gives every connection a role instead:
 ///
-/// - one **writer** connection, on its own serial queue: writes are serialized, and ``write(_:)-swift.method``
+/// - one **writer** connection, on its own serial queue: writes are serialized, and ``write(_:)-9wfml``
 ///   runs in a `BEGIN IMMEDIATE` transaction;
 /// - up to ``DatabaseConfiguration/maximumReaderCount`` **reader** connections (default 5), opened
-///   lazily, read-only and `query_only`. Each ``read(_:)-swift.method`` runs in its own read
+///   lazily, read-only and `query_only`. Each ``read(_:)-5dzr8`` runs in its own read
 ///   transaction and sees one snapshot: a concurrent write never shows half its rows.
 ///
 /// Writes never wait for reads and reads never wait for writes. When every reader is busy a read
@@ -29,9 +29,9 @@ import Synchronization
 /// let count = try await pool.read { db in try db.intForQuery("SELECT count(*) FROM people") ?? 0 }
 /// ```
 ///
-/// FMDB's block names (``DatabaseWriter/inDatabase(_:)``, ``DatabaseWriter/inTransaction(_:)``,
-/// ``DatabaseWriter/inSavePoint(_:)``, ...) run on the writer, serialized with the other writes;
-/// reads that should run concurrently go through ``read(_:)-swift.method``.
+/// FMDB's block names (``DatabaseWriter/inDatabase(_:)``, ``DatabaseWriter/inTransaction(_:)-25xtf``,
+/// ``DatabaseWriter/inSavePoint(_:)->_``, ...) run on the writer, serialized with the other writes;
+/// reads that should run concurrently go through ``read(_:)-5dzr8``.
 ///
 /// **Checkpoints.** The pool replaces SQLite's automatic checkpoint: after a write, once the log
 /// holds ``DatabaseConfiguration/checkpointPageThreshold`` pages, the writer runs a passive
@@ -41,7 +41,7 @@ import Synchronization
 /// truncating checkpoint that waits for the reads in flight (at most the busy timeout; new reads
 /// start on the database file meanwhile), reports ``DatabaseDiagnostic/Kind-swift.enum/checkpointStarved(logPages:)``,
 /// and, if readers still hold the log, tries again after another threshold's worth of pages.
-/// ``barrierWrite(_:)-swift.method`` and ``checkpoint(_:)`` are there for applications that want
+/// ``barrierWrite(_:)-21mn0`` and ``checkpoint(_:)`` are there for applications that want
 /// to choose the moment themselves.
 public final class DatabasePool: DatabaseWriter {
     /// The database file's path.

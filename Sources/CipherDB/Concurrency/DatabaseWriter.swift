@@ -1,8 +1,8 @@
 /// A thread-safe way to write a database: ``DatabaseQueue`` and ``DatabasePool`` both conform.
 ///
-/// The protocol brings FMDB's block names to both: ``inDatabase(_:)``, ``inTransaction(_:)``
+/// The protocol brings FMDB's block names to both: ``inDatabase(_:)``, ``inTransaction(_:)-25xtf``
 /// (exclusive, FMDB's default), ``inDeferredTransaction(_:)``, ``inImmediateTransaction(_:)``,
-/// ``inExclusiveTransaction(_:)`` and ``inSavePoint(_:)``. Transaction blocks receive FMDB's
+/// ``inExclusiveTransaction(_:)`` and ``inSavePoint(_:)->_``. Transaction blocks receive FMDB's
 /// rollback flag as an `inout Bool`, and return a value of their own:
 ///
 /// ```swift
@@ -97,7 +97,7 @@ extension DatabaseWriter {
 // MARK: - FMDB's names
 
 extension DatabaseWriter {
-    /// FMDB's name for ``writeWithoutTransaction(_:)-swift.method``: runs `body` with the writing
+    /// FMDB's name for ``DatabaseWriter/writeWithoutTransaction(_:)-2u7c3``: runs `body` with the writing
     /// connection, outside any transaction.
     @discardableResult
     public func inDatabase<T>(_ body: (Database) throws -> T) throws -> T {

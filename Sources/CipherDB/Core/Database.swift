@@ -112,7 +112,7 @@ public final class Database {
     /// that is not inside one.
     @exclusivity(unchecked) private var isClosePending = false
 
-    /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:)``.
+    /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:vfs:)``.
     ///
     /// - Parameter path: a file path; `nil` for an in-memory database; `""` for a temporary file
     ///   deleted on close.
@@ -140,9 +140,15 @@ public final class Database {
     ///   file; `wrongKey`, `plaintextDatabase`, `notADatabase` or `corrupt` when the key does not
     ///   open the file, which is then left untouched.
     ///
-    /// - Parameter vfs: the name of a registered SQLite VFS (`unix-dotfile`, `unix-excl`, your
-    ///   own); `nil` for CipherDB's default, SQLite's `unix` with support for the anonymous files
-    ///   CipherDB writes copies to.
+    /// - Parameters:
+    ///   - flags: SQLite's open flags; the default reads, writes and creates the file.
+    ///   - key: the key; `nil` to open without one (a plaintext file, or ``setKey(_:settings:)``
+    ///     next).
+    ///   - settings: the cipher settings the file was written with; the running SQLCipher's
+    ///     defaults unless given.
+    ///   - vfs: the name of a registered SQLite VFS (`unix-dotfile`, `unix-excl`, your
+    ///     own); `nil` for CipherDB's default, SQLite's `unix` with support for the anonymous files
+    ///     CipherDB writes copies to.
     public func open(
         flags: OpenFlags = .readWriteCreate,
         key: DatabaseKey? = nil,

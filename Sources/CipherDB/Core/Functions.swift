@@ -69,7 +69,12 @@ extension Database {
     /// }
     /// ```
     ///
-    /// - Parameter argumentCount: the number of arguments, or -1 for any number.
+    /// - Parameters:
+    ///   - name: the function's name in SQL.
+    ///   - argumentCount: the number of arguments, or -1 for any number.
+    ///   - deterministic: whether the same arguments always give the same result (SQLite may then
+    ///     use the function in indexes and factor out calls).
+    ///   - body: the function: its arguments in, its result out (`nil` for NULL).
     public func createFunction(
         _ name: String,
         argumentCount: Int32 = -1,

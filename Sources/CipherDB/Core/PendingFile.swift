@@ -42,7 +42,9 @@ public final class PendingFile {
 
     /// Creates an empty pending file for `targetPath`.
     ///
-    /// - Parameter anonymous: `false` for content that SQLite writes with journals of its own
+    /// - Parameters:
+    ///   - targetPath: the path the content gets when published; its folder holds the pending file.
+    ///   - anonymous: `false` for content that SQLite writes with journals of its own
     ///   (a new encrypted database): it then gets a hidden name at once.
     /// - Throws: `fileError` when the folder is missing or not writable.
     public init(beside targetPath: String, anonymous: Bool = true) throws(DatabaseError) {

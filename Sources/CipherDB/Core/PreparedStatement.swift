@@ -24,7 +24,7 @@ import Foundation
 ///
 /// A prepared statement belongs to its ``Database`` and its thread: closing the database
 /// finalizes it, after which it throws `misuse`. Unlike the statement cache of
-/// ``Database/executeQuery(_:_:)-(_,Bindable?...)``, it is compiled anew by nothing but SQLite
+/// ``Database/executeQuery(_:arguments:)``, it is compiled anew by nothing but SQLite
 /// itself (after a schema change).
 public final class PreparedStatement {
     private let statement: Statement

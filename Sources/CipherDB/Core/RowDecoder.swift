@@ -13,7 +13,9 @@ extension ResultSet {
     /// while try rs.next() { people.append(try rs.decode(Person.self)) }
     /// ```
     ///
-    /// - Parameter columnNaming: how coding keys name columns (``ColumnNaming/snakeCase``: the
+    /// - Parameters:
+    ///   - type: the type to decode.
+    ///   - columnNaming: how coding keys name columns (``ColumnNaming/snakeCase``: the
     ///   key `authorID` reads the column `author_id`).
     public func decode<T: Decodable>(_ type: T.Type = T.self, columnNaming: ColumnNaming = .exact) throws -> T {
         guard !isClosed else { throw DatabaseError.misuse("decode on a closed result set", sql: sql) }

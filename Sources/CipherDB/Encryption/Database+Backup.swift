@@ -11,7 +11,7 @@ extension Database {
     ///
     /// The copy is encrypted with `key` and `settings`, which may differ from the database's:
     /// SQLCipher encrypts each copied page for the copy. Plaintext to encrypted and back is
-    /// refused with `unsupported` (use ``export(to:key:settings:)``). The copy is written to a new
+    /// refused with `unsupported` (use ``export(to:key:settings:replacing:)``). The copy is written to a new
     /// temporary file beside the target (mode 0600), proved by opening it and running
     /// `quick_check`, flushed, and only then given its name; a failed backup leaves nothing.
     ///
@@ -22,6 +22,9 @@ extension Database {
     /// ```
     ///
     /// - Parameters:
+    ///   - targetPath: the path of the copy.
+    ///   - key: the copy's key; `nil` only for a plaintext database.
+    ///   - settings: the copy's cipher settings.
     ///   - replacing: whether an existing file at `targetPath` may be replaced (atomically).
     ///   - pagesPerStep: pages copied while the read lock is held, between progress reports.
     ///   - progress: pages copied and pages in all, after each step.

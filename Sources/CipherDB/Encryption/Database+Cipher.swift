@@ -97,7 +97,7 @@ extension Database {
     /// Checkpoints a WAL first, takes the exclusive lock, then runs `sqlite3_rekey`, then proves the
     /// result by opening the file on a second connection with the new key and running
     /// `quick_check`. To change page size or KDF settings, to encrypt a plaintext database or to
-    /// decrypt one, use ``export(to:key:settings:)`` or ``reencrypt(to:settings:)``.
+    /// decrypt one, use ``export(to:key:settings:replacing:)`` or ``reencrypt(to:settings:)``.
     ///
     /// SQLCipher's rekey reports success even when its write transaction failed, and then keeps
     /// writing with the new key over pages still under the old one. So the lock is taken

@@ -18,7 +18,11 @@ extension Database {
     /// - Throws: `fileError` if the target exists or its folder cannot be written; SQLite errors
     ///   from the copy; the verification's error.
     ///
-    /// - Parameter replacing: whether an existing file at `targetPath` may be replaced
+    /// - Parameters:
+    ///   - targetPath: the path of the copy.
+    ///   - key: the copy's key; `nil` for a plaintext copy.
+    ///   - settings: the copy's cipher settings.
+    ///   - replacing: whether an existing file at `targetPath` may be replaced
     ///   (atomically: readers see the old file or the new one). Never the database itself, nor a
     ///   target with a journal or WAL beside it (SQLite would apply it to the new file).
     public func export(
@@ -37,7 +41,7 @@ extension Database {
         try pending.publish(replacing: replacing)
     }
 
-    /// Copies the whole database into `pending`, as ``export(to:key:settings:)`` does, and leaves
+    /// Copies the whole database into `pending`, as ``export(to:key:settings:replacing:)`` does, and leaves
     /// publishing it to the caller (who decides whether it may replace a file).
     public func export(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
         try checkCanExport(key: key, settings: settings)
@@ -70,7 +74,7 @@ extension Database {
     ///
     /// - Throws: `inUse` when another connection has the database open in WAL mode or holds a
     ///   lock; `diskFull` when the folder cannot hold a second copy; the errors of
-    ///   ``export(to:key:settings:)``. After an error the file and this connection are unchanged.
+    ///   ``export(to:key:settings:replacing:)``. After an error the file and this connection are unchanged.
     @discardableResult
     public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) -> Rewrite {
         try checkCanExport(key: newKey, settings: settings)

@@ -2,7 +2,7 @@ import CipherCrypto
 
 /// The key that opens an encrypted database.
 ///
-/// Key material is held in ``SecretBytes`` and handed to SQLCipher through `sqlite3_key` and
+/// Key material is held in `SecretBytes` (from CipherCrypto) and handed to SQLCipher through `sqlite3_key` and
 /// `sqlite3_rekey`: it never appears in SQL text, in an error or in a log.
 ///
 /// ```swift

@@ -152,7 +152,7 @@ public struct PageVerifier: Sendable {
     }
 
     /// Whether the key opens the database: page 1's HMAC matches on the page 1 that SQLite will
-    /// read, which is a hot journal's or a WAL's copy when one is there (see ``RecoveryLog``).
+    /// read, which is a hot journal's or a WAL's copy when one is there (read by the recovery log reader).
     ///
     /// This is the check CipherDB runs before it hands a key to SQLite: a wrong key never reaches a
     /// connection that could roll back a journal or checkpoint a WAL through it.

@@ -56,7 +56,7 @@ extension Keystore {
         try openResolvingRotation(path: databasePath, id: id, flags: flags).database
     }
 
-    /// Opens a ``DatabaseQueue`` on `path` with the key of `id` that opens it (finishing or undoing
+    /// Opens a `DatabaseQueue` on `path` with the key of `id` that opens it (finishing or undoing
     /// an interrupted rotation first, as ``openDatabase(path:id:flags:)`` does).
     public func openQueue(
         path databasePath: String,
@@ -71,7 +71,7 @@ extension Keystore {
         }
     }
 
-    /// Opens a ``DatabasePool`` on `path` with the key of `id` that opens it: every connection gets
+    /// Opens a `DatabasePool` on `path` with the key of `id` that opens it: every connection gets
     /// the raw key, so no KDF runs at all.
     public func openPool(
         path databasePath: String,
@@ -103,7 +103,7 @@ extension Keystore {
     /// recovering a hot journal or a WAL. No database connection is opened and nothing is written
     /// to the database.
     ///
-    /// Versions are tried in ``candidates(for:)`` order. When a rotation is pending, or when no
+    /// Versions are tried in order: primary, pending, then the other enabled versions newest first. When a rotation is pending, or when no
     /// version matches (another process may be rotating right now: it holds the keystore lock
     /// until it is done), the choice is made again under the keystore lock with a fresh read of
     /// the entry, and a pending rotation is settled: finished when the database is on the pending

@@ -26,8 +26,10 @@ extension Keystore {
     /// Creates an entry with a new random 256-bit key as version 1 (from OpenSSL's generator; the
     /// key is never shown).
     ///
-    /// - Parameter settings: the cipher settings for databases keyed with this entry; only the page
-    ///   size is stored. The default is 4096-byte pages.
+    /// - Parameters:
+    ///   - id: the new entry's name.
+    ///   - settings: the cipher settings for databases keyed with this entry; only the page
+    ///     size is stored. The default is 4096-byte pages.
     /// - Throws: ``KeystoreError/keyExists(id:)``, ``KeystoreError/invalidKeyID(_:)``.
     @discardableResult
     public func addKey(id: String, settings: CipherSettings = Keystore.defaultDatabaseSettings) throws(KeystoreError) -> KeyEntryInfo {

@@ -89,8 +89,11 @@ public final class Keystore: @unchecked Sendable {
     ///
     /// Missing parent directories are created with mode 0700; the file is created with mode 0600.
     ///
-    /// - Parameter kdf: the passphrase slot's KDF (ignored for key files); the default is
-    ///   scrypt N = 2^17, r = 8, p = 1.
+    /// - Parameters:
+    ///   - path: where to create the keystore file.
+    ///   - credential: the first slot's passphrase or key file.
+    ///   - kdf: the passphrase slot's KDF (ignored for key files); the default is
+    ///     scrypt N = 2^17, r = 8, p = 1.
     /// - Throws: ``KeystoreError/alreadyExists(path:)``, ``KeystoreError/kdfLimitExceeded(_:)`` for
     ///   parameters below the minimums, I/O errors.
     public static func create(
@@ -296,7 +299,11 @@ public final class Keystore: @unchecked Sendable {
     /// the header, changed), and other slots keep working; an old copy of the file and the old
     /// passphrase still yield the master key, which decrypts the current body.
     ///
-    /// - Parameter kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
+    /// - Parameters:
+    ///   - old: the credential of the slot to change.
+    ///   - new: its new credential.
+    ///   - kdf: the new slot's KDF; `nil` keeps the old slot's (or the default for key files).
+    ///   - rotatingMasterKey: whether to replace the master key too (see above).
     /// - Throws: ``KeystoreError/wrongPassphrase`` if `old` opens no slot; ``KeystoreError/refused(_:)``
     ///   when rotating with other slots present; ``KeystoreError/invalidParameter(_:)`` when `old` or
     ///   `new` is a Transit or PKCS#11 credential (those slots are added and removed, not changed).

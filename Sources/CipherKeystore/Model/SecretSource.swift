@@ -12,7 +12,7 @@ import Darwin
 ///
 /// This is the one secret reader of the package: the keystore and the command line tool read
 /// every passphrase, PIN and key file through it, with one set of rules. Secrets are read
-/// straight into ``SecretBytes`` (scratch buffers are wiped too) and never pass through a Swift
+/// straight into `SecretBytes` (scratch buffers are wiped too) and never pass through a Swift
 /// `String`; at most ``maximumLength`` bytes; one trailing newline (`\n` or `\r\n`) is removed,
 /// as editors and `echo` add one; an empty secret is an error; a secret file that group or
 /// others can read is refused.
@@ -114,7 +114,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
 
     /// Writes a key file as 64 hexadecimal characters and a newline, mode 0600, refusing to overwrite.
     ///
-    /// The file appears whole or not at all (``PendingFile``): a crash, a full disk or a file-size
+    /// The file appears whole or not at all (CipherDB's `PendingFile`): a crash, a full disk or a file-size
     /// limit never leaves a partial key file, and a keystore slot made for the key never outlives
     /// the file on disk.
     public static func writeKeyFile(_ secret: SecretBytes, to path: String) throws(KeystoreError) {

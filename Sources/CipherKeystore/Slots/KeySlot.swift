@@ -10,7 +10,7 @@ public enum KeySlotKDF: Sendable, Hashable, CustomStringConvertible {
     /// scrypt with N = 2^17, r = 8, p = 1.
     public static let `default` = KeySlotKDF.scrypt(.keystoreDefault)
     /// The smallest scrypt `log2(N)` a keystore slot accepts. Below the default is for tests and
-    /// constrained devices; readers refuse anything above ``ScryptParameters/log2NRange``.
+    /// constrained devices; readers refuse anything above `ScryptParameters.log2NRange` (CipherCrypto).
     public static let minimumScryptLog2N = 10
     /// The fewest PBKDF2 iterations a slot accepts (OWASP's 2023 figure for PBKDF2-HMAC-SHA256).
     public static let minimumPBKDF2Iterations = 600_000
