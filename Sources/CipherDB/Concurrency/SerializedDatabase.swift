@@ -146,6 +146,9 @@ final class SerializedDatabase: @unchecked Sendable {
             busyFlag.store(true, ordering: .relaxed)
             defer {
                 cleanUp(db)
+                // A block may have closed the connection (db.close(), a failed key change):
+                // isOpen says so until the next block reopens it.
+                openFlag.store(db.isOpen, ordering: .relaxed)
                 busyFlag.store(false, ordering: .relaxed)
             }
             return try body(db)

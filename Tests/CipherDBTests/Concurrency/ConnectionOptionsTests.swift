@@ -52,4 +52,15 @@ final class ConnectionOptionsTests: DatabaseTestCase {
             _ = try DatabasePool(path: self.path("rollback.db"), key: self.rawKey(6), configuration: configuration)
         }
     }
+
+    func testIsOpenTracksAConnectionClosedInsideABlock() throws {
+        let queue = try DatabaseQueue(path: path("open.db"), key: rawKey(7))
+        XCTAssertTrue(queue.isOpen)
+        try queue.inDatabase { db in db.close() }
+        XCTAssertFalse(queue.isOpen, "closed inside the block")
+        XCTAssertEqual(try queue.read { db in try db.intForQuery("SELECT 1") }, 1)
+        XCTAssertTrue(queue.isOpen, "reopened by the next block")
+        try queue.close()
+        XCTAssertFalse(queue.isOpen)
+    }
 }
