@@ -105,6 +105,11 @@ extension Database {
                 try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete")
             }
             try pending.matchOwnerAndMode(of: path)
+            // A journal still beside the file now is not hot (SQLite rolled a hot one back when
+            // this connection opened, and the exclusive lock keeps writers out): a run killed
+            // while it left or entered WAL mode can leave one. It belongs to the old file; gone
+            // before the new one takes the name, it cannot be applied to it or left behind.
+            PathBytes.unlink(DatabaseFile.journalPath(path))
             try pending.publish(replacing: true)
         } catch {
             releaseSoleAccess(restoringWAL: wasWAL)

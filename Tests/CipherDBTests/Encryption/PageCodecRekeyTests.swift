@@ -214,4 +214,15 @@ final class PageCodecRekeyTests: DatabaseTestCase {
             XCTAssertEqual((attributes[.groupOwnerAccountID] as? NSNumber)?.intValue, 65534)
         }
     }
+
+    func testAStaleJournalOfTheOldFileIsNotLeftBesideTheNewOne() throws {
+        // What a run killed while it left or entered WAL mode can leave: a journal that is not
+        // hot (zeroed header), which SQLite ignores and a DELETE-mode database never removes.
+        let db = try makeDatabase("stale.db", key: rawKey(0x31))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("stale.db-journal"), contents: Data(count: 512)))
+        XCTAssertEqual(try db.reencrypt(to: rawKey(0x32), settings: settings), .pageByPage)
+        try assertContent(db)
+        db.close()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), ["stale.db"])
+    }
 }
