@@ -94,6 +94,25 @@ public struct CipherLayout: Sendable, Equatable {
             usesHMAC: usesHMAC, plaintextHeaderSize: plaintextHeaderSize)
     }
 
+    // MARK: Where things are in a page
+
+    /// The encrypted content of page `number`: after the salt on page 1, up to the reserve.
+    public func contentRange(ofPage number: Int) -> Range<Int> {
+        (number == 1 ? Self.saltSize : 0)..<(pageSize - reserveSize)
+    }
+
+    /// The IV: the first bytes of the reserve.
+    public var ivRange: Range<Int> { (pageSize - reserveSize)..<(pageSize - reserveSize + Self.ivSize) }
+
+    /// The HMAC, right after the IV.
+    public var hmacRange: Range<Int> { ivRange.upperBound..<(ivRange.upperBound + hmacSize) }
+
+    /// What page `number`'s HMAC covers (then the page number, four little-endian bytes): its
+    /// content and IV.
+    public func authenticatedRange(ofPage number: Int) -> Range<Int> {
+        contentRange(ofPage: number).lowerBound..<ivRange.upperBound
+    }
+
     /// The page SQLite never writes because it holds the lock bytes at 1 GiB (os_unix.c's
     /// PENDING_BYTE): in a file over 1 GiB it is a hole of zeros, with no IV and no HMAC.
     public static func lockBytePage(pageSize: Int) -> Int { RecoveryLog.pendingByte / pageSize + 1 }

@@ -69,17 +69,13 @@ struct PageCodec: Sendable {
             code.deallocate()
         }
 
-        /// Where the content starts: after the salt on page 1.
-        @inline(__always)
-        private func contentStart(_ number: Int) -> Int { number == 1 ? CipherLayout.saltSize : 0 }
-
         /// Computes the HMAC of page `number` as it stands (encrypted content and IV) into `code`.
         private func authenticate(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) {
-            let ivEnd = layout.pageSize - layout.reserveSize + CipherLayout.ivSize
             var pageNumber = UInt32(truncatingIfNeeded: number).littleEndian
             do {
                 try withUnsafeBytes(of: &pageNumber) { numberBytes throws(CryptoError) in
-                    try mac.authenticate(UnsafeRawBufferPointer(rebasing: page[contentStart(number)..<ivEnd]), numberBytes, into: code)
+                    try mac.authenticate(
+                        UnsafeRawBufferPointer(rebasing: page[layout.authenticatedRange(ofPage: number)]), numberBytes, into: code)
                 }
             } catch {
                 throw PageVerifier.cryptoError(error)
@@ -91,16 +87,14 @@ struct PageCodec: Sendable {
         /// - Returns: `false` when the HMAC does not match (wrong key, damaged or altered page);
         ///   the page is then left as it was.
         func decrypt(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) -> Bool {
-            let contentEnd = layout.pageSize - layout.reserveSize
-            let hmacStart = contentEnd + CipherLayout.ivSize
             try authenticate(page, number: number)
             var difference: UInt8 = 0
-            for index in 0..<layout.hmacSize { difference |= page[hmacStart + index] ^ code[index] }
+            for (offset, index) in layout.hmacRange.enumerated() { difference |= page[index] ^ code[offset] }
             guard difference == 0 else { return false }
-            let content = UnsafeMutableRawBufferPointer(rebasing: page[contentStart(number)..<contentEnd])
+            let content = UnsafeMutableRawBufferPointer(rebasing: page[layout.contentRange(ofPage: number)])
             do {
                 try decryptor.run(
-                    iv: UnsafeRawBufferPointer(rebasing: page[contentEnd..<hmacStart]), input: UnsafeRawBufferPointer(content),
+                    iv: UnsafeRawBufferPointer(rebasing: page[layout.ivRange]), input: UnsafeRawBufferPointer(content),
                     output: content)
             } catch {
                 throw PageVerifier.cryptoError(error)
@@ -115,10 +109,8 @@ struct PageCodec: Sendable {
         ///   once: OpenSSL checks for a fork with a system call on every draw); `nil` draws them.
         func encrypt(_ page: UnsafeMutableRawBufferPointer, number: Int, randomReserve: UnsafeRawBufferPointer? = nil) throws(DatabaseError)
         {
-            let contentEnd = layout.pageSize - layout.reserveSize
-            let hmacStart = contentEnd + CipherLayout.ivSize
-            let content = UnsafeMutableRawBufferPointer(rebasing: page[contentStart(number)..<contentEnd])
-            let reserve = UnsafeMutableRawBufferPointer(rebasing: page[contentEnd..<layout.pageSize])
+            let content = UnsafeMutableRawBufferPointer(rebasing: page[layout.contentRange(ofPage: number)])
+            let reserve = UnsafeMutableRawBufferPointer(rebasing: page[layout.ivRange.lowerBound..<layout.pageSize])
             do {
                 // As SQLCipher does: the whole reserve random, its first 16 bytes the IV.
                 if let randomReserve, randomReserve.count == reserve.count {
@@ -127,7 +119,7 @@ struct PageCodec: Sendable {
                     try SecureRandom.fill(reserve)
                 }
                 try encryptor.run(
-                    iv: UnsafeRawBufferPointer(rebasing: page[contentEnd..<hmacStart]), input: UnsafeRawBufferPointer(content),
+                    iv: UnsafeRawBufferPointer(rebasing: page[layout.ivRange]), input: UnsafeRawBufferPointer(content),
                     output: content)
             } catch {
                 throw PageVerifier.cryptoError(error)
@@ -136,7 +128,7 @@ struct PageCodec: Sendable {
                 for index in 0..<CipherLayout.saltSize { page[index] = salt[index] }
             }
             try authenticate(page, number: number)
-            UnsafeMutableRawBufferPointer(rebasing: page[hmacStart..<(hmacStart + layout.hmacSize)])
+            UnsafeMutableRawBufferPointer(rebasing: page[layout.hmacRange])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: code[0..<layout.hmacSize]))
         }
     }
@@ -274,7 +266,7 @@ extension PageCodec {
                     sound = true
                 } else {
                     // The content only: the salt, IV and HMAC around it are new by design.
-                    let content = (number == 1 ? CipherLayout.saltSize : 0)..<(pageSize - context.new.layout.reserveSize)
+                    let content = context.new.layout.contentRange(ofPage: number)
                     sound =
                         try writer.decrypt(page(buffer, index), number: number)
                         && sameBytes(

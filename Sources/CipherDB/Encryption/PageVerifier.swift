@@ -289,19 +289,17 @@ public struct PageVerifier: Sendable {
 
     /// Checks one whole page; `nil` when it is sound.
     func check(page: UnsafeRawBufferPointer, number: Int, mac: HMAC) throws(DatabaseError) -> Problem? {
-        let start = number == 1 ? Layout.saltSize : 0
-        let contentEnd = layout.pageSize - layout.reserveSize + Layout.ivSize
         var pageNumber = UInt32(truncatingIfNeeded: number).littleEndian
         let code: [UInt8]
         do {
             code = try withUnsafeBytes(of: &pageNumber) { numberBytes throws(CryptoError) in
-                try mac.authenticationCode(UnsafeRawBufferPointer(rebasing: page[start..<contentEnd]), numberBytes)
+                try mac.authenticationCode(UnsafeRawBufferPointer(rebasing: page[layout.authenticatedRange(ofPage: number)]), numberBytes)
             }
         } catch {
             throw Self.cryptoError(error)
         }
         var matches = true
-        for index in 0..<layout.hmacSize where page[contentEnd + index] != code[index] { matches = false }
+        for (offset, index) in layout.hmacRange.enumerated() where page[index] != code[offset] { matches = false }
         if matches { return nil }
         let zeroed = page.allSatisfy { $0 == 0 }
         // SQLite never writes the page of its lock bytes: zeros there are sound.
