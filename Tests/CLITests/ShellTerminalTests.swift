@@ -18,13 +18,16 @@ final class ShellTerminalTests: CLITestCase {
 
     /// Types `keys` (printf escapes: \003 is Ctrl-C, \004 Ctrl-D, \033[A the up arrow) one piece
     /// at a time, after `pause` seconds each, into `cipherdb shell` on a terminal whose HOME is the
-    /// test directory; returns what the terminal showed.
+    /// test directory; returns what the terminal showed. script(1) starts the command through
+    /// `$SHELL -c`; `exec` makes the shell the terminal's only process, because dash (the `/bin/sh`
+    /// of a bare machine) waiting on a child that handled Ctrl-C kills itself with SIGINT after the
+    /// child ends (status 130; sqlite3 gets the same), where bash does not.
     private func typed(_ keys: [String], pause: Double = 0.6) throws -> CommandResult {
         let typing = keys.map { "sleep \(pause); printf '\($0)'" }.joined(separator: "; ")
         return try shell(
             """
-            (sleep 1.0; \(typing); sleep 1.0) | HOME="$DIR" XDG_STATE_HOME= timeout 30 script -qec \
-              "\\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" /dev/null
+            (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 30 script -qec \
+              "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" /dev/null
             """, env: env)
     }
 
