@@ -120,4 +120,68 @@ final class SQLCipher4Tests: CLITestCase {
         XCTAssertTrue(refused.stderr.contains("need SQLCipher 4"), refused.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("three.db")))
     }
+
+    /// DB Browser's third SQLCipher 4 setting, the plaintext header: `create` draws the salt and
+    /// prints what every open needs; an open without it is a usage error naming the flags; `info`
+    /// prints the PRAGMAs another client needs; `verify` and `rekey` work behind the
+    /// header; SQLCipher 3.4.1 refuses the flags.
+    func testPlaintextHeaderFlags() throws {
+        let env = passphraseEnvironment()
+        let four = env.merging(preload) { $1 }
+        let created = try cipherdb(
+            ["create", "ios.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"] + Self.fastKDF, env: four)
+        let salt = try XCTUnwrap(
+            created.stderr.range(of: "--cipher-salt [0-9a-f]{32}", options: .regularExpression).map {
+                String(created.stderr[$0].dropFirst("--cipher-salt ".count))
+            }, created.stderr)
+        XCTAssertTrue(created.stderr.contains("needs --cipher-kdf-iter 1000 --cipher-plaintext-header-size 32 --cipher-salt \(salt)"))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("ios.db"))).prefix(16), Data("SQLite format 3\0".utf8))
+        let header = ["--cipher-plaintext-header-size", "32", "--cipher-salt", salt]
+
+        let bare = try cipherdb(["info", "ios.db"], env: four)
+        XCTAssertTrue(bare.stdout.contains("behind a plaintext SQLite header"), bare.stdout)
+        let missing = try cipherdb(["query", "ios.db", "SELECT 1", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, expect: 64)
+        XCTAssertTrue(missing.stderr.contains("--cipher-plaintext-header-size N and --cipher-salt HEX"), missing.stderr)
+
+        try cipherdb(
+            ["query", "ios.db", "CREATE TABLE t(x); INSERT INTO t VALUES ('behind the header')", "--passphrase-env", "DB_PASS"]
+                + Self.fastOpen + header, env: four)
+        let info = try self.json(
+            try cipherdb(["info", "ios.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen + header, env: four).stdout)
+        XCTAssertEqual(info["format"] as? String, "encrypted_plaintext_header")
+        let pragmas = try XCTUnwrap(info["open_pragmas"] as? [String])
+        XCTAssertTrue(pragmas.contains("PRAGMA cipher_plaintext_header_size = 32;"), "\(pragmas)")
+        XCTAssertTrue(pragmas.contains("PRAGMA cipher_salt = \"x'\(salt)'\";"), "\(pragmas)")
+        // Fed verbatim (the passphrase filled in) to the SQLCipher 4 client: they open the file.
+        let secret = try XCTUnwrap(env["DB_PASS"])
+        let script = """
+            import sys
+            from sqlcipher3 import dbapi2 as sqlcipher
+            connection = sqlcipher.connect(sys.argv[1])
+            for pragma in sys.stdin.read().splitlines():
+                connection.execute(pragma)
+            print(connection.execute("SELECT x FROM t").fetchone()[0])
+            """
+        let client = repositoryRoot.appendingPathComponent(".build-sqlcipher4/venv/bin/python").path
+        let keyed = pragmas.map { $0.replacingOccurrences(of: "<passphrase>", with: secret) }.joined(separator: "\n")
+        let opened = try run(
+            client, ["-c", script, path("ios.db")], env: ["LD_PRELOAD": ""], stdin: keyed, expect: 0, file: #filePath, line: #line)
+        XCTAssertEqual(opened.stdout, "behind the header\n")
+
+        try cipherdb(["verify", "ios.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen + header, env: four)
+        let rekeyed = try cipherdb(
+            ["rekey", "ios.db", "--passphrase-env", "DB_PASS", "--kdf-iter", "2000"] + Self.fastOpen + header, env: four)
+        XCTAssertTrue(rekeyed.stderr.contains("page by page"), rekeyed.stderr)
+        XCTAssertTrue(rekeyed.stderr.contains("--cipher-salt \(salt)"), "the salt stays: \(rekeyed.stderr)")
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "ios.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "2000"] + header,
+                env: four
+            ).stdout, "x\r\nbehind the header\n")
+
+        let refused = try cipherdb(
+            ["create", "three.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"], env: env, expect: 64)
+        XCTAssertTrue(refused.stderr.contains("need SQLCipher 4"), refused.stderr)
+        try cipherdb(["create", "odd.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "24"], env: four, expect: 64)
+    }
 }

@@ -37,7 +37,7 @@ struct EncryptCommand: ParsableCommand {
     func run() throws {
         switch try DatabaseFile.existing(plaintext).kind {
         case .plaintext: break
-        case .encrypted:
+        case .encrypted, .encryptedWithPlaintextHeader:
             throw CLIError(
                 .dataError, "\(plaintext) is already encrypted (or not a database)", hint: "use `cipherdb rekey` to change its key")
         case .missing, .empty, .notADatabase:

@@ -46,7 +46,8 @@ struct InfoCommand: ParsableCommand {
             "format:          \(Self.describe(kind))",
         ]
         let wantsDetails = key.isGiven || kind == .plaintext
-        if wantsDetails, kind == .plaintext || kind == .encrypted {
+        let isEncrypted = kind == .encrypted || kind == .encryptedWithPlaintextHeader
+        if wantsDetails, kind == .plaintext || isEncrypted {
             let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: true)
             common.detail(opened.summary)
             defer { opened.database.close() }
@@ -56,7 +57,12 @@ struct InfoCommand: ParsableCommand {
                 throw CLIError.database(error, path: database)
             }
             // The key decrypted the file: it is a SQLCipher database, not random data.
-            if opened.key != nil { lines[1] = "format:          encrypted (SQLCipher), opened with the given key" }
+            if opened.key != nil {
+                lines[1] =
+                    "format:          encrypted (SQLCipher)\(kind == .encryptedWithPlaintextHeader ? " behind a plaintext header" : ""), opened with the given key"
+            }
+        } else if kind == .encryptedWithPlaintextHeader {
+            lines.append("(give a key flag, --cipher-plaintext-header-size and --cipher-salt to see settings and tables)")
         } else if kind == .encrypted {
             lines.append("(give a key flag to see settings and tables)")
         }
@@ -68,6 +74,8 @@ struct InfoCommand: ParsableCommand {
         case .missing: return "no file"
         case .plaintext: return "plaintext SQLite database (not encrypted)"
         case .encrypted: return "encrypted (SQLCipher) or random data"
+        case .encryptedWithPlaintextHeader:
+            return "encrypted (SQLCipher) behind a plaintext SQLite header; its salt is kept outside the file"
         case .empty: return "empty file"
         case .notADatabase: return "not a database"
         }
@@ -173,6 +181,9 @@ struct InfoCommand: ParsableCommand {
             }
             if let size = inForce.plaintextHeaderSize, size != defaults.plaintextHeaderSize {
                 pragmas.append("PRAGMA cipher_plaintext_header_size = \(size);")
+            }
+            if inForce.hasPlaintextHeader, let salt = inForce.saltHex {
+                pragmas.append("PRAGMA cipher_salt = \"x'\(salt)'\";")
             }
         }
         return pragmas

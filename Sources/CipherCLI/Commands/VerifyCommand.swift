@@ -52,7 +52,7 @@ struct VerifyCommand: ParsableCommand {
             return try finish(
                 report: nil, checks: sqliteChecks(settings: .versionDefaults, resolved: nil), fileSize: size, settings: .versionDefaults,
                 resolved: nil)
-        case .encrypted: break
+        case .encrypted, .encryptedWithPlaintextHeader: break
         }
         let resolved = try KeyResolver.resolve(
             key.source, keystore: KeystoreAccess(keystore), purpose: .open,

@@ -1,7 +1,9 @@
 import ArgumentParser
+import CipherCrypto
 import CipherDB
 
-/// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`.
+/// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`, the
+/// SQLCipher 4 algorithms and plaintext header.
 public struct CipherOptions: ParsableArguments {
     /// `--page-size N`.
     @Option(
@@ -32,6 +34,22 @@ public struct CipherOptions: ParsableArguments {
         help: ArgumentHelp("Page HMAC hash of the database written (SQLCipher 4).", valueName: "sha1|sha256|sha512"))
     var hmacAlgorithm: CipherHashAlgorithm?
 
+    /// `--plaintext-header-size N` (SQLCipher 4).
+    @Option(
+        name: .customLong("plaintext-header-size"),
+        help: ArgumentHelp(
+            "Keep the first N bytes of the database written in plaintext (SQLCipher 4; 32 lets iOS recognise the file). Its salt then lives outside the file: printed, and needed by every open.",
+            valueName: "N"))
+    var plaintextHeaderSize: Int?
+
+    /// `--salt HEX` (SQLCipher 4, with a plaintext header).
+    @Option(
+        name: .customLong("salt"),
+        help: ArgumentHelp(
+            "The salt of the database written, as 32 hex digits, when it keeps a plaintext header (default: 16 random bytes).",
+            valueName: "HEX"))
+    var salt: String?
+
     /// `--allow-weak-passphrase`.
     @Flag(
         name: .customLong("allow-weak-passphrase"),
@@ -42,7 +60,10 @@ public struct CipherOptions: ParsableArguments {
     public init() {}
 
     /// Whether any setting was given.
-    var isGiven: Bool { pageSize != nil || kdfIter != nil || compat != nil || kdfAlgorithm != nil || hmacAlgorithm != nil }
+    var isGiven: Bool {
+        pageSize != nil || kdfIter != nil || compat != nil || kdfAlgorithm != nil || hmacAlgorithm != nil || plaintextHeaderSize != nil
+            || salt != nil
+    }
 
     /// Refuses a weak new passphrase unless `--allow-weak-passphrase` was given (then warns).
     func checkStrength(of key: ResolvedKey) throws(CLIError) {
@@ -58,6 +79,8 @@ public struct CipherOptions: ParsableArguments {
         if let compat, compat != 3, compat != 4 { throw ValidationError("--compat takes 3 or 4") }
         try CipherHashAlgorithm.requireAlgorithmSettings(
             kdfAlgorithm != nil || hmacAlgorithm != nil, flags: "--kdf-algorithm and --hmac-algorithm")
+        try CipherSettings.validatePlaintextHeaderFlags(
+            size: plaintextHeaderSize, salt: salt, flags: ("--plaintext-header-size", "--salt"))
     }
 
     /// The settings: the compatibility preset (if any), then the explicit values over it.
@@ -80,7 +103,36 @@ public struct CipherOptions: ParsableArguments {
         if let kdfIter { settings.kdfIterations = kdfIter }
         if let kdfAlgorithm { settings.kdfAlgorithm = kdfAlgorithm }
         if let hmacAlgorithm { settings.hmacAlgorithm = hmacAlgorithm }
+        if let plaintextHeaderSize {
+            settings.plaintextHeaderSize = plaintextHeaderSize
+            // A new salt for a new plaintext header, unless named: the file will not hold it.
+            settings.salt = plaintextHeaderSize > 0 ? nil : settings.salt
+        }
+        if let salt { settings.salt = CipherSettings.salt(fromHex: salt) }
+        if settings.hasPlaintextHeader, settings.salt == nil {
+            do { settings.salt = try SecureRandom.bytes(count: CipherLayout.saltSize) } catch {
+                throw CLIError(.ioError, "cannot draw a salt: \(error)")
+            }
+        }
         return settings
+    }
+}
+
+extension CipherSettings {
+    /// Checks a plaintext header size and salt given as flags: SQLCipher 4 only, a multiple of 16
+    /// up to 80, a salt of 32 hex digits, and a salt only beside a plaintext header.
+    static func validatePlaintextHeaderFlags(size: Int?, salt: String?, flags: (size: String, salt: String)) throws {
+        if size != nil || salt != nil, SQLCipherVersion.current?.hasAlgorithmSettings != true {
+            throw ValidationError(
+                "\(flags.size) and \(flags.salt) need SQLCipher 4; this build runs SQLCipher \(SQLCipherVersion.current?.text ?? "without a codec")"
+            )
+        }
+        if let size, !CipherLayout.isValidPlaintextHeaderSize(size) {
+            throw ValidationError("\(flags.size) takes a multiple of 16 from 0 to 80 (32 is usual)")
+        }
+        if let salt, CipherSettings.salt(fromHex: salt) == nil {
+            throw ValidationError("\(flags.salt) takes 32 hex digits (16 bytes)")
+        }
     }
 }
 

@@ -76,7 +76,12 @@ enum DatabaseAccess {
             let database = Database(path: path)
             do { try database.open(flags: flags) } catch { throw CLIError.database(error, path: path) }
             return OpenedDatabase(database: database, key: nil, settings: .versionDefaults, path: path)
-        case .encrypted:
+        case .encrypted, .encryptedWithPlaintextHeader:
+            if kind == .encryptedWithPlaintextHeader, !keyOptions.settings.hasPlaintextHeader || keyOptions.settings.salt == nil {
+                throw CLIError.usage(
+                    "\(path) keeps its header in plaintext and its salt outside the file: give --cipher-plaintext-header-size N and --cipher-salt HEX (printed when it was made)"
+                )
+            }
             // A passphrase typed at the prompt may be retried, three tries in all, as sudo allows.
             let prompted = keyOptions.source == nil
             var attempt = 1
@@ -141,6 +146,12 @@ enum DatabaseAccess {
                 ? "every page size from 512 to 65536 (page 1 matched none)"
                 : "page size \(layout.pageSize) (--cipher-page-size)")
         if let compatibility = settings.compatibility { tried.append("SQLCipher \(compatibility)'s defaults (--cipher-compat)") }
+        if algorithms {
+            tried.append(
+                settings.hasPlaintextHeader
+                    ? "a \(layout.plaintextHeaderSize)-byte plaintext header with the salt given (--cipher-plaintext-header-size, --cipher-salt)"
+                    : "no plaintext header (--cipher-plaintext-header-size N --cipher-salt HEX)")
+        }
         let base = CLIError.database(error, path: path)
         return CLIError(
             .wrongKey, base.message + "\n  tried: " + tried.joined(separator: ", "),
@@ -165,6 +176,8 @@ enum DatabaseAccess {
         if let usesHMAC = explicit.usesHMAC { settings.usesHMAC = usesHMAC }
         if let algorithm = explicit.kdfAlgorithm { settings.kdfAlgorithm = algorithm }
         if let algorithm = explicit.hmacAlgorithm { settings.hmacAlgorithm = algorithm }
+        if let size = explicit.plaintextHeaderSize { settings.plaintextHeaderSize = size }
+        if let salt = explicit.salt { settings.salt = salt }
         return settings
     }
 }

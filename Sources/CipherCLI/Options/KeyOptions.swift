@@ -125,6 +125,19 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
             "The page HMAC hash the database was created with, if not the default (SQLCipher 4).", valueName: "sha1|sha256|sha512"))
     var cipherHMACAlgorithm: CipherHashAlgorithm?
 
+    /// `--cipher-plaintext-header-size N` (SQLCipher 4).
+    @Option(
+        name: .customLong("cipher-plaintext-header-size"),
+        help: ArgumentHelp("The bytes of plaintext header the database was created with, if any (SQLCipher 4).", valueName: "N"))
+    var cipherPlaintextHeaderSize: Int?
+
+    /// `--cipher-salt HEX` (SQLCipher 4, with a plaintext header).
+    @Option(
+        name: .customLong("cipher-salt"),
+        help: ArgumentHelp(
+            "The salt of a database with a plaintext header, as 32 hex digits (the file does not hold it).", valueName: "HEX"))
+    var cipherSalt: String?
+
     /// Creates empty options (for ArgumentParser).
     public init() {}
 
@@ -143,6 +156,8 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
         if let cipherKDFIter { settings.kdfIterations = cipherKDFIter }
         if let cipherKDFAlgorithm { settings.kdfAlgorithm = cipherKDFAlgorithm }
         if let cipherHMACAlgorithm { settings.hmacAlgorithm = cipherHMACAlgorithm }
+        if let cipherPlaintextHeaderSize { settings.plaintextHeaderSize = cipherPlaintextHeaderSize }
+        if let cipherSalt { settings.salt = CipherSettings.salt(fromHex: cipherSalt) }
         return settings
     }
 
@@ -152,6 +167,8 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
         if let cipherCompat, cipherCompat != 3, cipherCompat != 4 { throw ValidationError("--cipher-compat takes 3 or 4") }
         try CipherHashAlgorithm.requireAlgorithmSettings(
             cipherKDFAlgorithm != nil || cipherHMACAlgorithm != nil, flags: "--cipher-kdf-algorithm and --cipher-hmac-algorithm")
+        try CipherSettings.validatePlaintextHeaderFlags(
+            size: cipherPlaintextHeaderSize, salt: cipherSalt, flags: ("--cipher-plaintext-header-size", "--cipher-salt"))
         guard count <= 1 else {
             throw ValidationError(
                 "give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")

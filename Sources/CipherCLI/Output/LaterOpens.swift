@@ -18,11 +18,19 @@ enum LaterOpens {
             flags.append("--cipher-kdf-algorithm \(layout.kdfAlgorithm.rawValue)")
         }
         if layout.hmacAlgorithm != defaults.hmacAlgorithm { flags.append("--cipher-hmac-algorithm \(layout.hmacAlgorithm.rawValue)") }
+        // Not even a keystore key carries these: the salt is the database's, not the key's.
+        var fileFlags: [String] = []
+        if layout.plaintextHeaderSize > 0, let salt = settings.saltHex {
+            fileFlags = ["--cipher-plaintext-header-size \(layout.plaintextHeaderSize)", "--cipher-salt \(salt)"]
+        }
         let inForce = CipherSettings(
             pageSize: layout.pageSize, kdfIterations: layout.kdfIterations, usesHMAC: layout.usesHMAC,
-            kdfAlgorithm: layout.kdfAlgorithm, hmacAlgorithm: layout.hmacAlgorithm, plaintextHeaderSize: layout.plaintextHeaderSize)
+            kdfAlgorithm: layout.kdfAlgorithm, hmacAlgorithm: layout.hmacAlgorithm, plaintextHeaderSize: layout.plaintextHeaderSize,
+            salt: settings.salt)
         let pragmas = InfoCommand.openPragmas(key: key, opened: settings, inForce: inForce)
-        guard key.keyID == nil, !flags.isEmpty || layout.pageSize != defaults.pageSize else { return nil }
+        if key.keyID != nil { flags = [] }
+        flags += fileFlags
+        guard !flags.isEmpty || (key.keyID == nil && layout.pageSize != defaults.pageSize) else { return nil }
         var lines: [String] = []
         if !flags.isEmpty {
             lines.append(

@@ -35,8 +35,12 @@ public struct CipherLayout: Sendable, Equatable {
     public var hmacSize: Int { hmacAlgorithm.digestLength }
     /// Reserved bytes at the end of each page: IV + HMAC rounded up to 16.
     public var reserveSize: Int { (Self.ivSize + (usesHMAC ? hmacSize : 0) + 15) / 16 * 16 }
-    /// Whether CipherDB can check a key against a page offline: HMACs on, salt at the start of the file.
-    public var isVerifiableOffline: Bool { usesHMAC && plaintextHeaderSize == 0 }
+    /// Whether CipherDB can check a key against a page offline: pages carry HMACs. (With a
+    /// plaintext header the salt must also be known: ``CipherSettings/salt``.)
+    public var isVerifiableOffline: Bool { usesHMAC }
+
+    /// Bytes at the start of page 1 outside the encryption: the salt, or the plaintext header.
+    public var pageOneClearSize: Int { plaintextHeaderSize > 0 ? plaintextHeaderSize : Self.saltSize }
 
     /// A layout from explicit values.
     public init(
@@ -96,9 +100,10 @@ public struct CipherLayout: Sendable, Equatable {
 
     // MARK: Where things are in a page
 
-    /// The encrypted content of page `number`: after the salt on page 1, up to the reserve.
+    /// The encrypted content of page `number`: after the salt or plaintext header on page 1, up
+    /// to the reserve.
     public func contentRange(ofPage number: Int) -> Range<Int> {
-        (number == 1 ? Self.saltSize : 0)..<(pageSize - reserveSize)
+        (number == 1 ? pageOneClearSize : 0)..<(pageSize - reserveSize)
     }
 
     /// The IV: the first bytes of the reserve.
@@ -116,6 +121,13 @@ public struct CipherLayout: Sendable, Equatable {
     /// The page SQLite never writes because it holds the lock bytes at 1 GiB (os_unix.c's
     /// PENDING_BYTE): in a file over 1 GiB it is a hole of zeros, with no IV and no HMAC.
     public static func lockBytePage(pageSize: Int) -> Int { RecoveryLog.pendingByte / pageSize + 1 }
+
+    /// Whether `size` is a plaintext header size CipherDB accepts: SQLCipher takes multiples of the
+    /// AES block (16); past 80 bytes the header's reserved bytes (72 to 91) would be in the clear
+    /// and the file would look like a plaintext database (``DatabaseFile``), so they stop there.
+    public static func isValidPlaintextHeaderSize(_ size: Int) -> Bool {
+        (0...80).contains(size) && size % ivSize == 0
+    }
 
     /// Whether `size` is a page size SQLite accepts: a power of two from 512 to 65536.
     public static func isValidPageSize(_ size: Int) -> Bool {

@@ -1,3 +1,5 @@
+import CipherCrypto
+
 /// A hash algorithm for SQLCipher's key derivation or page HMAC.
 public enum CipherHashAlgorithm: String, Sendable, Codable, CaseIterable {
     /// SHA-1: SQLCipher 3's algorithm for both.
@@ -53,7 +55,15 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
     /// (`PRAGMA cipher_compatibility`, SQLCipher 4.0.1 and later).
     public var compatibility: Int?
     /// Bytes of the header kept in plaintext (SQLCipher 4 and later; 0 or 32 in practice).
+    ///
+    /// The file then starts with SQLite's own header, which some platforms need to see (iOS
+    /// suspends an app that holds a lock on a file it cannot recognise as a database), and the
+    /// KDF salt is no longer in the file: every opener names it in ``salt``.
     public var plaintextHeaderSize: Int?
+    /// The 16-byte KDF salt, for a database whose header is kept in plaintext (SQLCipher 4's
+    /// `cipher_salt`). Left `nil` when such a database is created, SQLCipher draws one, which
+    /// ``Database/cipherSettings()`` reads back.
+    public var salt: [UInt8]?
     /// Whether SQLCipher wipes and locks its own memory (SQLCipher 4 and later; process-wide).
     public var memorySecurity: Bool?
 
@@ -66,6 +76,7 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
         hmacAlgorithm: CipherHashAlgorithm? = nil,
         compatibility: Int? = nil,
         plaintextHeaderSize: Int? = nil,
+        salt: [UInt8]? = nil,
         memorySecurity: Bool? = nil
     ) {
         self.pageSize = pageSize
@@ -75,6 +86,7 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
         self.hmacAlgorithm = hmacAlgorithm
         self.compatibility = compatibility
         self.plaintextHeaderSize = plaintextHeaderSize
+        self.salt = salt
         self.memorySecurity = memorySecurity
     }
 
@@ -99,6 +111,24 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
             throw DatabaseError(kind: .unsupported, message: "no compatibility preset for SQLCipher \(major)")
         }
     }
+
+    /// ``salt`` as SQLCipher prints it (`PRAGMA cipher_salt`): 32 lowercase hex digits.
+    public var saltHex: String? { salt.map(Self.hex) }
+
+    /// A salt written as 32 hex digits (as SQLCipher prints one), or `nil` when the text is not one.
+    public static func salt(fromHex text: String) -> [UInt8]? {
+        guard text.utf8.count == 2 * CipherLayout.saltSize, let decoded = try? SecretBytes(copying: Array(text.utf8)).hexDecoded()
+        else { return nil }
+        return decoded.withUnsafeBytes { Array($0) }
+    }
+
+    /// Lowercase hexadecimal, through the one hex codec there is (SecretBytes').
+    static func hex(_ bytes: [UInt8]) -> String {
+        SecretBytes(copying: bytes).hexEncoded().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether the file keeps its first bytes in plaintext, so its salt lives outside it.
+    public var hasPlaintextHeader: Bool { (plaintextHeaderSize ?? 0) > 0 }
 
     /// Whether every property keeps the default.
     public var isVersionDefault: Bool { self == .versionDefaults }

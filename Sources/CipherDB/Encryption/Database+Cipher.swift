@@ -33,7 +33,12 @@ extension Database {
         try applySettings(settings, schema: nil, version: version)
         // The first read runs the key derivation and checks page 1's HMAC.
         _ = try scalarText("SELECT count(*) FROM sqlite_master")
-        setAppliedSettings(settings)
+        var applied = settings
+        if applied.hasPlaintextHeader, applied.salt == nil {
+            // A new file with a plaintext header: SQLCipher drew its salt, which the file does not hold.
+            applied.salt = try scalarText("PRAGMA cipher_salt").flatMap(CipherSettings.salt(fromHex:))
+        }
+        setAppliedSettings(applied)
         hasProvenKey = true
         rememberPageKey(of: keyForSQLite)
     }
@@ -56,8 +61,9 @@ extension Database {
     ///
     /// Returns the key to hand SQLite: for a passphrase, the page key derived here (the KDF runs
     /// once, not once here and again in SQLCipher). Files that cannot be checked offline (new or
-    /// plaintext files, no HMAC, a plaintext header, a passphrase written as a key literal
-    /// `x'…'`) are left to SQLite's own check.
+    /// plaintext files, no HMAC, a passphrase written as a key literal `x'…'`) are left to
+    /// SQLite's own check. A file with a plaintext header is checked with the salt the settings
+    /// name, and refused (`invalidKey`) when they name none: no key could open it.
     func provenKey(_ key: DatabaseKey, settings: CipherSettings, version: SQLCipherVersion) throws(DatabaseError) -> DatabaseKey {
         guard isFileBacked, !openFlags.contains(.uri), let path else { return key }
         guard let check = try Self.checkOffline(key, path: path, settings: settings, version: version) else { return key }
@@ -75,17 +81,19 @@ extension Database {
     /// recovery, reading the key as SQLCipher does (a passphrase through PBKDF2 over the file's
     /// salt, a key literal `x'…'` as the raw key it is to SQLCipher). Returns whether it opens the
     /// file and the key to hand SQLite (a passphrase's page key: the KDF runs once), or `nil` when
-    /// the file cannot be checked offline (new or plaintext, no HMAC, a plaintext header).
+    /// the file cannot be checked offline (new or plaintext, no HMAC).
     static func checkOffline(
         _ key: DatabaseKey, path: String, settings: CipherSettings, version: SQLCipherVersion
     ) throws(DatabaseError) -> (opens: Bool, keyForSQLite: DatabaseKey)? {
         let file = try DatabaseFile(path: path)
         let layout = CipherLayout(settings: settings, version: version)
-        guard file.kind == .encrypted, var salt = file.salt, layout.isVerifiableOffline, file.size >= layout.pageSize else { return nil }
+        guard [.encrypted, .encryptedWithPlaintextHeader].contains(file.kind), layout.isVerifiableOffline, file.size >= layout.pageSize
+        else { return nil }
+        // First: a plaintext header whose salt nobody named is refused here, whatever the key.
+        let salt = try PageVerifier.salt(of: file, key: key, settings: settings)
         if case .passphrase(let passphrase) = key, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
             return nil
         }
-        if case .rawWithSalt(_, let explicitSalt) = key { salt = explicitSalt }
         let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
         let opens = try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase()
         if case .passphrase = key { return (opens, .raw(pageKey)) }
@@ -213,7 +221,7 @@ extension Database {
         switch file.kind {
         case .plaintext: return isKeyed ? .plaintextDatabase : .corrupt
         case .notADatabase, .empty, .missing: return .notADatabase
-        case .encrypted: break
+        case .encrypted, .encryptedWithPlaintextHeader: break
         }
         return isKeyed ? .wrongKey : .keyRequired
     }
@@ -246,10 +254,15 @@ extension Database {
             if let algorithm = settings.kdfAlgorithm, algorithm != .sha1 { throw unsupported("KDF algorithm \(algorithm)", "4.0") }
             if let algorithm = settings.hmacAlgorithm, algorithm != .sha1 { throw unsupported("HMAC algorithm \(algorithm)", "4.0") }
             if let size = settings.plaintextHeaderSize, size != 0 { throw unsupported("a plaintext header", "4.0") }
+            if settings.salt != nil { throw unsupported("cipher_salt", "4.0") }
             if settings.memorySecurity != nil { throw unsupported("cipher_memory_security", "4.0") }
         }
-        if let size = settings.plaintextHeaderSize, !(0...100).contains(size) {
-            throw DatabaseError(kind: .unsupported, message: "plaintext header size \(size) is out of range")
+        if let size = settings.plaintextHeaderSize, !CipherLayout.isValidPlaintextHeaderSize(size) {
+            throw DatabaseError(
+                kind: .unsupported, message: "plaintext header size \(size) is not a multiple of 16 from 0 to 80 (32 is usual)")
+        }
+        if let salt = settings.salt, salt.count != CipherLayout.saltSize {
+            throw DatabaseError(kind: .invalidKey, message: "a salt must be \(CipherLayout.saltSize) bytes, not \(salt.count)")
         }
     }
 
@@ -278,6 +291,10 @@ extension Database {
             if let size = settings.plaintextHeaderSize {
                 try executeUpdate("PRAGMA \(prefix)cipher_plaintext_header_size = \(size)")
             }
+            if let salt = settings.salt {
+                // A salt is not secret (other files keep it in the clear) and SQLCipher takes it only as SQL text.
+                try executeUpdate("PRAGMA \(prefix)cipher_salt = \"x'\(CipherSettings.hex(salt))'\"")
+            }
             if let memorySecurity = settings.memorySecurity {
                 try executeUpdate("PRAGMA cipher_memory_security = \(memorySecurity ? "ON" : "OFF")")
             }
@@ -298,6 +315,8 @@ extension Database {
         if version.hasAlgorithmSettings {
             try check("cipher_kdf_algorithm", settings.kdfAlgorithm?.kdfPragmaValue)
             try check("cipher_hmac_algorithm", settings.hmacAlgorithm?.hmacPragmaValue)
+            try check("cipher_plaintext_header_size", settings.plaintextHeaderSize.map(String.init))
+            try check("cipher_salt", settings.saltHex)
         }
     }
 
@@ -322,6 +341,10 @@ extension Database {
                 CipherHashAlgorithm.allCases.first { $0.hmacPragmaValue == value.uppercased() }
             }
             settings.plaintextHeaderSize = try scalarText("PRAGMA cipher_plaintext_header_size").flatMap { Int($0) }
+            if settings.hasPlaintextHeader {
+                // The file does not hold it: whoever opens the database next needs it.
+                settings.salt = try scalarText("PRAGMA cipher_salt").flatMap(CipherSettings.salt(fromHex:))
+            }
         } else {
             settings.kdfAlgorithm = .sha1
             settings.hmacAlgorithm = .sha1

@@ -29,6 +29,7 @@ extension Database {
         to targetPath: String, key: DatabaseKey?, settings: CipherSettings = .versionDefaults, replacing: Bool = false
     ) throws(DatabaseError) {
         try checkCanExport(key: key, settings: settings)
+        let settings = try settingsNamingTheSalt(settings, key: key, keepingOwn: false)
         guard replacing || PathBytes.access(targetPath, F_OK) != 0 else {
             throw DatabaseError(
                 kind: .fileError, message: "the export target \(targetPath) exists: pass replacing: true to replace it")
@@ -45,6 +46,7 @@ extension Database {
     /// publishing it to the caller (who decides whether it may replace a file).
     public func export(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
         try checkCanExport(key: key, settings: settings)
+        let settings = try settingsNamingTheSalt(settings, key: key, keepingOwn: false)
         try writeExport(into: pending, key: key, settings: settings)
     }
 
@@ -78,6 +80,7 @@ extension Database {
     @discardableResult
     public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) -> Rewrite {
         try checkCanExport(key: newKey, settings: settings)
+        let settings = try settingsNamingTheSalt(settings, key: newKey, keepingOwn: true)
         guard isFileBacked, let path else {
             throw DatabaseError.misuse("reencrypt needs a database file; use export(to:key:settings:) for \(displayPath)")
         }
@@ -156,10 +159,14 @@ extension Database {
         }
         // Read through `source`: opening and closing the file again would drop SQLite's lock.
         let fileSalt = try DatabaseFile.read(descriptor: source, offset: 0, count: CipherLayout.saltSize, path: path)
-        guard fileSalt.count == CipherLayout.saltSize else { return nil }
-        let old = try PageCodec(layout: oldLayout, pageKey: codecKey.pageKey, salt: codecKey.salt ?? fileSalt)
+        guard let oldSalt = codecKey.salt ?? (oldLayout.plaintextHeaderSize > 0 ? appliedSettings.salt : fileSalt),
+            oldSalt.count == CipherLayout.saltSize
+        else { return nil }
+        let old = try PageCodec(layout: oldLayout, pageKey: codecKey.pageKey, salt: oldSalt)
         let newSalt: [UInt8]
         if case .rawWithSalt(_, let salt) = newKey {
+            newSalt = salt
+        } else if let salt = settings.salt {
             newSalt = salt
         } else {
             do { newSalt = try SecureRandom.bytes(count: CipherLayout.saltSize) } catch { throw PageVerifier.cryptoError(error) }
@@ -210,6 +217,26 @@ extension Database {
         // The lock is released at the next access in normal mode.
         _ = try? scalarText("SELECT count(*) FROM sqlite_master")
         if restoringWAL { _ = try? scalarText("PRAGMA journal_mode = WAL") }
+    }
+
+    /// `settings` for a new file, with the salt it will need named: a file with a plaintext
+    /// header does not hold its salt, so one SQLCipher drew unseen would lock everyone out. A
+    /// rewrite in place keeps this file's salt unless told otherwise; an export must be told.
+    private func settingsNamingTheSalt(
+        _ settings: CipherSettings, key: DatabaseKey?, keepingOwn: Bool
+    ) throws(DatabaseError) -> CipherSettings {
+        guard key != nil, settings.hasPlaintextHeader, settings.salt == nil else { return settings }
+        if case .rawWithSalt = key { return settings }
+        if keepingOwn, appliedSettings.hasPlaintextHeader, let salt = appliedSettings.salt {
+            var named = settings
+            named.salt = salt
+            return named
+        }
+        throw DatabaseError(
+            kind: .invalidKey,
+            message:
+                "a copy with a plaintext header does not hold its salt: name one (CipherSettings.salt, 16 random bytes) and keep it for every open"
+        )
     }
 
     /// The checks shared by ``export(to:key:settings:)`` and ``reencrypt(to:settings:)``.

@@ -26,6 +26,10 @@ public struct DatabaseFile: Sendable, Equatable {
         case plaintext
         /// Whole pages of random-looking bytes: an SQLCipher database (or random data).
         case encrypted
+        /// An SQLCipher database that keeps its first bytes in plaintext (SQLCipher 4's
+        /// `cipher_plaintext_header_size`): SQLite's header up front, encrypted pages behind it.
+        /// Its salt is not in the file.
+        case encryptedWithPlaintextHeader = "encrypted_plaintext_header"
         /// Anything else.
         case notADatabase = "not_a_database"
     }
@@ -61,15 +65,27 @@ public struct DatabaseFile: Sendable, Equatable {
             (kind, salt) = (.empty, nil)
             return
         }
-        let header = try Self.read(path: path, offset: 0, count: CipherLayout.saltSize)
-        if header == Self.plaintextHeader {
-            (kind, salt) = (.plaintext, nil)
-        } else if size >= 512, size % 512 == 0 {
+        let header = try Self.read(path: path, offset: 0, count: Self.sqliteHeaderSize)
+        let wholePages = size >= 512 && size % 512 == 0
+        if header.starts(with: Self.plaintextHeader) {
+            let encryptedBody = wholePages && header.count == Self.sqliteHeaderSize && !Self.isPlausibleSQLiteHeader(header)
+            (kind, salt) = (encryptedBody ? .encryptedWithPlaintextHeader : .plaintext, nil)
+        } else if wholePages {
             // SQLCipher files are whole pages of at least 512 bytes.
-            (kind, salt) = (.encrypted, header)
+            (kind, salt) = (.encrypted, Array(header.prefix(CipherLayout.saltSize)))
         } else {
             (kind, salt) = (.notADatabase, nil)
         }
+    }
+
+    /// The length of SQLite's database header at the start of page 1.
+    static let sqliteHeaderSize = 100
+
+    /// Whether the 100 bytes of a database header read as SQLite's: the 20 bytes SQLite reserves
+    /// for expansion (offsets 72 to 91) are zero. Behind a plaintext header of SQLCipher they are
+    /// ciphertext, which is never 20 zero bytes in practice.
+    static func isPlausibleSQLiteHeader(_ header: [UInt8]) -> Bool {
+        header.count >= 92 && header[72..<92].allSatisfy { $0 == 0 }
     }
 
     /// The path of the rollback journal beside a database.

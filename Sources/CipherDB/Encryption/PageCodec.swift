@@ -12,7 +12,7 @@ import Darwin
 /// A page of `pageSize` bytes holds its encrypted content, then a reserve: a random IV (its first
 /// 16 bytes; the rest is random too), the HMAC of content + IV + page number (four little-endian
 /// bytes), and padding to a multiple of 16. Page 1's first 16 bytes are the salt, outside the
-/// encryption. AES-256-CBC without padding encrypts the content under the page key.
+/// encryption (or, with SQLCipher 4's plaintext header, the first bytes of SQLite's header). AES-256-CBC without padding encrypts the content under the page key.
 ///
 /// Rekeying through the codec decrypts and re-encrypts every page with the layout unchanged, so
 /// the plaintext, and the b-tree SQLite sees, stays the same byte for byte; only the key, the salt
@@ -21,7 +21,7 @@ import Darwin
 struct PageCodec: Sendable {
     /// The page layout (page size, reserve, hashes).
     let layout: CipherLayout
-    /// The salt in the first 16 bytes of the file.
+    /// The KDF salt (the first 16 bytes of the file, unless it keeps a plaintext header).
     let salt: [UInt8]
     /// The key that encrypts the pages.
     let pageKey: SecretBytes
@@ -30,7 +30,7 @@ struct PageCodec: Sendable {
     /// A codec for the page key (a raw key, or a passphrase derived over `salt`) and the file's salt.
     init(layout: CipherLayout, pageKey: SecretBytes, salt: [UInt8]) throws(DatabaseError) {
         guard layout.isVerifiableOffline, salt.count == CipherLayout.saltSize else {
-            throw DatabaseError(kind: .unsupported, message: "the page codec needs page HMACs and the salt at the start of the file")
+            throw DatabaseError(kind: .unsupported, message: "the page codec needs page HMACs and a 16-byte salt")
         }
         self.layout = layout
         self.salt = salt
@@ -39,9 +39,11 @@ struct PageCodec: Sendable {
     }
 
     /// Whether a file in layout `old` can be rewritten page by page into layout `new`: SQLite's
-    /// content area (page size minus reserve) must stay the same, or the b-tree would not fit.
+    /// content area (page size minus reserve) must stay the same, or the b-tree would not fit,
+    /// and so must the clear start of page 1 (salt or plaintext header).
     static func canTranscode(from old: CipherLayout, to new: CipherLayout) -> Bool {
         old.isVerifiableOffline && new.isVerifiableOffline && old.pageSize == new.pageSize && old.reserveSize == new.reserveSize
+            && old.plaintextHeaderSize == new.plaintextHeaderSize
     }
 
     /// Cipher contexts and an HMAC with their keys set up: one per thread.
@@ -124,7 +126,8 @@ struct PageCodec: Sendable {
             } catch {
                 throw PageVerifier.cryptoError(error)
             }
-            if number == 1 {
+            // A plaintext header stays as it is; otherwise the salt opens the file.
+            if number == 1, layout.plaintextHeaderSize == 0 {
                 for index in 0..<CipherLayout.saltSize { page[index] = salt[index] }
             }
             try authenticate(page, number: number)

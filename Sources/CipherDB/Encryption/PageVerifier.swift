@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherCrypto
 import Foundation
 
@@ -104,8 +105,9 @@ public struct PageVerifier: Sendable {
     /// version's default). Nothing is written.
     ///
     /// - Throws: `fileError` if the file cannot be read, `notADatabase` if it is shorter than a
-    ///   salt or is a plaintext SQLite file, `unsupported` for settings without HMAC or with a
-    ///   plaintext header, `invalidKey` for a key of the wrong shape.
+    ///   salt, `plaintextDatabase` for a plaintext SQLite file, `unsupported` for settings without
+    ///   HMAC, `invalidKey` for a key of the wrong shape or a plaintext header whose salt is not
+    ///   named, `wrongKey` when the file keeps a plaintext header the settings do not mention.
     public init(path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
         try self.init(path: path, key: key, layout: CipherLayout(settings: settings), settings: settings)
     }
@@ -115,13 +117,10 @@ public struct PageVerifier: Sendable {
         if settings.usesHMAC == false || !layout.usesHMAC {
             throw DatabaseError(kind: .unsupported, message: "the database has no page HMACs (cipher_use_hmac = OFF): nothing to verify")
         }
-        if let header = settings.plaintextHeaderSize, header != 0 {
-            throw DatabaseError(kind: .unsupported, message: "page verification does not support a plaintext header")
-        }
         guard CipherLayout.isValidPageSize(layout.pageSize) else {
             throw DatabaseError(kind: .unsupported, message: "page size \(layout.pageSize) is not a power of two from 512 to 65536")
         }
-        let salt = try Self.readSalt(path: path)
+        let salt = try Self.salt(of: DatabaseFile(path: path), key: key, settings: settings)
         let pageKey = try Self.pageKey(for: key, salt: salt, layout: layout)
         try self.init(path: path, pageKey: pageKey, salt: salt, layout: layout)
     }
@@ -348,17 +347,47 @@ public struct PageVerifier: Sendable {
 
     // MARK: - File reading
 
-    static func readSalt(path: String) throws(DatabaseError) -> [UInt8] {
-        let file = try DatabaseFile(path: path)
+    /// The KDF salt of `file` as SQLCipher will use it with `key` and `settings`: the one the
+    /// settings or the key name (a file with a plaintext header does not hold its own), else the
+    /// file's first 16 bytes. This is the one place that decides where a database's salt comes from.
+    ///
+    /// - Throws: `invalidKey` when the salt of a plaintext-header database is not named or not
+    ///   16 bytes; `wrongKey` when the file keeps a plaintext header the settings do not mention;
+    ///   `plaintextDatabase`, `fileError` (missing), `notADatabase` (shorter than a salt).
+    static func salt(of file: DatabaseFile, key: DatabaseKey, settings: CipherSettings) throws(DatabaseError) -> [UInt8] {
+        var named = settings.salt
+        if case .rawWithSalt(_, let salt) = key {
+            guard named == nil || named == salt else {
+                throw DatabaseError(kind: .invalidKey, message: "the key and the cipher settings name different salts")
+            }
+            named = salt
+        }
+        if let named {
+            guard named.count == Layout.saltSize else {
+                throw DatabaseError(kind: .invalidKey, message: "a salt must be \(Layout.saltSize) bytes, not \(named.count)")
+            }
+            return named
+        }
         switch file.kind {
         case .plaintext:
-            throw DatabaseError(kind: .plaintextDatabase, message: "\(path) is a plaintext SQLite database: it has no page HMACs")
+            throw DatabaseError(kind: .plaintextDatabase, message: "\(file.path) is a plaintext SQLite database: it has no page HMACs")
         case .missing:
-            throw DatabaseError(kind: .fileError, message: "cannot open \(path): no such file")
+            throw DatabaseError(kind: .fileError, message: "cannot open \(file.path): no such file")
+        case .encryptedWithPlaintextHeader where !settings.hasPlaintextHeader:
+            throw DatabaseError(
+                kind: .wrongKey, resultCode: SQLITE_NOTADB,
+                message:
+                    "\(file.path) keeps its header in plaintext (SQLCipher 4's cipher_plaintext_header_size, usually 32) and its salt elsewhere: open it with that setting and its salt (nothing was changed)"
+            )
+        case .encryptedWithPlaintextHeader,
+            .encrypted where settings.hasPlaintextHeader:
+            throw DatabaseError(
+                kind: .invalidKey,
+                message: "\(file.path) has a plaintext header, so its salt is not in the file: name it (cipher_salt) to open it")
         case .encrypted, .empty, .notADatabase:
-            let salt = try DatabaseFile.read(path: path, offset: 0, count: Layout.saltSize)
+            let salt = try DatabaseFile.read(path: file.path, offset: 0, count: Layout.saltSize)
             guard salt.count == Layout.saltSize else {
-                throw DatabaseError(kind: .notADatabase, message: "\(path) is shorter than an SQLCipher salt (\(salt.count) bytes)")
+                throw DatabaseError(kind: .notADatabase, message: "\(file.path) is shorter than an SQLCipher salt (\(salt.count) bytes)")
             }
             return salt
         }

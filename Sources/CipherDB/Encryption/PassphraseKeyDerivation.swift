@@ -26,11 +26,12 @@ public enum PassphraseKeyDerivation {
     /// The length of the derived key, and of a raw key.
     public static let keyLength = DatabaseKey.rawKeyLength
 
-    /// The parameters SQLCipher `version` uses with `settings`, or `nil` when the salt is not at the
-    /// start of the file (a plaintext header) so the derivation must be left to SQLCipher.
+    /// The parameters SQLCipher `version` uses with `settings`, or `nil` when the salt is neither
+    /// in the file nor named (a plaintext header without ``CipherSettings/salt``), so the
+    /// derivation must be left to SQLCipher.
     public static func parameters(for settings: CipherSettings, version: SQLCipherVersion) -> Parameters? {
         let layout = CipherLayout(settings: settings, version: version)
-        guard layout.plaintextHeaderSize == 0 else { return nil }
+        guard layout.plaintextHeaderSize == 0 || settings.salt != nil else { return nil }
         return Parameters(algorithm: layout.kdfAlgorithm, iterations: layout.kdfIterations)
     }
 
@@ -45,7 +46,7 @@ public enum PassphraseKeyDerivation {
     /// Derives the raw key SQLCipher would derive from `passphrase` and `salt`.
     ///
     /// - Throws: `invalidKey` for an empty passphrase or a salt that is not 16 bytes,
-    ///   `unsupported` when the settings keep the salt out of the file or SQLCipher is missing.
+    ///   `unsupported` when SQLCipher is missing.
     public static func rawKey(
         passphrase: SecretBytes,
         salt: [UInt8],
@@ -57,22 +58,21 @@ public enum PassphraseKeyDerivation {
         }
         let version = try Database.requireSQLCipher()
         let layout = CipherLayout(settings: settings, version: version)
-        guard layout.plaintextHeaderSize == 0 else {
-            throw DatabaseError(
-                kind: .unsupported, message: "with a plaintext header SQLCipher keeps the salt elsewhere: derive with SQLCipher")
-        }
         return try PageVerifier.pageKey(for: .passphrase(passphrase), salt: salt, layout: layout)
     }
 
     /// Derives the raw key for the existing encrypted database at `path`, or returns `nil` when
-    /// there is nothing to derive from (no file yet, a plaintext file, a plaintext header, or a
-    /// passphrase that SQLCipher itself would take as a raw key literal `x'…'`).
+    /// there is nothing to derive from (no file yet, a plaintext file, a plaintext header whose
+    /// salt the settings do not name, or a passphrase that SQLCipher itself would take as a raw
+    /// key literal `x'…'`).
     public static func rawKey(
         passphrase: SecretBytes,
         databaseAt path: String,
         settings: CipherSettings = .versionDefaults
     ) throws(DatabaseError) -> SecretBytes? {
-        guard canDerive(passphrase: passphrase, settings: settings), let salt = try salt(ofDatabaseAt: path) else { return nil }
+        guard canDerive(passphrase: passphrase, settings: settings),
+            let salt = try settings.hasPlaintextHeader ? settings.salt : salt(ofDatabaseAt: path)
+        else { return nil }
         return try rawKey(passphrase: passphrase, salt: salt, settings: settings)
     }
 
