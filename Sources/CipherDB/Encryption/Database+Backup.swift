@@ -36,6 +36,7 @@ extension Database {
     ) throws(DatabaseError) {
         let source = try requireHandle()
         try requireSameCipher(key: key, settings: settings)
+        let settings = try settingsNamingTheSalt(settings, key: key, keepingOwn: false)
         if !replacing, PathBytes.access(targetPath, F_OK) == 0 {
             throw DatabaseError(kind: .fileError, message: "the backup target \(targetPath) exists: pass replacing: true to replace it")
         }

@@ -221,8 +221,8 @@ extension Database {
 
     /// `settings` for a new file, with the salt it will need named: a file with a plaintext
     /// header does not hold its salt, so one SQLCipher drew unseen would lock everyone out. A
-    /// rewrite in place keeps this file's salt unless told otherwise; an export must be told.
-    private func settingsNamingTheSalt(
+    /// rewrite in place keeps this file's salt unless told otherwise; an export or backup must be told.
+    func settingsNamingTheSalt(
         _ settings: CipherSettings, key: DatabaseKey?, keepingOwn: Bool
     ) throws(DatabaseError) -> CipherSettings {
         guard key != nil, settings.hasPlaintextHeader, settings.salt == nil else { return settings }

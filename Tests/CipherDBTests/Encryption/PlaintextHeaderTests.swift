@@ -170,6 +170,19 @@ final class PlaintextHeaderTests: DatabaseTestCase {
         XCTAssertTrue(try PageVerifier(path: path("copy.db"), key: passphrase("copy"), settings: settings(salt: salt)).verify().isIntact)
     }
 
+    func testHotBackupToAPlaintextHeaderNeedsANamedSalt() throws {
+        try requireSQLCipher4()
+        let salt = try makeDatabase("live.db", key: rawKey(5))
+        let db = try openDatabase("live.db", key: rawKey(5), settings: settings(salt: salt))
+        assertThrows(.invalidKey) { try db.backup(to: self.path("unsalted.db"), key: self.rawKey(5), settings: self.settings(salt: nil)) }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("unsalted.db")))
+        let copySalt = try SecureRandom.bytes(count: 16)
+        try db.backup(to: path("copy.db"), key: rawKey(5), settings: settings(salt: copySalt))
+        let copy = try openDatabase("copy.db", key: rawKey(5), settings: settings(salt: copySalt))
+        XCTAssertEqual(try copy.intForQuery("SELECT count(*) FROM t"), 200)
+        XCTAssertEqual(Array(try fileBytes(path("copy.db")).prefix(16)), DatabaseFile.plaintextHeader)
+    }
+
     func testSaltMustBeSixteenBytesAndHeaderAMultipleOfSixteen() throws {
         try requireSQLCipher4()
         assertThrows(.invalidKey) {
