@@ -6,37 +6,37 @@ extension Database {
 
     /// The first column of the first row as an `Int`, or `nil` when there is no row or it is NULL.
     public func intForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Int? {
-        try scalar(sql, .positional(arguments)) { $0.int(at: 0) }
+        try firstValue(sql, .positional(arguments)) { SQLiteValue.int64($0).map { Int(truncatingIfNeeded: $0) } }
     }
 
     /// The first column of the first row as an `Int64`, or `nil`.
     public func int64ForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Int64? {
-        try scalar(sql, .positional(arguments)) { $0.int64(at: 0) }
+        try firstValue(sql, .positional(arguments), SQLiteValue.int64)
     }
 
     /// The first column of the first row as a `Double`, or `nil`.
     public func doubleForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Double? {
-        try scalar(sql, .positional(arguments)) { $0.double(at: 0) }
+        try firstValue(sql, .positional(arguments), SQLiteValue.double)
     }
 
     /// The first column of the first row as a `Bool`, or `nil`.
     public func boolForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Bool? {
-        try scalar(sql, .positional(arguments)) { $0.bool(at: 0) }
+        try firstValue(sql, .positional(arguments)) { SQLiteValue.int64($0).map { $0 != 0 } }
     }
 
     /// The first column of the first row as text, or `nil`.
     public func stringForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> String? {
-        try scalar(sql, .positional(arguments)) { $0.string(at: 0) }
+        try firstValue(sql, .positional(arguments), SQLiteValue.string)
     }
 
     /// The first column of the first row as bytes, or `nil`.
     public func dataForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Data? {
-        try scalar(sql, .positional(arguments)) { $0.data(at: 0) }
+        try firstValue(sql, .positional(arguments), SQLiteValue.data)
     }
 
     /// The first column of the first row as a date, or `nil`.
     public func dateForQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> Date? {
-        try scalar(sql, .positional(arguments)) { $0.date(at: 0) }
+        try firstValue(sql, .positional(arguments)) { SQLiteValue.date($0, formatter: dateFormatter) }
     }
 
     /// The first column of the first row decoded as `T`, or `nil` when there is no row or it is NULL.
@@ -51,6 +51,28 @@ extension Database {
         defer { rows.close() }
         guard try rows.next() else { return nil }
         return read(rows)
+    }
+
+    /// The first column of the first row through `read` (`nil` when there is no row or it is
+    /// NULL), read from the statement itself: no result set is made, registered and closed for
+    /// one value.
+    @inline(__always)
+    private func firstValue<T>(
+        _ sql: String, _ arguments: StatementArguments, _ read: (OpaquePointer) -> T?
+    ) throws(DatabaseError) -> T? {
+        let statement = try prepareStatement(sql)
+        defer { statement.release() }
+        try statement.bind(arguments, dateFormatter: dateFormatter)
+        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_ROW else {
+            if code == SQLITE_DONE { return nil }
+            throw error(code: code, sql: sql)
+        }
+        guard sqlite3_column_count(handle) > 0, let value = sqlite3_column_value(handle, 0),
+            sqlite3_value_type(value) != SQLITE_NULL
+        else { return nil }
+        return read(value)
     }
 
     // MARK: - Schema

@@ -135,51 +135,51 @@ public final class ResultSet {
     /// Whether the column is NULL (also `true` for an unknown column).
     public func isNull(at index: Int) -> Bool { nonNullCell(cell(index)) == nil }
     /// The column as an `Int`, converted as SQLite converts; `nil` for NULL.
-    public func int(at index: Int) -> Int? { Self.int64(nonNullCell(cell(index))).map { Int(truncatingIfNeeded: $0) } }
+    public func int(at index: Int) -> Int? { SQLiteValue.int64(nonNullCell(cell(index))).map { Int(truncatingIfNeeded: $0) } }
     /// The column as an `Int64`; `nil` for NULL.
-    public func int64(at index: Int) -> Int64? { Self.int64(nonNullCell(cell(index))) }
+    public func int64(at index: Int) -> Int64? { SQLiteValue.int64(nonNullCell(cell(index))) }
     /// The column as an `Int32`, truncated as SQLite's `sqlite3_column_int` does; `nil` for NULL.
-    public func int32(at index: Int) -> Int32? { Self.int64(nonNullCell(cell(index))).map { Int32(truncatingIfNeeded: $0) } }
+    public func int32(at index: Int) -> Int32? { SQLiteValue.int64(nonNullCell(cell(index))).map { Int32(truncatingIfNeeded: $0) } }
     /// The column's 64 bits as a `UInt64`, as FMDB's `unsignedLongLongIntForColumn` reads them
     /// (what a `UInt64` was bound as); `nil` for NULL.
-    public func uint64(at index: Int) -> UInt64? { Self.int64(nonNullCell(cell(index))).map { UInt64(bitPattern: $0) } }
+    public func uint64(at index: Int) -> UInt64? { SQLiteValue.int64(nonNullCell(cell(index))).map { UInt64(bitPattern: $0) } }
     /// The column as a `Double`; `nil` for NULL.
-    public func double(at index: Int) -> Double? { Self.double(nonNullCell(cell(index))) }
+    public func double(at index: Int) -> Double? { SQLiteValue.double(nonNullCell(cell(index))) }
     /// The column as a `Bool` (non-zero is `true`); `nil` for NULL.
-    public func bool(at index: Int) -> Bool? { Self.int64(nonNullCell(cell(index))).map { $0 != 0 } }
+    public func bool(at index: Int) -> Bool? { SQLiteValue.int64(nonNullCell(cell(index))).map { $0 != 0 } }
     /// The column as text, decoded as UTF-8 straight from SQLite's buffer; `nil` for NULL.
-    public func string(at index: Int) -> String? { Self.string(nonNullCell(cell(index))) }
+    public func string(at index: Int) -> String? { SQLiteValue.string(nonNullCell(cell(index))) }
     /// The column as bytes; an empty blob is empty `Data`, not `nil`; `nil` for NULL.
-    public func data(at index: Int) -> Data? { Self.data(nonNullCell(cell(index))) }
+    public func data(at index: Int) -> Data? { SQLiteValue.data(nonNullCell(cell(index))) }
     /// The column as a date (see ``Database/dateFormatter``); `nil` for NULL.
-    public func date(at index: Int) -> Date? { date(nonNullCell(cell(index))) }
+    public func date(at index: Int) -> Date? { SQLiteValue.date(nonNullCell(cell(index)), formatter: database?.dateFormatter) }
     /// The column as a ``DatabaseValue``; `nil` for an unknown column.
-    public func value(at index: Int) -> DatabaseValue? { cell(index).map { Self.value($0) } }
+    public func value(at index: Int) -> DatabaseValue? { cell(index).map { SQLiteValue.databaseValue($0) } }
 
     // MARK: - Getters by name
 
     /// Whether the column is NULL (also `true` for an unknown column).
     public func isNull(_ name: String) -> Bool { nonNullCell(cell(name)) == nil }
     /// The column as an `Int`; `nil` for NULL or an unknown column.
-    public func int(_ name: String) -> Int? { Self.int64(nonNullCell(cell(name))).map { Int(truncatingIfNeeded: $0) } }
+    public func int(_ name: String) -> Int? { SQLiteValue.int64(nonNullCell(cell(name))).map { Int(truncatingIfNeeded: $0) } }
     /// The column as an `Int64`; `nil` for NULL or an unknown column.
-    public func int64(_ name: String) -> Int64? { Self.int64(nonNullCell(cell(name))) }
+    public func int64(_ name: String) -> Int64? { SQLiteValue.int64(nonNullCell(cell(name))) }
     /// The column as an `Int32`; `nil` for NULL or an unknown column.
-    public func int32(_ name: String) -> Int32? { Self.int64(nonNullCell(cell(name))).map { Int32(truncatingIfNeeded: $0) } }
+    public func int32(_ name: String) -> Int32? { SQLiteValue.int64(nonNullCell(cell(name))).map { Int32(truncatingIfNeeded: $0) } }
     /// The column's 64 bits as a `UInt64`; `nil` for NULL or an unknown column.
-    public func uint64(_ name: String) -> UInt64? { Self.int64(nonNullCell(cell(name))).map { UInt64(bitPattern: $0) } }
+    public func uint64(_ name: String) -> UInt64? { SQLiteValue.int64(nonNullCell(cell(name))).map { UInt64(bitPattern: $0) } }
     /// The column as a `Double`; `nil` for NULL or an unknown column.
-    public func double(_ name: String) -> Double? { Self.double(nonNullCell(cell(name))) }
+    public func double(_ name: String) -> Double? { SQLiteValue.double(nonNullCell(cell(name))) }
     /// The column as a `Bool`; `nil` for NULL or an unknown column.
-    public func bool(_ name: String) -> Bool? { Self.int64(nonNullCell(cell(name))).map { $0 != 0 } }
+    public func bool(_ name: String) -> Bool? { SQLiteValue.int64(nonNullCell(cell(name))).map { $0 != 0 } }
     /// The column as text; `nil` for NULL or an unknown column.
-    public func string(_ name: String) -> String? { Self.string(nonNullCell(cell(name))) }
+    public func string(_ name: String) -> String? { SQLiteValue.string(nonNullCell(cell(name))) }
     /// The column as bytes; `nil` for NULL or an unknown column.
-    public func data(_ name: String) -> Data? { Self.data(nonNullCell(cell(name))) }
+    public func data(_ name: String) -> Data? { SQLiteValue.data(nonNullCell(cell(name))) }
     /// The column as a date; `nil` for NULL or an unknown column.
-    public func date(_ name: String) -> Date? { date(nonNullCell(cell(name))) }
+    public func date(_ name: String) -> Date? { SQLiteValue.date(nonNullCell(cell(name)), formatter: database?.dateFormatter) }
     /// The column as a ``DatabaseValue``; `nil` for an unknown column.
-    public func value(_ name: String) -> DatabaseValue? { cell(name).map { Self.value($0) } }
+    public func value(_ name: String) -> DatabaseValue? { cell(name).map { SQLiteValue.databaseValue($0) } }
 
     // MARK: - Throwing getters
 
@@ -224,7 +224,7 @@ public final class ResultSet {
         result.reserveCapacity(Int(statement.columnCount))
         for index in 0..<statement.columnCount {
             if let name = statement.columnName(at: index) {
-                result[name] = value(sqlite3_column_value(handle, index))
+                result[name] = SQLiteValue.databaseValue(sqlite3_column_value(handle, index))
             }
         }
         return result
@@ -233,54 +233,6 @@ public final class ResultSet {
     /// The current row's values in column order.
     public var values: [DatabaseValue] {
         guard let rowHandle else { return [] }
-        return (0..<columns).map { Self.value(sqlite3_column_value(rowHandle, $0)) }
-    }
-
-    // MARK: - Conversions straight from SQLite's buffers
-
-    @inline(__always)
-    private static func int64(_ value: OpaquePointer?) -> Int64? {
-        guard let value else { return nil }
-        return sqlite3_value_int64(value)
-    }
-
-    @inline(__always)
-    private static func double(_ value: OpaquePointer?) -> Double? {
-        guard let value else { return nil }
-        return sqlite3_value_double(value)
-    }
-
-    @inline(__always)
-    private static func string(_ value: OpaquePointer?) -> String? {
-        guard let value else { return nil }
-        guard let text = sqlite3_value_text(value) else { return "" }
-        let count = Int(sqlite3_value_bytes(value))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-    }
-
-    @inline(__always)
-    private static func data(_ value: OpaquePointer?) -> Data? {
-        guard let value else { return nil }
-        guard let bytes = sqlite3_value_blob(value) else { return Data() }
-        return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value)))
-    }
-
-    private func date(_ value: OpaquePointer?) -> Date? {
-        guard let value else { return nil }
-        if let formatter = database?.dateFormatter, sqlite3_value_type(value) == SQLITE_TEXT {
-            return Self.string(value).flatMap { formatter.date(from: $0) }
-        }
-        return Date(timeIntervalSince1970: sqlite3_value_double(value))
-    }
-
-    private static func value(_ value: OpaquePointer?) -> DatabaseValue {
-        guard let value else { return .null }
-        switch sqlite3_value_type(value) {
-        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
-        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
-        case SQLITE_TEXT: return .text(string(value) ?? "")
-        case SQLITE_BLOB: return .blob(data(value) ?? Data())
-        default: return .null
-        }
+        return (0..<columns).map { SQLiteValue.databaseValue(sqlite3_column_value(rowHandle, $0)) }
     }
 }

@@ -138,6 +138,29 @@ final class AdditionsTests: DatabaseTestCase {
         XCTAssertEqual(db.openResultSetCount, 0)
     }
 
+    /// The helpers read the statement without a result set: a failing step, a statement with no
+    /// columns, an empty blob and a date through the formatter each behave as through one, and the
+    /// cached statement is reset for the next call.
+    func testScalarHelpersWithoutAResultSetKeepItsBehaviour() throws {
+        let db = try memoryDatabase()
+        XCTAssertThrowsError(try db.intForQuery("SELECT abs(-9223372036854775807 - 1)")) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .sqlite, "\(error)")
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT abs(-3)"), 3, "the connection goes on after the error")
+        XCTAssertNil(try db.intForQuery("CREATE TABLE t(a)"), "no columns, no value")
+        XCTAssertEqual(try db.dataForQuery("SELECT x''"), Data())
+        XCTAssertEqual(try db.stringForQuery("SELECT ''"), "")
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        db.dateFormatter = formatter
+        XCTAssertEqual(try db.dateForQuery("SELECT '1970-01-02'"), Date(timeIntervalSince1970: 86_400))
+        db.dateFormatter = nil
+        XCTAssertEqual(try db.dateForQuery("SELECT 60"), Date(timeIntervalSince1970: 60))
+        for value in 1...3 { XCTAssertEqual(try db.intForQuery("SELECT ? + 1", value), value + 1, "reused and rebound") }
+        XCTAssertEqual(db.openResultSetCount, 0)
+    }
+
     func testJournalModeAndChecks() throws {
         let db = try openDatabase()
         XCTAssertEqual(try db.journalMode(), "delete")

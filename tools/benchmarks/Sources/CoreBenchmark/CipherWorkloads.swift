@@ -50,6 +50,17 @@ enum Cipher {
         return sum
     }
 
+    /// FMDB's one-liner for a single value: `stringForQuery`.
+    static func lookupsForQuery(_ db: Database, _ fixture: Fixture) throws -> Checksum {
+        var sum = Checksum()
+        try db.beginDeferredTransaction()
+        for id in fixture.lookupIDs {
+            sum.add(try db.stringForQuery(Fixture.lookup, id) ?? "")
+        }
+        try db.commit()
+        return sum
+    }
+
     // MARK: Prepared statements: typed binds, no arguments array
 
     static func insertPrepared(_ db: Database, _ fixture: Fixture) throws {

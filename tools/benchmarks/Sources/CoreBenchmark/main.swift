@@ -183,6 +183,10 @@ let workloads: [Workload] = [
         name: "point lookups in one read transaction", baselineName: "C API", goal: 1.25,
         baseline: rawRead("lookups") { Raw.lookups($0, fixture) }, subject: cipherRead("lookups") { try Cipher.lookups($0, fixture) }),
     Workload(
+        name: "point lookups, stringForQuery", baselineName: "C API", goal: 1.25,
+        baseline: rawRead("lookups") { Raw.lookups($0, fixture) },
+        subject: cipherRead("lookups") { try Cipher.lookupsForQuery($0, fixture) }),
+    Workload(
         name: "point lookups, prepared statement", baselineName: "C API", goal: 1.25,
         baseline: rawRead("lookups") { Raw.lookups($0, fixture) },
         subject: cipherRead("lookups") { try Cipher.lookupsPrepared($0, fixture) }),

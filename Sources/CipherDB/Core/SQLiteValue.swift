@@ -1,0 +1,60 @@
+import CSQLCipher
+import Foundation
+
+/// Swift values straight from SQLite's buffers: the one place that turns an `sqlite3_value` into
+/// an `Int64`, a `String`, `Data`, a `Date` or a ``DatabaseValue``, for result sets and for the
+/// scalar helpers (`intForQuery` and the like), which read the first column without one.
+///
+/// Each function takes the value of a column (`sqlite3_column_value`), `nil` for a NULL or a
+/// missing column, and converts it as SQLite converts.
+enum SQLiteValue {
+    @inline(__always)
+    static func int64(_ value: OpaquePointer?) -> Int64? {
+        guard let value else { return nil }
+        return sqlite3_value_int64(value)
+    }
+
+    @inline(__always)
+    static func double(_ value: OpaquePointer?) -> Double? {
+        guard let value else { return nil }
+        return sqlite3_value_double(value)
+    }
+
+    /// Text decoded as UTF-8 from SQLite's own buffer (no intermediate C string).
+    @inline(__always)
+    static func string(_ value: OpaquePointer?) -> String? {
+        guard let value else { return nil }
+        guard let text = sqlite3_value_text(value) else { return "" }
+        let count = Int(sqlite3_value_bytes(value))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// Bytes; an empty blob is empty `Data`.
+    @inline(__always)
+    static func data(_ value: OpaquePointer?) -> Data? {
+        guard let value else { return nil }
+        guard let bytes = sqlite3_value_blob(value) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value)))
+    }
+
+    /// Text through `formatter` when there is one (see ``Database/dateFormatter``), else seconds
+    /// since 1970.
+    static func date(_ value: OpaquePointer?, formatter: DateFormatter?) -> Date? {
+        guard let value else { return nil }
+        if let formatter, sqlite3_value_type(value) == SQLITE_TEXT {
+            return string(value).flatMap { formatter.date(from: $0) }
+        }
+        return Date(timeIntervalSince1970: sqlite3_value_double(value))
+    }
+
+    static func databaseValue(_ value: OpaquePointer?) -> DatabaseValue {
+        guard let value else { return .null }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_TEXT: return .text(string(value) ?? "")
+        case SQLITE_BLOB: return .blob(data(value) ?? Data())
+        default: return .null
+        }
+    }
+}
