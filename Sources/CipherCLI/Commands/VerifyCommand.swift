@@ -76,8 +76,10 @@ struct VerifyCommand: ParsableCommand {
             "checking the pages and running SQLite's integrity_check on \(database) (each reads every page; large files take a while)")
         let pageCheck = PageCheck()
         let pagesDone = DispatchGroup()
+        // One core stays SQLite's: its check is the longer one, and it runs on one thread.
+        let pageThreads = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
         DispatchQueue.global().async(group: pagesDone) { [verifier] in
-            pageCheck.outcome = Result { () throws(DatabaseError) in try verifier.verify() }
+            pageCheck.outcome = Result { () throws(DatabaseError) in try verifier.verify(threads: pageThreads) }
         }
         let checks = sqliteChecks(settings: settings, resolved: resolved)
         pagesDone.wait()

@@ -197,17 +197,22 @@ public struct PageVerifier: Sendable {
 
     /// Checks every page and returns the bad ones, on every core.
     ///
-    /// - Parameter progress: called now and then with pages done and pages in all (from one
-    ///   thread at a time, not always the caller's).
-    public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
+    /// - Parameters:
+    ///   - threads: how many threads check pages (default: one per core); fewer leaves cores to
+    ///     work that runs beside the check, such as SQLite's `integrity_check`.
+    ///   - progress: called now and then with pages done and pages in all (from one thread at a
+    ///     time, not always the caller's).
+    public func verify(
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount, progress: ((Int, Int) -> Void)? = nil
+    ) throws(DatabaseError) -> Report {
         // The process's shared descriptor of the file: one of its own, closed at the end, would
         // drop the locks of this process's connections to it (a shell's `.verify`, say).
         try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
-            try verify(descriptor: descriptor, progress: progress)
+            try verify(descriptor: descriptor, threads: threads, progress: progress)
         }
     }
 
-    private func verify(descriptor: Int32, progress: ((Int, Int) -> Void)?) throws(DatabaseError) -> Report {
+    private func verify(descriptor: Int32, threads requestedThreads: Int, progress: ((Int, Int) -> Void)?) throws(DatabaseError) -> Report {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let fileSize = Int(status.st_size)
@@ -215,7 +220,7 @@ public struct PageVerifier: Sendable {
         let pageCount = (fileSize + pageSize - 1) / pageSize
         let chunkPages = PageCodec.pagesPerChunk(pageSize: pageSize)
         let chunkCount = (pageCount + chunkPages - 1) / chunkPages
-        let threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, chunkCount))
+        let threads = max(1, min(requestedThreads, chunkCount))
         // Per thread: its bad pages, or its error; and the pages done, for progress.
         let outcomes = Locked<[Result<[BadPage], DatabaseError>]>([])
         let done = Locked(0)

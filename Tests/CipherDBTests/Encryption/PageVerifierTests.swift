@@ -43,6 +43,10 @@ final class PageVerifierTests: DatabaseTestCase {
         XCTAssertGreaterThan(report.pageCount, 4000)
         XCTAssertEqual(report.badPages.map(\.number), damaged)
         XCTAssertEqual(Set(report.badPages.map(\.problem)), [.hmacMismatch])
+        // One thread (what `cipherdb verify` leaves beside SQLite's check on two cores) or many: the same report.
+        for threads in [1, 3] {
+            XCTAssertEqual(try PageVerifier(path: file, key: key, settings: settings).verify(threads: threads), report, "\(threads)")
+        }
     }
 
     func testIntactThenEveryFlippedPageReported() throws {
