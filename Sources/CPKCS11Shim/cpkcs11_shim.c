@@ -8,11 +8,15 @@
 #include <string.h>
 
 /// A loaded, initialized module, shared by the sessions on it: PKCS#11 allows one
-/// C_Initialize per process, so C_Finalize runs only when the last session closes.
+/// C_Initialize per process, so C_Finalize runs only when the last session closes, and only
+/// when this code made the C_Initialize: a module another part of the process initialized
+/// (CKR_CRYPTOKI_ALREADY_INITIALIZED) stays initialized for it. The library is never unloaded:
+/// modules register thread-local state and exit handlers that must not outlive their code.
 typedef struct loaded_module {
     char *path;
     void *library;
     CK_FUNCTION_LIST_PTR functions;
+    int initialized_here;
     unsigned long users;
     struct loaded_module *next;
 } loaded_module;
@@ -57,6 +61,7 @@ static loaded_module *acquire_module(const char *path, CK_RV *rv, char *error, s
         memset(&arguments, 0, sizeof(arguments));
         arguments.flags = CKF_OS_LOCKING_OK;
         *rv = module->functions->C_Initialize(&arguments);
+        module->initialized_here = *rv == CKR_OK;
         if (*rv == CKR_CRYPTOKI_ALREADY_INITIALIZED) *rv = CKR_OK;
         if (*rv != CKR_OK) snprintf(error, error_len, "C_Initialize failed");
     }
@@ -83,8 +88,7 @@ static void release_module(loaded_module *module) {
                 break;
             }
         }
-        module->functions->C_Finalize(NULL);
-        dlclose(module->library);
+        if (module->initialized_here) module->functions->C_Finalize(NULL);
         free(module->path);
         free(module);
     }

@@ -65,6 +65,32 @@ final class PKCS11SlotTests: XCTestCase {
         XCTAssertEqual(bytes(of: try Keystore.open(at: path, credential: .pkcs11(credential())).key(id: "app")), key)
     }
 
+    /// Another part of the process (a second PKCS#11 consumer) initialized the module first: an
+    /// unlock must leave it initialized (C_Finalize only by whoever made the C_Initialize).
+    func testAModuleInitializedElsewhereInTheProcessStaysInitialized() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
+        try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks")
+        let library = try XCTUnwrap(dlopen(SoftHSMToken.module, RTLD_NOW | RTLD_LOCAL))
+        typealias GetFunctionList = @convention(c) (UnsafeMutablePointer<UnsafeRawPointer?>) -> UInt
+        typealias Call = @convention(c) (UnsafeMutableRawPointer?) -> UInt
+        var list: UnsafeRawPointer?
+        XCTAssertEqual(unsafeBitCast(try XCTUnwrap(dlsym(library, "C_GetFunctionList")), to: GetFunctionList.self)(&list), 0)
+        let functions = try XCTUnwrap(list)
+        // CK_FUNCTION_LIST: a CK_VERSION padded to 8 bytes, then C_Initialize, C_Finalize, C_GetInfo, ...
+        func entry(_ index: Int) -> Call {
+            unsafeBitCast(functions.load(fromByteOffset: 8 * (index + 1), as: UnsafeRawPointer.self), to: Call.self)
+        }
+        let (initialize, finalize, getInfo) = (entry(0), entry(1), entry(2))
+        XCTAssertEqual(initialize(nil), 0, "CKR_OK")
+        defer { _ = finalize(nil) }
+        var info = [UInt8](repeating: 0, count: 256)
+        XCTAssertEqual(info.withUnsafeMutableBytes { getInfo($0.baseAddress) }, 0)
+        _ = try Keystore.open(at: path, credential: .pkcs11(credential()))
+        XCTAssertEqual(
+            info.withUnsafeMutableBytes { getInfo($0.baseAddress) }, 0,
+            "the unlock finalized a module it did not initialize (0x190: CKR_CRYPTOKI_NOT_INITIALIZED)")
+    }
+
     func testWrongPINMissingTokenAndDeletedKeyAreTypedAndChangeNothing() throws {
         let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
         try store.addPKCS11Slot(credential(), tokenLabel: token.label, keyLabel: "ks")

@@ -28,7 +28,8 @@ unsigned long cdb_p11_open(
 /// the token's PIN retry counter (tests check that one unlock makes one attempt).
 unsigned long cdb_p11_login_attempts(void);
 
-/// Logs out, closes the session, finalizes and unloads the module.
+/// Logs out and closes the session; the last session on a module finalizes it if this code
+/// initialized it (the library stays loaded).
 void cdb_p11_close(cdb_p11_session *session);
 
 /// Finds the one secret key labelled `key_label`; with `create`, generates it when missing: an
