@@ -37,7 +37,7 @@ let package = Package(
         // libcurl for the keystore's Transit slots (a C shim: libcurl's options are variadic).
         // Foundation's URLSession on Linux cannot trust a private CA (VAULT_CACERT): corelibs reads
         // its CA override only on Android.
-        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("curl")]),
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("ssl")]),
 
         // The PKCS#11 header (p11-kit's), and a C shim over PKCS#11 modules loaded at run time
         // (dlopen) for the keystore's PKCS#11 slots.

@@ -1,7 +1,10 @@
 #include "ccurl_shim.h"
 
 #include <curl/curl.h>
+#include <malloc.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,9 +71,66 @@ static int failure_class(CURLcode code) {
     }
 }
 
+// libcurl's own memory: its receive buffer holds a Transit answer (the master key, base64) and
+// its request buffer the token header. Every block it frees is wiped first, whatever its size.
+static atomic_ullong wiped_bytes = 0;
+
+static void *wiping_malloc(size_t size) { return malloc(size); }
+
+static void wiping_free(void *pointer) {
+    if (pointer == NULL) return;
+    size_t usable = malloc_usable_size(pointer);
+    explicit_bzero(pointer, usable);
+    atomic_fetch_add(&wiped_bytes, usable);
+    free(pointer);
+}
+
+static void *wiping_realloc(void *pointer, size_t size) {
+    if (pointer == NULL) return malloc(size);
+    if (size == 0) {
+        wiping_free(pointer);
+        return NULL;
+    }
+    // Never realloc in place: a block that moves would leave its old bytes behind unwiped.
+    void *grown = malloc(size);
+    if (grown == NULL) return NULL;
+    size_t old = malloc_usable_size(pointer);
+    memcpy(grown, pointer, old < size ? old : size);
+    wiping_free(pointer);
+    return grown;
+}
+
+static char *wiping_strdup(const char *text) {
+    size_t length = strlen(text) + 1;
+    char *copy = malloc(length);
+    if (copy != NULL) memcpy(copy, text, length);
+    return copy;
+}
+
+static void *wiping_calloc(size_t count, size_t size) { return calloc(count, size); }
+
+unsigned long long cdb_http_wiped_bytes(void) { return atomic_load(&wiped_bytes); }
+
+/// TLS: OpenSSL wipes the decrypted records it keeps in its buffers (OpenSSL 3's
+/// SSL_OP_CLEANSE_PLAINTEXT), for the same reason.
+static CURLcode harden_tls(CURL *curl, void *ssl_context, void *context) {
+    (void)curl;
+    (void)context;
+#ifdef SSL_OP_CLEANSE_PLAINTEXT
+    SSL_CTX_set_options((SSL_CTX *)ssl_context, SSL_OP_CLEANSE_PLAINTEXT);
+#else
+    (void)ssl_context;
+#endif
+    return CURLE_OK;
+}
+
 static pthread_once_t global_init = PTHREAD_ONCE_INIT;
 
-static void initialize_curl(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+// Takes effect when this is the process's first libcurl initialisation (an application that
+// initialised libcurl itself keeps its own allocator).
+static void initialize_curl(void) {
+    curl_global_init_mem(CURL_GLOBAL_DEFAULT, wiping_malloc, wiping_free, wiping_realloc, wiping_strdup, wiping_calloc);
+}
 
 int cdb_http_post(
     const char *url, const uint8_t *token, size_t token_len, const char *ca_file,
@@ -118,6 +178,8 @@ int cdb_http_post(
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, timeout_seconds);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    // A TLS backend other than OpenSSL does not take the callback: the option is then ignored.
+    curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, harden_tls);
     if (ca_file != NULL) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POST, 1L);

@@ -51,9 +51,12 @@ final class TransitSlotTests: XCTestCase {
         XCTAssertEqual(server.auditedRequests("encrypt", key: "fleet"), 1)
         XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 0)
         for unlock in 1...3 {
+            let wipedBefore = TransitClient.wipedLibcurlBytes
             let opened = try Keystore.open(at: path, credential: .transit(connection()))
             XCTAssertEqual(bytes(of: try opened.key(id: "app")), key)
             XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), unlock, "one audited decrypt per unlock")
+            // libcurl's receive buffer (16 KiB) held the answer: freed wiped, with the rest of its memory.
+            XCTAssertGreaterThan(TransitClient.wipedLibcurlBytes - wipedBefore, 16_384, "libcurl's buffers are wiped as they are freed")
         }
         // The master key is in the file only as the service's ciphertext.
         let file = readBytes(path)

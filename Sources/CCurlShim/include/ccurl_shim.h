@@ -35,4 +35,8 @@ int cdb_http_post(
 /// Wipes and frees a response buffer from `cdb_http_post` (NULL is allowed).
 void cdb_http_free(uint8_t *response, size_t response_len);
 
+/// How many bytes of libcurl's own allocations were wiped as they were freed (its buffers
+/// held tokens and Transit answers); 0 when the process initialised libcurl before this code.
+unsigned long long cdb_http_wiped_bytes(void);
+
 #endif

@@ -34,6 +34,10 @@ struct TransitClient {
 
     // MARK: HTTP
 
+    /// Bytes of libcurl's own buffers wiped as libcurl freed them, for tests: its receive buffer
+    /// held the service's answer (the master key) and its request buffer the token.
+    static var wipedLibcurlBytes: UInt64 { UInt64(cdb_http_wiped_bytes()) }
+
     /// POSTs to `/v1/<mount>/<operation>/<key>` and returns the body of a 2xx answer, or throws
     /// the typed failure.
     private func post(mount: String, operation: String, key: String, body: SecretBytes) throws(KeystoreError) -> SecretBytes {
