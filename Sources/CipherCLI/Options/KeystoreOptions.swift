@@ -188,13 +188,14 @@ public struct KeystoreOptions: ParsableArguments {
 
     /// What to try before prompting: the kinds of slot the keystore has and the environment names.
     private func automaticSources() -> [AutomaticSource] {
-        let environment = ProcessInfo.processInfo.environment
         // A keystore that cannot be read is reported by the unlock that follows, as without flags before.
         guard let summary = try? Keystore.inspect(at: path) else { return [] }
         let kinds = Set(summary.slots.map(\.kind))
         var sources: [AutomaticSource] = []
-        if kinds.contains(.keyFile), let file = environment[Self.keyFileVariable], !file.isEmpty { sources.append(.keyFile(file)) }
-        if kinds.contains(.transit), vaultTokenFile != nil || TransitConnection.isConfigured(environment: environment) {
+        if kinds.contains(.keyFile), let file = EnvironmentVariable.value(Self.keyFileVariable), !file.isEmpty {
+            sources.append(.keyFile(file))
+        }
+        if kinds.contains(.transit), vaultTokenFile != nil || TransitConnection.isConfigured() {
             sources.append(.transit)
         }
         return sources

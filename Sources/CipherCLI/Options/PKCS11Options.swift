@@ -34,7 +34,7 @@ struct PKCS11Options: ParsableArguments {
 
     /// The module from the flag or the environment, and the PIN from its flag or a prompt.
     func token(requireLabel: Bool) throws(CLIError) -> PKCS11Token {
-        let path = module ?? ProcessInfo.processInfo.environment[PKCS11Token.moduleVariable] ?? ""
+        let path = module ?? EnvironmentVariable.value(PKCS11Token.moduleVariable) ?? ""
         guard !path.isEmpty else {
             throw CLIError.usage("no PKCS#11 module", hint: "give --pkcs11-module PATH or set \(PKCS11Token.moduleVariable)")
         }

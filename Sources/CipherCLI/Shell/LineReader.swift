@@ -1,5 +1,6 @@
 import CLineEdit
 import CipherDB
+import CipherKeystore
 import Foundation
 
 #if canImport(Glibc)
@@ -117,13 +118,12 @@ final class EditingLineReader: LineReader {
 
     /// `$XDG_STATE_HOME/cipherdb/history` when XDG_STATE_HOME is set, else `~/.cipherdb_history`.
     static func defaultHistoryPath() -> String? {
-        let environment = ProcessInfo.processInfo.environment
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+        if let state = EnvironmentVariable.value("XDG_STATE_HOME"), state.hasPrefix("/") {
             let folder = state + "/cipherdb"
             _ = PathBytes.mkdir(folder, 0o700)
             return folder + "/history"
         }
-        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        guard let home = EnvironmentVariable.value("HOME"), !home.isEmpty else { return nil }
         return home + "/.cipherdb_history"
     }
 }

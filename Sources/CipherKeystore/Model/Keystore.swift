@@ -76,10 +76,15 @@ public final class Keystore: @unchecked Sendable {
 
     /// The default keystore path: `$CIPHERDB_KEYSTORE`, else `$XDG_DATA_HOME/cipherdb/keystore`,
     /// else `~/.local/share/cipherdb/keystore`.
-    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let explicit = environment["CIPHERDB_KEYSTORE"], !explicit.isEmpty { return explicit }
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/cipherdb/keystore" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    public static func defaultPath() -> String { defaultPath(lookup: EnvironmentVariable.value) }
+
+    /// ``defaultPath()`` for the variables in `environment` (a test's, say).
+    public static func defaultPath(environment: [String: String]) -> String { defaultPath { environment[$0] } }
+
+    private static func defaultPath(lookup: (String) -> String?) -> String {
+        if let explicit = lookup("CIPHERDB_KEYSTORE"), !explicit.isEmpty { return explicit }
+        if let data = lookup("XDG_DATA_HOME"), data.hasPrefix("/") { return data + "/cipherdb/keystore" }
+        let home = lookup("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return home + "/.local/share/cipherdb/keystore"
     }
 

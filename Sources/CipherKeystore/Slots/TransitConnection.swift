@@ -63,29 +63,50 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
 
     /// Whether the environment names an address and holds a token: what unlocking without flags
     /// needs to try Transit slots before prompting.
-    public static func isConfigured(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        first(of: addressVariables, in: environment) != nil && first(of: tokenVariables, in: environment) != nil
+    public static func isConfigured() -> Bool {
+        isConfigured(lookup: EnvironmentVariable.value, isSet: EnvironmentVariable.isSet)
+    }
+
+    /// ``isConfigured()`` for the variables in `environment` (a test's, say).
+    public static func isConfigured(environment: [String: String]) -> Bool {
+        isConfigured(lookup: { environment[$0] }, isSet: { environment[$0].map { !$0.isEmpty } ?? false })
+    }
+
+    private static func isConfigured(lookup: (String) -> String?, isSet: (String) -> Bool) -> Bool {
+        first(of: addressVariables, in: lookup) != nil && tokenVariables.contains(where: isSet)
     }
 
     /// The connection the environment describes, with the token from `tokenFile` when given.
     ///
     /// - Throws: ``KeystoreError/invalidParameter(_:)`` when no address is set,
     ///   ``KeystoreError/secretSource(_:)`` when the token cannot be read.
-    public static func fromEnvironment(
-        tokenFile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    public static func fromEnvironment(tokenFile: String? = nil) throws(KeystoreError) -> TransitConnection {
+        try fromEnvironment(tokenFile: tokenFile, lookup: EnvironmentVariable.value, isSet: EnvironmentVariable.isSet)
+    }
+
+    /// ``fromEnvironment(tokenFile:)`` with the address, CA and token names from `environment` (a
+    /// test's, say); the token itself is read from the process environment by name, into a wiped buffer.
+    public static func fromEnvironment(tokenFile: String? = nil, environment: [String: String]) throws(KeystoreError) -> TransitConnection {
+        try fromEnvironment(
+            tokenFile: tokenFile, lookup: { environment[$0] }, isSet: { environment[$0].map { !$0.isEmpty } ?? false })
+    }
+
+    private static func fromEnvironment(
+        tokenFile: String?, lookup: (String) -> String?, isSet: (String) -> Bool
     ) throws(KeystoreError) -> TransitConnection {
-        guard let (_, address) = first(of: addressVariables, in: environment) else {
+        guard let (_, address) = first(of: addressVariables, in: lookup) else {
             throw .invalidParameter("no Transit server address: set BAO_ADDR or VAULT_ADDR")
         }
         let token: SecretBytes
         if let tokenFile {
             token = try SecretSource.file(tokenFile).read()
-        } else if let (name, _) = first(of: tokenVariables, in: environment) {
+        } else if let name = tokenVariables.first(where: isSet) {
+            // By name, into a wiped buffer: never as a String.
             token = try SecretSource.environment(name).read()
         } else {
             throw .invalidParameter("no Transit token: set BAO_TOKEN or VAULT_TOKEN, or give a token file")
         }
-        return try TransitConnection(address: address, token: token, caFile: first(of: caVariables, in: environment)?.1)
+        return try TransitConnection(address: address, token: token, caFile: first(of: caVariables, in: lookup)?.1)
     }
 
     /// The host of `http://HOST[:PORT][/PATH]` (a bracketed IPv6 address keeps its brackets), or
@@ -108,8 +129,9 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
         return host.isEmpty ? nil : String(host)
     }
 
-    private static func first(of names: [String], in environment: [String: String]) -> (String, String)? {
-        for name in names { if let value = environment[name], !value.isEmpty { return (name, value) } }
+    /// The first of `names` set to a non-empty value (never a token: see ``fromEnvironment(tokenFile:)``).
+    private static func first(of names: [String], in lookup: (String) -> String?) -> (String, String)? {
+        for name in names { if let value = lookup(name), !value.isEmpty { return (name, value) } }
         return nil
     }
 
