@@ -35,6 +35,17 @@ struct MakeSeeds {
         try full.importKey(id: "imported.db", key: SecretBytes(copying: [UInt8](repeating: 0x5A, count: 32)))
         keystores["three-slots-three-entries.bin"] = try read(full.path)
 
+        // Format version 2: the key-file slot beside a PKCS#11 slot (SoftHSM2), so the fuzzer
+        // starts from the version 2 slot layout and the token slot's payload parser.
+        if let token = try softHSMToken(in: work) {
+            let remote = try Keystore.create(at: work + "/remote", credential: keyFile)
+            try remote.addKey(id: "app.db")
+            _ = try remote.addPKCS11Slot(token, tokenLabel: "seeds", keyLabel: "seed-wrapping-key")
+            keystores["keyfile-and-pkcs11-slots-v2.bin"] = try read(remote.path)
+        } else {
+            print("softhsm2-util not found: no version 2 seed (apt-get install softhsm2)")
+        }
+
         // An export bundle of app.db, binary and armored (what `cipherdb keys export` writes).
         let bundle = try full.exportKey(id: "app.db", transferPassphrase: SecretBytes(utf8: "transfer"), scrypt: fastScrypt)
         let bundles: [String: [UInt8]] = [
@@ -77,6 +88,25 @@ struct MakeSeeds {
 
     static func read(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// A SoftHSM2 token labelled "seeds" in `folder` (its own SOFTHSM2_CONF), or `nil` without softhsm2-util.
+    static func softHSMToken(in folder: String) throws -> PKCS11Token? {
+        let util = "/usr/bin/softhsm2-util"
+        let module = "/usr/lib/softhsm/libsofthsm2.so"
+        guard FileManager.default.isExecutableFile(atPath: util), FileManager.default.fileExists(atPath: module) else { return nil }
+        try FileManager.default.createDirectory(atPath: folder + "/tokens", withIntermediateDirectories: true)
+        let conf = folder + "/softhsm2.conf"
+        try "directories.tokendir = \(folder)/tokens\nobjectstore.backend = file\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        setenv("SOFTHSM2_CONF", conf, 1)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: util)
+        process.arguments = ["--init-token", "--free", "--label", "seeds", "--so-pin", "5678", "--pin", "1234"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return try PKCS11Token(modulePath: module, tokenLabel: "seeds", pin: SecretBytes(utf8: "1234"))
     }
 
     static func write(_ files: [String: [UInt8]], to directory: String) throws {
