@@ -11,13 +11,18 @@ struct SalvageCommand: ParsableCommand {
             or is malformed), salvage jumps to the next rowid it can reach and goes on, so a bad page costs \
             only its own rows. Indexes, views and triggers are recreated afterwards. The report gives, per \
             table, the rows saved and the damaged stretches skipped. OUT is encrypted with the new key flags, \
-            or the same key as DB when none is given, or written as plaintext with --plaintext. The first \
-            page (which holds the schema) must be readable. Exit 0 when everything was copied, 65 when rows \
-            were lost.
+            or the same key as DB when none is given, or written as plaintext with --plaintext. Exit 0 when \
+            everything was copied, 65 when rows were lost.
+
+            SQLCipher refuses a page whose HMAC fails, all of it, and without page 1 (the schema) nothing \
+            can be read. With --read-damaged-pages, such pages are decrypted as they are (a flipped bit \
+            garbles 32 bytes, the rest of the page reads) into an encrypted working copy beside OUT, and \
+            salvage reads from it; their rows are not authenticated, and the report lists those pages.
 
             Examples:
               cipherdb salvage broken.db rescued.db --passphrase-env DB_PASS
               cipherdb salvage broken.db rescued.db --key-id app --plaintext
+              cipherdb salvage broken.db rescued.db --raw-key-file db.key --read-damaged-pages
             """
     )
 
@@ -32,6 +37,11 @@ struct SalvageCommand: ParsableCommand {
 
     @Flag(name: .customLong("force"), help: "Replace OUT if it exists.")
     var force = false
+
+    @Flag(
+        name: .customLong("read-damaged-pages"),
+        help: "Read pages that fail their HMAC as they decrypt (page 1 included); their rows are not authenticated.")
+    var readDamagedPages = false
 
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "New key") var newKey: NewKeyOptions
@@ -49,7 +59,14 @@ struct SalvageCommand: ParsableCommand {
         let target = try OutputFile(path: output, force: force)
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
-        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: true)
+        // An anonymous, encrypted file beside OUT (never named, gone with the process).
+        var workingCopy: PendingFile?
+        if readDamagedPages {
+            do { workingCopy = try PendingFile(beside: output) } catch { throw CLIError(.cannotCreate, error.message) }
+        }
+        defer { workingCopy?.discard() }
+        let source = try openSource(keystore: access, workingCopy: workingCopy)
+        let (opened, unauthenticatedPages) = (source.opened, source.unauthenticatedPages)
         common.detail(opened.summary)
         defer { opened.database.close() }
         var targetKey: ResolvedKey?
@@ -94,7 +111,52 @@ struct SalvageCommand: ParsableCommand {
             lines.append(line)
         }
         lines += report.schemaProblems.map { "  not recreated: \($0)" }
+        if !unauthenticatedPages.isEmpty {
+            lostSomething = true
+            lines.append(
+                "  read though they fail their HMAC (rows from them are not authenticated): page(s) "
+                    + unauthenticatedPages.map(String.init).joined(separator: ", "))
+        }
         Console.out(lines.joined(separator: "\n"))
         if lostSomething { throw CommandFailure(status: .dataError) }
+    }
+
+    /// The database salvage reads, and the pages read though they failed their HMAC.
+    private func openSource(
+        keystore: KeystoreAccess, workingCopy: PendingFile?
+    ) throws(CLIError) -> (opened: OpenedDatabase, unauthenticatedPages: [Int]) {
+        if let workingCopy { return try openPassingDamagedPages(keystore: keystore, workingCopy: workingCopy) }
+        do {
+            return (try DatabaseAccess.open(database, keyOptions: key, keystore: keystore, readOnly: true), [])
+        } catch {
+            guard error.status == .wrongKey else { throw error }
+            throw CLIError(
+                error.status, error.message,
+                hint: "if the key is right, page 1 may be damaged: --read-damaged-pages reads what is left of it")
+        }
+    }
+
+    /// Copies the database into `workingCopy` with every page that fails its HMAC decrypted as
+    /// it is, and opens the copy: what salvage then reads. Returns those pages too.
+    private func openPassingDamagedPages(
+        keystore: KeystoreAccess, workingCopy: PendingFile
+    ) throws(CLIError) -> (opened: OpenedDatabase, unauthenticatedPages: [Int]) {
+        let resolved = try KeyResolver.resolve(
+            key.source, keystore: keystore, purpose: .open, label: "Passphrase for \(database)", flagList: KeyOptions.flagList,
+            database: database)
+        var settings = DatabaseAccess.merge(resolved.settings, key.settings)
+        // Page 1 may be the damaged one: its page size is then found from page 2.
+        if key.cipherPageSize == nil, let detected = DatabaseAccess.detectPageSize(database, key: resolved.key, settings: settings) {
+            settings.pageSize = detected
+        }
+        let copy = Database(path: workingCopy.accessPath)
+        do {
+            let damaged = try Database.copyPassingDamagedPages(
+                ofDatabaseAt: database, key: resolved.key, settings: settings, into: workingCopy)
+            try copy.open(flags: .readOnly, key: resolved.key, settings: settings)
+            return (OpenedDatabase(database: copy, key: resolved, settings: settings, path: database), damaged)
+        } catch {
+            throw CLIError.database(error, path: database)
+        }
     }
 }

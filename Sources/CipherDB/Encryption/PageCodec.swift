@@ -86,13 +86,15 @@ struct PageCodec: Sendable {
 
         /// Checks page `number`'s HMAC and, when it matches, decrypts its content in place.
         ///
+        /// - Parameter evenIfUnauthentic: decrypt a page whose HMAC fails too (salvage: a flipped
+        ///   bit garbles two AES blocks, the rest of the page still reads).
         /// - Returns: `false` when the HMAC does not match (wrong key, damaged or altered page);
-        ///   the page is then left as it was.
-        func decrypt(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) -> Bool {
+        ///   the page is then left as it was, unless `evenIfUnauthentic`.
+        func decrypt(_ page: UnsafeMutableRawBufferPointer, number: Int, evenIfUnauthentic: Bool = false) throws(DatabaseError) -> Bool {
             try authenticate(page, number: number)
             var difference: UInt8 = 0
             for (offset, index) in layout.hmacRange.enumerated() { difference |= page[index] ^ code[offset] }
-            guard difference == 0 else { return false }
+            guard difference == 0 || evenIfUnauthentic else { return false }
             let content = UnsafeMutableRawBufferPointer(rebasing: page[layout.contentRange(ofPage: number)])
             do {
                 try decryptor.run(
@@ -101,7 +103,7 @@ struct PageCodec: Sendable {
             } catch {
                 throw PageVerifier.cryptoError(error)
             }
-            return true
+            return difference == 0
         }
 
         /// Encrypts page `number`'s plaintext content in place under a fresh random reserve (and
@@ -157,6 +159,17 @@ extension PageCodec {
         source: Int32, sourcePath: String, into target: PendingFile, from old: PageCodec, to new: PageCodec,
         threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount
     ) throws(DatabaseError) {
+        _ = try transcode(
+            source: source, sourcePath: sourcePath, into: target, from: old, to: new, passingDamage: false, threads: requestedThreads)
+    }
+
+    /// As ``transcode(source:sourcePath:into:from:to:threads:)``; with `passingDamage`, a page
+    /// whose HMAC fails is decrypted anyway (a zeroed page stays zeros) and written with a valid
+    /// HMAC, instead of stopping the copy. Returns those pages' numbers, in order.
+    static func transcode(
+        source: Int32, sourcePath: String, into target: PendingFile, from old: PageCodec, to new: PageCodec,
+        passingDamage: Bool, threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws(DatabaseError) -> [Int] {
         var status = stat()
         guard fstat(source, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", sourcePath) }
         let pageSize = old.layout.pageSize
@@ -171,6 +184,7 @@ extension PageCodec {
         let threads = max(1, min(requestedThreads, chunkCount))
         let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
         let failure = Locked<DatabaseError?>(nil)
+        let damaged = Locked<[Int]>([])
         // Only the positional write is used from the threads: `pwrite` at distinct offsets.
         nonisolated(unsafe) let target = target
 
@@ -188,7 +202,8 @@ extension PageCodec {
                         chunksFrom: thread, every: threads, buffer: buffer, plaintext: plaintext,
                         context: TranscodeContext(
                             source: source, sourcePath: sourcePath, target: target, old: old, new: new, pageSize: pageSize,
-                            pageCount: pageCount, chunkPages: chunkPages, chunkCount: chunkCount, lockBytePage: lockBytePage),
+                            pageCount: pageCount, chunkPages: chunkPages, chunkCount: chunkCount, lockBytePage: lockBytePage,
+                            damaged: passingDamage ? damaged : nil),
                         failure: failure)
                 } catch {
                     failure.withLock { if $0 == nil { $0 = error } }
@@ -196,6 +211,7 @@ extension PageCodec {
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
+        return damaged.withLock { $0 }.sorted()
     }
 
     /// What every worker of one ``transcode(source:sourcePath:into:from:to:threads:)`` shares.
@@ -210,6 +226,8 @@ extension PageCodec {
         let chunkPages: Int
         let chunkCount: Int
         let lockBytePage: Int
+        /// Where pages that fail their HMAC are listed when they are passed on; `nil`: they stop the copy.
+        let damaged: Locked<[Int]>?
     }
 
     /// One worker's share: chunks `first`, `first + every`, ... read, checked under the old key,
@@ -244,11 +262,18 @@ extension PageCodec {
                 let number = firstPage + index
                 // SQLite's lock-byte page stays the hole of zeros it is.
                 if number == context.lockBytePage, page(buffer, index).allSatisfy({ $0 == 0 }) { continue }
-                guard try reader.decrypt(page(buffer, index), number: number) else {
-                    throw DatabaseError(
-                        kind: .corrupt, resultCode: 11,
-                        message:
-                            "page \(number) of \(context.sourcePath) fails its HMAC: the file is damaged or altered; nothing was changed")
+                let zeroed = page(buffer, index).allSatisfy { $0 == 0 }
+                if try !reader.decrypt(page(buffer, index), number: number, evenIfUnauthentic: context.damaged != nil && !zeroed) {
+                    guard let damaged = context.damaged else {
+                        throw DatabaseError(
+                            kind: .corrupt, resultCode: 11,
+                            message:
+                                "page \(number) of \(context.sourcePath) fails its HMAC: the file is damaged or altered; nothing was changed"
+                        )
+                    }
+                    // Decrypted as it is; a zeroed page stays zeros, which SQLite calls malformed.
+                    if zeroed { page(buffer, index).initializeMemory(as: UInt8.self, repeating: 0) }
+                    damaged.withLock { $0.append(number) }
                 }
                 page(plaintext, index).copyMemory(from: UnsafeRawBufferPointer(page(buffer, index)))
                 try writer.encrypt(

@@ -1,0 +1,60 @@
+import CSQLCipher
+import Foundation
+
+extension Database {
+    /// Writes into `pending` an encrypted copy of the damaged database at `path`, under the same
+    /// key, salt and settings, in which every page carries a valid HMAC: a page whose HMAC fails
+    /// is decrypted as it is and passed on, so SQLite can read what is left of it.
+    ///
+    /// SQLCipher refuses a page whose HMAC fails, all of it. Damage is usually smaller: a flipped
+    /// bit garbles the two AES blocks around it (32 bytes) and leaves the rest of the page as it
+    /// was. Salvaging from this copy recovers the rows of such pages, page 1 (the schema)
+    /// included. Those rows are not authenticated: whoever altered the file may have changed
+    /// them, which is why this is for salvage only and the pages are returned. A zeroed page
+    /// stays zeros (SQLite calls it malformed). Nothing is written to the original file; the copy
+    /// is encrypted like it.
+    ///
+    /// ```swift
+    /// let pending = try PendingFile(beside: "rescued.db")
+    /// defer { pending.discard() }
+    /// let unauthenticated = try Database.copyPassingDamagedPages(ofDatabaseAt: "broken.db", key: key, into: pending)
+    /// let copy = Database(path: pending.accessPath)   // open with the same key and settings, then read
+    /// ```
+    ///
+    /// - Returns: the numbers of the pages that failed their HMAC, in order.
+    /// - Throws: `wrongKey` when no page authenticates under the key; `busy` when a `-wal` or
+    ///   `-journal` beside the file holds changes the copy would miss; `unsupported` without page
+    ///   HMACs; `plaintextDatabase`, `notADatabase` and file errors.
+    public static func copyPassingDamagedPages(
+        ofDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults, into pending: PendingFile
+    ) throws(DatabaseError) -> [Int] {
+        let file = try DatabaseFile(path: path)
+        let version = try requireSQLCipher()
+        try validate(settings, for: version)
+        let layout = CipherLayout(settings: settings, version: version)
+        guard layout.isVerifiableOffline else {
+            throw DatabaseError(
+                kind: .unsupported, message: "\(path) has no page HMACs (cipher_use_hmac = OFF): no page can be told damaged")
+        }
+        for companion in [DatabaseFile.walPath(path), DatabaseFile.journalPath(path)] {
+            if let size = try? DatabaseFile(path: companion).size, size > 0 {
+                throw DatabaseError(
+                    kind: .busy,
+                    message: "\(companion) holds changes a page copy of \(path) would miss: open the database once with SQLite first")
+            }
+        }
+        let salt = try PageVerifier.salt(of: file, key: key, settings: settings)
+        let codec = try PageCodec(layout: layout, pageKey: try PageVerifier.pageKey(for: key, salt: salt, layout: layout), salt: salt)
+        let damaged = try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
+            try PageCodec.transcode(source: descriptor, sourcePath: path, into: pending, from: codec, to: codec, passingDamage: true)
+        }
+        let pageCount = file.size / layout.pageSize
+        guard damaged.count < pageCount else {
+            throw DatabaseError(
+                kind: .wrongKey, resultCode: SQLITE_NOTADB,
+                message: "the key authenticates none of the \(pageCount) pages of \(path): wrong key or settings (or every page is damaged)"
+            )
+        }
+        return damaged
+    }
+}
