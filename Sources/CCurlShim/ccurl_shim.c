@@ -1,7 +1,13 @@
 #include "ccurl_shim.h"
 
 #include <curl/curl.h>
+#if defined(__APPLE__)
+#include <malloc/malloc.h>
+#define usable_size(pointer) malloc_size(pointer)
+#else
 #include <malloc.h>
+#define usable_size(pointer) malloc_usable_size(pointer)
+#endif
 #include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -79,7 +85,7 @@ static void *wiping_malloc(size_t size) { return malloc(size); }
 
 static void wiping_free(void *pointer) {
     if (pointer == NULL) return;
-    size_t usable = malloc_usable_size(pointer);
+    size_t usable = usable_size(pointer);
     explicit_bzero(pointer, usable);
     atomic_fetch_add(&wiped_bytes, usable);
     free(pointer);
@@ -94,7 +100,7 @@ static void *wiping_realloc(void *pointer, size_t size) {
     // Never realloc in place: a block that moves would leave its old bytes behind unwiped.
     void *grown = malloc(size);
     if (grown == NULL) return NULL;
-    size_t old = malloc_usable_size(pointer);
+    size_t old = usable_size(pointer);
     memcpy(grown, pointer, old < size ? old : size);
     wiping_free(pointer);
     return grown;
@@ -173,6 +179,9 @@ int cdb_http_post(
     curl_easy_setopt(curl, CURLOPT_PROXY, "");
     curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    // HTTP/1.1 only: over HTTP/2, nghttp2 keeps the token header in its HPACK table, in memory
+    // of its own that the wiping allocator never sees.
+    curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout_seconds);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, timeout_seconds);

@@ -31,10 +31,20 @@ struct cdb_p11_session {
 };
 
 /// The module at `path`, loaded and initialized on first use; NULL with `error` set on failure.
+/// Modules are told apart by their dlopen handle, not their path: a symlink and the file it
+/// names are one module, which must not be initialized (and finalized) twice.
 static loaded_module *acquire_module(const char *path, CK_RV *rv, char *error, size_t error_len) {
     pthread_mutex_lock(&modules_lock);
+    // Never closed (see loaded_module): a second dlopen of a loaded library only counts a reference.
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        snprintf(error, error_len, "%s", dlerror());
+        *rv = CDB_P11_MODULE_NOT_LOADED;
+        pthread_mutex_unlock(&modules_lock);
+        return NULL;
+    }
     for (loaded_module *module = modules; module != NULL; module = module->next) {
-        if (strcmp(module->path, path) == 0) {
+        if (module->library == library) {
             module->users++;
             pthread_mutex_unlock(&modules_lock);
             return module;
@@ -47,13 +57,9 @@ static loaded_module *acquire_module(const char *path, CK_RV *rv, char *error, s
         *rv = CDB_P11_OUT_OF_MEMORY;
         return NULL;
     }
-    module->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    CK_C_GetFunctionList get_function_list = NULL;
-    if (module->library == NULL) {
-        snprintf(error, error_len, "%s", dlerror());
-        *rv = CDB_P11_MODULE_NOT_LOADED;
-    } else if ((get_function_list = (CK_C_GetFunctionList)dlsym(module->library, "C_GetFunctionList")) == NULL
-               || get_function_list(&module->functions) != CKR_OK || module->functions == NULL) {
+    module->library = library;
+    CK_C_GetFunctionList get_function_list = (CK_C_GetFunctionList)dlsym(library, "C_GetFunctionList");
+    if (get_function_list == NULL || get_function_list(&module->functions) != CKR_OK || module->functions == NULL) {
         snprintf(error, error_len, "%s is not a PKCS#11 module (no C_GetFunctionList)", path);
         *rv = CDB_P11_MODULE_NOT_LOADED;
     } else {
@@ -66,7 +72,7 @@ static loaded_module *acquire_module(const char *path, CK_RV *rv, char *error, s
         if (*rv != CKR_OK) snprintf(error, error_len, "C_Initialize failed");
     }
     if (*rv != CKR_OK) {
-        if (module->library != NULL) dlclose(module->library);
+        // The library stays loaded, as every module does: it may have run code that outlives it.
         free(module->path);
         free(module);
         pthread_mutex_unlock(&modules_lock);

@@ -179,6 +179,39 @@ final class SQLCipher4Tests: CLITestCase {
                 env: four
             ).stdout, "x\r\nbehind the header\n")
 
+        // verify names the missing flags too; a salt alone means nothing.
+        let unflagged = try cipherdb(
+            ["verify", "ios.db", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "2000"], env: four, expect: 64)
+        XCTAssertTrue(unflagged.stderr.contains("--cipher-plaintext-header-size N and --cipher-salt HEX"), unflagged.stderr)
+        try cipherdb(["query", "ios.db", "SELECT 1", "--passphrase-env", "DB_PASS", "--cipher-salt", salt], env: four, expect: 64)
+
+        // Every command that writes such a file says its salt, --quiet or not: it exists nowhere else.
+        let quiet = try cipherdb(
+            [
+                "rekey", "ios.db", "--passphrase-env", "DB_PASS", "--cipher-kdf-iter", "2000", "--kdf-iter", "1000",
+                "--plaintext-header-size", "32", "--quiet",
+            ] + header, env: four)
+        let newSalt = try XCTUnwrap(
+            quiet.stderr.range(of: "--cipher-salt [0-9a-f]{32}", options: .regularExpression).map {
+                String(quiet.stderr[$0].dropFirst("--cipher-salt ".count))
+            }, "rekey --quiet with a new plaintext header printed no salt: \(quiet.stderr)")
+        let newHeader = ["--cipher-plaintext-header-size", "32", "--cipher-salt", newSalt]
+        try cipherdb(["query", "ios.db", "SELECT x FROM t", "--passphrase-env", "DB_PASS"] + Self.fastOpen + newHeader, env: four)
+        let exported = try cipherdb(
+            ["export", "ios.db", "copy.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32", "--quiet"] + Self.fastOpen
+                + newHeader, env: four)
+        let copySalt = try XCTUnwrap(
+            exported.stderr.range(of: "--cipher-salt [0-9a-f]{32}", options: .regularExpression).map {
+                String(exported.stderr[$0].dropFirst("--cipher-salt ".count))
+            }, "export printed no salt: \(exported.stderr)")
+        XCTAssertEqual(
+            try cipherdb(
+                [
+                    "query", "copy.db", "SELECT x FROM t", "--csv", "--passphrase-env", "DB_PASS", "--cipher-plaintext-header-size", "32",
+                    "--cipher-salt", copySalt,
+                ] + Self.fastOpen, env: four
+            ).stdout, "x\r\nbehind the header\n")
+
         let refused = try cipherdb(
             ["create", "three.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"], env: env, expect: 64)
         XCTAssertTrue(refused.stderr.contains("need SQLCipher 4"), refused.stderr)

@@ -62,5 +62,6 @@ struct BackupCommand: ParsableCommand {
         }
         progress.finish("done")
         common.info("backed up \(database) to \(output)")
+        LaterOpens.tell(database: output, key: copyKey, settings: settings, common: common)
     }
 }

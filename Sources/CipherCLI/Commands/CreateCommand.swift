@@ -87,7 +87,7 @@ struct CreateCommand: ParsableCommand {
         try output.publish()
         let pageSize = CipherLayout(settings: settings).pageSize
         common.info("created \(database) (page size \(pageSize)\(keyDescription(resolved, settings)))")
-        if let note = LaterOpens.note(database: database, key: resolved, settings: settings) { common.info(note) }
+        LaterOpens.tell(database: database, key: resolved, settings: settings, common: common)
     }
 
     private func keyDescription(_ resolved: ResolvedKey, _ settings: CipherSettings) -> String {

@@ -70,6 +70,6 @@ struct EncryptCommand: ParsableCommand {
         try target.publish()
         progress.finish("done")
         common.info("encrypted \(plaintext) into \(output); \(plaintext) is unchanged")
-        if let note = LaterOpens.note(database: output, key: resolved, settings: settings) { common.info(note) }
+        LaterOpens.tell(database: output, key: resolved, settings: settings, common: common)
     }
 }

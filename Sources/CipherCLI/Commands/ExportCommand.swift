@@ -112,6 +112,10 @@ struct ExportCommand: ParsableCommand {
                 throw CLIError.database(error, path: database, writing: output)
             }
             try target.publish()
+            progress.finish("done")
+            common.info("exported \(database) to \(output) (\(effective.rawValue))")
+            LaterOpens.tell(database: output, key: newResolved, settings: settings, common: common)
+            return
         }
         progress.finish("done")
         if output != "-" { common.info("exported \(database) to \(output) (\(effective.rawValue))") }

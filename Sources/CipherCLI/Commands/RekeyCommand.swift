@@ -76,6 +76,6 @@ struct RekeyCommand: ParsableCommand {
         common.info(
             "rekeyed \(database) \(how) (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"
         )
-        if let note = LaterOpens.note(database: database, key: resolved, settings: target) { common.info(note) }
+        LaterOpens.tell(database: database, key: resolved, settings: target, common: common)
     }
 }

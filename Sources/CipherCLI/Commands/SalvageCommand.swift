@@ -99,6 +99,7 @@ struct SalvageCommand: ParsableCommand {
         }
         try target.publish()
         progress.finish("done")
+        LaterOpens.tell(database: output, key: targetKey, settings: settings, common: common)
         var lines = ["salvaged \(database) into \(output):"]
         let width = report.tables.map(\.name.count).max() ?? 0
         var lostSomething = !report.schemaProblems.isEmpty

@@ -52,7 +52,8 @@ struct VerifyCommand: ParsableCommand {
             return try finish(
                 report: nil, checks: sqliteChecks(settings: .versionDefaults, resolved: nil), fileSize: size, settings: .versionDefaults,
                 resolved: nil)
-        case .encrypted, .encryptedWithPlaintextHeader: break
+        case .encrypted, .encryptedWithPlaintextHeader:
+            try DatabaseAccess.requirePlaintextHeaderFlags(file.kind, settings: key.settings, path: database)
         }
         let resolved = try KeyResolver.resolve(
             key.source, keystore: KeystoreAccess(keystore), purpose: .open,

@@ -80,7 +80,7 @@ public struct CipherOptions: ParsableArguments {
         try CipherHashAlgorithm.requireAlgorithmSettings(
             kdfAlgorithm != nil || hmacAlgorithm != nil, flags: "--kdf-algorithm and --hmac-algorithm")
         try CipherSettings.validatePlaintextHeaderFlags(
-            size: plaintextHeaderSize, salt: salt, flags: ("--plaintext-header-size", "--salt"))
+            size: plaintextHeaderSize, salt: salt, flags: ("--plaintext-header-size", "--salt"), requiresSize: false)
     }
 
     /// The settings: the compatibility preset (if any), then the explicit values over it.
@@ -108,7 +108,12 @@ public struct CipherOptions: ParsableArguments {
             // A new salt for a new plaintext header, unless named: the file will not hold it.
             settings.salt = plaintextHeaderSize > 0 ? nil : settings.salt
         }
-        if let salt { settings.salt = CipherSettings.salt(fromHex: salt) }
+        if let salt {
+            guard settings.hasPlaintextHeader else {
+                throw CLIError.usage("--salt goes with --plaintext-header-size: only a file with a plaintext header keeps its salt outside")
+            }
+            settings.salt = CipherSettings.salt(fromHex: salt)
+        }
         if settings.hasPlaintextHeader, settings.salt == nil {
             do { settings.salt = try SecureRandom.bytes(count: CipherLayout.saltSize) } catch {
                 throw CLIError(.ioError, "cannot draw a salt: \(error)")
@@ -121,7 +126,11 @@ public struct CipherOptions: ParsableArguments {
 extension CipherSettings {
     /// Checks a plaintext header size and salt given as flags: SQLCipher 4 only, a multiple of 16
     /// up to 80, a salt of 32 hex digits, and a salt only beside a plaintext header.
-    static func validatePlaintextHeaderFlags(size: Int?, salt: String?, flags: (size: String, salt: String)) throws {
+    /// `requiresSize`: the salt alone means nothing (opening a file); a new file's settings may
+    /// take the header size from the file being rewritten instead.
+    static func validatePlaintextHeaderFlags(
+        size: Int?, salt: String?, flags: (size: String, salt: String), requiresSize: Bool
+    ) throws {
         if size != nil || salt != nil, SQLCipherVersion.current?.hasAlgorithmSettings != true {
             throw ValidationError(
                 "\(flags.size) and \(flags.salt) need SQLCipher 4; this build runs SQLCipher \(SQLCipherVersion.current?.text ?? "without a codec")"
@@ -132,6 +141,9 @@ extension CipherSettings {
         }
         if let salt, CipherSettings.salt(fromHex: salt) == nil {
             throw ValidationError("\(flags.salt) takes 32 hex digits (16 bytes)")
+        }
+        if salt != nil, size == nil, requiresSize {
+            throw ValidationError("\(flags.salt) goes with \(flags.size): only a file with a plaintext header keeps its salt outside")
         }
     }
 }

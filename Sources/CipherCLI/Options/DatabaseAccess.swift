@@ -77,11 +77,7 @@ enum DatabaseAccess {
             do { try database.open(flags: flags) } catch { throw CLIError.database(error, path: path) }
             return OpenedDatabase(database: database, key: nil, settings: .versionDefaults, path: path)
         case .encrypted, .encryptedWithPlaintextHeader:
-            if kind == .encryptedWithPlaintextHeader, !keyOptions.settings.hasPlaintextHeader || keyOptions.settings.salt == nil {
-                throw CLIError.usage(
-                    "\(path) keeps its header in plaintext and its salt outside the file: give --cipher-plaintext-header-size N and --cipher-salt HEX (printed when it was made)"
-                )
-            }
+            try requirePlaintextHeaderFlags(kind, settings: keyOptions.settings, path: path)
             // A passphrase typed at the prompt may be retried, three tries in all, as sudo allows.
             let prompted = keyOptions.source == nil
             var attempt = 1
@@ -97,6 +93,15 @@ enum DatabaseAccess {
                 }
             }
         }
+    }
+
+    /// A usage error (64) for a file that keeps its header in plaintext opened without the flags
+    /// naming the header and the salt: no key could open it, and the wrong-key message would mislead.
+    static func requirePlaintextHeaderFlags(_ kind: DatabaseFile.Kind, settings: CipherSettings, path: String) throws(CLIError) {
+        guard kind == .encryptedWithPlaintextHeader, !settings.hasPlaintextHeader || settings.salt == nil else { return }
+        throw CLIError.usage(
+            "\(path) keeps its header in plaintext and its salt outside the file: give --cipher-plaintext-header-size N and --cipher-salt HEX (printed when it was made)"
+        )
     }
 
     /// Opens an encrypted file with `key`, finding the page size from page 1 when the default

@@ -168,7 +168,8 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
         try CipherHashAlgorithm.requireAlgorithmSettings(
             cipherKDFAlgorithm != nil || cipherHMACAlgorithm != nil, flags: "--cipher-kdf-algorithm and --cipher-hmac-algorithm")
         try CipherSettings.validatePlaintextHeaderFlags(
-            size: cipherPlaintextHeaderSize, salt: cipherSalt, flags: ("--cipher-plaintext-header-size", "--cipher-salt"))
+            size: cipherPlaintextHeaderSize, salt: cipherSalt, flags: ("--cipher-plaintext-header-size", "--cipher-salt"),
+            requiresSize: true)
         guard count <= 1 else {
             throw ValidationError(
                 "give one key source: --passphrase-env, --passphrase-file, --passphrase-fd, --passphrase-stdin, --raw-key-file or --key-id")

@@ -4,6 +4,19 @@ import CipherDB
 /// when it is written: SQLCipher cannot read the iteration count or the algorithms from the file,
 /// so without them the next command only says "wrong key".
 enum LaterOpens {
+    /// Says what every later open of `database` needs: the whole note unless `--quiet`; with
+    /// `--quiet`, still the salt of a file with a plaintext header, which exists nowhere else.
+    static func tell(database: String, key: ResolvedKey?, settings: CipherSettings, common: CommonOptions) {
+        guard let key else { return }
+        if !common.quiet {
+            if let note = note(database: database, key: key, settings: settings) { Console.error(note) }
+        } else if settings.hasPlaintextHeader, let salt = settings.saltHex {
+            Console.error(
+                "note: \(database) keeps its salt outside the file; every open needs "
+                    + "--cipher-plaintext-header-size \(settings.plaintextHeaderSize ?? 0) --cipher-salt \(salt)")
+        }
+    }
+
     /// The note for `database` written with `key` and `settings`, or `nil` when the defaults (or
     /// a keystore key, which carries its settings) need nothing more.
     static func note(database: String, key: ResolvedKey, settings: CipherSettings) -> String? {

@@ -88,6 +88,7 @@ public final class DatabasePool: DatabaseWriter {
             throw DatabaseError(kind: .unsupported, message: "a database pool needs a database file: WAL mode does not work in memory")
         }
         self.path = path
+        let settings = try Self.namingTheSalt(settings, key: key, path: path)
         self.settings = settings
         self.configuration = configuration
         let token = ScopeToken()
@@ -146,6 +147,21 @@ public final class DatabasePool: DatabaseWriter {
         return configuration.createsMissingFile ? [.readWrite, .create, .noMutex] : [.readWrite, .noMutex]
     }
 
+    /// `settings` with the salt every connection needs when the file keeps a plaintext header
+    /// (the file does not hold it): the key's, or for a new file one drawn here, which
+    /// ``settings`` then reports. Readers open after the writer, so SQLCipher may not draw it.
+    private static func namingTheSalt(_ settings: CipherSettings, key: DatabaseKey?, path: String) throws(DatabaseError) -> CipherSettings {
+        guard settings.hasPlaintextHeader, key != nil else { return settings }
+        var named = settings
+        named.salt = try PageVerifier.namedSalt(key: key, settings: settings)
+        if named.salt == nil, (try DatabaseFile(path: path)).kind == .missing {
+            do { named.salt = try SecureRandom.bytes(count: DatabaseKey.saltLength) } catch {
+                throw DatabaseError(kind: .invalidKey, message: "cannot generate a salt: \(error)")
+            }
+        }
+        return named
+    }
+
     /// What the connections are keyed with: the first connection's key, the one for later
     /// connections, and the passphrase to fall back to when a derived key is used.
     private static func keyPlan(
@@ -155,6 +171,12 @@ public final class DatabasePool: DatabaseWriter {
             PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings)
         else {
             return (key, key, nil)
+        }
+        if settings.hasPlaintextHeader {
+            // The salt is the settings' (the file does not hold it), for a new file too.
+            guard let salt = settings.salt else { return (key, key, nil) }
+            let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, salt: salt, settings: settings)
+            return (.raw(raw), .raw(raw), key)
         }
         if let salt = try PassphraseKeyDerivation.salt(ofDatabaseAt: path) {
             let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, salt: salt, settings: settings)

@@ -55,6 +55,14 @@ final class CallbackTracker {
 }
 
 extension Database {
+    /// Refuses `operation` from inside an SQL function or another callback of this connection:
+    /// a statement is then running (one no result set stands for: `executeUpdate`, `intForQuery`),
+    /// and a key change or a file rewrite under it would leave that statement on a file that changed.
+    func refuseInsideCallback(_ operation: String) throws(DatabaseError) {
+        guard callbacks.depth > 0 else { return }
+        throw DatabaseError.misuse("\(operation) from inside an SQL function or callback: a statement of this connection is running")
+    }
+
     // MARK: - Custom functions
 
     /// Adds an SQL function named `name` that calls `body` with its arguments.

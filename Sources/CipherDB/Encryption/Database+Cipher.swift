@@ -23,6 +23,8 @@ extension Database {
         }
         let version = try Self.requireSQLCipher()
         try Self.validate(settings, for: version)
+        // A new file too: SQLCipher would take one salt silently and the other would open nothing.
+        _ = try PageVerifier.namedSalt(key: key, settings: settings)
         let keyForSQLite = try provenKey(key, settings: settings, version: version)
         let bytes = try keyForSQLite.sqlcipherKeyBytes()
         let code = bytes.withUnsafeBytes { buffer in
@@ -87,10 +89,11 @@ extension Database {
     ) throws(DatabaseError) -> (opens: Bool, keyForSQLite: DatabaseKey)? {
         let file = try DatabaseFile(path: path)
         let layout = CipherLayout(settings: settings, version: version)
-        guard [.encrypted, .encryptedWithPlaintextHeader].contains(file.kind), layout.isVerifiableOffline, file.size >= layout.pageSize
-        else { return nil }
-        // First: a plaintext header whose salt nobody named is refused here, whatever the key.
+        guard [.encrypted, .encryptedWithPlaintextHeader].contains(file.kind) else { return nil }
+        // First: a plaintext header whose salt nobody named (or a header the settings do not
+        // mention) is refused here, whatever the key and whether or not pages carry HMACs.
         let salt = try PageVerifier.salt(of: file, key: key, settings: settings)
+        guard layout.isVerifiableOffline, file.size >= layout.pageSize else { return nil }
         if case .passphrase(let passphrase) = key, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
             return nil
         }
@@ -133,6 +136,7 @@ extension Database {
         }
         guard !isInTransaction else { throw DatabaseError.misuse("rekey inside a transaction") }
         guard openResultSetCount == 0 else { throw DatabaseError.misuse("rekey with open result sets") }
+        try refuseInsideCallback("rekey")
         let bytes = try newKey.sqlcipherKeyBytes()
         let isWAL = try journalMode() == "wal"
         if isWAL {

@@ -85,6 +85,7 @@ extension Database {
             throw DatabaseError.misuse("reencrypt needs a database file; use export(to:key:settings:) for \(displayPath)")
         }
         guard openResultSetCount == 0 else { throw DatabaseError.misuse("reencrypt with open result sets") }
+        try refuseInsideCallback("reencrypt")
         guard !isReadOnly else {
             throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY, message: "\(displayPath) is open read-only")
         }
@@ -249,6 +250,7 @@ extension Database {
             throw DatabaseError(kind: .invalidKey, message: "cipher settings need a key: a plaintext export has none")
         }
         guard !isInTransaction else { throw DatabaseError.misuse("export inside a transaction") }
+        try refuseInsideCallback("export")
         // SQLite opens attached files with the main connection's flags: a read-only connection
         // could not write the copy, and would say so only as "unable to open database".
         guard !openFlags.contains(.readOnly) else {

@@ -68,7 +68,9 @@ public struct DatabaseFile: Sendable, Equatable {
         let header = try Self.read(path: path, offset: 0, count: Self.sqliteHeaderSize)
         let wholePages = size >= 512 && size % 512 == 0
         if header.starts(with: Self.plaintextHeader) {
-            let encryptedBody = wholePages && header.count == Self.sqliteHeaderSize && !Self.isPlausibleSQLiteHeader(header)
+            let encryptedBody =
+                wholePages && header.count == Self.sqliteHeaderSize && Self.reservesCipherSpace(header)
+                && !Self.isPlausibleSQLiteHeader(header)
             (kind, salt) = (encryptedBody ? .encryptedWithPlaintextHeader : .plaintext, nil)
         } else if wholePages {
             // SQLCipher files are whole pages of at least 512 bytes.
@@ -83,9 +85,16 @@ public struct DatabaseFile: Sendable, Equatable {
 
     /// Whether the 100 bytes of a database header read as SQLite's: the 20 bytes SQLite reserves
     /// for expansion (offsets 72 to 91) are zero. Behind a plaintext header of SQLCipher they are
-    /// ciphertext, which is never 20 zero bytes in practice.
+    /// ciphertext, which is never 20 zero bytes in practice. (SQLite itself never checks them, so
+    /// a plaintext file may carry other bytes there: see ``reservesCipherSpace(_:)``.)
     static func isPlausibleSQLiteHeader(_ header: [UInt8]) -> Bool {
         header.count >= 92 && header[72..<92].allSatisfy { $0 == 0 }
+    }
+
+    /// Whether the header's reserved bytes per page (offset 20) leave room for SQLCipher's IV and
+    /// HMAC: a multiple of 16, at least 16. A plaintext database reserves 0 unless an extension asked.
+    static func reservesCipherSpace(_ header: [UInt8]) -> Bool {
+        header.count > 20 && header[20] >= 16 && header[20] % 16 == 0
     }
 
     /// The path of the rollback journal beside a database.

@@ -352,6 +352,24 @@ public struct PageVerifier: Sendable {
 
     // MARK: - File reading
 
+    /// The salt `key` (``DatabaseKey/rawWithSalt(key:salt:)``) or `settings` (``CipherSettings/salt``)
+    /// name, or `nil`.
+    ///
+    /// - Throws: `invalidKey` when they name different salts, or one that is not 16 bytes.
+    static func namedSalt(key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) -> [UInt8]? {
+        var named = settings.salt
+        if case .rawWithSalt(_, let salt)? = key {
+            guard named == nil || named == salt else {
+                throw DatabaseError(kind: .invalidKey, message: "the key and the cipher settings name different salts")
+            }
+            named = salt
+        }
+        if let named, named.count != Layout.saltSize {
+            throw DatabaseError(kind: .invalidKey, message: "a salt must be \(Layout.saltSize) bytes, not \(named.count)")
+        }
+        return named
+    }
+
     /// The KDF salt of `file` as SQLCipher will use it with `key` and `settings`: the one the
     /// settings or the key name (a file with a plaintext header does not hold its own), else the
     /// file's first 16 bytes. This is the one place that decides where a database's salt comes from.
@@ -360,19 +378,7 @@ public struct PageVerifier: Sendable {
     ///   16 bytes; `wrongKey` when the file keeps a plaintext header the settings do not mention;
     ///   `plaintextDatabase`, `fileError` (missing), `notADatabase` (shorter than a salt).
     static func salt(of file: DatabaseFile, key: DatabaseKey, settings: CipherSettings) throws(DatabaseError) -> [UInt8] {
-        var named = settings.salt
-        if case .rawWithSalt(_, let salt) = key {
-            guard named == nil || named == salt else {
-                throw DatabaseError(kind: .invalidKey, message: "the key and the cipher settings name different salts")
-            }
-            named = salt
-        }
-        if let named {
-            guard named.count == Layout.saltSize else {
-                throw DatabaseError(kind: .invalidKey, message: "a salt must be \(Layout.saltSize) bytes, not \(named.count)")
-            }
-            return named
-        }
+        if let named = try namedSalt(key: key, settings: settings) { return named }
         switch file.kind {
         case .plaintext:
             throw DatabaseError(kind: .plaintextDatabase, message: "\(file.path) is a plaintext SQLite database: it has no page HMACs")

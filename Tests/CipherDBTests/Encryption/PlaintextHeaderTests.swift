@@ -76,6 +76,12 @@ final class PlaintextHeaderTests: DatabaseTestCase {
         try db.executeUpdate("CREATE TABLE t(v)")
         db.close()
         XCTAssertEqual(try DatabaseFile(path: path("plain.db")).kind, .plaintext)
+        // SQLite never checks the bytes it reserves for expansion: a readable file may carry others.
+        var bytes = try fileBytes(path("plain.db"))
+        bytes[80] = 1
+        try bytes.write(to: URL(fileURLWithPath: path("plain.db")))
+        XCTAssertEqual(try DatabaseFile(path: path("plain.db")).kind, .plaintext)
+        XCTAssertEqual(try openDatabase("plain.db").intForQuery("SELECT count(*) FROM t"), 0)
     }
 
     func testMissingSaltOrHeaderIsRefusedBeforeSQLiteReadsAHotJournal() throws {
@@ -107,6 +113,25 @@ final class PlaintextHeaderTests: DatabaseTestCase {
         let db = try openDatabase("hot.db", key: key, settings: settings(salt: salt))
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE v LIKE '%changed'"), 0)
         XCTAssertEqual(try db.quickCheck(), [])
+    }
+
+    /// Without page HMACs nothing can be proven offline, but a missing salt or header setting is
+    /// still refused before SQLite reads (it would take SQLite's magic for the salt).
+    func testMissingSaltIsRefusedWithoutPageHMACsToo() throws {
+        try requireSQLCipher4()
+        var noHMAC = settings(salt: nil)
+        noHMAC.usesHMAC = false
+        let db = try openDatabase("plain-mac.db", key: passphrase("p"), settings: noHMAC)
+        try db.executeUpdate("CREATE TABLE t(v)")
+        let salt = try XCTUnwrap(db.appliedSettings.salt)
+        db.close()
+        assertThrows(.invalidKey) { _ = try self.openDatabase("plain-mac.db", key: self.passphrase("p"), settings: noHMAC) }
+        assertThrows(.wrongKey) {
+            _ = try self.openDatabase(
+                "plain-mac.db", key: self.passphrase("p"), settings: CipherSettings(kdfIterations: 1000, usesHMAC: false))
+        }
+        noHMAC.salt = salt
+        XCTAssertEqual(try openDatabase("plain-mac.db", key: passphrase("p"), settings: noHMAC).intForQuery("SELECT count(*) FROM t"), 0)
     }
 
     func testPageVerifierChecksEveryPageBehindTheHeader() throws {
@@ -181,6 +206,44 @@ final class PlaintextHeaderTests: DatabaseTestCase {
         let copy = try openDatabase("copy.db", key: rawKey(5), settings: settings(salt: copySalt))
         XCTAssertEqual(try copy.intForQuery("SELECT count(*) FROM t"), 200)
         XCTAssertEqual(Array(try fileBytes(path("copy.db")).prefix(16)), DatabaseFile.plaintextHeader)
+    }
+
+    /// A pool's readers open after its writer: the salt of a new file is drawn by the pool (and
+    /// reported by `settings`), not by SQLCipher on the writer alone; a passphrase is derived
+    /// over that salt, never over one of its own.
+    func testPoolReadsWhatItWroteBehindAPlaintextHeader() throws {
+        try requireSQLCipher4()
+        let key = passphrase("pool secret")
+        var salt: [UInt8] = []
+        do {
+            let pool = try DatabasePool(path: path("pool.db"), key: key, settings: settings(salt: nil))
+            salt = try XCTUnwrap(pool.settings.salt)
+            try pool.writeWithoutTransaction { db in
+                try db.executeUpdate("CREATE TABLE t(v)")
+                try db.executeUpdate("INSERT INTO t VALUES (1), (2)")
+            }
+            XCTAssertEqual(try pool.read { try $0.intForQuery("SELECT count(*) FROM t") }, 2)
+            try pool.close()
+        }
+        XCTAssertEqual(try DatabaseFile(path: path("pool.db")).kind, .encryptedWithPlaintextHeader)
+        let again = try DatabasePool(path: path("pool.db"), key: key, settings: settings(salt: salt))
+        XCTAssertEqual(try again.read { try $0.intForQuery("SELECT count(*) FROM t") }, 2)
+        try again.close()
+        XCTAssertEqual(try openDatabase("pool.db", key: key, settings: settings(salt: salt)).intForQuery("SELECT count(*) FROM t"), 2)
+        // An existing file whose salt is not named cannot open: said before anything is read.
+        assertThrows(.invalidKey) { _ = try DatabasePool(path: self.path("pool.db"), key: key, settings: self.settings(salt: nil)) }
+    }
+
+    func testKeyAndSettingsNamingDifferentSaltsAreRefusedForANewFileToo() throws {
+        try requireSQLCipher4()
+        let raw = try SecretBytes(randomCount: 32)
+        assertThrows(.invalidKey) {
+            _ = try self.openDatabase(
+                "new.db", key: .rawWithSalt(key: raw, salt: Array(repeating: 1, count: 16)),
+                settings: self.settings(salt: Array(repeating: 2, count: 16)))
+        }
+        let written = FileManager.default.fileExists(atPath: path("new.db")) ? try fileBytes(path("new.db")).count : 0
+        XCTAssertEqual(written, 0, "nothing was written under either salt")
     }
 
     func testSaltMustBeSixteenBytesAndHeaderAMultipleOfSixteen() throws {
