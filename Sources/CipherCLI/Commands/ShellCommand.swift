@@ -23,9 +23,9 @@ struct ShellCommand: ParsableCommand {
             Ctrl-D or .quit leaves. Errors show where in the SQL they are when SQLite says (SQLite 3.38 and later).
 
             Output is sqlite3's: the same modes (.mode list, csv, tabs, line, column, box, table, markdown, \
-            json, quote, insert, html), .headers, .separator and .nullvalue, with the same defaults (list, \
+            json, quote, insert, html, ascii), .headers, .separator and .nullvalue, with the same defaults (list, \
             '|', no header). .help lists the dot-commands: .output/.once FILE (created 0600), .read, \
-            .import FILE TABLE, .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
+            .import FILE TABLE (CSV, or --ascii), .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
             .timer, .changes, .bail, .show, and .cipher (settings in force) and .verify (page HMACs and \
             integrity_check).
 
