@@ -150,6 +150,13 @@ final class ShellDotCommandTests: CLITestCase {
 
     /// sqlite3's `.output /dev/null`: a character device or FIFO is written through, never
     /// replaced by a regular file (as root, a rename would have replaced the device node).
+    func testOnceEndsAfterItsCommandEvenWhenThatFails() throws {
+        // sqlite3 too: `.once` is for the next command, whatever becomes of it.
+        let result = try cipherShell(".once once.txt\n.import missing.csv t\nSELECT 'shown';\n", expect: 1)
+        XCTAssertEqual(result.stdout, "shown\n", result.stderr)
+        XCTAssertEqual(try bytes("once.txt"), [])
+    }
+
     func testOutputToADeviceOrFIFOWritesThroughIt() throws {
         // A node of /dev/null's device in the test folder (as root), else /dev/null itself, which
         // a user cannot replace: either way the test sees whether the node kept its type.

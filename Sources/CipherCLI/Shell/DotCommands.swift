@@ -21,10 +21,10 @@ extension ShellSession {
             reportError(message + " (.help lists the commands)")
             return bail ? .stop : .proceed
         }
+        // `.once` is for the next command, whether it succeeds or not (as in sqlite3).
+        defer { if command.name != ".once" { finishOnce() } }
         do {
-            let outcome = try command.run(self, Array(words.dropFirst()))
-            if name != ".once" { finishOnce() }
-            return outcome
+            return try command.run(self, Array(words.dropFirst()))
         } catch {
             reportError(error.hint.map { "\(error.message)\n  hint: \($0)" } ?? error.message)
             return bail ? .stop : .proceed
