@@ -56,9 +56,12 @@ extension ShellSession {
         if let key = opened.key {
             let progress = ProgressReporter(quiet: false)
             progress.phase("checking the pages of \(opened.path)")
+            let cancellation = interrupter.begin()
             do {
                 let verifier = try PageVerifier(path: opened.path, key: key.key, settings: opened.settings)
-                let report = try verifier.verify { done, total in progress.update("pages", done: done, total: total) }
+                let report = try verifier.verify(cancellation: cancellation) { done, total in
+                    progress.update("pages", done: done, total: total)
+                }
                 progress.finish()
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")
@@ -141,6 +144,9 @@ extension ShellSession {
         }
         guard positional.count == 2 else { throw CLIError.usage(usage) }
         let (path, table) = (positional[0], positional[1])
+        // SQLite sees Ctrl-C only while a statement runs: not while the file is split, nor
+        // between the rows' INSERTs.
+        let cancellation = interrupter.begin()
         let chosen: ImportFormat
         if let format { chosen = format } else { chosen = try importFormatOfMode() }
         guard let bytes = PathBytes.contents(of: path) else { throw CLIError(.noInput, "cannot read \(path)") }
@@ -149,6 +155,7 @@ extension ShellSession {
         case .csv(let separator): records = DelimitedText.csvRecords(in: bytes, separator: separator)
         case .ascii(let column, let row): records = DelimitedText.asciiRecords(in: bytes, column: column, row: row)
         }
+        do { try cancellation.throwIfCancelled("import") } catch { throw CLIError.database(error, path: opened.path) }
         records.removeFirst(min(skip, records.count))
         // sqlite3 in ascii mode stops a record at an empty first field and drops it.
         if style.mode == .ascii { records.removeAll { $0.first?.isEmpty ?? true } }
@@ -171,6 +178,7 @@ extension ShellSession {
                 let insert =
                     "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
                 for (number, record) in records.enumerated() {
+                    try cancellation.throwIfCancelled("import")
                     if record.count != columns {
                         Console.error(
                             "\(path):\(firstRecord + number): expected \(columns) columns but found \(record.count): "

@@ -198,17 +198,21 @@ public struct PageVerifier: Sendable {
 
     /// Checks every page and returns the bad ones, on every core.
     ///
-    /// - Parameter progress: called now and then with pages done and pages in all (from one
-    ///   thread at a time, not always the caller's).
-    public func verify(progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
+    /// - Parameters:
+    ///   - cancellation: checked before each chunk of pages; once set, the check throws
+    ///     `interrupted`.
+    ///   - progress: called now and then with pages done and pages in all (from one thread at a
+    ///     time, not always the caller's).
+    public func verify(cancellation: CancellationFlag? = nil, progress: ((Int, Int) -> Void)? = nil) throws(DatabaseError) -> Report {
         // The process's shared descriptor of the file: one of its own, closed at the end, would
         // drop the locks of this process's connections to it (a shell's `.verify`, say).
         try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
-            try verify(descriptor: descriptor, progress: progress)
+            try verify(descriptor: descriptor, cancellation: cancellation, progress: progress)
         }
     }
 
-    private func verify(descriptor: Int32, progress: ((Int, Int) -> Void)?) throws(DatabaseError) -> Report {
+    private func verify(descriptor: Int32, cancellation: CancellationFlag?, progress: ((Int, Int) -> Void)?) throws(DatabaseError) -> Report
+    {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let fileSize = Int(status.st_size)
@@ -232,6 +236,7 @@ public struct PageVerifier: Sendable {
                 var badPages: [BadPage] = []
                 var chunk = thread
                 while chunk < chunkCount {
+                    try cancellation?.throwIfCancelled("page verification")
                     let firstPage = chunk * chunkPages + 1
                     let offset = (firstPage - 1) * pageSize
                     let wanted = min(chunkPages * pageSize, fileSize - offset)
@@ -262,6 +267,7 @@ public struct PageVerifier: Sendable {
         var badPages: [BadPage] = []
         for outcome in outcomes.withLock({ $0 }) { badPages += try outcome.get() }
         badPages.sort { $0.number < $1.number }
+        try cancellation?.throwIfCancelled("page verification")
         return Report(
             pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
             writeAheadLog: try verifyWriteAheadLog())
