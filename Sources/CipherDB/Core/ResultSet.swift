@@ -236,6 +236,41 @@ public final class ResultSet {
         return (0..<columns).map { Self.value(sqlite3_column_value(rowHandle, $0)) }
     }
 
+    /// A value of the current row as SQLite holds it, text and blobs not copied out: see
+    /// ``ResultSet/withBorrowedValue(at:_:)``.
+    public enum BorrowedValue {
+        /// NULL, or a column out of range or without a row.
+        case null
+        /// An INTEGER.
+        case integer(Int64)
+        /// A REAL.
+        case real(Double)
+        /// TEXT, as its UTF-8 bytes as stored (not checked, NUL bytes kept).
+        case text(UnsafeRawBufferPointer)
+        /// A BLOB's bytes.
+        case blob(UnsafeRawBufferPointer)
+    }
+
+    /// Calls `body` with column `index` of the current row without copying text into a `String` or
+    /// a blob into `Data`, for code that turns many values into bytes (a dump). The buffers are
+    /// SQLite's: valid inside `body` only.
+    @inline(__always)
+    public func withBorrowedValue<Result>(at index: Int, _ body: (BorrowedValue) throws -> Result) rethrows -> Result {
+        guard let value = cell(index) else { return try body(.null) }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return try body(.integer(sqlite3_value_int64(value)))
+        case SQLITE_FLOAT: return try body(.real(sqlite3_value_double(value)))
+        case SQLITE_TEXT:
+            // Text before its length: sqlite3_value_bytes counts the form sqlite3_value_text made.
+            let text = UnsafeRawPointer(sqlite3_value_text(value))
+            return try body(.text(UnsafeRawBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value)))))
+        case SQLITE_BLOB:
+            let bytes = sqlite3_value_blob(value)
+            return try body(.blob(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_value_bytes(value)))))
+        default: return try body(.null)
+        }
+    }
+
     // MARK: - Conversions straight from SQLite's buffers
 
     @inline(__always)
