@@ -27,7 +27,9 @@ final class OutputModeFormattingTests: CLITestCase {
         try cipherdb(["query", "app.db", Self.content, "--raw-key-file", key])
         try cipherdb(["decrypt", "app.db", "plain.db", "--raw-key-file", key])
         var compared = 0
-        for mode in ["list", "csv", "tabs", "line", "column", "box", "table", "markdown", "json", "quote", "insert", "html"] {
+        for mode in [
+            "list", "csv", "tabs", "line", "column", "box", "table", "markdown", "json", "quote", "insert", "html", "ascii",
+        ] {
             for (sqliteFlags, ourFlags) in [
                 ("", ""), ("-header", "--header"), ("-noheader", "--no-header"),
                 ("-header -nullvalue NUL", "--header --nullvalue NUL"),
@@ -48,7 +50,7 @@ final class OutputModeFormattingTests: CLITestCase {
                 compared += 1
             }
         }
-        XCTAssertEqual(compared, 48)
+        XCTAssertEqual(compared, 52)
         // A separator of one's own, as with sqlite3 -separator.
         try shell(
             """

@@ -150,6 +150,13 @@ final class ShellDotCommandTests: CLITestCase {
 
     /// sqlite3's `.output /dev/null`: a character device or FIFO is written through, never
     /// replaced by a regular file (as root, a rename would have replaced the device node).
+    func testOnceEndsAfterItsCommandEvenWhenThatFails() throws {
+        // sqlite3 too: `.once` is for the next command, whatever becomes of it.
+        let result = try cipherShell(".once once.txt\n.import missing.csv t\nSELECT 'shown';\n", expect: 1)
+        XCTAssertEqual(result.stdout, "shown\n", result.stderr)
+        XCTAssertEqual(try bytes("once.txt"), [])
+    }
+
     func testOutputToADeviceOrFIFOWritesThroughIt() throws {
         // A node of /dev/null's device in the test folder (as root), else /dev/null itself, which
         // a user cannot replace: either way the test sees whether the node kept its type.
@@ -232,6 +239,54 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(bad.stderr.contains("cannot read missing.csv"), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("usage: .import"), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("cannot read nothing.sql"), bad.stderr)
+    }
+
+    func testAsciiModeAndImportMatchSqlite3() throws {
+        try decrypt()
+        // Unit (0x1F) and record (0x1E) separators; fields with commas, quotes and a newline, which
+        // ascii import keeps as they are, and an empty record, which it skips in ascii mode only.
+        try writeFile("records.txt", "code\u{1F}label\u{1E}A\u{1F}first, \"q\"\u{1E}B\u{1F}two\nlines\u{1E}\u{1E}C\u{1F}ü\u{1E}")
+        try writeFile("semi.txt", "x,y;1,\"2\";3,4;,5;6,7")
+        let script = """
+            .mode ascii
+            .headers on
+            SELECT * FROM people;
+            .headers off
+            .nullvalue N
+            SELECT * FROM pets;
+            .nullvalue ''
+            .once out.txt
+            SELECT * FROM people;
+            .import --ascii out.txt people_copy
+            .import --ascii records.txt codes
+            .import --ascii --skip 1 records.txt codes
+            .separator , ;
+            .import semi.txt pairs
+            .mode list
+            .import --csv new.csv csv_codes
+            .import --ascii records.txt codes_listed
+            .mode quote
+            SELECT * FROM people_copy;
+            SELECT * FROM codes;
+            SELECT * FROM codes_listed;
+            SELECT * FROM pairs;
+            SELECT * FROM csv_codes;
+            """
+        try writeFile("new.csv", "code,label\nA,\"first, with comma\"\n")
+        try writeFile("script.txt", script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#)
+        let actual = try cipherShell(script)
+        XCTAssertEqual(
+            Array(actual.stdout.utf8), Array(expected.stdout.utf8),
+            "sqlite3:\n\(expected.stdout)\ncipherdb:\n\(actual.stdout)\n\(actual.stderr)")
+        XCTAssertTrue(expected.stdout.contains("'two\nlines'"), expected.stdout)
+        XCTAssertTrue(actual.stderr.contains("records.txt:4: expected 2 columns but found 1"), actual.stderr)
+        let show = try cipherShell(".mode ascii\n.show\n").stdout
+        XCTAssertTrue(show.contains("        mode: ascii\n"), show)
+        XCTAssertTrue(show.contains(#"colseparator: "\037"\#nrowseparator: "\036"\#n"#), show)
+        let bad = try cipherShell(".mode ascii\n.separator ab\n.import records.txt t\n.import --tsv records.txt t\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains("one-byte column separator"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("unknown .import option --tsv"), bad.stderr)
     }
 
     func testBailChangesTimerAndTypos() throws {

@@ -22,13 +22,32 @@ final class ShellTerminalTests: CLITestCase {
     /// `$SHELL -c`; `exec` makes the shell the terminal's only process, because dash (the `/bin/sh`
     /// of a bare machine) waiting on a child that handled Ctrl-C kills itself with SIGINT after the
     /// child ends (status 130; sqlite3 gets the same), where bash does not.
-    private func typed(_ keys: [String], pause: Double = 0.6) throws -> CommandResult {
-        let typing = keys.map { "sleep \(pause); printf '\($0)'" }.joined(separator: "; ")
+    ///
+    /// With `screen`, the key at index `screen.key` waits instead until the terminal (copied to
+    /// a typescript as it is written) shows the extended regular expression `screen.pattern`.
+    private func typed(_ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil) throws -> CommandResult {
+        let typing = keys.enumerated().map { index, key in
+            guard let screen, screen.key == index else { return "sleep \(pause); printf '\(key)'" }
+            return "for i in $(seq 300); do grep -Eqa '\(screen.pattern)' \"$DIR/screen.txt\" && break; sleep 0.05; done; printf '\(key)'"
+        }.joined(separator: "; ")
         return try shell(
             """
-            (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 30 script -qec \
-              "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" /dev/null
+            (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 60 script -qefc \
+              "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" "$DIR/screen.txt"
             """, env: env)
+    }
+
+    /// Adds a table of 200,000 random 1,000-byte blobs (about 230 MB): a page check of a second or
+    /// more, long enough to be interrupted.
+    private func makeLarge() throws {
+        try cipherdb(
+            [
+                "query", "app.db",
+                """
+                CREATE TABLE big(x);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000) INSERT INTO big SELECT randomblob(1000) FROM n;
+                """, "--passphrase-env", "DB_PASS",
+            ] + Self.fastOpen, env: env)
     }
 
     func testHistoryIsKeptOwnerOnlyWithoutKeysAndRecalledWithTheArrow() throws {
@@ -63,6 +82,34 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("error: interrupted"), result.stdout)
         XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
+    }
+
+    func testControlCStopsVerifyDuringThePageCheckAndTheShellGoesOn() throws {
+        try makeLarge()
+        // Ctrl-C as soon as the page check draws its progress ("pages: 1024/225000 (0%)").
+        let result = try typed(
+            [".verify\\n", "\\003", "SELECT \\047still here\\047;\\n", "\\004"], screen: (key: 1, pattern: "pages: [0-9]+/"))
+        XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains("error: page verification interrupted"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("checked"), "the page check stopped before its report: \(result.stdout)")
+        XCTAssertFalse(result.stdout.contains("integrity_check"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
+    }
+
+    func testControlCStopsImportAndDumpAndTheShellGoesOn() throws {
+        try makeLarge()
+        // 2,000,000 CSV records: splitting and inserting them takes seconds; so does dumping the
+        // large table (460 MB of hexadecimal).
+        try shell(#"seq 2000000 | sed 's/.*/&,row &/' > "$DIR/rows.csv""#)
+        let result = try typed(
+            [
+                ".import rows.csv imported\\n", "\\003", ".once /dev/null\\n", ".dump\\n", "\\003",
+                "SELECT count(*) FROM sqlite_master WHERE name = \\047imported\\047;\\n", "\\004",
+            ], pause: 0.8)
+        XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains("error: import interrupted"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("error: interrupted"), "the dump: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains("\r\n0\r\n"), "the import left nothing behind: \(result.stdout)")
     }
 
     func testStatementsSpanLinesUntilTheSemicolon() throws {

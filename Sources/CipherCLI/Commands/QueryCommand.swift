@@ -19,7 +19,7 @@ struct QueryCommand: ParsableCommand {
 
             --mode prints what the sqlite3 shell prints in that mode, byte for byte: list, csv, tabs, \
             line, column, box, table, markdown, json (an array of objects, one per row), quote, insert, \
-            html; --header / --no-header, --separator and --nullvalue as sqlite3's .headers, .separator \
+            html, ascii; --header / --no-header, --separator and --nullvalue as sqlite3's .headers, .separator \
             and .nullvalue.
 
             Examples:

@@ -19,13 +19,13 @@ struct ShellCommand: ParsableCommand {
             or a prompt, and a wrong key is reported at once. Statements end with ';' and may span lines. \
             On a terminal the line is edited with libedit (arrows, Ctrl-R search), and the history is kept in \
             $XDG_STATE_HOME/cipherdb/history or ~/.cipherdb_history (mode 0600; key PRAGMAs and ATTACH ... KEY \
-            are never written to it). Ctrl-C interrupts the running statement and returns to the prompt; \
+            are never written to it). Ctrl-C interrupts the running statement (or .verify, .dump, .import) and returns to the prompt; \
             Ctrl-D or .quit leaves. Errors show where in the SQL they are when SQLite says (SQLite 3.38 and later).
 
             Output is sqlite3's: the same modes (.mode list, csv, tabs, line, column, box, table, markdown, \
-            json, quote, insert, html), .headers, .separator and .nullvalue, with the same defaults (list, \
+            json, quote, insert, html, ascii), .headers, .separator and .nullvalue, with the same defaults (list, \
             '|', no header). .help lists the dot-commands: .output/.once FILE (created 0600), .read, \
-            .import FILE TABLE, .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
+            .import FILE TABLE (CSV, or --ascii), .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
             .timer, .changes, .bail, .show, and .cipher (settings in force) and .verify (page HMACs and \
             integrity_check).
 
@@ -58,7 +58,7 @@ struct ShellCommand: ParsableCommand {
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")
             reader = EditingLineReader(historyPath: EditingLineReader.defaultHistoryPath())
-            interrupts = Self.interruptOnControlC(opened.database.interruptHandle)
+            interrupts = Self.interruptOnControlC(session.interrupter)
         } else {
             reader = PlainLineReader()
         }
@@ -71,13 +71,13 @@ struct ShellCommand: ParsableCommand {
         if session.failed && !interactive { throw CommandFailure(status: .sqlFailed) }
     }
 
-    /// Ctrl-C interrupts the running statement instead of ending the process. The signal is taken
-    /// on a dispatch queue, not in a signal handler: the interrupt takes a lock, which a handler
-    /// must not; `sqlite3_interrupt` may be called from any thread.
-    private static func interruptOnControlC(_ handle: InterruptHandle) -> DispatchSourceSignal {
+    /// Ctrl-C interrupts the running statement or dot-command instead of ending the process. The
+    /// signal is taken on a dispatch queue, not in a signal handler: the interrupt takes locks,
+    /// which a handler must not; `sqlite3_interrupt` may be called from any thread.
+    private static func interruptOnControlC(_ interrupter: ShellInterrupter) -> DispatchSourceSignal {
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { handle.interrupt() }
+        source.setEventHandler { interrupter.interrupt() }
         source.resume()
         return source
     }

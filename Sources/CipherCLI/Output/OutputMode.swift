@@ -9,6 +9,9 @@ import Foundation
 /// aligns columns differently, so sqlite3 3.40 on the decrypted content is the reference.
 enum OutputMode: String, CaseIterable, Sendable, ExpressibleByArgument {
     case list, csv, tabs, line, column, box, table, markdown, json, quote, insert, html
+    /// List with ASCII's unit separator (0x1F) between columns and record separator (0x1E) after
+    /// rows: no quoting, for text that holds commas, quotes and newlines (`.import --ascii` reads it).
+    case ascii
 
     /// Whether the mode lines up columns, so it needs every row before printing the first.
     var isColumnar: Bool { [.column, .box, .table, .markdown].contains(self) }
@@ -26,9 +29,9 @@ struct OutputStyle: Sendable, Equatable {
     private(set) var showsHeader = false
     /// Whether `.headers` was given, so a columnar mode no longer turns the header on.
     private var headerWasSet = false
-    /// Between columns (list, csv, quote).
+    /// Between columns (list, csv, quote, ascii).
     var columnSeparator = "|"
-    /// After each row (list, csv, quote, line).
+    /// After each row (list, csv, quote, line, ascii).
     var rowSeparator = "\n"
     /// Printed for NULL.
     var nullValue = ""
@@ -36,7 +39,7 @@ struct OutputStyle: Sendable, Equatable {
     private(set) var insertTable = "\"table\""
 
     /// Switches to `mode` with the side effects of sqlite3's `.mode`: csv sets `,` and CRLF, tabs a
-    /// tab, list `|` and newline, quote `,`; the columnar modes turn the header on unless
+    /// tab, list `|` and newline, quote `,`, ascii 0x1F and 0x1E; the columnar modes turn the header on unless
     /// `.headers` was given; insert takes a table name (default `table`).
     mutating func setMode(_ mode: OutputMode, table: String? = nil) {
         self.mode = mode
@@ -46,6 +49,7 @@ struct OutputStyle: Sendable, Equatable {
         case .tabs: (self.mode, columnSeparator) = (.list, "\t")
         case .line: rowSeparator = "\n"
         case .quote: (columnSeparator, rowSeparator) = (",", "\n")
+        case .ascii: (columnSeparator, rowSeparator) = ("\u{1F}", "\u{1E}")
         case .column, .box, .table, .markdown:
             if !headerWasSet { showsHeader = true }
         case .insert: insertTable = SQLText.identifierIfNeeded(table ?? "table")
@@ -141,7 +145,7 @@ struct RowPrinter {
     private mutating func print(_ row: [DatabaseValue]) {
         let first = rowCount == 0
         switch style.mode {
-        case .list, .tabs:
+        case .list, .tabs, .ascii:
             if first, style.showsHeader {
                 append(columns.joined(separator: style.columnSeparator) + style.rowSeparator)
             }

@@ -21,10 +21,10 @@ extension ShellSession {
             reportError(message + " (.help lists the commands)")
             return bail ? .stop : .proceed
         }
+        // `.once` is for the next command, whether it succeeds or not (as in sqlite3).
+        defer { if command.name != ".once" { finishOnce() } }
         do {
-            let outcome = try command.run(self, Array(words.dropFirst()))
-            if name != ".once" { finishOnce() }
-            return outcome
+            return try command.run(self, Array(words.dropFirst()))
         } catch {
             reportError(error.hint.map { "\(error.message)\n  hint: \($0)" } ?? error.message)
             return bail ? .stop : .proceed
@@ -80,11 +80,22 @@ extension ShellSession {
         }
     }
 
+    /// `text` as sqlite3's `.show` writes it: in double quotes, C escapes for backslash, quote, tab,
+    /// newline and carriage return, three octal digits for any other byte that is not printable ASCII.
     private static func quoted(_ text: String) -> String {
-        "\""
-            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\t", with: "\\t")
-            .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        var output = "\""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): output += "\\\\"
+            case UInt8(ascii: "\""): output += "\\\""
+            case 0x09: output += "\\t"
+            case 0x0A: output += "\\n"
+            case 0x0D: output += "\\r"
+            case 0x20..<0x7F: output.unicodeScalars.append(Unicode.Scalar(byte))
+            default: output += "\\" + String(repeating: "0", count: 3 - String(byte, radix: 8).count) + String(byte, radix: 8)
+            }
+        }
+        return output + "\""
     }
 
     private func strings(_ sql: String, _ arguments: Bindable?...) throws(CLIError) -> [String] {
@@ -153,9 +164,11 @@ extension ShellSession {
             }
             return .proceed
         },
-        DotCommand(name: ".import", usage: "FILE TABLE [--skip N]", summary: "read CSV rows into TABLE (made from the header row if new)") {
-            shell, arguments throws(CLIError) in
-            try shell.importCSV(arguments)
+        DotCommand(
+            name: ".import", usage: "FILE TABLE [--csv|--ascii] [--skip N]",
+            summary: "read CSV or ASCII-separated records into TABLE (made from the first record if new)"
+        ) { shell, arguments throws(CLIError) in
+            try shell.importRecords(arguments)
             return .proceed
         },
         DotCommand(name: ".indexes", usage: "[TABLE]", summary: "the indexes (of tables matching a LIKE pattern)") {

@@ -56,9 +56,12 @@ extension ShellSession {
         if let key = opened.key {
             let progress = ProgressReporter(quiet: false)
             progress.phase("checking the pages of \(opened.path)")
+            let cancellation = interrupter.begin()
             do {
                 let verifier = try PageVerifier(path: opened.path, key: key.key, settings: opened.settings)
-                let report = try verifier.verify { done, total in progress.update("pages", done: done, total: total) }
+                let report = try verifier.verify(cancellation: cancellation) { done, total in
+                    progress.update("pages", done: done, total: total)
+                }
                 progress.finish()
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")
@@ -88,41 +91,85 @@ extension ShellSession {
 
     private func failedCheck() { reportError("the database is damaged (see above)") }
 
-    /// `.import FILE TABLE [--skip N]`: CSV rows into TABLE, in one savepoint (all or nothing).
-    /// A new table gets its columns from the first row (as TEXT), as sqlite3 does.
-    func importCSV(_ arguments: [String]) throws(CLIError) {
+    /// How `.import` splits a file.
+    enum ImportFormat {
+        /// CSV: fields split on `separator`, double quotes honoured, records on LF or CRLF.
+        case csv(separator: UInt8)
+        /// Fields split on `column`, records on `row`, nothing quoted.
+        case ascii(column: UInt8, row: UInt8)
+    }
+
+    /// The format `.import` reads without `--csv` or `--ascii`: ascii mode's one-byte separators,
+    /// else CSV split on the column separator of a csv or custom `.separator` (`,` for list's `|`).
+    private func importFormatOfMode() throws(CLIError) -> ImportFormat {
+        guard style.mode == .ascii else {
+            let separator =
+                style.mode == .csv || style.columnSeparator == "|"
+                ? UInt8(ascii: ",") : style.columnSeparator.utf8.first ?? UInt8(ascii: ",")
+            return .csv(separator: separator)
+        }
+        let column = Array(style.columnSeparator.utf8)
+        let row = Array(style.rowSeparator.utf8)
+        guard column.count == 1 else { throw CLIError.usage(".import in ascii mode needs a one-byte column separator (.separator)") }
+        guard row.count == 1 else { throw CLIError.usage(".import in ascii mode needs a one-byte row separator (.separator)") }
+        return .ascii(column: column[0], row: row[0])
+    }
+
+    /// `.import FILE TABLE [--csv|--ascii] [--skip N]`: records into TABLE, in one savepoint (all
+    /// or nothing). A new table gets its columns from the first record (as TEXT), as sqlite3 does.
+    ///
+    /// As sqlite3 reads the file: `--ascii` splits on 0x1F and 0x1E with no quoting, `--csv` is CSV
+    /// with `,`; without either, ascii mode splits on the `.separator` bytes with no quoting, and
+    /// other modes read CSV. In ascii mode a record whose first field is empty is skipped.
+    func importRecords(_ arguments: [String]) throws(CLIError) {
+        let usage = "usage: .import FILE TABLE [--csv|--ascii] [--skip N]"
         var positional: [String] = []
         var skip = 0
+        var format: ImportFormat?
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--skip", index + 1 < arguments.count, let count = Int(arguments[index + 1]), count >= 0 {
                 skip = count
                 index += 2
-            } else if argument == "--csv" {
-                index += 1
-            } else if argument.hasPrefix("-") {
-                throw CLIError.usage("unknown .import option \(argument)", hint: "usage: .import FILE TABLE [--skip N] [--csv]")
-            } else {
-                positional.append(argument)
-                index += 1
+                continue
             }
+            switch argument {
+            case "--csv": format = .csv(separator: UInt8(ascii: ","))
+            case "--ascii": format = .ascii(column: 0x1F, row: 0x1E)
+            case _ where argument.hasPrefix("-"): throw CLIError.usage("unknown .import option \(argument)", hint: usage)
+            default: positional.append(argument)
+            }
+            index += 1
         }
-        guard positional.count == 2 else { throw CLIError.usage("usage: .import FILE TABLE [--skip N] [--csv]") }
+        guard positional.count == 2 else { throw CLIError.usage(usage) }
         let (path, table) = (positional[0], positional[1])
+        // SQLite sees Ctrl-C only while a statement runs: not while the file is split, nor
+        // between the rows' INSERTs.
+        let cancellation = interrupter.begin()
+        let chosen: ImportFormat
+        if let format { chosen = format } else { chosen = try importFormatOfMode() }
         guard let bytes = PathBytes.contents(of: path) else { throw CLIError(.noInput, "cannot read \(path)") }
-        let separator =
-            style.mode == .csv || style.columnSeparator == "|" ? UInt8(ascii: ",") : style.columnSeparator.utf8.first ?? UInt8(ascii: ",")
-        var records = CSVParser.records(in: bytes, separator: separator)
+        var records: [[String]]
+        switch chosen {
+        case .csv(let separator): records = DelimitedText.csvRecords(in: bytes, separator: separator)
+        case .ascii(let column, let row): records = DelimitedText.asciiRecords(in: bytes, column: column, row: row)
+        }
+        do { try cancellation.throwIfCancelled("import") } catch { throw CLIError.database(error, path: opened.path) }
         records.removeFirst(min(skip, records.count))
+        // sqlite3 in ascii mode stops a record at an empty first field and drops it.
+        if style.mode == .ascii { records.removeAll { $0.first?.isEmpty ?? true } }
         guard !records.isEmpty else { return }
         do {
             try database.inSavePoint {
                 var columns: Int
+                // The record number of the first row, from 1, for messages.
+                var firstRecord = skip + 1
                 if try database.tableExists(table) {
                     columns = try database.columns(ofTable: table).count
                 } else {
                     let header = records.removeFirst()
+                    firstRecord += 1
                     columns = header.count
                     try database.executeUpdate(
                         "CREATE TABLE \(quoteIdentifier(table))(" + header.map { "\(quoteIdentifier($0)) TEXT" }.joined(separator: ",")
@@ -131,9 +178,10 @@ extension ShellSession {
                 let insert =
                     "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
                 for (number, record) in records.enumerated() {
+                    try cancellation.throwIfCancelled("import")
                     if record.count != columns {
                         Console.error(
-                            "\(path):\(number + 1 + skip): expected \(columns) columns but found \(record.count): "
+                            "\(path):\(firstRecord + number): expected \(columns) columns but found \(record.count): "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
                     let values: [Bindable?] = (0..<columns).map { $0 < record.count ? record[$0] : nil }
@@ -149,10 +197,32 @@ extension ShellSession {
     }
 }
 
-/// CSV as sqlite3's `.import` reads it: fields split on `separator`, records on LF or CRLF,
-/// double-quoted fields may hold separators, newlines and doubled quotes.
-enum CSVParser {
-    static func records(in bytes: [UInt8], separator: UInt8) -> [[String]] {
+/// Delimited text as sqlite3's `.import` reads it.
+enum DelimitedText {
+    /// ASCII-separated records: fields end at `column`, records at `row`; no quoting. A record
+    /// cut short by the end of the file counts; nothing follows a final `row`.
+    static func asciiRecords(in bytes: [UInt8], column: UInt8, row: UInt8) -> [[String]] {
+        var records: [[String]] = []
+        var record: [String] = []
+        var fieldStart = 0
+        for (index, byte) in bytes.enumerated() where byte == column || byte == row {
+            record.append(String(decoding: bytes[fieldStart..<index], as: UTF8.self))
+            fieldStart = index + 1
+            if byte == row {
+                records.append(record)
+                record = []
+            }
+        }
+        if fieldStart < bytes.count || !record.isEmpty {
+            record.append(String(decoding: bytes[fieldStart...], as: UTF8.self))
+            records.append(record)
+        }
+        return records
+    }
+
+    /// CSV: fields split on `separator`, records on LF or CRLF; double-quoted fields may hold
+    /// separators, newlines and doubled quotes.
+    static func csvRecords(in bytes: [UInt8], separator: UInt8) -> [[String]] {
         var records: [[String]] = []
         var record: [String] = []
         var field: [UInt8] = []

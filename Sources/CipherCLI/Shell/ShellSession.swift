@@ -37,9 +37,12 @@ final class ShellSession {
     var readDepth = 0
     /// The deepest `.read` nesting allowed.
     static let maximumReadDepth = 25
+    /// What Ctrl-C stops.
+    let interrupter: ShellInterrupter
 
     init(opened: OpenedDatabase) {
         self.opened = opened
+        interrupter = ShellInterrupter(opened.database.interruptHandle)
     }
 
     // MARK: - Reading input
@@ -236,6 +239,33 @@ struct ShellOutput {
                         + "the open database \(database), which it would replace")
             }
         }
+    }
+}
+
+/// What Ctrl-C stops: the running statement (`sqlite3_interrupt`, which SQLite checks as it
+/// steps) and the running dot-command's own work (a page check, an import's rows), which SQLite
+/// does not see. Safe to call from the signal's dispatch queue.
+final class ShellInterrupter: @unchecked Sendable {
+    private let handle: InterruptHandle
+    // Touched only under `lock`: this is what makes the unchecked Sendable conformance sound.
+    private var current: CancellationFlag?
+    private let lock = NSLock()
+
+    init(_ handle: InterruptHandle) {
+        self.handle = handle
+    }
+
+    /// A new flag for the dot-command about to run, which Ctrl-C sets from now on.
+    func begin() -> CancellationFlag {
+        let flag = CancellationFlag()
+        lock.withLock { current = flag }
+        return flag
+    }
+
+    /// Interrupts the running statement and sets the running dot-command's flag.
+    func interrupt() {
+        handle.interrupt()
+        lock.withLock { current?.cancel() }
     }
 }
 

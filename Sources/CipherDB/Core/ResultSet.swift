@@ -235,4 +235,27 @@ public final class ResultSet {
         guard let rowHandle else { return [] }
         return (0..<columns).map { SQLiteValue.databaseValue(sqlite3_column_value(rowHandle, $0)) }
     }
+
+    /// A value of the current row as SQLite holds it, text and blobs not copied out: see
+    /// ``ResultSet/withBorrowedValue(at:_:)``.
+    public enum BorrowedValue {
+        /// NULL, or a column out of range or without a row.
+        case null
+        /// An INTEGER.
+        case integer(Int64)
+        /// A REAL.
+        case real(Double)
+        /// TEXT, as its UTF-8 bytes as stored (not checked, NUL bytes kept).
+        case text(UnsafeRawBufferPointer)
+        /// A BLOB's bytes.
+        case blob(UnsafeRawBufferPointer)
+    }
+
+    /// Calls `body` with column `index` of the current row without copying text into a `String` or
+    /// a blob into `Data`, for code that turns many values into bytes (a dump). The buffers are
+    /// SQLite's: valid inside `body` only.
+    @inline(__always)
+    public func withBorrowedValue<Result>(at index: Int, _ body: (BorrowedValue) throws -> Result) rethrows -> Result {
+        try SQLiteValue.withBorrowed(cell(index), body)
+    }
 }

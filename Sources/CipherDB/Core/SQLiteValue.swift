@@ -47,6 +47,24 @@ enum SQLiteValue {
         return Date(timeIntervalSince1970: sqlite3_value_double(value))
     }
 
+    /// Calls `body` with the value as SQLite holds it: text and blobs as SQLite's own bytes.
+    @inline(__always)
+    static func withBorrowed<Result>(_ value: OpaquePointer?, _ body: (ResultSet.BorrowedValue) throws -> Result) rethrows -> Result {
+        guard let value else { return try body(.null) }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return try body(.integer(sqlite3_value_int64(value)))
+        case SQLITE_FLOAT: return try body(.real(sqlite3_value_double(value)))
+        case SQLITE_TEXT:
+            // Text before its length: sqlite3_value_bytes counts the form sqlite3_value_text made.
+            let text = UnsafeRawPointer(sqlite3_value_text(value))
+            return try body(.text(UnsafeRawBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value)))))
+        case SQLITE_BLOB:
+            let bytes = sqlite3_value_blob(value)
+            return try body(.blob(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_value_bytes(value)))))
+        default: return try body(.null)
+        }
+    }
+
     static func databaseValue(_ value: OpaquePointer?) -> DatabaseValue {
         guard let value else { return .null }
         switch sqlite3_value_type(value) {

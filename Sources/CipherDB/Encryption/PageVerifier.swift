@@ -200,19 +200,24 @@ public struct PageVerifier: Sendable {
     /// - Parameters:
     ///   - threads: how many threads check pages (default: one per core); fewer leaves cores to
     ///     work that runs beside the check, such as SQLite's `integrity_check`.
+    ///   - cancellation: checked before each chunk of pages; once set, the check throws
+    ///     `interrupted`.
     ///   - progress: called now and then with pages done and pages in all (from one thread at a
     ///     time, not always the caller's).
     public func verify(
-        threads: Int = ProcessInfo.processInfo.activeProcessorCount, progress: ((Int, Int) -> Void)? = nil
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount, cancellation: CancellationFlag? = nil,
+        progress: ((Int, Int) -> Void)? = nil
     ) throws(DatabaseError) -> Report {
         // The process's shared descriptor of the file: one of its own, closed at the end, would
         // drop the locks of this process's connections to it (a shell's `.verify`, say).
         try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
-            try verify(descriptor: descriptor, threads: threads, progress: progress)
+            try verify(descriptor: descriptor, threads: threads, cancellation: cancellation, progress: progress)
         }
     }
 
-    private func verify(descriptor: Int32, threads requestedThreads: Int, progress: ((Int, Int) -> Void)?) throws(DatabaseError) -> Report {
+    private func verify(
+        descriptor: Int32, threads requestedThreads: Int, cancellation: CancellationFlag?, progress: ((Int, Int) -> Void)?
+    ) throws(DatabaseError) -> Report {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let fileSize = Int(status.st_size)
@@ -236,6 +241,7 @@ public struct PageVerifier: Sendable {
                 var badPages: [BadPage] = []
                 var chunk = thread
                 while chunk < chunkCount {
+                    try cancellation?.throwIfCancelled("page verification")
                     let firstPage = chunk * chunkPages + 1
                     let offset = (firstPage - 1) * pageSize
                     let wanted = min(chunkPages * pageSize, fileSize - offset)
@@ -266,6 +272,7 @@ public struct PageVerifier: Sendable {
         var badPages: [BadPage] = []
         for outcome in outcomes.withLock({ $0 }) { badPages += try outcome.get() }
         badPages.sort { $0.number < $1.number }
+        try cancellation?.throwIfCancelled("page verification")
         return Report(
             pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
             writeAheadLog: try verifyWriteAheadLog())

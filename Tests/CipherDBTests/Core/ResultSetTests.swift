@@ -74,6 +74,30 @@ final class ResultSetTests: DatabaseTestCase {
         again.close()
     }
 
+    func testBorrowedValuesAreSQLitesBytesOfEveryType() throws {
+        let db = try memoryDatabase()
+        let rs = try db.executeQuery("SELECT NULL, -7, 2.5, 'a' || char(0) || 'ü', x'00ff', '', x''")
+        /// Each column as (type, bytes or number) read inside the borrow.
+        func borrowed(_ index: Int) -> String {
+            rs.withBorrowedValue(at: index) { value in
+                switch value {
+                case .null: return "null"
+                case .integer(let number): return "integer \(number)"
+                case .real(let number): return "real \(number)"
+                case .text(let bytes): return "text \(Array(bytes))"
+                case .blob(let bytes): return "blob \(Array(bytes))"
+                }
+            }
+        }
+        XCTAssertEqual(borrowed(0), "null", "no row yet")
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(
+            (0..<7).map(borrowed),
+            ["null", "integer -7", "real 2.5", "text [97, 0, 195, 188]", "blob [0, 255]", "text []", "blob []"])
+        XCTAssertEqual(borrowed(7), "null", "out of range")
+        rs.close()
+    }
+
     func testGettersBeforeTheFirstNextSeeNoRow() throws {
         let db = try populated()
         let rs = try db.executeQuery("SELECT a FROM t3 ORDER BY a")

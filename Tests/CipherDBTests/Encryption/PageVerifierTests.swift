@@ -49,6 +49,44 @@ final class PageVerifierTests: DatabaseTestCase {
         }
     }
 
+    func testCancellationStopsTheCheckBetweenChunksWithInterrupted() throws {
+        // 1 KiB pages, 1,024 a chunk: about 4,000 pages make several chunks.
+        let settings = CipherSettings(pageSize: 1024, kdfIterations: 4000, usesHMAC: true, kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
+        let key = rawKey(5)
+        let db = try openDatabase("v.db", key: key, settings: settings)
+        try db.executeStatements(
+            """
+            CREATE TABLE t(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000) INSERT INTO t SELECT randomblob(800) FROM n;
+            """)
+        db.close()
+        let verifier = try PageVerifier(path: path("v.db"), key: key, settings: settings)
+
+        // Cancelled after the first chunk: the other chunks are not read.
+        let cancellation = CancellationFlag()
+        XCTAssertFalse(cancellation.isCancelled)
+        let checked = LockedValue(0)
+        XCTAssertThrowsError(
+            try verifier.verify(cancellation: cancellation) { done, _ in
+                checked.withLock { $0 = done }
+                cancellation.cancel()
+            }
+        ) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .interrupted, "\(error)")
+        }
+        XCTAssertTrue(cancellation.isCancelled)
+        let pageCount = try verifier.verify().pageCount
+        XCTAssertLessThan(checked.withLock { $0 }, pageCount, "stopped before the end")
+
+        // Cancelled before it starts: no page is read. A flag stays cancelled.
+        let progressCalls = LockedValue(0)
+        XCTAssertThrowsError(try verifier.verify(cancellation: cancellation) { _, _ in progressCalls.withLock { $0 += 1 } }) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .interrupted)
+        }
+        XCTAssertEqual(progressCalls.withLock { $0 }, 0)
+        XCTAssertTrue(try verifier.verify(cancellation: CancellationFlag()).isIntact)
+    }
+
     func testIntactThenEveryFlippedPageReported() throws {
         let key = rawKey(7)
         let file = try makeFile(key: key)
