@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Asks long work that checks it now and then (``PageVerifier/verify(cancellation:progress:)``)
+/// Asks long work that checks it now and then (``PageVerifier/verify(threads:cancellation:progress:)``)
 /// to stop; the work then throws `interrupted`.
 ///
 /// Set from any thread, a signal's dispatch source say, and never cleared: make a new flag for
