@@ -24,15 +24,23 @@ final class ShellTerminalTests: CLITestCase {
     /// child ends (status 130; sqlite3 gets the same), where bash does not.
     ///
     /// With `screen`, the key at index `screen.key` waits instead until the terminal (copied to
-    /// a typescript as it is written) shows the extended regular expression `screen.pattern`.
-    private func typed(_ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil) throws -> CommandResult {
+    /// a typescript as it is written) shows the extended regular expression `screen.pattern`; with
+    /// `prompts`, the key at each index waits until the terminal has shown that many prompts
+    /// (keys typed while the shell is busy can be lost, and a slow build is slow everywhere).
+    private func typed(
+        _ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil, prompts: [Int: Int] = [:]
+    ) throws -> CommandResult {
         let typing = keys.enumerated().map { index, key in
+            if let count = prompts[index] {
+                return
+                    "for i in $(seq 2400); do [ $(grep -ao 'cipherdb> ' \"$DIR/screen.txt\" | wc -l) -ge \(count) ] && break; sleep 0.05; done; printf '\(key)'"
+            }
             guard let screen, screen.key == index else { return "sleep \(pause); printf '\(key)'" }
-            return "for i in $(seq 300); do grep -Eqa '\(screen.pattern)' \"$DIR/screen.txt\" && break; sleep 0.05; done; printf '\(key)'"
+            return "for i in $(seq 2400); do grep -Eqa '\(screen.pattern)' \"$DIR/screen.txt\" && break; sleep 0.05; done; printf '\(key)'"
         }.joined(separator: "; ")
         return try shell(
             """
-            (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 60 script -qefc \
+            (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 180 script -qefc \
               "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" "$DIR/screen.txt"
             """, env: env)
     }
@@ -88,7 +96,8 @@ final class ShellTerminalTests: CLITestCase {
         try makeLarge()
         // Ctrl-C as soon as the page check draws its progress ("pages: 1024/225000 (0%)").
         let result = try typed(
-            [".verify\\n", "\\003", "SELECT \\047still here\\047;\\n", "\\004"], screen: (key: 1, pattern: "pages: [0-9]+/"))
+            [".verify\\n", "\\003", "SELECT \\047still here\\047;\\n", "\\004"], screen: (key: 1, pattern: "pages: [0-9]+/"),
+            prompts: [0: 1, 2: 2, 3: 3])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("error: page verification interrupted"), result.stdout)
         XCTAssertFalse(result.stdout.contains("checked"), "the page check stopped before its report: \(result.stdout)")
@@ -105,7 +114,7 @@ final class ShellTerminalTests: CLITestCase {
             [
                 ".import rows.csv imported\\n", "\\003", ".once /dev/null\\n", ".dump\\n", "\\003",
                 "SELECT count(*) FROM sqlite_master WHERE name = \\047imported\\047;\\n", "\\004",
-            ], pause: 0.8)
+            ], pause: 0.8, prompts: [0: 1, 2: 2, 3: 3, 5: 4, 6: 5])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("error: import interrupted"), result.stdout)
         XCTAssertTrue(result.stdout.contains("error: interrupted"), "the dump: \(result.stdout)")
