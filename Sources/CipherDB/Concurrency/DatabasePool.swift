@@ -172,14 +172,8 @@ public final class DatabasePool: DatabaseWriter {
         else {
             return (key, key, nil)
         }
-        if settings.hasPlaintextHeader {
-            // The salt is the settings' (the file does not hold it), for a new file too.
-            guard let salt = settings.salt else { return (key, key, nil) }
-            let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, salt: salt, settings: settings)
-            return (.raw(raw), .raw(raw), key)
-        }
-        if let salt = try PassphraseKeyDerivation.salt(ofDatabaseAt: path) {
-            let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, salt: salt, settings: settings)
+        // Over the file's salt, or the settings' for a plaintext header (a new file's too).
+        if let raw = try PassphraseKeyDerivation.rawKey(passphrase: passphrase, databaseAt: path, settings: settings) {
             return (.raw(raw), .raw(raw), key)
         }
         // A new database: pick the random salt SQLCipher would pick and create the file with the

@@ -25,10 +25,10 @@ final class PageVerifierTests: DatabaseTestCase {
         try handle.write(contentsOf: [byte ^ 1])
     }
 
-    func testBadPagesInChunksOfEveryThreadAreReportedInOrder() throws {
-        // 1 KiB pages, 1,024 a chunk: about 4,000 pages give each of two threads two chunks.
+    /// v.db with about 4,000 pages of 1 KiB (1,024 a chunk: several chunks, two per thread on two
+    /// cores); returns its settings.
+    private func makeFourThousandPages(key: DatabaseKey) throws -> CipherSettings {
         let settings = CipherSettings(pageSize: 1024, kdfIterations: 4000, usesHMAC: true, kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
-        let key = rawKey(9)
         let db = try openDatabase("v.db", key: key, settings: settings)
         try db.executeStatements(
             """
@@ -36,6 +36,13 @@ final class PageVerifierTests: DatabaseTestCase {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000) INSERT INTO t SELECT randomblob(800) FROM n;
             """)
         db.close()
+        return settings
+    }
+
+    func testBadPagesInChunksOfEveryThreadAreReportedInOrder() throws {
+        // 1 KiB pages, 1,024 a chunk: about 4,000 pages give each of two threads two chunks.
+        let key = rawKey(9)
+        let settings = try makeFourThousandPages(key: key)
         let file = path("v.db")
         let damaged = [100, 1500, 3000, 3999]
         for page in damaged.reversed() { try flip(file, at: (page - 1) * 1024 + 40) }
@@ -51,15 +58,8 @@ final class PageVerifierTests: DatabaseTestCase {
 
     func testCancellationStopsTheCheckBetweenChunksWithInterrupted() throws {
         // 1 KiB pages, 1,024 a chunk: about 4,000 pages make several chunks.
-        let settings = CipherSettings(pageSize: 1024, kdfIterations: 4000, usesHMAC: true, kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
         let key = rawKey(5)
-        let db = try openDatabase("v.db", key: key, settings: settings)
-        try db.executeStatements(
-            """
-            CREATE TABLE t(x);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000) INSERT INTO t SELECT randomblob(800) FROM n;
-            """)
-        db.close()
+        let settings = try makeFourThousandPages(key: key)
         let verifier = try PageVerifier(path: path("v.db"), key: key, settings: settings)
 
         // Cancelled after the first chunk: the other chunks are not read.
