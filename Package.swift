@@ -34,10 +34,11 @@ let package = Package(
             providers: [.apt(["libedit-dev"])]
         ),
 
-        // libcurl for the keystore's Transit slots (a C shim: libcurl's options are variadic).
+        // libcurl for the keystore's Transit slots (a C shim: libcurl's options are variadic; it
+        // loads libcurl on the first request, so other commands do not pay for its 30 libraries).
         // Foundation's URLSession on Linux cannot trust a private CA (VAULT_CACERT): corelibs reads
         // its CA override only on Android.
-        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("ssl")]),
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("ssl")]),
 
         // The PKCS#11 header (p11-kit's), and a C shim over PKCS#11 modules loaded at run time
         // (dlopen) for the keystore's PKCS#11 slots.

@@ -1,6 +1,8 @@
 #include "ccurl_shim.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #if defined(__APPLE__)
 #include <malloc/malloc.h>
 #define usable_size(pointer) malloc_size(pointer)
@@ -130,12 +132,52 @@ static CURLcode harden_tls(CURL *curl, void *ssl_context, void *context) {
     return CURLE_OK;
 }
 
+// libcurl is loaded on the first request, not when the process starts: with its TLS, LDAP,
+// SSH and Kerberos libraries it is about 30 shared objects, which every `cipherdb` command
+// would otherwise map and relocate (3.5 ms here) though only Transit slots use it. It is never
+// unloaded: another consumer in the process may hold the same handle.
+static struct {
+    __typeof__(curl_global_init_mem) *global_init_mem;
+    __typeof__(curl_easy_init) *easy_init;
+    __typeof__(curl_easy_setopt) *easy_setopt;
+    __typeof__(curl_easy_perform) *easy_perform;
+    __typeof__(curl_easy_getinfo) *easy_getinfo;
+    __typeof__(curl_easy_strerror) *easy_strerror;
+    __typeof__(curl_easy_cleanup) *easy_cleanup;
+    __typeof__(curl_slist_append) *slist_append;
+    __typeof__(curl_slist_free_all) *slist_free_all;
+} libcurl;
+static char load_error[200];
+
 static pthread_once_t global_init = PTHREAD_ONCE_INIT;
 
-// Takes effect when this is the process's first libcurl initialisation (an application that
-// initialised libcurl itself keeps its own allocator).
 static void initialize_curl(void) {
-    curl_global_init_mem(CURL_GLOBAL_DEFAULT, wiping_malloc, wiping_free, wiping_realloc, wiping_strdup, wiping_calloc);
+    static const char *names[] = {"libcurl.so.4", "libcurl.4.dylib", "libcurl.so"};
+    void *handle = NULL;
+    for (size_t index = 0; index < sizeof(names) / sizeof(names[0]) && handle == NULL; index++) {
+        handle = dlopen(names[index], RTLD_NOW | RTLD_LOCAL);
+    }
+    if (handle == NULL) {
+        snprintf(load_error, sizeof(load_error), "libcurl could not be loaded (libcurl.so.4): install libcurl4");
+        return;
+    }
+#define CDB_RESOLVE(field, symbol)                                                                 \
+    if ((*(void **)&libcurl.field = dlsym(handle, symbol)) == NULL) {                              \
+        snprintf(load_error, sizeof(load_error), "libcurl has no %s: it is too old", symbol);     \
+        return;                                                                                    \
+    }
+    CDB_RESOLVE(easy_init, "curl_easy_init")
+    CDB_RESOLVE(easy_setopt, "curl_easy_setopt")
+    CDB_RESOLVE(easy_perform, "curl_easy_perform")
+    CDB_RESOLVE(easy_getinfo, "curl_easy_getinfo")
+    CDB_RESOLVE(easy_strerror, "curl_easy_strerror")
+    CDB_RESOLVE(easy_cleanup, "curl_easy_cleanup")
+    CDB_RESOLVE(slist_append, "curl_slist_append")
+    CDB_RESOLVE(slist_free_all, "curl_slist_free_all")
+    // Resolved last: its presence says every other function is there.
+    CDB_RESOLVE(global_init_mem, "curl_global_init_mem")
+#undef CDB_RESOLVE
+    libcurl.global_init_mem(CURL_GLOBAL_DEFAULT, wiping_malloc, wiping_free, wiping_realloc, wiping_strdup, wiping_calloc);
 }
 
 int cdb_http_post(
@@ -147,6 +189,12 @@ int cdb_http_post(
     memset(result, 0, sizeof(*result));
     *response = NULL;
     *response_len = 0;
+    if (libcurl.global_init_mem == NULL) {
+        result->curl_code = CURLE_FAILED_INIT;
+        result->failure_class = 3;
+        strncpy(result->error, load_error, sizeof(result->error) - 1);
+        return 0;
+    }
 
     size_t header_len = sizeof(prefix) - 1 + token_len + 1;
     char *token_header = malloc(header_len);
@@ -155,60 +203,60 @@ int cdb_http_post(
     memcpy(token_header + sizeof(prefix) - 1, token, token_len);
     token_header[header_len - 1] = '\0';
 
-    CURL *curl = curl_easy_init();
+    CURL *curl = libcurl.easy_init();
     struct curl_slist *headers = NULL;
-    struct curl_slist *appended = curl_slist_append(NULL, token_header);
+    struct curl_slist *appended = libcurl.slist_append(NULL, token_header);
     wipe(token_header, header_len);
     free(token_header);
     if (curl == NULL || appended == NULL) {
         if (appended != NULL) {
             wipe(appended->data, strlen(appended->data));
-            curl_slist_free_all(appended);
+            libcurl.slist_free_all(appended);
         }
-        if (curl != NULL) curl_easy_cleanup(curl);
+        if (curl != NULL) libcurl.easy_cleanup(curl);
         return -1;
     }
     headers = appended;
-    headers = curl_slist_append(headers, "Content-Type: application/json");
+    headers = libcurl.slist_append(headers, "Content-Type: application/json");
 
     wiped_buffer buffer = {0};
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    libcurl.easy_setopt(curl, CURLOPT_URL, url);
+    libcurl.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     // No proxy ever sees a request (it would see the token, and the master key at enrolment):
     // libcurl otherwise takes one from http_proxy, HTTPS_PROXY or ALL_PROXY.
-    curl_easy_setopt(curl, CURLOPT_PROXY, "");
-    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    libcurl.easy_setopt(curl, CURLOPT_PROXY, "");
+    libcurl.easy_setopt(curl, CURLOPT_NOPROXY, "*");
+    libcurl.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     // HTTP/1.1 only: over HTTP/2, nghttp2 keeps the token header in its HPACK table, in memory
     // of its own that the wiping allocator never sees.
-    curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout_seconds);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, timeout_seconds);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    libcurl.easy_setopt(curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    libcurl.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    libcurl.easy_setopt(curl, CURLOPT_TIMEOUT, timeout_seconds);
+    libcurl.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, timeout_seconds);
+    libcurl.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    libcurl.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
     // A TLS backend other than OpenSSL does not take the callback: the option is then ignored.
-    curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, harden_tls);
-    if (ca_file != NULL) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    libcurl.easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, harden_tls);
+    if (ca_file != NULL) libcurl.easy_setopt(curl, CURLOPT_CAINFO, ca_file);
+    libcurl.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    libcurl.easy_setopt(curl, CURLOPT_POST, 1L);
     // The body is sent from the caller's (wiped) buffer, never copied by libcurl.
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_response);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buffer);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, result->error);
+    libcurl.easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
+    libcurl.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    libcurl.easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_response);
+    libcurl.easy_setopt(curl, CURLOPT_WRITEDATA, &buffer);
+    libcurl.easy_setopt(curl, CURLOPT_ERRORBUFFER, result->error);
 
-    CURLcode code = curl_easy_perform(curl);
+    CURLcode code = libcurl.easy_perform(curl);
     result->curl_code = (int)code;
     result->failure_class = failure_class(code);
     if (code != CURLE_OK && result->error[0] == '\0') {
-        strncpy(result->error, curl_easy_strerror(code), sizeof(result->error) - 1);
+        strncpy(result->error, libcurl.easy_strerror(code), sizeof(result->error) - 1);
     }
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result->status);
-    curl_easy_cleanup(curl);
+    libcurl.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result->status);
+    libcurl.easy_cleanup(curl);
     for (struct curl_slist *item = headers; item != NULL; item = item->next) wipe(item->data, strlen(item->data));
-    curl_slist_free_all(headers);
+    libcurl.slist_free_all(headers);
 
     if (buffer.failed && code == CURLE_OK) result->failure_class = 3;
     if (code != CURLE_OK || buffer.failed) {

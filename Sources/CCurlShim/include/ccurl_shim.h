@@ -26,7 +26,9 @@ typedef struct {
 /// Redirects are not followed; only http and https are allowed (the caller allows http only to
 /// loopback); no proxy is used, whatever the environment says. The response body is returned in
 /// a buffer of `*response_len` bytes that the caller releases with `cdb_http_free`.
-/// Returns 0 when `result` was filled (check its fields), -1 when memory ran out.
+/// libcurl itself is loaded on the first call; when it cannot be, `curl_code` is
+/// CURLE_FAILED_INIT and `error` says why. Returns 0 when `result` was filled (check its
+/// fields), -1 when memory ran out.
 int cdb_http_post(
     const char *url, const uint8_t *token, size_t token_len, const char *ca_file,
     const uint8_t *body, size_t body_len, long timeout_seconds,

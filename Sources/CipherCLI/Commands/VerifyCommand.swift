@@ -8,12 +8,13 @@ struct VerifyCommand: ParsableCommand {
         commandName: "verify",
         abstract: "Check every page against its HMAC, then run integrity_check.",
         discussion: """
-            verify reads DB directly, page by page, free pages included, and checks each page's HMAC as \
-            SQLCipher lays it out (HMAC over the encrypted bytes and IV, then the page number), listing every \
-            bad page by number rather than stopping at the first. It then opens DB read-only and runs \
-            PRAGMA integrity_check (and cipher_integrity_check on SQLCipher 4.2 and later). Exit code 65 \
-            when anything is bad, 77 when the key matches no page. The page size is found from page 1 \
-            unless --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
+            verify checks every page's HMAC as SQLCipher lays it out (HMAC over the encrypted bytes and IV, \
+            then the page number) and runs PRAGMA integrity_check on a read-only connection (and \
+            cipher_integrity_check on SQLCipher 4.2 and later). SQLCipher checks the HMAC of each page \
+            integrity_check reads; verify reads the others (free pages, pages past the database's end) itself, \
+            beside it. When anything is wrong, verify reads every page directly and lists every bad page by \
+            number rather than stopping at the first. Exit code 65 when anything is bad, 77 when the key \
+            matches no page. The page size is found from page 1 unless --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
             checks them when it replays the log, and the page HMAC of every frame it would replay. A damaged \
             frame makes SQLite drop that commit and every later one without a word; verify names the frame \
             and counts the commits that would be lost (exit 65).
@@ -71,26 +72,22 @@ struct VerifyCommand: ParsableCommand {
         }
         settings.pageSize = verifier.layout.pageSize
         try rollBackInterruptedWrite(resolved: resolved, settings: settings)
-        // The page HMACs (offline, on every core) while SQLite runs its own checks: the two read
-        // the same file, and the verify takes as long as the longer of them, not their sum.
         progress.phase(
             "checking the pages and running SQLite's integrity_check on \(database) (each reads every page; large files take a while)")
-        let pageCheck = PageCheck()
-        let pagesDone = DispatchGroup()
-        // One core stays SQLite's: its check is the longer one, and it runs on one thread.
-        let pageThreads = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
-        DispatchQueue.global().async(group: pagesDone) { [verifier] in
-            pageCheck.outcome = Result { () throws(DatabaseError) in try verifier.verify(threads: pageThreads) }
-        }
-        let checks = sqliteChecks(settings: settings, resolved: resolved)
-        pagesDone.wait()
-        progress.finish("page check and integrity_check done")
+        // SQLite's checks run beside the page check; the verifier leaves it the pages SQLCipher
+        // authenticates as integrity_check reads them.
+        var checks = SQLiteChecks(integrity: [], cipherIntegrity: nil)
         let report: PageVerifier.Report
-        switch pageCheck.outcome {
-        case .success(let done)?: report = done
-        case .failure(let error)?: throw CLIError.database(error, path: database)
-        case nil: throw CLIError(.ioError, "the page check of \(database) did not run")
+        do {
+            report = try verifier.verify(alongside: {
+                checks = sqliteChecks(settings: settings, resolved: resolved)
+                return checks.isSound
+            })
+        } catch {
+            progress.finish()
+            throw CLIError.database(error, path: database)
         }
+        progress.finish("page check and integrity_check done")
         if report.pageCount > 0, report.badPages.count == report.pageCount {
             throw CLIError(
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
@@ -120,10 +117,20 @@ struct VerifyCommand: ParsableCommand {
         }
     }
 
+    /// The page cache `integrity_check` may fill: the whole file up to 256 MiB, so that most files
+    /// are read and decrypted once rather than twice (see `Database.integrityCheck(cacheBytes:)`).
+    static func cacheBytes(forFileOf path: String) -> Int {
+        var status = stat()
+        let size = PathBytes.stat(path, &status) == 0 ? Int(status.st_size) : 0
+        return min(max(size, 2 << 20), 256 << 20)
+    }
+
     /// What SQLite says of the file: `integrity_check` (and SQLCipher 4's `cipher_integrity_check`).
     private struct SQLiteChecks {
         var integrity: [String]
         var cipherIntegrity: [String]?
+        /// Whether SQLite found nothing wrong.
+        var isSound: Bool { integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty }
     }
 
     /// Opens the database read-only and runs SQLite's checks.
@@ -136,7 +143,9 @@ struct VerifyCommand: ParsableCommand {
             try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
             do {
                 // SQLite packs its findings into one row with a line each.
-                integrity = try db.integrityCheck().flatMap { $0.split(separator: "\n").map(String.init) }
+                integrity = try db.integrityCheck(cacheBytes: Self.cacheBytes(forFileOf: database)).flatMap {
+                    $0.split(separator: "\n").map(String.init)
+                }
             } catch {
                 integrity = ["integrity_check failed: \(error.message)"]
             }
@@ -164,7 +173,7 @@ struct VerifyCommand: ParsableCommand {
         let (integrity, cipherIntegrity) = (checks.integrity, checks.cipherIntegrity)
         let badPages = report?.badPages ?? []
         let wal = report?.writeAheadLog
-        let isSound = badPages.isEmpty && (wal?.isIntact ?? true) && integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty
+        let isSound = badPages.isEmpty && (wal?.isIntact ?? true) && checks.isSound
         if json {
             let value = JSONValue.object([
                 ("path", .string(database)),
@@ -250,17 +259,6 @@ struct VerifyCommand: ParsableCommand {
                     "cipherdb: \(database) is damaged\n  hint: `cipherdb salvage \(database) OUT` copies every row that can still be read")
             }
             throw CommandFailure(status: .dataError)
-        }
-    }
-
-    /// The page check's outcome, handed over from the thread that computes it.
-    private final class PageCheck: @unchecked Sendable {
-        // Under `lock`: set on the checking thread, read after the group's wait.
-        private let lock = NSLock()
-        private var stored: Result<PageVerifier.Report, DatabaseError>?
-        var outcome: Result<PageVerifier.Report, DatabaseError>? {
-            get { lock.withLock { stored } }
-            set { lock.withLock { stored = newValue } }
         }
     }
 }

@@ -77,7 +77,7 @@ extension ShellSession {
         }
         Console.error("running integrity_check…")
         do {
-            let problems = try database.integrityCheck()
+            let problems = try database.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: opened.path))
             if problems.isEmpty {
                 write(text: "integrity_check: ok")
             } else {

@@ -97,7 +97,9 @@ public struct PageVerifier: Sendable {
     /// The layout used.
     public let layout: Layout
     private let hmacKey: SecretBytes
-    private let salt: [UInt8]
+    // Kept to read the pages whose content says which others to check (page 1, free-list trunks).
+    let pageKey: SecretBytes
+    let salt: [UInt8]
 
     /// Reads the salt of the file at `path` and derives the HMAC key from `key`.
     ///
@@ -128,19 +130,22 @@ public struct PageVerifier: Sendable {
     /// A verifier from the page key itself (a raw key, or a passphrase already derived) and the
     /// file's salt: no KDF runs.
     public init(path: String, pageKey: SecretBytes, salt: [UInt8], layout: Layout) throws(DatabaseError) {
-        self.init(path: path, layout: layout, salt: salt, hmacKey: try Self.deriveHMACKey(pageKey: pageKey, salt: salt, layout: layout))
+        self.init(
+            path: path, layout: layout, salt: salt, pageKey: pageKey,
+            hmacKey: try Self.deriveHMACKey(pageKey: pageKey, salt: salt, layout: layout))
     }
 
-    private init(path: String, layout: Layout, salt: [UInt8], hmacKey: SecretBytes) {
+    private init(path: String, layout: Layout, salt: [UInt8], pageKey: SecretBytes, hmacKey: SecretBytes) {
         self.path = path
         self.layout = layout
         self.salt = salt
+        self.pageKey = pageKey
         self.hmacKey = hmacKey
     }
 
     /// A verifier for the same file and key with another page size (the keys do not depend on it).
     public func withPageSize(_ pageSize: Int) -> PageVerifier {
-        PageVerifier(path: path, layout: layout.withPageSize(pageSize), salt: salt, hmacKey: hmacKey)
+        PageVerifier(path: path, layout: layout.withPageSize(pageSize), salt: salt, pageKey: pageKey, hmacKey: hmacKey)
     }
 
     /// Whether `key` opens the existing encrypted database at `path` with `settings`: the check
@@ -320,7 +325,7 @@ public struct PageVerifier: Sendable {
 
     // MARK: - Keys
 
-    private func makeMAC() throws(DatabaseError) -> HMAC {
+    func makeMAC() throws(DatabaseError) -> HMAC {
         do { return try HMAC(key: hmacKey, hash: layout.hmacAlgorithm.hashFunction) } catch { throw Self.cryptoError(error) }
     }
 

@@ -172,4 +172,25 @@ final class AdditionsTests: DatabaseTestCase {
         let memory = try memoryDatabase()
         XCTAssertEqual(try memory.journalMode(), "memory")
     }
+
+    func testIntegrityCheckWithALargerCacheFindsTheSameAndRestoresTheCacheSize() throws {
+        let db = try openDatabase("check.db", key: rawKey(3))
+        try db.executeStatements(
+            """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, x BLOB);
+            CREATE INDEX t_x ON t(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO t(x) SELECT randomblob(200) FROM n;
+            PRAGMA cache_size = -500;
+            """)
+        XCTAssertEqual(try db.integrityCheck(cacheBytes: 64 << 20), [])
+        XCTAssertEqual(try db.intForQuery("PRAGMA cache_size"), -500)
+        // An index entry without its row: both forms name the same problem.
+        try db.executeStatements(
+            "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX t_x ON t(id)' WHERE name = 't_x'")
+        db.close()
+        let reopened = try openDatabase("check.db", key: rawKey(3))
+        let problems = try reopened.integrityCheck()
+        XCTAssertFalse(problems.isEmpty)
+        XCTAssertEqual(try reopened.integrityCheck(cacheBytes: 64 << 20), problems)
+    }
 }

@@ -1,0 +1,147 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PageVerifier {
+    /// Checks every page of the file together with SQLite's `integrity_check`, reading no page
+    /// twice when the file is sound.
+    ///
+    /// SQLCipher checks a page's HMAC each time it reads the page from disk, and `integrity_check`
+    /// reads every page of every b-tree, every overflow page, every free-list trunk and every
+    /// pointer-map page. The pages it never reads are the free-list leaves, the lock-byte page and
+    /// any page past the database's end; those are checked here, on another thread, while
+    /// `integrityCheck` runs on this one. When either finds a fault, every page is checked again
+    /// (on every core) so that the report names each bad page.
+    ///
+    /// A write-ahead log with committed frames, or a page 1 that the key does not open, sends the
+    /// check straight to every page (beside `integrityCheck`): SQLite would not read the file's
+    /// own copy of a page the log holds.
+    ///
+    /// ```swift
+    /// var problems: [String] = []
+    /// let report = try verifier.verify(alongside: {
+    ///     problems = (try? db.integrityCheck()) ?? ["cannot run integrity_check"]
+    ///     return problems.isEmpty
+    /// })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - integrityCheck: runs SQLite's checks on a connection to this file, opened with this
+    ///     key and settings, and returns whether they found it sound. Called once, on this thread.
+    ///   - threads: how many threads check every page when that is needed.
+    ///   - cancellation: checked between chunks of pages; once set, the check throws `interrupted`.
+    /// - Returns: the page report; its bad pages are empty when `integrityCheck` and the pages it
+    ///   leaves unread are sound.
+    public func verify(
+        alongside integrityCheck: () -> Bool, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        cancellation: CancellationFlag? = nil
+    ) throws(DatabaseError) -> Report {
+        let log = try verifyWriteAheadLog()
+        guard log?.committedFrameCount ?? 0 == 0, try opensDatabase() else {
+            // One core stays SQLite's: its check runs on one thread.
+            let report = try runBeside(integrityCheck) { () throws(DatabaseError) in
+                try verify(threads: max(1, threads - 1), cancellation: cancellation)
+            }
+            return report.value
+        }
+        let unread = try runBeside(integrityCheck) { () throws(DatabaseError) in
+            try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
+                try checkPagesIntegrityCheckLeavesUnread(descriptor: descriptor, cancellation: cancellation)
+            }
+        }
+        guard unread.isSound, let fileSize = unread.value else {
+            return try verify(threads: threads, cancellation: cancellation)
+        }
+        return Report(
+            pageCount: fileSize / layout.pageSize, layout: layout, fileSize: fileSize, badPages: [], writeAheadLog: log)
+    }
+
+    /// Runs `work` on another thread while `integrityCheck` runs on this one; returns what `work`
+    /// returned and whether `integrityCheck` found the file sound.
+    private func runBeside<Value: Sendable>(
+        _ integrityCheck: () -> Bool, _ work: @escaping @Sendable () throws(DatabaseError) -> Value
+    ) throws(DatabaseError) -> (value: Value, isSound: Bool) {
+        let outcome = Locked<Result<Value, DatabaseError>?>(nil)
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) {
+            let result = Result { () throws(DatabaseError) in try work() }
+            outcome.withLock { $0 = result }
+        }
+        let isSound = integrityCheck()
+        done.wait()
+        guard let result = outcome.withLock({ $0 }) else {
+            throw DatabaseError(kind: .sqlite, message: "page verification: the page check did not run")
+        }
+        return (try result.get(), isSound)
+    }
+
+    /// Checks the pages `integrity_check` does not read: the free-list leaves (found by reading
+    /// page 1 and the free-list trunks through the codec), the lock-byte page, and the pages past
+    /// the database's end. Returns the file's size when all are sound, `nil` at the first fault
+    /// of any kind (a bad page, a free list that does not add up, a partial last page): the caller
+    /// then checks every page and reports each bad one.
+    private func checkPagesIntegrityCheckLeavesUnread(
+        descriptor: Int32, cancellation: CancellationFlag?
+    ) throws(DatabaseError) -> Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
+        let fileSize = Int(status.st_size)
+        let pageSize = layout.pageSize
+        guard fileSize > 0, fileSize % pageSize == 0 else { return nil }
+        let filePages = fileSize / pageSize
+        let worker = try PageCodec.Worker(PageCodec(layout: layout, pageKey: pageKey, salt: salt))
+        let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer {
+            // Page 1 and the trunks were decrypted here.
+            page.initializeMemory(as: UInt8.self, repeating: 0)
+            page.deallocate()
+        }
+        func read(_ number: Int) throws(DatabaseError) -> Bool {
+            try DatabaseFile.readFully(descriptor, into: page, count: pageSize, offset: (number - 1) * pageSize, path: path) == pageSize
+        }
+        func word(_ offset: Int) -> Int {
+            Int(page[offset]) << 24 | Int(page[offset + 1]) << 16 | Int(page[offset + 2]) << 8 | Int(page[offset + 3])
+        }
+
+        guard try read(1), try worker.decrypt(page, number: 1) else { return nil }
+        // SQLite's header: the database's size in pages (offset 28) counts when the change counter
+        // it was written with (92) is the current one (24); the first free-list trunk (32) and the
+        // number of free pages (36).
+        let headerPages = word(28)
+        let databasePages = headerPages > 0 && word(92) == word(24) ? min(headerPages, filePages) : filePages
+        var unread = Array((databasePages + 1)..<(filePages + 1))
+        let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
+        if lockBytePage <= databasePages { unread.append(lockBytePage) }
+        let freePages = word(36)
+        let leavesPerTrunk = (pageSize - layout.reserveSize) / 4 - 2
+        var trunk = word(32)
+        var listed = 0
+        while trunk != 0 {
+            listed += 1
+            // A chain longer than the free list, or out of the file, is a fault (and no endless loop).
+            guard trunk <= databasePages, listed <= freePages, try read(trunk), try worker.decrypt(page, number: trunk) else { return nil }
+            let leaves = word(4)
+            guard leaves <= leavesPerTrunk else { return nil }
+            for index in 0..<leaves {
+                let leaf = word(8 + 4 * index)
+                guard (1...databasePages).contains(leaf) else { return nil }
+                unread.append(leaf)
+            }
+            listed += leaves
+            trunk = word(0)
+        }
+        guard listed == freePages else { return nil }
+
+        let mac = try makeMAC()
+        for (index, number) in unread.sorted().enumerated() {
+            if index % 256 == 0 { try cancellation?.throwIfCancelled("page verification") }
+            guard try read(number) else { return nil }
+            if try check(page: UnsafeRawBufferPointer(page), number: number, mac: mac) != nil { return nil }
+        }
+        return fileSize
+    }
+}

@@ -1,0 +1,106 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// `PageVerifier.verify(alongside:)`: SQLite's `integrity_check` authenticates the pages it reads,
+/// the verifier the rest, and any fault leads to a report that names every bad page.
+final class PageVerifierIntegrityCheckTests: DatabaseTestCase {
+    private var key: DatabaseKey { rawKey(5) }
+    private let settings = CipherSettings(pageSize: 1024)
+
+    /// v.db, 1 KiB pages: a table with overflowing rows, an index, and free pages (trunk and
+    /// leaves) from a dropped table; with pointer-map pages when `autoVacuum`. Returns its bytes.
+    private func makeFile(autoVacuum: Bool) throws -> Data {
+        let db = try openDatabase("v.db", key: key, settings: settings)
+        if autoVacuum { try db.executeStatements("PRAGMA auto_vacuum = INCREMENTAL") }
+        try db.executeStatements(
+            """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, b BLOB);
+            CREATE INDEX t_s ON t(s);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+            INSERT INTO t(s, b) SELECT hex(randomblob(40)), randomblob(CASE WHEN i % 10 = 0 THEN 3000 ELSE 100 END) FROM n;
+            CREATE TABLE scratch(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30) INSERT INTO scratch SELECT randomblob(900) FROM n;
+            DROP TABLE scratch;
+            """)
+        XCTAssertGreaterThan(try db.intForQuery("PRAGMA freelist_count") ?? 0, 20, "the file has free pages")
+        db.close()
+        return try fileBytes(path("v.db"))
+    }
+
+    /// SQLite's checks on the file, as `cipherdb verify` runs them.
+    private func integrityCheck() -> Bool {
+        let db = Database(path: path("v.db"))
+        defer { db.close() }
+        do {
+            try db.open(flags: .readOnly, key: key, settings: settings)
+            return try db.integrityCheck().isEmpty
+        } catch {
+            return false
+        }
+    }
+
+    private func verify(alongside check: () -> Bool) throws -> PageVerifier.Report {
+        try PageVerifier(path: path("v.db"), key: key, settings: settings).verify(alongside: check)
+    }
+
+    func testEveryDamagedPageIsNamedWhateverItHolds() throws {
+        for autoVacuum in [false, true] {
+            let original = try makeFile(autoVacuum: autoVacuum)
+            let pages = original.count / 1024
+            XCTAssertEqual(
+                try verify(alongside: integrityCheck), try PageVerifier(path: path("v.db"), key: key, settings: settings).verify())
+            XCTAssertEqual(try verify(alongside: integrityCheck).badPages, [])
+            for page in 1...pages {
+                var damaged = original
+                damaged[(page - 1) * 1024 + 300] ^= 1
+                try damaged.write(to: URL(fileURLWithPath: path("v.db")))
+                let report = try verify(alongside: integrityCheck)
+                XCTAssertEqual(report.badPages.map(\.number), [page], "page \(page) of \(pages), auto_vacuum \(autoVacuum)")
+                XCTAssertEqual(report.pageCount, pages)
+            }
+            try FileManager.default.removeItem(atPath: path("v.db"))
+        }
+    }
+
+    func testAPagePastTheDatabasesEndIsChecked() throws {
+        var file = try makeFile(autoVacuum: false)
+        let pages = file.count / 1024
+        file.append(Data((0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
+        try file.write(to: URL(fileURLWithPath: path("v.db")))
+        XCTAssertTrue(integrityCheck(), "SQLite does not read past the size its header records")
+        let report = try verify(alongside: integrityCheck)
+        XCTAssertEqual(report.badPages.map(\.number), [pages + 1])
+        XCTAssertEqual(report.badPages.map(\.problem), [.hmacMismatch])
+    }
+
+    func testPagesSQLiteReadsAreLeftToItAndTheOthersAreNot() throws {
+        let original = try makeFile(autoVacuum: false)
+        let pages = original.count / 1024
+        var calls = 0
+        let sound = { () -> Bool in
+            calls += 1
+            return true
+        }
+        // Page 2 is the table's root: SQLite reads it, so a check that calls the file sound is believed.
+        var damaged = original
+        damaged[1024 + 300] ^= 1
+        try damaged.write(to: URL(fileURLWithPath: path("v.db")))
+        XCTAssertEqual(try verify(alongside: sound).badPages, [])
+        XCTAssertEqual(calls, 1)
+        // The last page is free (the dropped table's): SQLite never reads it, the verifier does.
+        damaged = original
+        damaged[(pages - 1) * 1024 + 300] ^= 1
+        try damaged.write(to: URL(fileURLWithPath: path("v.db")))
+        XCTAssertEqual(try verify(alongside: sound).badPages.map(\.number), [pages])
+        // SQLite's word against a sound file: every page is read again, and none is bad.
+        try original.write(to: URL(fileURLWithPath: path("v.db")))
+        XCTAssertEqual(try verify(alongside: { false }).badPages, [])
+    }
+
+    func testAWrongKeyChecksEveryPageAndFindsNoneSound() throws {
+        _ = try makeFile(autoVacuum: false)
+        let report = try PageVerifier(path: path("v.db"), key: rawKey(6), settings: settings).verify(alongside: integrityCheck)
+        XCTAssertEqual(report.badPages.count, report.pageCount)
+    }
+}
