@@ -306,6 +306,7 @@ public final class Database {
     }
 
     /// A statement for `sql`, from the cache when possible (unless `cached` is false), marked in use.
+    @usableFromInline
     func prepareStatement(_ sql: String, cached: Bool = true) throws(DatabaseError) -> Statement {
         let handle = try requireHandle(sql: sql)
         // While the tables a read touches are recorded, statements compile anew: the authorizer
@@ -368,6 +369,22 @@ public final class Database {
         try executeUpdate(sql, arguments: .positional(arguments))
     }
 
+    /// Runs a statement that returns no rows, with arguments whose types are known where it is
+    /// called: each is bound as it is, with no array and no existential made (Swift picks this
+    /// form whenever no argument is a bare `nil` or an `any Bindable`).
+    ///
+    /// ```swift
+    /// try db.executeUpdate("INSERT INTO t(a, b) VALUES (?, ?)", 1, "one")
+    /// ```
+    @inlinable
+    public func executeUpdate<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) {
+        // Inlined so that the binds specialize for the argument types where it is called.
+        let statement = try prepareStatement(sql)
+        defer { statement.release() }
+        try statement.bind(repeat each arguments, dateFormatter: dateFormatter)
+        try stepToEnd(statement)
+    }
+
     /// Runs a statement with named arguments (`:name`, `@name`, `$name`; keys with or without prefix).
     public func executeUpdate(_ sql: String, _ arguments: [String: Bindable?]) throws(DatabaseError) {
         try executeUpdate(sql, arguments: .named(arguments))
@@ -378,10 +395,16 @@ public final class Database {
         let statement = try prepareStatement(sql)
         defer { statement.release() }
         try statement.bind(arguments, dateFormatter: dateFormatter)
-        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
+        try stepToEnd(statement)
+    }
+
+    /// Steps `statement` until it is done, stepping over any rows.
+    @usableFromInline
+    func stepToEnd(_ statement: Statement) throws(DatabaseError) {
+        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: statement.sql) }
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
-        guard code == SQLITE_DONE else { throw error(code: code, sql: sql) }
+        guard code == SQLITE_DONE else { throw error(code: code, sql: statement.sql) }
     }
 
     /// Runs a query and returns its rows.
@@ -391,6 +414,24 @@ public final class Database {
     /// ```
     public func executeQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> ResultSet {
         try executeQuery(sql, arguments: .positional(arguments))
+    }
+
+    /// Runs a query with arguments whose types are known where it is called: each is bound as
+    /// it is, with no array and no existential made.
+    ///
+    /// ```swift
+    /// let rs = try db.executeQuery("SELECT * FROM t WHERE a > ? AND b = ?", 1, "one")
+    /// ```
+    @inlinable
+    public func executeQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> ResultSet {
+        let statement = try prepareStatement(sql)
+        do {
+            try statement.bind(repeat each arguments, dateFormatter: dateFormatter)
+        } catch {
+            statement.release()
+            throw error
+        }
+        return makeResultSet(statement)
     }
 
     /// Runs a query with named arguments.
@@ -407,6 +448,12 @@ public final class Database {
             statement.release()
             throw error
         }
+        return makeResultSet(statement)
+    }
+
+    /// A result set over `statement`, registered as open.
+    @usableFromInline
+    func makeResultSet(_ statement: Statement) -> ResultSet {
         let resultSet = ResultSet(statement: statement, database: self)
         register(resultSet)
         return resultSet

@@ -5,6 +5,7 @@ import Foundation
 ///
 /// Not public: callers see statements through ``ResultSet``, ``PreparedStatement`` and the
 /// `execute` methods.
+@usableFromInline
 final class Statement {
     // `@exclusivity(unchecked)` marks the state that every bind, step and getter touches, here and
     // in ResultSet, PreparedStatement, StatementCache and Database: Swift's run-time exclusivity
@@ -14,7 +15,7 @@ final class Statement {
     /// The compiled statement, `nil` once finalized.
     @exclusivity(unchecked) private(set) var handle: OpaquePointer?
     /// The SQL the statement was compiled from.
-    let sql: String
+    @usableFromInline let sql: String
     /// Whether a result set or an update is using the statement right now.
     @exclusivity(unchecked) var isInUse = false
     /// Whether the statement belongs to the database's cache (and is finalized by it).
@@ -22,7 +23,7 @@ final class Statement {
     /// Whether a ``PreparedStatement`` owns the statement (and finalizes it).
     @exclusivity(unchecked) var isPrepared = false
     /// The number of parameters, read once.
-    let parameterCount: Int32
+    @usableFromInline let parameterCount: Int32
     /// The number of result columns, read once and again after SQLite recompiles the statement.
     @exclusivity(unchecked) private(set) var columnCount: Int32
     /// Where SQLite keeps the first column's name: it moves when SQLite recompiles the statement.
@@ -60,7 +61,7 @@ final class Statement {
 
     /// Ends one use: resets the statement and finalizes it unless the cache or a
     /// ``PreparedStatement`` keeps it.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func release() {
         reset()
         isInUse = false
@@ -151,12 +152,7 @@ final class Statement {
         guard let handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
         switch arguments {
         case .positional(let values):
-            guard values.count == Int(parameterCount) else {
-                throw DatabaseError(
-                    kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                    message: "the statement has \(parameterCount) parameter(s) but \(values.count) argument(s) were given",
-                    sql: sql)
-            }
+            guard values.count == Int(parameterCount) else { throw argumentCountError(values.count) }
             // Unwrap each element to its existential and open it: handing the `Bindable?` itself on
             // copies it through Optional's generic value witnesses (about 500 instructions a value).
             try values.withUnsafeBufferPointer { (buffer) throws(DatabaseError) in
@@ -196,6 +192,27 @@ final class Statement {
         }
     }
 
+    /// Binds values of known types in order, checking that they match the parameters exactly.
+    @inlinable
+    func bind<each Value: Bindable>(_ values: repeat each Value, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        var count: Int32 = 0
+        for _ in repeat each values { count += 1 }
+        guard count == parameterCount else { throw argumentCountError(Int(count)) }
+        var index: Int32 = 0
+        for value in repeat each values {
+            index += 1
+            try bind(value, at: index, dateFormatter: dateFormatter)
+        }
+    }
+
+    /// The error for `count` positional arguments given to a statement with another number of parameters.
+    @usableFromInline
+    func argumentCountError(_ count: Int) -> DatabaseError {
+        DatabaseError(
+            kind: .invalidArguments, resultCode: SQLITE_RANGE,
+            message: "the statement has \(parameterCount) parameter(s) but \(count) argument(s) were given", sql: sql)
+    }
+
     /// Parameter names by index (nil for `?`), read once per statement.
     @exclusivity(unchecked) private var cachedParameterNames: [(full: String, bare: String)?]?
 
@@ -228,15 +245,21 @@ final class Statement {
     }
 
     /// Binds one value of a known type: no existential is made (see ``PreparedStatement``).
-    @inline(__always)
+    @inlinable @inline(__always)
     func bind<Value: Bindable>(_ value: Value, at index: Int32, dateFormatter: @autoclosure () -> DateFormatter?) throws(DatabaseError) {
-        guard let handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
         // The type is known here: only dates look at the formatter, and no cast runs for others.
-        if Value.self == Date.self, let dateFormatter = dateFormatter(), let date = value as? Date {
-            try bind(.text(dateFormatter.string(from: date)), at: index, handle: handle)
+        if Value.self == Date.self || Value.self == Date?.self, let dateFormatter = dateFormatter(), let date = value as? Date {
+            try bind(.text(dateFormatter.string(from: date)), at: index)
         } else {
-            try bind(value.databaseValue, at: index, handle: handle)
+            try bind(value.databaseValue, at: index)
         }
+    }
+
+    /// Binds one value at `index` (from 1).
+    @usableFromInline
+    func bind(_ value: DatabaseValue, at index: Int32) throws(DatabaseError) {
+        guard let handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
+        try bind(value, at: index, handle: handle)
     }
 
     @inline(__always)

@@ -166,6 +166,33 @@ final class BindingTests: DatabaseTestCase {
         rs.close()
     }
 
+    func testArgumentsOfKnownTypesBindAsTheirExistentialsDo() throws {
+        // Concrete types take the generic form; a bare nil or an `any Bindable` the variadic one.
+        let db = try memoryDatabase()
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "UTC")
+        format.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        db.dateFormatter = format
+        try db.executeUpdate("CREATE TABLE t(i, s, d, od, oi, b)")
+        let date = Date(timeIntervalSince1970: 1_361_361_600)
+        let optionalDate: Date? = date
+        let missing: Int? = nil
+        try db.executeUpdate("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", 7, "seven", date, optionalDate, missing, Data([7]))
+        let anyValues: [Bindable] = [7, "seven", date, date]
+        try db.executeUpdate(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", anyValues[0], anyValues[1], anyValues[2], anyValues[3], nil, Data([7]))
+        let rows = try db.executeQuery(
+            "SELECT i, s, d, od, oi, hex(b), typeof(d), typeof(od), typeof(oi) FROM t WHERE i = ? AND s = ?", 7, "seven")
+        var seen: [[String?]] = []
+        while try rows.next() { seen.append((0..<9).map { rows.string(at: $0) }) }
+        let expected: [String?] = ["7", "seven", "2013-02-20 12:00:00", "2013-02-20 12:00:00", nil, "07", "text", "text", "null"]
+        XCTAssertEqual(seen, [expected, expected])
+        assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t(i) VALUES (?)", 1, "two") }
+        assertThrows(.invalidArguments) { _ = try db.executeQuery("SELECT ?, ?", 1) }
+        XCTAssertEqual(db.openResultSetCount, 0)
+    }
+
     func testNamedArgumentsWithEveryPrefix() throws {
         let db = try memoryDatabase()
         try db.executeUpdate("CREATE TABLE n(a TEXT, b TEXT, c INTEGER, d REAL)")
