@@ -104,28 +104,31 @@ fuzz: deps
 docs: deps
 	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --warnings-as-errors
 
-# The release binary, a man page per command (argument-parser's generate-manual plugin, offline)
+# The release binary (Swift's runtime and Foundation linked in: it runs without a toolchain and
+# starts in 6 ms instead of 15), a man page per command (argument-parser's generate-manual plugin, offline)
 # and bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).
 PREFIX ?= /usr/local
+# Its own folder: SwiftPM does not relink a product when only --static-swift-stdlib changes.
+STATIC_BUILD_DIR := .build-static
 MANUAL_DIR := $(BUILD_DIR)/manual
 BASH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 install: deps
-	$(SWIFT) build -c release --product cipherdb
+	$(SWIFT) build -c release --product cipherdb --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
 	rm -rf $(MANUAL_DIR) && mkdir -p $(MANUAL_DIR)
 	$(SWIFT) package --disable-sandbox plugin generate-manual --multi-page -o $(MANUAL_DIR)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(BASH_COMPLETIONS)" "$(ZSH_COMPLETIONS)" "$(FISH_COMPLETIONS)"
-	install -m 0755 $(BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
+	install -m 0755 $(STATIC_BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
 	install -m 0644 $(MANUAL_DIR)/*.1 "$(DESTDIR)$(PREFIX)/share/man/man1/"
-	$(BUILD_DIR)/release/cipherdb --generate-completion-script bash > "$(BASH_COMPLETIONS)/cipherdb"
-	$(BUILD_DIR)/release/cipherdb --generate-completion-script zsh > "$(ZSH_COMPLETIONS)/_cipherdb"
-	$(BUILD_DIR)/release/cipherdb --generate-completion-script fish > "$(FISH_COMPLETIONS)/cipherdb.fish"
+	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script bash > "$(BASH_COMPLETIONS)/cipherdb"
+	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script zsh > "$(ZSH_COMPLETIONS)/_cipherdb"
+	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script fish > "$(FISH_COMPLETIONS)/cipherdb.fish"
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/cipherdb" "$(DESTDIR)$(PREFIX)/share/man/man1/"cipherdb*.1 \
 		"$(BASH_COMPLETIONS)/cipherdb" "$(ZSH_COMPLETIONS)/_cipherdb" "$(FISH_COMPLETIONS)/cipherdb.fish"
 
 clean:
-	rm -rf $(BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4
+	rm -rf $(BUILD_DIR) $(STATIC_BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4

@@ -30,7 +30,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.path.join(ROOT, "tools", "benchmarks")
 CORE = os.path.join(BENCH, ".build", "release", "CoreBenchmark")
-CLI = os.path.join(ROOT, ".build", "release", "cipherdb")
+CLI = os.path.join(ROOT, ".build-static", "release", "cipherdb")
 RAW_KEY = "5a" * 32
 NEW_KEY = "a5" * 32
 
@@ -41,7 +41,9 @@ def log(message):
 
 def build():
     subprocess.run(["swift", "build", "-c", "release", "--product", "CoreBenchmark"], cwd=BENCH, check=True)
-    subprocess.run(["swift", "build", "-c", "release", "--product", "cipherdb"], cwd=ROOT, check=True)
+    # As `make install` builds it.
+    subprocess.run(["swift", "build", "-c", "release", "--product", "cipherdb", "--static-swift-stdlib", "--scratch-path", ".build-static"],
+                   cwd=ROOT, check=True)
 
 
 def machine():
