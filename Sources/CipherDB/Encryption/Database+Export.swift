@@ -165,10 +165,8 @@ extension Database {
         else { return nil }
         let old = try PageCodec(layout: oldLayout, pageKey: codecKey.pageKey, salt: oldSalt)
         let newSalt: [UInt8]
-        if case .rawWithSalt(_, let salt) = newKey {
-            newSalt = salt
-        } else if let salt = settings.salt {
-            newSalt = salt
+        if let named = try PageVerifier.namedSalt(key: newKey, settings: settings) {
+            newSalt = named
         } else {
             do { newSalt = try SecureRandom.bytes(count: CipherLayout.saltSize) } catch { throw PageVerifier.cryptoError(error) }
         }
