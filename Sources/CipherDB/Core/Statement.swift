@@ -13,7 +13,7 @@ final class Statement {
     // These objects are used by one thread at a time and never lend these properties inout.
 
     /// The compiled statement, `nil` once finalized.
-    @exclusivity(unchecked) private(set) var handle: OpaquePointer?
+    @usableFromInline @exclusivity(unchecked) private(set) var handle: OpaquePointer?
     /// The SQL the statement was compiled from.
     @usableFromInline let sql: String
     /// Whether a result set or an update is using the statement right now.
@@ -247,23 +247,21 @@ final class Statement {
     /// Binds one value of a known type: no existential is made (see ``PreparedStatement``).
     @inlinable @inline(__always)
     func bind<Value: Bindable>(_ value: Value, at index: Int32, dateFormatter: @autoclosure () -> DateFormatter?) throws(DatabaseError) {
+        guard let handle else { throw finalizedError() }
         // The type is known here: only dates look at the formatter, and no cast runs for others.
         if Value.self == Date.self || Value.self == Date?.self, let dateFormatter = dateFormatter(), let date = value as? Date {
-            try bind(.text(dateFormatter.string(from: date)), at: index)
+            try bind(.text(dateFormatter.string(from: date)), at: index, handle: handle)
         } else {
-            try bind(value.databaseValue, at: index)
+            try bind(value.databaseValue, at: index, handle: handle)
         }
     }
 
-    /// Binds one value at `index` (from 1).
+    /// The error for a use of a finalized statement.
     @usableFromInline
-    func bind(_ value: DatabaseValue, at index: Int32) throws(DatabaseError) {
-        guard let handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
-        try bind(value, at: index, handle: handle)
-    }
+    func finalizedError() -> DatabaseError { DatabaseError.misuse("the statement is finalized", sql: sql) }
 
-    @inline(__always)
-    private func bind(_ value: DatabaseValue, at index: Int32, handle: OpaquePointer) throws(DatabaseError) {
+    @usableFromInline @inline(__always)
+    func bind(_ value: DatabaseValue, at index: Int32, handle: OpaquePointer) throws(DatabaseError) {
         let code = Statement.bind(value, at: index, to: handle)
         guard code == SQLITE_OK else {
             let message =
