@@ -35,7 +35,7 @@ final class SQLCipher4Tests: CLITestCase {
             try cipherdb(["verify", "four.db", "--json", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout)
         XCTAssertEqual(good["page_size"] as? Int, 4096)
         XCTAssertEqual(good["hmac_algorithm"] as? String, "sha512")
-        XCTAssertEqual(good["cipher_integrity_check"] as? [String], [])
+        XCTAssertTrue(good["cipher_integrity_check"] is NSNull, "a sound file is not read a second time")
         try flipByte("four.db", at: 2 * 4096 + 700)
         let bad = try self.json(
             try cipherdb(

@@ -92,16 +92,16 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
     }
 
-    func testControlCStopsVerifyDuringThePageCheckAndTheShellGoesOn() throws {
+    func testControlCStopsVerifyAndTheShellGoesOn() throws {
         try makeLarge()
-        // Ctrl-C as soon as the page check draws its progress ("pages: 1024/225000 (0%)").
+        // Ctrl-C as soon as the check says it has started (SQLite's check of 230 MB takes a second).
         let result = try typed(
-            [".verify\\n", "\\003", "SELECT \\047still here\\047;\\n", "\\004"], screen: (key: 1, pattern: "pages: [0-9]+/"),
+            [".verify\\n", "\\003", "SELECT \\047still here\\047;\\n", "\\004"], screen: (key: 1, pattern: "checking the pages"),
             prompts: [0: 1, 2: 2, 3: 3])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
-        XCTAssertTrue(result.stdout.contains("error: page verification interrupted"), result.stdout)
-        XCTAssertFalse(result.stdout.contains("checked"), "the page check stopped before its report: \(result.stdout)")
-        XCTAssertFalse(result.stdout.contains("integrity_check"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("error: verification interrupted"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("checked"), "the check stopped before its report: \(result.stdout)")
+        XCTAssertFalse(result.stdout.contains("integrity_check:"), result.stdout)
         XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
     }
 

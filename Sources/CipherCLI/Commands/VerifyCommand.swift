@@ -9,12 +9,13 @@ struct VerifyCommand: ParsableCommand {
         abstract: "Check every page against its HMAC, then run integrity_check.",
         discussion: """
             verify checks every page's HMAC as SQLCipher lays it out (HMAC over the encrypted bytes and IV, \
-            then the page number) and runs PRAGMA integrity_check on a read-only connection (and \
-            cipher_integrity_check on SQLCipher 4.2 and later). SQLCipher checks the HMAC of each page \
-            integrity_check reads; verify reads the others (free pages, pages past the database's end) itself, \
-            beside it. When anything is wrong, verify reads every page directly and lists every bad page by \
-            number rather than stopping at the first. Exit code 65 when anything is bad, 77 when the key \
-            matches no page. The page size is found from page 1 unless --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
+            then the page number) and runs PRAGMA integrity_check on a read-only connection. SQLCipher \
+            checks the HMAC of each page integrity_check reads; verify reads the others (free pages, pages \
+            past the database's end) itself, beside it. When anything is wrong, verify reads every page \
+            directly and lists every bad page by number rather than stopping at the first, and on SQLCipher \
+            4.2 and later adds SQLCipher's own PRAGMA cipher_integrity_check. Exit code 65 when anything is \
+            bad, 77 when the key matches no page. The page size is found from page 1 unless \
+            --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
             checks them when it replays the log, and the page HMAC of every frame it would replay. A damaged \
             frame makes SQLite drop that commit and every later one without a word; verify names the frame \
             and counts the commits that would be lost (exit 65).
@@ -23,7 +24,8 @@ struct VerifyCommand: ParsableCommand {
             "bad_pages": [{"page", "problem"}], "wal": {"frames", "replayed_frames", "first_damaged_frame", \
             "dropped_commits", "bad_frames": [{"frame", "page", "problem"}]} | null, "integrity_check": [..], \
             "cipher_integrity_check": [..] | null}; \
-            problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound.
+            problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound; \
+            cipher_integrity_check is null when it did not run (a sound file, or SQLCipher before 4.2).
 
             Examples:
               cipherdb verify app.db --passphrase-env DB_PASS
@@ -93,6 +95,9 @@ struct VerifyCommand: ParsableCommand {
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
                 hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
         }
+        if !report.isIntact || !checks.isSound {
+            checks.cipherIntegrity = cipherIntegrityCheck(settings: settings, resolved: resolved)
+        }
         try finish(report: report, checks: checks, fileSize: size, settings: settings, resolved: resolved)
     }
 
@@ -136,7 +141,6 @@ struct VerifyCommand: ParsableCommand {
     /// Opens the database read-only and runs SQLite's checks.
     private func sqliteChecks(settings: CipherSettings, resolved: ResolvedKey?) -> SQLiteChecks {
         var integrity: [String]
-        var cipherIntegrity: [String]?
         let db = Database(path: database)
         defer { db.close() }
         do {
@@ -150,20 +154,28 @@ struct VerifyCommand: ParsableCommand {
                 integrity = ["integrity_check failed: \(error.message)"]
             }
             if integrity.isEmpty { integrity = ["ok"] }
-            if resolved != nil, SQLCipherVersion.current?.hasCipherIntegrityCheck == true {
-                var rows: [String] = []
-                do {
-                    let results = try db.executeQuery("PRAGMA cipher_integrity_check")
-                    while try results.next() { rows.append(results.string(at: 0) ?? "") }
-                } catch {
-                    rows.append("cipher_integrity_check failed: \(error.message)")
-                }
-                cipherIntegrity = rows
-            }
         } catch {
             integrity = ["cannot open the database: \(error.message)"]
         }
-        return SQLiteChecks(integrity: integrity, cipherIntegrity: cipherIntegrity)
+        return SQLiteChecks(integrity: integrity, cipherIntegrity: nil)
+    }
+
+    /// SQLCipher 4.2's own account of the pages (`PRAGMA cipher_integrity_check`), `nil` on an
+    /// earlier version. Asked only once something is wrong: on a sound file every page's HMAC
+    /// has been checked already, by SQLCipher as integrity_check read it or by the verifier.
+    private func cipherIntegrityCheck(settings: CipherSettings, resolved: ResolvedKey) -> [String]? {
+        guard SQLCipherVersion.current?.hasCipherIntegrityCheck == true else { return nil }
+        var rows: [String] = []
+        let db = Database(path: database)
+        defer { db.close() }
+        do {
+            try db.open(flags: .readOnly, key: resolved.key, settings: settings)
+            let results = try db.executeQuery("PRAGMA cipher_integrity_check")
+            while try results.next() { rows.append(results.string(at: 0) ?? "") }
+        } catch {
+            rows.append("cipher_integrity_check failed: \(error.message)")
+        }
+        return rows
     }
 
     /// Prints the result.

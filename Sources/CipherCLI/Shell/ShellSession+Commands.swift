@@ -51,18 +51,26 @@ extension ShellSession {
         }
     }
 
-    /// `.verify`: every page's HMAC (an encrypted file), then `PRAGMA integrity_check`.
+    /// `.verify`: every page's HMAC (an encrypted file) and `PRAGMA integrity_check`, as
+    /// `cipherdb verify` checks them (see `PageVerifier.verify(alongside:)`).
     func verify() throws(CLIError) {
+        var problems: [String] = []
+        var checkError: DatabaseError?
+        let integrityCheck = { () -> Bool in
+            do throws(DatabaseError) {
+                problems = try self.database.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: self.opened.path))
+            } catch {
+                checkError = error
+                return false
+            }
+            return problems.isEmpty
+        }
         if let key = opened.key {
-            let progress = ProgressReporter(quiet: false)
-            progress.phase("checking the pages of \(opened.path)")
+            Console.error("checking the pages of \(opened.path) beside SQLite's check…")
             let cancellation = interrupter.begin()
             do {
                 let verifier = try PageVerifier(path: opened.path, key: key.key, settings: opened.settings)
-                let report = try verifier.verify(cancellation: cancellation) { done, total in
-                    progress.update("pages", done: done, total: total)
-                }
-                progress.finish()
+                let report = try verifier.verify(alongside: integrityCheck, cancellation: cancellation)
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")
                 } else {
@@ -71,21 +79,18 @@ extension ShellSession {
                     for bad in report.badPages { write(text: "  page \(bad.number): \(bad.problem)") }
                 }
             } catch {
-                progress.finish()
                 throw CLIError.database(error, path: opened.path)
             }
+        } else {
+            Console.error("running integrity_check…")
+            _ = integrityCheck()
         }
-        Console.error("running integrity_check…")
-        do {
-            let problems = try database.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: opened.path))
-            if problems.isEmpty {
-                write(text: "integrity_check: ok")
-            } else {
-                failedCheck()
-                write(text: "integrity_check:\n  " + problems.joined(separator: "\n  "))
-            }
-        } catch {
-            throw CLIError.database(error, path: opened.path)
+        if let checkError { throw CLIError.database(checkError, path: opened.path) }
+        if problems.isEmpty {
+            write(text: "integrity_check: ok")
+        } else {
+            failedCheck()
+            write(text: "integrity_check:\n  " + problems.joined(separator: "\n  "))
         }
     }
 

@@ -33,7 +33,8 @@ extension PageVerifier {
     ///   - integrityCheck: runs SQLite's checks on a connection to this file, opened with this
     ///     key and settings, and returns whether they found it sound. Called once, on this thread.
     ///   - threads: how many threads check every page when that is needed.
-    ///   - cancellation: checked between chunks of pages; once set, the check throws `interrupted`.
+    ///   - cancellation: checked between chunks of pages and once `integrityCheck` returns; once
+    ///     set, the check throws `interrupted` (interrupt SQLite's check yourself).
     /// - Returns: the page report; its bad pages are empty when `integrityCheck` and the pages it
     ///   leaves unread are sound.
     public func verify(
@@ -53,6 +54,7 @@ extension PageVerifier {
                 try checkPagesIntegrityCheckLeavesUnread(descriptor: descriptor, cancellation: cancellation)
             }
         }
+        try cancellation?.throwIfCancelled("verification")
         guard unread.isSound, let fileSize = unread.value else {
             return try verify(threads: threads, cancellation: cancellation)
         }
