@@ -17,6 +17,10 @@ extension PageVerifier {
     /// `integrityCheck` runs on this one. When either finds a fault, every page is checked again
     /// (on every core) so that the report names each bad page.
     ///
+    /// One page escapes SQLCipher's check: a page of zeros, which it takes for a read past the
+    /// end of the file and hands to SQLite as zeros. The last page of an overflow chain reads the
+    /// same with its contents zeroed, so this thread also looks at every page for zeros.
+    ///
     /// A write-ahead log with committed frames, or a page 1 that the key does not open, sends the
     /// check straight to every page (beside `integrityCheck`): SQLite would not read the file's
     /// own copy of a page the log holds.
@@ -24,14 +28,23 @@ extension PageVerifier {
     /// ```swift
     /// var problems: [String] = []
     /// let report = try verifier.verify(alongside: {
-    ///     problems = (try? db.integrityCheck()) ?? ["cannot run integrity_check"]
+    ///     let db = Database(path: path)
+    ///     defer { db.close() }
+    ///     do {
+    ///         try db.open(flags: .readOnly, key: key)
+    ///         problems = try db.integrityCheck()
+    ///     } catch {
+    ///         problems = ["cannot run integrity_check: \(error)"]
+    ///     }
     ///     return problems.isEmpty
     /// })
     /// ```
     ///
     /// - Parameters:
-    ///   - integrityCheck: runs SQLite's checks on a connection to this file, opened with this
+    ///   - integrityCheck: runs SQLite's checks on a new connection to this file, opened with this
     ///     key and settings, and returns whether they found it sound. Called once, on this thread.
+    ///     A connection that has read the file before may answer from its page cache, which
+    ///     SQLCipher checked when it read it, not now.
     ///   - threads: how many threads check every page when that is needed.
     ///   - cancellation: checked between chunks of pages and once `integrityCheck` returns; once
     ///     set, the check throws `interrupted` (interrupt SQLite's check yourself).
@@ -83,9 +96,9 @@ extension PageVerifier {
 
     /// Checks the pages `integrity_check` does not read: the free-list leaves (found by reading
     /// page 1 and the free-list trunks through the codec), the lock-byte page, and the pages past
-    /// the database's end. Returns the file's size when all are sound, `nil` at the first fault
-    /// of any kind (a bad page, a free list that does not add up, a partial last page): the caller
-    /// then checks every page and reports each bad one.
+    /// the database's end; and that no page is all zeros. Returns the file's size when all are
+    /// sound, `nil` at the first fault of any kind (a bad page, a zeroed one, a free list that does
+    /// not add up, a partial last page): the caller then checks every page and reports each bad one.
     private func checkPagesIntegrityCheckLeavesUnread(
         descriptor: Int32, cancellation: CancellationFlag?
     ) throws(DatabaseError) -> Int? {
@@ -109,6 +122,7 @@ extension PageVerifier {
             Int(page[offset]) << 24 | Int(page[offset + 1]) << 16 | Int(page[offset + 2]) << 8 | Int(page[offset + 3])
         }
 
+        guard try !hasZeroedPage(descriptor: descriptor, pageCount: filePages, cancellation: cancellation) else { return nil }
         guard try read(1), try worker.decrypt(page, number: 1) else { return nil }
         // SQLite's header: the database's size in pages (offset 28) counts when the change counter
         // it was written with (92) is the current one (24); the first free-list trunk (32) and the
@@ -140,10 +154,36 @@ extension PageVerifier {
 
         let mac = try makeMAC()
         for (index, number) in unread.sorted().enumerated() {
-            if index % 256 == 0 { try cancellation?.throwIfCancelled("page verification") }
+            if index % 256 == 0 { try cancellation?.throwIfCancelled("verification") }
             guard try read(number) else { return nil }
             if try check(page: UnsafeRawBufferPointer(page), number: number, mac: mac) != nil { return nil }
         }
         return fileSize
+    }
+
+    /// Whether any of the file's first `pageCount` pages, the lock-byte page aside, is all zeros.
+    private func hasZeroedPage(descriptor: Int32, pageCount: Int, cancellation: CancellationFlag?) throws(DatabaseError) -> Bool {
+        let pageSize = layout.pageSize
+        let chunkPages = PageCodec.pagesPerChunk(pageSize: pageSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
+        var firstPage = 1
+        while firstPage <= pageCount {
+            try cancellation?.throwIfCancelled("verification")
+            let pages = min(chunkPages, pageCount - firstPage + 1)
+            let wanted = pages * pageSize
+            let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: (firstPage - 1) * pageSize, path: path)
+            // A file that shrank meanwhile: the check of every page says what is left.
+            guard got == wanted else { return true }
+            for index in 0..<pages where firstPage + index != lockBytePage {
+                let page = UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
+                // A sound page begins with ciphertext, the salt or SQLite's header: its first
+                // word almost always answers.
+                if page.loadUnaligned(as: UInt64.self) == 0, page.allSatisfy({ $0 == 0 }) { return true }
+            }
+            firstPage += pages
+        }
+        return false
     }
 }

@@ -51,13 +51,23 @@ final class PageVerifierIntegrityCheckTests: DatabaseTestCase {
             XCTAssertEqual(
                 try verify(alongside: integrityCheck), try PageVerifier(path: path("v.db"), key: key, settings: settings).verify())
             XCTAssertEqual(try verify(alongside: integrityCheck).badPages, [])
+            // A zeroed page is the case SQLCipher lets through: it hands SQLite a page of zeros
+            // without checking its HMAC (a short read to it), and the last page of an overflow
+            // chain holds nothing integrity_check can tell from zeros.
             for page in 1...pages {
-                var damaged = original
-                damaged[(page - 1) * 1024 + 300] ^= 1
-                try damaged.write(to: URL(fileURLWithPath: path("v.db")))
-                let report = try verify(alongside: integrityCheck)
-                XCTAssertEqual(report.badPages.map(\.number), [page], "page \(page) of \(pages), auto_vacuum \(autoVacuum)")
-                XCTAssertEqual(report.pageCount, pages)
+                for zeroed in [false, true] {
+                    var damaged = original
+                    let range = (page - 1) * 1024..<page * 1024
+                    if zeroed { damaged.replaceSubrange(range, with: Data(count: 1024)) } else { damaged[range.lowerBound + 300] ^= 1 }
+                    try damaged.write(to: URL(fileURLWithPath: path("v.db")))
+                    let report = try verify(alongside: integrityCheck)
+                    let what = "page \(page) of \(pages) \(zeroed ? "zeroed" : "with a flipped bit"), auto_vacuum \(autoVacuum)"
+                    XCTAssertEqual(report.pageCount, pages)
+                    XCTAssertEqual(report.badPages.first?.number, page, what)
+                    XCTAssertEqual(report.badPages.first?.problem, zeroed ? .zeroed : .hmacMismatch, what)
+                    // Page 1 holds the salt the page keys are derived with: without it no page checks.
+                    if page > 1 || !zeroed { XCTAssertEqual(report.badPages.count, 1, what) }
+                }
             }
             try FileManager.default.removeItem(atPath: path("v.db"))
         }
