@@ -1,3 +1,5 @@
+import CipherCrypto
+import CipherDB
 import Foundation
 import XCTest
 
@@ -326,6 +328,26 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(damaged.stdout.contains("1 bad:"), damaged.stdout)
     }
 
+    /// The shell's connection keeps the pages it read in its cache, authenticated back then:
+    /// `.verify` must read the file as it is now.
+    func testVerifyReadsTheFileAsItIsNotTheShellsCache() throws {
+        let settings = CipherSettings(kdfIterations: 1000)
+        let key = DatabaseKey.passphrase(SecretBytes(utf8: try XCTUnwrap(env["DB_PASS"])))
+        let db = Database(path: path("app.db"))
+        try db.open(key: key, settings: settings)
+        let opened = OpenedDatabase(
+            database: db, key: ResolvedKey(key: key, settings: nil, keyID: nil), settings: settings, path: path("app.db"))
+        let session = ShellSession(opened: opened)
+        // Page 2 holds the people table, which the SELECT reads into the cache.
+        let reader = ScriptedLineReader(["SELECT * FROM people;", ".verify"]) { line in
+            if line == ".verify" { try? self.flipByte("app.db", at: 1024 + 300) }
+        }
+        _ = session.run(reader)
+        db.close()
+        XCTAssertTrue(session.failed, ".verify found the damaged page 2")
+        XCTAssertTrue(try cipherShell(".verify\n", expect: 1).stdout.contains("page 2: hmacMismatch"))
+    }
+
     func testDotCommandWordsAndErrorLocation() {
         XCTAssertEqual(ShellSession.words(of: #".separator "\t" '|x y'  z"#), [".separator", "\t", "|x y", "z"])
         let location = ShellSession.location(of: 16, in: "SELECT 1;\nSELEC 2, ü;")
@@ -347,4 +369,25 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertFalse(EditingLineReader.mayHoldKey("SELECT key FROM settings"))
         XCTAssertFalse(EditingLineReader.mayHoldKey("PRAGMA cipher_page_size"))
     }
+}
+
+/// Lines handed to the shell one by one, with a hook that runs as each is handed out.
+private final class ScriptedLineReader: LineReader {
+    private var lines: [String]
+    private let willHandOut: (String) -> Void
+    let isInteractive = false
+
+    init(_ lines: [String], willHandOut: @escaping (String) -> Void) {
+        self.lines = lines
+        self.willHandOut = willHandOut
+    }
+
+    func readLine(prompt: String) -> String? {
+        guard !lines.isEmpty else { return nil }
+        let line = lines.removeFirst()
+        willHandOut(line)
+        return line
+    }
+
+    func remember(_ entry: String) {}
 }

@@ -56,9 +56,15 @@ extension ShellSession {
     func verify() throws(CLIError) {
         var problems: [String] = []
         var checkError: DatabaseError?
+        // SQLite's check runs on a connection of its own: the shell's keeps pages in its cache
+        // that SQLCipher authenticated when it read them, and the file may have changed since.
+        let checker = Database(path: opened.path)
+        defer { checker.close() }
+        let cancellation = interrupter.begin(alsoInterrupting: checker.interruptHandle)
         let integrityCheck = { () -> Bool in
             do throws(DatabaseError) {
-                problems = try self.database.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: self.opened.path))
+                try checker.open(flags: .readOnly, key: self.opened.key?.key, settings: self.opened.settings)
+                problems = try checker.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: self.opened.path))
             } catch {
                 checkError = error
                 return false
@@ -67,7 +73,6 @@ extension ShellSession {
         }
         if let key = opened.key {
             Console.error("checking the pages of \(opened.path) beside SQLite's check…")
-            let cancellation = interrupter.begin()
             do {
                 let verifier = try PageVerifier(path: opened.path, key: key.key, settings: opened.settings)
                 let report = try verifier.verify(alongside: integrityCheck, cancellation: cancellation)

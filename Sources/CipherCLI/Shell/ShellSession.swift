@@ -249,23 +249,31 @@ final class ShellInterrupter: @unchecked Sendable {
     private let handle: InterruptHandle
     // Touched only under `lock`: this is what makes the unchecked Sendable conformance sound.
     private var current: CancellationFlag?
+    private var currentConnection: InterruptHandle?
     private let lock = NSLock()
 
     init(_ handle: InterruptHandle) {
         self.handle = handle
     }
 
-    /// A new flag for the dot-command about to run, which Ctrl-C sets from now on.
-    func begin() -> CancellationFlag {
+    /// A new flag for the dot-command about to run, which Ctrl-C sets from now on; and the
+    /// connection of its own it runs statements on, if any, which Ctrl-C interrupts too.
+    func begin(alsoInterrupting connection: InterruptHandle? = nil) -> CancellationFlag {
         let flag = CancellationFlag()
-        lock.withLock { current = flag }
+        lock.withLock {
+            current = flag
+            currentConnection = connection
+        }
         return flag
     }
 
     /// Interrupts the running statement and sets the running dot-command's flag.
     func interrupt() {
         handle.interrupt()
-        lock.withLock { current?.cancel() }
+        lock.withLock {
+            currentConnection?.interrupt()
+            current?.cancel()
+        }
     }
 }
 
