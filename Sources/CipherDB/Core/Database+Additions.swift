@@ -199,8 +199,16 @@ extension Database {
     public func integrityCheck(cacheBytes: Int) throws(DatabaseError) -> [String] {
         let cacheSize = try intForQuery("PRAGMA cache_size") ?? 0
         try executeUpdate("PRAGMA cache_size = -\(max(1, cacheBytes / 1024))")
-        defer { try? executeUpdate("PRAGMA cache_size = \(cacheSize)") }
-        return try checkRows("PRAGMA integrity_check")
+        let problems: [String]
+        do {
+            problems = try checkRows("PRAGMA integrity_check")
+        } catch {
+            try? executeUpdate("PRAGMA cache_size = \(cacheSize)")
+            throw error
+        }
+        // A connection left with the larger cache would be a silent change: say it.
+        try executeUpdate("PRAGMA cache_size = \(cacheSize)")
+        return problems
     }
 
     private func checkRows(_ sql: String) throws(DatabaseError) -> [String] {
