@@ -147,18 +147,25 @@ static struct {
     __typeof__(curl_slist_append) *slist_append;
     __typeof__(curl_slist_free_all) *slist_free_all;
 } libcurl;
-static char load_error[200];
+static char load_error[256];
 
 static pthread_once_t global_init = PTHREAD_ONCE_INIT;
 
 static void initialize_curl(void) {
-    static const char *names[] = {"libcurl.so.4", "libcurl.4.dylib", "libcurl.so"};
-    void *handle = NULL;
-    for (size_t index = 0; index < sizeof(names) / sizeof(names[0]) && handle == NULL; index++) {
-        handle = dlopen(names[index], RTLD_NOW | RTLD_LOCAL);
-    }
+    // The library a link with -lcurl names (its soname), found where the dynamic linker looks;
+    // macOS's by its full path, since a bare name would also be looked for in the working
+    // directory. Not the unversioned libcurl.so: on Debian it may lead to the GnuTLS build, which
+    // harden_tls cannot reach.
+#if defined(__APPLE__)
+    static const char name[] = "/usr/lib/libcurl.4.dylib";
+#else
+    static const char name[] = "libcurl.so.4";
+#endif
+    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
-        snprintf(load_error, sizeof(load_error), "libcurl could not be loaded (libcurl.so.4): install libcurl4");
+        const char *reason = dlerror();
+        snprintf(load_error, sizeof(load_error), "libcurl could not be loaded (%s): install libcurl (Debian: libcurl4)",
+                 reason != NULL ? reason : name);
         return;
     }
 #define CDB_RESOLVE(field, symbol)                                                                 \
