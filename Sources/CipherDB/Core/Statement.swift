@@ -249,11 +249,20 @@ final class Statement {
     func bind<Value: Bindable>(_ value: Value, at index: Int32, dateFormatter: @autoclosure () -> DateFormatter?) throws(DatabaseError) {
         guard let handle else { throw finalizedError() }
         // The type is known here: only dates look at the formatter, and no cast runs for others.
-        if Value.self == Date.self || Value.self == Date?.self, let dateFormatter = dateFormatter(), let date = value as? Date {
-            try bind(.text(dateFormatter.string(from: date)), at: index, handle: handle)
+        // Text and blobs bind from the caller's own storage, without a DatabaseValue holding a
+        // second reference to it (the type test folds away once the call is specialized; the
+        // bit cast is to the very type tested).
+        let code: Int32
+        if Value.self == String.self {
+            code = Statement.bindText(unsafeBitCast(value, to: String.self), at: index, to: handle)
+        } else if Value.self == Data.self {
+            code = Statement.bindBlob(unsafeBitCast(value, to: Data.self), at: index, to: handle)
+        } else if Value.self == Date.self || Value.self == Date?.self, let dateFormatter = dateFormatter(), let date = value as? Date {
+            code = Statement.bindText(dateFormatter.string(from: date), at: index, to: handle)
         } else {
-            try bind(value.databaseValue, at: index, handle: handle)
+            code = Statement.bind(value.databaseValue, at: index, to: handle)
         }
+        guard code == SQLITE_OK else { throw bindError(code: code, index: index) }
     }
 
     /// The error for a use of a finalized statement.
@@ -263,45 +272,57 @@ final class Statement {
     @usableFromInline @inline(__always)
     func bind(_ value: DatabaseValue, at index: Int32, handle: OpaquePointer) throws(DatabaseError) {
         let code = Statement.bind(value, at: index, to: handle)
-        guard code == SQLITE_OK else {
-            let message =
-                code == SQLITE_RANGE
-                ? "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)"
-                : String(cString: sqlite3_errstr(code))
-            throw DatabaseError(
-                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF,
-                extendedResultCode: code, message: message, sql: sql)
-        }
+        guard code == SQLITE_OK else { throw bindError(code: code, index: index) }
+    }
+
+    /// The error for a bind that SQLite refused with `code`.
+    @usableFromInline
+    func bindError(code: Int32, index: Int32) -> DatabaseError {
+        let message =
+            code == SQLITE_RANGE
+            ? "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)"
+            : String(cString: sqlite3_errstr(code))
+        return DatabaseError(
+            kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code, message: message, sql: sql)
     }
 
     /// Binds one value; SQLite copies text and blobs (`SQLITE_TRANSIENT`), so the caller's buffer is free after.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func bind(_ value: DatabaseValue, at index: Int32, to handle: OpaquePointer) -> Int32 {
         switch value {
-        case .null:
-            return sqlite3_bind_null(handle, index)
-        case .integer(let integer):
-            return sqlite3_bind_int64(handle, index, integer)
-        case .real(let real):
-            return sqlite3_bind_double(handle, index, real)
-        case .text(var text):
-            return text.withUTF8 { buffer in
-                // An empty string must still bind as text: a nil pointer would bind NULL.
-                guard let address = buffer.baseAddress, buffer.count > 0 else {
-                    return sqlite3_bind_text(handle, index, "", 0, cipherdb_sqlite_static())
-                }
-                return address.withMemoryRebound(to: CChar.self, capacity: buffer.count) { characters in
-                    sqlite3_bind_text64(
-                        handle, index, characters, sqlite3_uint64(buffer.count),
-                        cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
-                }
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let integer): sqlite3_bind_int64(handle, index, integer)
+        case .real(let real): sqlite3_bind_double(handle, index, real)
+        case .text(let text): bindText(text, at: index, to: handle)
+        case .blob(let data): bindBlob(data, at: index, to: handle)
+        }
+    }
+
+    /// Binds `text` as UTF-8 text, copied by SQLite.
+    @usableFromInline
+    static func bindText(_ text: String, at index: Int32, to handle: OpaquePointer) -> Int32 {
+        func bind(_ buffer: UnsafeBufferPointer<UInt8>) -> Int32 {
+            // An empty string must still bind as text: a nil pointer would bind NULL.
+            guard let address = buffer.baseAddress, buffer.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, cipherdb_sqlite_static())
             }
-        case .blob(let data):
-            // An empty blob must stay a zero-length blob, not NULL.
-            guard !data.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
-            return data.withUnsafeBytes { buffer in
-                sqlite3_bind_blob64(handle, index, buffer.baseAddress, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient())
+            return address.withMemoryRebound(to: CChar.self, capacity: buffer.count) { characters in
+                sqlite3_bind_text64(
+                    handle, index, characters, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
             }
+        }
+        // A native string lends its UTF-8 as it is; a bridged or lazy one is made contiguous in a copy.
+        if let code = text.utf8.withContiguousStorageIfAvailable(bind) { return code }
+        var contiguous = text
+        return contiguous.withUTF8(bind)
+    }
+
+    /// Binds `data` as a blob, copied by SQLite; an empty one stays a zero-length blob, not NULL.
+    @usableFromInline
+    static func bindBlob(_ data: Data, at index: Int32, to handle: OpaquePointer) -> Int32 {
+        guard !data.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return data.withUnsafeBytes { buffer in
+            sqlite3_bind_blob64(handle, index, buffer.baseAddress, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient())
         }
     }
 }
