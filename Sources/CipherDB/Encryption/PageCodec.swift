@@ -146,6 +146,13 @@ extension PageCodec {
     /// stays flat in the file size.
     static func pagesPerChunk(pageSize: Int) -> Int { max(1, (1 << 20) / pageSize) }
 
+    /// Whether `page` is all zeros: never a page SQLCipher wrote, which begins with ciphertext,
+    /// the salt or SQLite's header, so the first word almost always answers. SQLCipher itself
+    /// passes such a page to SQLite unchecked, as a read past the end of the file.
+    static func isZeroed(_ page: UnsafeRawBufferPointer) -> Bool {
+        page.loadUnaligned(as: UInt64.self) == 0 && page.allSatisfy { $0 == 0 }
+    }
+
     /// Rewrites every page of the file open as `source` from `old`'s key to `new`'s into
     /// `target`, on `threads` threads, each taking every `threads`-th chunk.
     ///
@@ -261,8 +268,8 @@ extension PageCodec {
             for index in 0..<pages {
                 let number = firstPage + index
                 // SQLite's lock-byte page stays the hole of zeros it is.
-                if number == context.lockBytePage, page(buffer, index).allSatisfy({ $0 == 0 }) { continue }
-                let zeroed = page(buffer, index).allSatisfy { $0 == 0 }
+                let zeroed = isZeroed(UnsafeRawBufferPointer(page(buffer, index)))
+                if number == context.lockBytePage, zeroed { continue }
                 if try !reader.decrypt(page(buffer, index), number: number, evenIfUnauthentic: context.damaged != nil && !zeroed) {
                     guard let damaged = context.damaged else {
                         throw DatabaseError(
@@ -290,7 +297,7 @@ extension PageCodec {
                 let sound: Bool
                 if back != bytes {
                     sound = false
-                } else if number == context.lockBytePage, page(buffer, index).allSatisfy({ $0 == 0 }) {
+                } else if number == context.lockBytePage, isZeroed(UnsafeRawBufferPointer(page(buffer, index))) {
                     sound = true
                 } else {
                     // The content only: the salt, IV and HMAC around it are new by design.

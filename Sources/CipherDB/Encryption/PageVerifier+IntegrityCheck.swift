@@ -177,10 +177,9 @@ extension PageVerifier {
             // A file that shrank meanwhile: the check of every page says what is left.
             guard got == wanted else { return true }
             for index in 0..<pages where firstPage + index != lockBytePage {
-                let page = UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
-                // A sound page begins with ciphertext, the salt or SQLite's header: its first
-                // word almost always answers.
-                if page.loadUnaligned(as: UInt64.self) == 0, page.allSatisfy({ $0 == 0 }) { return true }
+                if PageCodec.isZeroed(UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])) {
+                    return true
+                }
             }
             firstPage += pages
         }

@@ -317,7 +317,7 @@ public struct PageVerifier: Sendable {
         var matches = true
         for (offset, index) in layout.hmacRange.enumerated() where page[index] != code[offset] { matches = false }
         if matches { return nil }
-        let zeroed = page.allSatisfy { $0 == 0 }
+        let zeroed = PageCodec.isZeroed(page)
         // SQLite never writes the page of its lock bytes: zeros there are sound.
         if zeroed, number == CipherLayout.lockBytePage(pageSize: layout.pageSize) { return nil }
         return zeroed ? .zeroed : .hmacMismatch
