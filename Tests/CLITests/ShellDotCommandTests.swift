@@ -224,6 +224,7 @@ final class ShellDotCommandTests: CLITestCase {
         try writeFile("more.sql", "INSERT INTO audit VALUES ('from read');\n.mode csv\nSELECT count(*) FROM audit;\n")
         let result = try cipherShell(
             """
+            .mode csv
             .import new.csv codes
             .import rows.csv people --skip 1
             .mode list
@@ -289,6 +290,34 @@ final class ShellDotCommandTests: CLITestCase {
         let bad = try cipherShell(".mode ascii\n.separator ab\n.import records.txt t\n.import --tsv records.txt t\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("one-byte column separator"), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("unknown .import option --tsv"), bad.stderr)
+    }
+
+    /// Without --csv or --ascii, sqlite3 reads CSV split on the mode's own one-byte separator:
+    /// `|` in list mode, a tab in tabs mode, whatever `.separator` set.
+    func testImportWithoutAFormatSplitsOnTheSeparatorAsSqlite3Does() throws {
+        try decrypt()
+        try writeFile("pipes.txt", "a|b\n1|2\n\"x|y\"|3\n")
+        try writeFile("semis.txt", "a;b\n1;\"2;3\"\n")
+        try writeFile("tabbed.txt", "a\tb\n1\t2,3\n")
+        let script = """
+            .import pipes.txt piped
+            .mode csv
+            .separator ;
+            .import semis.txt semis
+            .mode tabs
+            .import tabbed.txt tabbed
+            .mode quote
+            SELECT * FROM piped;
+            SELECT * FROM semis;
+            SELECT * FROM tabbed;
+            """
+        try writeFile("script.txt", script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#)
+        XCTAssertEqual(expected.stdout, "'1','2'\n'x|y','3'\n'1','2;3'\n'1','2,3'\n")
+        let actual = try cipherShell(script)
+        XCTAssertEqual(actual.stdout, expected.stdout, actual.stderr)
+        let bad = try cipherShell(".separator ab\n.import pipes.txt t\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains("one-byte column separator"), bad.stderr)
     }
 
     func testBailChangesTimerAndTypos() throws {

@@ -112,7 +112,7 @@ final class ShellTerminalTests: CLITestCase {
         try shell(#"seq 2000000 | sed 's/.*/&,row &/' > "$DIR/rows.csv""#)
         let result = try typed(
             [
-                ".import rows.csv imported\\n", "\\003", ".once /dev/null\\n", ".dump\\n", "\\003",
+                ".import --csv rows.csv imported\\n", "\\003", ".once /dev/null\\n", ".dump\\n", "\\003",
                 "SELECT count(*) FROM sqlite_master WHERE name = \\047imported\\047;\\n", "\\004",
             ], pause: 0.8, prompts: [0: 1, 2: 2, 3: 3, 5: 4, 6: 5])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")

@@ -166,7 +166,7 @@ extension ShellSession {
         },
         DotCommand(
             name: ".import", usage: "FILE TABLE [--csv|--ascii] [--skip N]",
-            summary: "read CSV or ASCII-separated records into TABLE (made from the first record if new)"
+            summary: "read records into TABLE (made from the first record if new): CSV split on the mode's separator, or --csv, --ascii"
         ) { shell, arguments throws(CLIError) in
             try shell.importRecords(arguments)
             return .proceed

@@ -109,18 +109,14 @@ extension ShellSession {
         case ascii(column: UInt8, row: UInt8)
     }
 
-    /// The format `.import` reads without `--csv` or `--ascii`: ascii mode's one-byte separators,
-    /// else CSV split on the column separator of a csv or custom `.separator` (`,` for list's `|`).
+    /// The format `.import` reads without `--csv` or `--ascii`, as sqlite3 chooses it: ascii
+    /// mode's one-byte separators, else CSV split on the mode's one-byte column separator (`|`
+    /// in list mode, a tab in tabs mode, `,` in csv mode, or what `.separator` set).
     private func importFormatOfMode() throws(CLIError) -> ImportFormat {
-        guard style.mode == .ascii else {
-            let separator =
-                style.mode == .csv || style.columnSeparator == "|"
-                ? UInt8(ascii: ",") : style.columnSeparator.utf8.first ?? UInt8(ascii: ",")
-            return .csv(separator: separator)
-        }
         let column = Array(style.columnSeparator.utf8)
+        guard column.count == 1 else { throw CLIError.usage(".import needs a one-byte column separator (.separator)") }
+        guard style.mode == .ascii else { return .csv(separator: column[0]) }
         let row = Array(style.rowSeparator.utf8)
-        guard column.count == 1 else { throw CLIError.usage(".import in ascii mode needs a one-byte column separator (.separator)") }
         guard row.count == 1 else { throw CLIError.usage(".import in ascii mode needs a one-byte row separator (.separator)") }
         return .ascii(column: column[0], row: row[0])
     }
@@ -130,7 +126,8 @@ extension ShellSession {
     ///
     /// As sqlite3 reads the file: `--ascii` splits on 0x1F and 0x1E with no quoting, `--csv` is CSV
     /// with `,`; without either, ascii mode splits on the `.separator` bytes with no quoting, and
-    /// other modes read CSV. In ascii mode a record whose first field is empty is skipped.
+    /// other modes read CSV split on the column separator (`|` in list mode). In ascii mode a
+    /// record whose first field is empty is skipped.
     func importRecords(_ arguments: [String]) throws(CLIError) {
         let usage = "usage: .import FILE TABLE [--csv|--ascii] [--skip N]"
         var positional: [String] = []
