@@ -189,7 +189,8 @@ extension PageCodec {
         let chunkPages = pagesPerChunk(pageSize: pageSize)
         let chunkCount = (pageCount + chunkPages - 1) / chunkPages
         let threads = max(1, min(requestedThreads, chunkCount))
-        let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
+        // Pages SQLite left as zeros stay zeros: SQLCipher hands them on unchecked as it always did.
+        let unwritten = try old.unwrittenPages(descriptor: source, path: sourcePath, filePages: pageCount)
         let failure = Locked<DatabaseError?>(nil)
         let damaged = Locked<[Int]>([])
         // Only the positional write is used from the threads: `pwrite` at distinct offsets.
@@ -209,7 +210,7 @@ extension PageCodec {
                         chunksFrom: thread, every: threads, buffer: buffer, plaintext: plaintext,
                         context: TranscodeContext(
                             source: source, sourcePath: sourcePath, target: target, old: old, new: new, pageSize: pageSize,
-                            pageCount: pageCount, chunkPages: chunkPages, chunkCount: chunkCount, lockBytePage: lockBytePage,
+                            pageCount: pageCount, chunkPages: chunkPages, chunkCount: chunkCount, unwritten: unwritten,
                             damaged: passingDamage ? damaged : nil),
                         failure: failure)
                 } catch {
@@ -232,7 +233,7 @@ extension PageCodec {
         let pageCount: Int
         let chunkPages: Int
         let chunkCount: Int
-        let lockBytePage: Int
+        let unwritten: UnwrittenPages
         /// Where pages that fail their HMAC are listed when they are passed on; `nil`: they stop the copy.
         let damaged: Locked<[Int]>?
     }
@@ -267,9 +268,9 @@ extension PageCodec {
             }
             for index in 0..<pages {
                 let number = firstPage + index
-                // SQLite's lock-byte page stays the hole of zeros it is.
+                // SQLite's lock-byte page and the free pages it never wrote stay the zeros they are.
                 let zeroed = isZeroed(UnsafeRawBufferPointer(page(buffer, index)))
-                if number == context.lockBytePage, zeroed { continue }
+                if zeroed, context.unwritten.contains(number) { continue }
                 if try !reader.decrypt(page(buffer, index), number: number, evenIfUnauthentic: context.damaged != nil && !zeroed) {
                     guard let damaged = context.damaged else {
                         throw DatabaseError(
@@ -297,7 +298,7 @@ extension PageCodec {
                 let sound: Bool
                 if back != bytes {
                     sound = false
-                } else if number == context.lockBytePage, isZeroed(UnsafeRawBufferPointer(page(buffer, index))) {
+                } else if context.unwritten.contains(number), isZeroed(UnsafeRawBufferPointer(page(buffer, index))) {
                     sound = true
                 } else {
                     // The content only: the salt, IV and HMAC around it are new by design.

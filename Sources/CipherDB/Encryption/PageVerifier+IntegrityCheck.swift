@@ -96,9 +96,10 @@ extension PageVerifier {
 
     /// Checks the pages `integrity_check` does not read: the free-list leaves (found by reading
     /// page 1 and the free-list trunks through the codec), the lock-byte page, and the pages past
-    /// the database's end; and that no page is all zeros. Returns the file's size when all are
-    /// sound, `nil` at the first fault of any kind (a bad page, a zeroed one, a free list that does
-    /// not add up, a partial last page): the caller then checks every page and reports each bad one.
+    /// the database's end; and that no page is all zeros where SQLite would read it. Returns the
+    /// file's size when all are sound, `nil` at the first fault of any kind (a bad page, a zeroed
+    /// one, a free list that does not add up, a partial last page): the caller then checks every
+    /// page and reports each bad one.
     private func checkPagesIntegrityCheckLeavesUnread(
         descriptor: Int32, cancellation: CancellationFlag?
     ) throws(DatabaseError) -> Int? {
@@ -108,66 +109,41 @@ extension PageVerifier {
         let pageSize = layout.pageSize
         guard fileSize > 0, fileSize % pageSize == 0 else { return nil }
         let filePages = fileSize / pageSize
-        let worker = try PageCodec.Worker(PageCodec(layout: layout, pageKey: pageKey, salt: salt))
+        let codec = try PageCodec(layout: layout, pageKey: pageKey, salt: salt)
+        guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return nil }
+        let unwritten = PageCodec.UnwrittenPages(
+            lockBytePage: CipherLayout.lockBytePage(pageSize: pageSize), freeLeaves: Set(freeList.leaves))
+        guard try !hasZeroedPage(descriptor: descriptor, pageCount: filePages, except: unwritten, cancellation: cancellation) else {
+            return nil
+        }
+        var unread = freeList.leaves + Array((freeList.databasePages + 1)..<(filePages + 1))
+        if unwritten.lockBytePage <= freeList.databasePages { unread.append(unwritten.lockBytePage) }
+
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
-        defer {
-            // Page 1 and the trunks were decrypted here.
-            page.initializeMemory(as: UInt8.self, repeating: 0)
-            page.deallocate()
-        }
-        func read(_ number: Int) throws(DatabaseError) -> Bool {
-            try DatabaseFile.readFully(descriptor, into: page, count: pageSize, offset: (number - 1) * pageSize, path: path) == pageSize
-        }
-        func word(_ offset: Int) -> Int {
-            Int(page[offset]) << 24 | Int(page[offset + 1]) << 16 | Int(page[offset + 2]) << 8 | Int(page[offset + 3])
-        }
-
-        guard try !hasZeroedPage(descriptor: descriptor, pageCount: filePages, cancellation: cancellation) else { return nil }
-        guard try read(1), try worker.decrypt(page, number: 1) else { return nil }
-        // SQLite's header: the database's size in pages (offset 28) counts when the change counter
-        // it was written with (92) is the current one (24); the first free-list trunk (32) and the
-        // number of free pages (36).
-        let headerPages = word(28)
-        let databasePages = headerPages > 0 && word(92) == word(24) ? min(headerPages, filePages) : filePages
-        var unread = Array((databasePages + 1)..<(filePages + 1))
-        let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
-        if lockBytePage <= databasePages { unread.append(lockBytePage) }
-        let freePages = word(36)
-        let leavesPerTrunk = (pageSize - layout.reserveSize) / 4 - 2
-        var trunk = word(32)
-        var listed = 0
-        while trunk != 0 {
-            listed += 1
-            // A chain longer than the free list, or out of the file, is a fault (and no endless loop).
-            guard trunk <= databasePages, listed <= freePages, try read(trunk), try worker.decrypt(page, number: trunk) else { return nil }
-            let leaves = word(4)
-            guard leaves <= leavesPerTrunk else { return nil }
-            for index in 0..<leaves {
-                let leaf = word(8 + 4 * index)
-                guard (1...databasePages).contains(leaf) else { return nil }
-                unread.append(leaf)
-            }
-            listed += leaves
-            trunk = word(0)
-        }
-        guard listed == freePages else { return nil }
-
+        defer { page.deallocate() }
         let mac = try makeMAC()
         for (index, number) in unread.sorted().enumerated() {
             if index % 256 == 0 { try cancellation?.throwIfCancelled("verification") }
-            guard try read(number) else { return nil }
-            if try check(page: UnsafeRawBufferPointer(page), number: number, mac: mac) != nil { return nil }
+            guard
+                try DatabaseFile.readFully(descriptor, into: page, count: pageSize, offset: (number - 1) * pageSize, path: path) == pageSize
+            else { return nil }
+            if let problem = try check(page: UnsafeRawBufferPointer(page), number: number, mac: mac),
+                !(problem == .zeroed && unwritten.contains(number))
+            {
+                return nil
+            }
         }
         return fileSize
     }
 
-    /// Whether any of the file's first `pageCount` pages, the lock-byte page aside, is all zeros.
-    private func hasZeroedPage(descriptor: Int32, pageCount: Int, cancellation: CancellationFlag?) throws(DatabaseError) -> Bool {
+    /// Whether any of the file's first `pageCount` pages is all zeros, those of `unwritten` aside.
+    private func hasZeroedPage(
+        descriptor: Int32, pageCount: Int, except unwritten: PageCodec.UnwrittenPages, cancellation: CancellationFlag?
+    ) throws(DatabaseError) -> Bool {
         let pageSize = layout.pageSize
         let chunkPages = PageCodec.pagesPerChunk(pageSize: pageSize)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
         defer { buffer.deallocate() }
-        let lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
         var firstPage = 1
         while firstPage <= pageCount {
             try cancellation?.throwIfCancelled("verification")
@@ -176,7 +152,7 @@ extension PageVerifier {
             let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: (firstPage - 1) * pageSize, path: path)
             // A file that shrank meanwhile: the check of every page says what is left.
             guard got == wanted else { return true }
-            for index in 0..<pages where firstPage + index != lockBytePage {
+            for index in 0..<pages where !unwritten.contains(firstPage + index) {
                 if PageCodec.isZeroed(UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])) {
                     return true
                 }

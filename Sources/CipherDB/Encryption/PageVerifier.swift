@@ -231,6 +231,12 @@ public struct PageVerifier: Sendable {
         let chunkPages = PageCodec.pagesPerChunk(pageSize: pageSize)
         let chunkCount = (pageCount + chunkPages - 1) / chunkPages
         let threads = max(1, min(requestedThreads, chunkCount))
+        // Zeros are sound where SQLite leaves pages unwritten; with page 1 or the free list
+        // unreadable (a wrong key, damage), only on the lock-byte page. I/O errors recur below.
+        let unwritten =
+            (try? PageCodec(layout: layout, pageKey: pageKey, salt: salt).unwrittenPages(
+                descriptor: descriptor, path: path, filePages: fileSize / pageSize))
+            ?? PageCodec.UnwrittenPages(lockBytePage: CipherLayout.lockBytePage(pageSize: pageSize), freeLeaves: [])
         // Per thread: its bad pages, or its error; and the pages done, for progress.
         let outcomes = Locked<[Result<[BadPage], DatabaseError>]>([])
         let done = Locked(0)
@@ -260,7 +266,9 @@ public struct PageVerifier: Sendable {
                             continue
                         }
                         let page = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + pageSize)])
-                        if let problem = try check(page: page, number: number, mac: mac) {
+                        if let problem = try check(page: page, number: number, mac: mac),
+                            !(problem == .zeroed && unwritten.contains(number))
+                        {
                             badPages.append(BadPage(number: number, problem: problem))
                         }
                     }
@@ -303,7 +311,9 @@ public struct PageVerifier: Sendable {
             firstDamagedFrame: log.firstDamagedFrame, droppedCommits: log.droppedCommits, badFrames: badFrames)
     }
 
-    /// Checks one whole page; `nil` when it is sound.
+    /// Checks one whole page's HMAC; `nil` when it matches. A page of zeros is `zeroed`, which is
+    /// sound on the pages SQLite leaves unwritten (see `PageCodec.UnwrittenPages`): the caller
+    /// knows which those are.
     func check(page: UnsafeRawBufferPointer, number: Int, mac: HMAC) throws(DatabaseError) -> Problem? {
         var pageNumber = UInt32(truncatingIfNeeded: number).littleEndian
         let code: [UInt8]
@@ -317,10 +327,8 @@ public struct PageVerifier: Sendable {
         var matches = true
         for (offset, index) in layout.hmacRange.enumerated() where page[index] != code[offset] { matches = false }
         if matches { return nil }
-        let zeroed = PageCodec.isZeroed(page)
-        // SQLite never writes the page of its lock bytes: zeros there are sound.
-        if zeroed, number == CipherLayout.lockBytePage(pageSize: layout.pageSize) { return nil }
-        return zeroed ? .zeroed : .hmacMismatch
+        // Zeros are sound on the pages SQLite leaves unwritten: the callers know which.
+        return PageCodec.isZeroed(page) ? .zeroed : .hmacMismatch
     }
 
     // MARK: - Keys

@@ -45,6 +45,28 @@ final class PageCodecRekeyTests: DatabaseTestCase {
         "PRAGMA key = \(key);\nPRAGMA kdf_iter = 4000;\n"
     }
 
+    /// With secure_delete off SQLite leaves free pages a transaction added unwritten, zeros that
+    /// SQLCipher passes on unchecked: the codec keeps them as they are instead of calling the file damaged.
+    func testFreePagesSQLiteNeverWroteStayZerosAndTheRewriteSucceeds() throws {
+        let db = try makeDatabase("codec.db", key: rawKey(0x42))
+        try db.executeStatements(
+            """
+            PRAGMA secure_delete = OFF;
+            BEGIN; INSERT INTO t(name, payload) VALUES ('gone', zeroblob(50000)); DELETE FROM t WHERE name = 'gone'; COMMIT;
+            """)
+        let zeroPages = { () throws -> Int in
+            let file = try self.fileBytes(self.path("codec.db"))
+            return stride(from: 0, to: file.count, by: 1024).filter { file[$0..<($0 + 1024)].allSatisfy { $0 == 0 } }.count
+        }
+        XCTAssertGreaterThan(try zeroPages(), 40)
+        XCTAssertEqual(try db.reencrypt(to: rawKey(0x43), settings: settings), .pageByPage)
+        try assertContent(db)
+        db.close()
+        XCTAssertGreaterThan(try zeroPages(), 40, "still zeros")
+        let reopened = try openDatabase("codec.db", key: rawKey(0x43), settings: settings)
+        try assertContent(reopened)
+    }
+
     func testRawKeyToPassphraseRewritesEveryPageAndSQLCipherReadsIt() throws {
         let db = try makeDatabase("codec.db", key: rawKey(0x42))
         let before = try fileBytes(path("codec.db"))
