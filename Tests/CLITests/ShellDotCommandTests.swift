@@ -292,30 +292,60 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(bad.stderr.contains("unknown .import option --tsv"), bad.stderr)
     }
 
-    /// Without --csv or --ascii, sqlite3 reads CSV split on the mode's own one-byte separator:
-    /// `|` in list mode, a tab in tabs mode, whatever `.separator` set.
-    func testImportWithoutAFormatSplitsOnTheSeparatorAsSqlite3Does() throws {
+    /// Without --csv or --ascii, sqlite3 reads CSV split on the mode's own one-byte separators:
+    /// `|` and newline in list mode, a tab in tabs mode, whatever `.separator` set (escapes
+    /// resolved); CRLF as LF in csv mode (which sets the row separator to LF for good, as sqlite3
+    /// does: tabs mode after it imports lines); a lone CR is data; a UTF-8 BOM is skipped.
+    func testImportWithoutAFormatSplitsOnTheSeparatorsAsSqlite3Does() throws {
         try decrypt()
         try writeFile("pipes.txt", "a|b\n1|2\n\"x|y\"|3\n")
         try writeFile("semis.txt", "a;b\n1;\"2;3\"\n")
         try writeFile("tabbed.txt", "a\tb\n1\t2,3\n")
-        let script = """
+        try writeFile("semirows.txt", "h1,h2;1,2;3,4")
+        try writeFile("cr.txt", "a,b\r\n1,\"x\ry\"\r\n2,lone\rcr\n\"q\"\"t\",\"e\"\r\n")
+        try writeFile("bom.txt", "\u{FEFF}a,b\n1,2\n")
+        let script = #"""
             .import pipes.txt piped
             .mode csv
             .separator ;
             .import semis.txt semis
             .mode tabs
             .import tabbed.txt tabbed
+            .mode list
+            .separator , ;
+            .import semirows.txt semirows
+            .separator \t \n
+            .import tabbed.txt tabbed2
+            .mode csv
+            .import cr.txt crs
+            .import --csv bom.txt boms
+            .mode column
+            .import bom.txt boms2
             .mode quote
             SELECT * FROM piped;
             SELECT * FROM semis;
             SELECT * FROM tabbed;
-            """
+            SELECT * FROM semirows;
+            SELECT * FROM tabbed2;
+            SELECT * FROM crs;
+            SELECT * FROM boms;
+            SELECT * FROM boms2;
+            .mode csv
+            .mode box
+            .import pipes.txt nope
+            """#
         try writeFile("script.txt", script)
-        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#)
-        XCTAssertEqual(expected.stdout, "'1','2'\n'x|y','3'\n'1','2;3'\n'1','2,3'\n")
-        let actual = try cipherShell(script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#, expect: 1)
+        // .mode column turned the headers on: the BOM is not in boms' first column name.
+        XCTAssertEqual(
+            expected.stdout,
+            "'a','b'\n'1','2'\n'x|y','3'\n'a','b'\n'1','2;3'\n'a','b'\n'1','2,3'\n'h1','h2'\n'1','2'\n'3','4'\n"
+                + "'a','b'\n'1','2,3'\n'a','b'\n'1','x\ry'\n'2','lone\rcr'\n'q\"t','e'\n'a','b'\n'1','2'\n'a','b'\n'1','2'\n"
+        )
+        XCTAssertTrue(expected.stderr.contains("multi-character row separators not allowed"), expected.stderr)
+        let actual = try cipherShell(script, expect: 1)
         XCTAssertEqual(actual.stdout, expected.stdout, actual.stderr)
+        XCTAssertTrue(actual.stderr.contains("one-byte row separator"), actual.stderr)
         let bad = try cipherShell(".separator ab\n.import pipes.txt t\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("one-byte column separator"), bad.stderr)
     }
@@ -351,6 +381,9 @@ final class ShellDotCommandTests: CLITestCase {
         let verified = try cipherShell(".verify\n")
         XCTAssertTrue(verified.stdout.contains("every HMAC matches"), verified.stdout)
         XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
+        let inTransaction = try cipherShell("BEGIN EXCLUSIVE;\n.verify\nROLLBACK;\n.verify\n", expect: 1)
+        XCTAssertTrue(inTransaction.stderr.contains("commit or roll back the open transaction first"), inTransaction.stderr)
+        XCTAssertTrue(inTransaction.stdout.contains("integrity_check: ok"), "and once it ended: \(inTransaction.stdout)")
         let size = try bytes("app.db").count
         try flipByte("app.db", at: size - 300)
         let damaged = try cipherShell(".verify\n", expect: 1)
@@ -379,6 +412,10 @@ final class ShellDotCommandTests: CLITestCase {
 
     func testDotCommandWordsAndErrorLocation() {
         XCTAssertEqual(ShellSession.words(of: #".separator "\t" '|x y'  z"#), [".separator", "\t", "|x y", "z"])
+        // As sqlite3 resolves them: escapes in double quotes and unquoted words, octal too; none in single quotes.
+        XCTAssertEqual(
+            ShellSession.words(of: #".separator \t \037 "a\"b c" 'c\t' d\\e \x \101\0623"#),
+            [".separator", "\t", "\u{1F}", "a\"b c", "c\\t", "d\\e", "x", "A23"])
         let location = ShellSession.location(of: 16, in: "SELECT 1;\nSELEC 2, ü;")
         XCTAssertEqual(location?.line, "SELEC 2, ü;")
         XCTAssertEqual(location?.lineNumber, 2)

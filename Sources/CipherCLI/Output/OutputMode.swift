@@ -39,7 +39,8 @@ struct OutputStyle: Sendable, Equatable {
     private(set) var insertTable = "\"table\""
 
     /// Switches to `mode` with the side effects of sqlite3's `.mode`: csv sets `,` and CRLF, tabs a
-    /// tab, list `|` and newline, quote `,`, ascii 0x1F and 0x1E; the columnar modes turn the header on unless
+    /// tab, list `|` and newline, quote `,`, ascii 0x1F and 0x1E, column and line a newline; the
+    /// columnar modes turn the header on unless
     /// `.headers` was given; insert takes a table name (default `table`).
     mutating func setMode(_ mode: OutputMode, table: String? = nil) {
         self.mode = mode
@@ -50,7 +51,10 @@ struct OutputStyle: Sendable, Equatable {
         case .line: rowSeparator = "\n"
         case .quote: (columnSeparator, rowSeparator) = (",", "\n")
         case .ascii: (columnSeparator, rowSeparator) = ("\u{1F}", "\u{1E}")
-        case .column, .box, .table, .markdown:
+        case .column:
+            rowSeparator = "\n"
+            if !headerWasSet { showsHeader = true }
+        case .box, .table, .markdown:
             if !headerWasSet { showsHeader = true }
         case .insert: insertTable = SQLText.identifierIfNeeded(table ?? "table")
         case .json, .html: break

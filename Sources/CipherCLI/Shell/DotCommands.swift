@@ -32,7 +32,8 @@ extension ShellSession {
     }
 
     /// The words of a dot-command line, as sqlite3 splits them: on spaces, with '...' and "..."
-    /// quoting (backslash escapes such as \t and \n inside double quotes).
+    /// quoting; backslash escapes (`\t`, `\n`, octal `\037`, ...) resolved in unquoted and
+    /// double-quoted words, not in single-quoted ones.
     static func words(of line: String) -> [String] {
         var words: [String] = []
         var characters = Array(line)[...]
@@ -45,26 +46,54 @@ extension ShellSession {
             if first == "'" || first == "\"" {
                 characters.removeFirst()
                 while let character = characters.popFirst(), character != first {
-                    if first == "\"", character == "\\", let escaped = characters.popFirst() {
-                        switch escaped {
-                        case "t": word.append("\t")
-                        case "n": word.append("\n")
-                        case "r": word.append("\r")
-                        default: word.append(escaped)
-                        }
-                    } else {
-                        word.append(character)
-                    }
+                    word.append(character)
+                    // An escaped quote does not end a double-quoted word.
+                    if first == "\"", character == "\\", let escaped = characters.popFirst() { word.append(escaped) }
                 }
+                words.append(first == "\"" ? resolvingBackslashes(word) : word)
             } else {
                 while let character = characters.first, !character.isWhitespace {
                     word.append(character)
                     characters.removeFirst()
                 }
+                words.append(resolvingBackslashes(word))
             }
-            words.append(word)
         }
         return words
+    }
+
+    /// `word` with sqlite3's backslash escapes resolved: `\a \b \t \n \v \f \r \" \' \\`, up
+    /// to three octal digits; any other escaped character stands for itself.
+    static func resolvingBackslashes(_ word: String) -> String {
+        guard word.contains("\\") else { return word }
+        var resolved = ""
+        var characters = Array(word)[...]
+        while let character = characters.popFirst() {
+            guard character == "\\", let escaped = characters.popFirst() else {
+                resolved.append(character)
+                continue
+            }
+            switch escaped {
+            case "a": resolved.append("\u{07}")
+            case "b": resolved.append("\u{08}")
+            case "t": resolved.append("\t")
+            case "n": resolved.append("\n")
+            case "v": resolved.append("\u{0B}")
+            case "f": resolved.append("\u{0C}")
+            case "r": resolved.append("\r")
+            case "0"..."7":
+                var value = escaped.wholeNumberValue ?? 0
+                for _ in 0..<2 {
+                    guard let digit = characters.first, ("0"..."7").contains(digit) else { break }
+                    value = value * 8 + (digit.wholeNumberValue ?? 0)
+                    characters.removeFirst()
+                }
+                // sqlite3 makes the byte; a byte of 0x80 or more stands alone only in Latin-1.
+                resolved.unicodeScalars.append(Unicode.Scalar(UInt8(truncatingIfNeeded: value)))
+            default: resolved.append(escaped)
+            }
+        }
+        return resolved
     }
 
     /// The closest command name to a mistyped one.

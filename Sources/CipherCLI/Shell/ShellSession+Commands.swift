@@ -54,6 +54,10 @@ extension ShellSession {
     /// `.verify`: every page's HMAC (an encrypted file) and `PRAGMA integrity_check`, as
     /// `cipherdb verify` checks them (see `PageVerifier.verify(alongside:)`).
     func verify() throws(CLIError) {
+        // Another connection cannot read past this one's lock, nor see its uncommitted pages.
+        guard !database.isInTransaction else {
+            throw CLIError.usage(".verify checks the file as it is on disk: commit or roll back the open transaction first")
+        }
         var problems: [String] = []
         var checkError: DatabaseError?
         // SQLite's check runs on a connection of its own: the shell's keeps pages in its cache
@@ -64,6 +68,8 @@ extension ShellSession {
         let integrityCheck = { () -> Bool in
             do throws(DatabaseError) {
                 try checker.open(flags: .readOnly, key: self.opened.key?.key, settings: self.opened.settings)
+                // Ctrl-C while the key was derived reached no statement: SQLite would not see it.
+                try cancellation.throwIfCancelled("verification")
                 problems = try checker.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: self.opened.path))
             } catch {
                 checkError = error
@@ -89,6 +95,7 @@ extension ShellSession {
         } else {
             Console.error("running integrity_check…")
             _ = integrityCheck()
+            do { try cancellation.throwIfCancelled("verification") } catch { throw CLIError.database(error, path: opened.path) }
         }
         if let checkError { throw CLIError.database(checkError, path: opened.path) }
         if problems.isEmpty {
@@ -103,22 +110,23 @@ extension ShellSession {
 
     /// How `.import` splits a file.
     enum ImportFormat {
-        /// CSV: fields split on `separator`, double quotes honoured, records on LF or CRLF.
-        case csv(separator: UInt8)
+        /// CSV: fields split on `separator`, records on `row`, double quotes honoured.
+        case csv(separator: UInt8, row: UInt8)
         /// Fields split on `column`, records on `row`, nothing quoted.
         case ascii(column: UInt8, row: UInt8)
     }
 
     /// The format `.import` reads without `--csv` or `--ascii`, as sqlite3 chooses it: ascii
-    /// mode's one-byte separators, else CSV split on the mode's one-byte column separator (`|`
-    /// in list mode, a tab in tabs mode, `,` in csv mode, or what `.separator` set).
+    /// mode's one-byte separators, else CSV split on the mode's one-byte separators (`|` and
+    /// newline in list mode, a tab in tabs mode, `,` in csv mode, or what `.separator` set).
+    /// In csv mode a CRLF row separator becomes a newline, and stays one, as in sqlite3.
     private func importFormatOfMode() throws(CLIError) -> ImportFormat {
+        if style.mode == .csv, style.rowSeparator == "\r\n" { style.rowSeparator = "\n" }
         let column = Array(style.columnSeparator.utf8)
-        guard column.count == 1 else { throw CLIError.usage(".import needs a one-byte column separator (.separator)") }
-        guard style.mode == .ascii else { return .csv(separator: column[0]) }
         let row = Array(style.rowSeparator.utf8)
-        guard row.count == 1 else { throw CLIError.usage(".import in ascii mode needs a one-byte row separator (.separator)") }
-        return .ascii(column: column[0], row: row[0])
+        guard column.count == 1 else { throw CLIError.usage(".import needs a one-byte column separator (.separator)") }
+        guard row.count == 1 else { throw CLIError.usage(".import needs a one-byte row separator (.separator)") }
+        return style.mode == .ascii ? .ascii(column: column[0], row: row[0]) : .csv(separator: column[0], row: row[0])
     }
 
     /// `.import FILE TABLE [--csv|--ascii] [--skip N]`: records into TABLE, in one savepoint (all
@@ -142,7 +150,7 @@ extension ShellSession {
                 continue
             }
             switch argument {
-            case "--csv": format = .csv(separator: UInt8(ascii: ","))
+            case "--csv": format = .csv(separator: UInt8(ascii: ","), row: UInt8(ascii: "\n"))
             case "--ascii": format = .ascii(column: 0x1F, row: 0x1E)
             case _ where argument.hasPrefix("-"): throw CLIError.usage("unknown .import option \(argument)", hint: usage)
             default: positional.append(argument)
@@ -159,7 +167,7 @@ extension ShellSession {
         guard let bytes = PathBytes.contents(of: path) else { throw CLIError(.noInput, "cannot read \(path)") }
         var records: [[String]]
         switch chosen {
-        case .csv(let separator): records = DelimitedText.csvRecords(in: bytes, separator: separator)
+        case .csv(let separator, let row): records = DelimitedText.csvRecords(in: bytes, separator: separator, row: row)
         case .ascii(let column, let row): records = DelimitedText.asciiRecords(in: bytes, column: column, row: row)
         }
         do { try cancellation.throwIfCancelled("import") } catch { throw CLIError.database(error, path: opened.path) }
@@ -227,51 +235,65 @@ enum DelimitedText {
         return records
     }
 
-    /// CSV: fields split on `separator`, records on LF or CRLF; double-quoted fields may hold
-    /// separators, newlines and doubled quotes.
-    static func csvRecords(in bytes: [UInt8], separator: UInt8) -> [[String]] {
-        var records: [[String]] = []
-        var record: [String] = []
-        var field: [UInt8] = []
-        var quoted = false
-        var index = 0
-        var fieldStarted = false
-        func endField() {
-            record.append(String(decoding: field, as: UTF8.self))
-            field.removeAll()
-            fieldStarted = false
-        }
-        while index < bytes.count {
-            let byte = bytes[index]
-            if quoted {
-                if byte == UInt8(ascii: "\"") {
-                    if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\"") {
-                        field.append(byte)
-                        index += 1
-                    } else {
-                        quoted = false
-                    }
-                } else {
-                    field.append(byte)
+    /// CSV as sqlite3 reads it: fields end at `separator`, records at `row` (a CR just before it
+    /// dropped; a lone CR is data); a field that opens with a double quote may hold both, and
+    /// doubled quotes; a UTF-8 byte-order mark at the start is skipped.
+    static func csvRecords(in bytes: [UInt8], separator: UInt8, row: UInt8) -> [[String]] {
+        let quote = UInt8(ascii: "\"")
+        let carriageReturn = UInt8(ascii: "\r")
+        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        // The next field and the byte that ended it (nil: the end of the file); nil once none is left.
+        func nextField() -> (field: [UInt8], terminator: UInt8?)? {
+            guard index < bytes.count else { return nil }
+            var field: [UInt8] = []
+            guard bytes[index] == quote else {
+                while index < bytes.count, bytes[index] != separator, bytes[index] != row {
+                    field.append(bytes[index])
+                    index += 1
                 }
-            } else if byte == UInt8(ascii: "\""), field.isEmpty, !fieldStarted {
-                quoted = true
-                fieldStarted = true
-            } else if byte == separator {
-                endField()
-            } else if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
-                if byte == UInt8(ascii: "\r"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") { index += 1 }
-                endField()
-                records.append(record)
-                record = []
-            } else {
-                field.append(byte)
-                fieldStarted = true
+                guard index < bytes.count else { return (field, nil) }
+                let terminator = bytes[index]
+                index += 1
+                if terminator == row, field.last == carriageReturn { field.removeLast() }
+                return (field, terminator)
             }
             index += 1
+            // What was read before, to find a closing quote (followed by CR) and doubled quotes.
+            var previous: UInt8?
+            var beforePrevious: UInt8?
+            while true {
+                let byte: UInt8? = index < bytes.count ? bytes[index] : nil
+                if byte != nil { index += 1 }
+                if byte == quote, previous == quote {
+                    previous = nil
+                    continue
+                }
+                if previous == quote && (byte == separator || byte == row || byte == nil)
+                    || byte == row && previous == carriageReturn && beforePrevious == quote
+                {
+                    // The closing quote and what followed it are not the field's.
+                    if let closing = field.lastIndex(of: quote) { field.removeSubrange(closing...) }
+                    return (field, byte)
+                }
+                // An unterminated quote runs to the end of the file.
+                guard let byte else { return (field, nil) }
+                field.append(byte)
+                beforePrevious = previous
+                previous = byte
+            }
         }
-        if fieldStarted || !field.isEmpty || !record.isEmpty {
-            endField()
+        var records: [[String]] = []
+        var record: [String] = []
+        while let (field, terminator) = nextField() {
+            record.append(String(decoding: field, as: UTF8.self))
+            if terminator != separator {
+                records.append(record)
+                record = []
+            }
+        }
+        // A separator just before the end of the file ends an empty last field.
+        if !record.isEmpty {
+            record.append("")
             records.append(record)
         }
         return records
