@@ -205,6 +205,50 @@ final class Statement {
         }
     }
 
+    // The first one to six parameters bound from values of known types, each arity the one
+    // before it and one value more (see `Database.executeUpdate(_:argumentCount:binding:)`).
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable>(_ a: A, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        try bind(a, at: 1, dateFormatter: dateFormatter)
+    }
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable>(_ a: A, _ b: B, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        try bindArguments(a, dateFormatter: dateFormatter)
+        try bind(b, at: 2, dateFormatter: dateFormatter)
+    }
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable, C: Bindable>(_ a: A, _ b: B, _ c: C, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        try bindArguments(a, b, dateFormatter: dateFormatter)
+        try bind(c, at: 3, dateFormatter: dateFormatter)
+    }
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable, C: Bindable, D: Bindable>(
+        _ a: A, _ b: B, _ c: C, _ d: D, dateFormatter: DateFormatter?
+    ) throws(DatabaseError) {
+        try bindArguments(a, b, c, dateFormatter: dateFormatter)
+        try bind(d, at: 4, dateFormatter: dateFormatter)
+    }
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable>(
+        _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, dateFormatter: DateFormatter?
+    ) throws(DatabaseError) {
+        try bindArguments(a, b, c, d, dateFormatter: dateFormatter)
+        try bind(e, at: 5, dateFormatter: dateFormatter)
+    }
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable, F: Bindable>(
+        _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, _ f: F, dateFormatter: DateFormatter?
+    ) throws(DatabaseError) {
+        try bindArguments(a, b, c, d, e, dateFormatter: dateFormatter)
+        try bind(f, at: 6, dateFormatter: dateFormatter)
+    }
+
     /// The error for `count` positional arguments given to a statement with another number of parameters.
     @usableFromInline
     func argumentCountError(_ count: Int) -> DatabaseError {

@@ -193,6 +193,58 @@ final class BindingTests: DatabaseTestCase {
         XCTAssertEqual(db.openResultSetCount, 0)
     }
 
+    /// One to six arguments take overloads of fixed arity, seven the parameter pack: each binds
+    /// as the array of `Bindable?` does, and refuses a count that does not match.
+    func testEveryArityBindsAsTheArrayFormDoes() throws {
+        let db = try memoryDatabase()
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "UTC")
+        format.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        db.dateFormatter = format
+        try db.executeUpdate("CREATE TABLE t(n, a, b, c, d, e, f, g)")
+        let date = Date(timeIntervalSince1970: 1_361_361_600)
+        let missing: String? = nil
+        let optionalDate: Date? = date
+        let values: [Bindable?] = [date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate]
+        let columns = ["a", "b", "c", "d", "e", "f", "g"]
+        func insert(_ n: Int) -> String {
+            "INSERT INTO t(n, \(columns.prefix(n).joined(separator: ", "))) VALUES (\(n), "
+                + Array(repeating: "?", count: n).joined(separator: ", ") + ")"
+        }
+        try db.executeUpdate(insert(1), date)
+        try db.executeUpdate(insert(2), date, "s")
+        try db.executeUpdate(insert(3), date, "s", Data([3]))
+        try db.executeUpdate(insert(4), date, "s", Data([3]), missing)
+        try db.executeUpdate(insert(5), date, "s", Data([3]), missing, 2.5)
+        try db.executeUpdate(insert(6), date, "s", Data([3]), missing, 2.5, Int64(6))
+        try db.executeUpdate(insert(7), date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate)
+        let typed = try rows(db)
+        try db.executeUpdate("DELETE FROM t")
+        for n in 1...7 { try db.executeUpdate(insert(n), arguments: .positional(Array(values.prefix(n)))) }
+        XCTAssertEqual(try rows(db), typed)
+        XCTAssertEqual(typed.last, ["7", "2013-02-20 12:00:00", "s", "03", nil, "2.5", "6", "2013-02-20 12:00:00", "text"])
+
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?", 1) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?", 1, 2) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?", 1, 2, 3) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?", 1, 2, 3, 4) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?", 1, 2, 3, 4, 5) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?, ?, ?", 1, 2, 3, 4, 5, 6) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?, ?", 1, 2, 3, 4, 5, 6, 7) }
+        // The statements went back to the cache unbound: the same SQL runs again.
+        try db.executeUpdate("SELECT ?, ?", 1, 2)
+        XCTAssertEqual(db.openResultSetCount, 0)
+    }
+
+    /// Every row of t as text, with the type of g.
+    private func rows(_ db: Database) throws -> [[String?]] {
+        let rows = try db.executeQuery("SELECT n, a, b, hex(c), d, e, f, g, typeof(g) FROM t ORDER BY n")
+        var seen: [[String?]] = []
+        while try rows.next() { seen.append((0..<9).map { rows.string(at: $0) }) }
+        return seen
+    }
+
     func testNamedArgumentsWithEveryPrefix() throws {
         let db = try memoryDatabase()
         try db.executeUpdate("CREATE TABLE n(a TEXT, b TEXT, c INTEGER, d REAL)")
