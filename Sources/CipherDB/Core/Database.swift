@@ -369,102 +369,6 @@ public final class Database {
         try executeUpdate(sql, arguments: .positional(arguments))
     }
 
-    /// Runs a statement that returns no rows, with arguments whose types are known where it is
-    /// called: each is bound as it is, with no array and no existential made (Swift picks this
-    /// form whenever no argument is a bare `nil` or an `any Bindable`).
-    ///
-    /// ```swift
-    /// try db.executeUpdate("INSERT INTO t(a, b) VALUES (?, ?)", 1, "one")
-    /// ```
-    @inlinable
-    public func executeUpdate<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) {
-        // Inlined so that the binds specialize for the argument types where it is called.
-        let statement = try prepareStatement(sql)
-        defer { statement.release() }
-        try statement.bind(repeat each arguments, dateFormatter: dateFormatter)
-        try stepToEnd(statement)
-    }
-
-    // One to six arguments of known types also have overloads of fixed arity: Swift 6.3 steps
-    // through a parameter pack a value at a time, each copied and bound through its type's
-    // witnesses (about 185 instructions a value); a fixed arity binds each value as its own type,
-    // unrolled where it is called (an insert of five values: 1.13 -> 1.04 of the C API).
-
-    /// Runs a statement that returns no rows with one argument of a known type.
-    ///
-    /// The same as the variadic form (``executeUpdate(_:_:)-61qxt``), bound without stepping
-    /// through a parameter pack.
-    @inlinable
-    public func executeUpdate<A: Bindable>(_ sql: String, _ a: A) throws(DatabaseError) {
-        try executeUpdate(sql, argumentCount: 1) { (statement) throws(DatabaseError) in
-            try statement.bindArguments(a, dateFormatter: dateFormatter)
-        }
-    }
-
-    /// Runs a statement that returns no rows with two arguments of known types (see
-    /// ``executeUpdate(_:_:)-61qxt``).
-    @inlinable
-    public func executeUpdate<A: Bindable, B: Bindable>(_ sql: String, _ a: A, _ b: B) throws(DatabaseError) {
-        try executeUpdate(sql, argumentCount: 2) { (statement) throws(DatabaseError) in
-            try statement.bindArguments(a, b, dateFormatter: dateFormatter)
-        }
-    }
-
-    /// Runs a statement that returns no rows with three arguments of known types (see
-    /// ``executeUpdate(_:_:)-61qxt``).
-    @inlinable
-    public func executeUpdate<A: Bindable, B: Bindable, C: Bindable>(_ sql: String, _ a: A, _ b: B, _ c: C) throws(DatabaseError) {
-        try executeUpdate(sql, argumentCount: 3) { (statement) throws(DatabaseError) in
-            try statement.bindArguments(a, b, c, dateFormatter: dateFormatter)
-        }
-    }
-
-    /// Runs a statement that returns no rows with four arguments of known types (see
-    /// ``executeUpdate(_:_:)-61qxt``).
-    @inlinable
-    public func executeUpdate<A: Bindable, B: Bindable, C: Bindable, D: Bindable>(
-        _ sql: String, _ a: A, _ b: B, _ c: C, _ d: D
-    ) throws(DatabaseError) {
-        try executeUpdate(sql, argumentCount: 4) { (statement) throws(DatabaseError) in
-            try statement.bindArguments(a, b, c, d, dateFormatter: dateFormatter)
-        }
-    }
-
-    /// Runs a statement that returns no rows with five arguments of known types (see
-    /// ``executeUpdate(_:_:)-61qxt``).
-    @inlinable
-    public func executeUpdate<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable>(
-        _ sql: String, _ a: A, _ b: B, _ c: C, _ d: D, _ e: E
-    ) throws(DatabaseError) {
-        try executeUpdate(sql, argumentCount: 5) { (statement) throws(DatabaseError) in
-            try statement.bindArguments(a, b, c, d, e, dateFormatter: dateFormatter)
-        }
-    }
-
-    /// Runs a statement that returns no rows with six arguments of known types (see
-    /// ``executeUpdate(_:_:)-61qxt``).
-    @inlinable
-    public func executeUpdate<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable, F: Bindable>(
-        _ sql: String, _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, _ f: F
-    ) throws(DatabaseError) {
-        try executeUpdate(sql, argumentCount: 6) { (statement) throws(DatabaseError) in
-            try statement.bindArguments(a, b, c, d, e, f, dateFormatter: dateFormatter)
-        }
-    }
-
-    /// Prepares `sql`, checks that it takes `argumentCount` parameters, lets `bind` bind them and
-    /// steps the statement to its end.
-    @inlinable @inline(__always)
-    func executeUpdate(
-        _ sql: String, argumentCount: Int32, binding bind: (Statement) throws(DatabaseError) -> Void
-    ) throws(DatabaseError) {
-        let statement = try prepareStatement(sql)
-        defer { statement.release() }
-        guard statement.parameterCount == argumentCount else { throw statement.argumentCountError(Int(argumentCount)) }
-        try bind(statement)
-        try stepToEnd(statement)
-    }
-
     /// Runs a statement with named arguments (`:name`, `@name`, `$name`; keys with or without prefix).
     public func executeUpdate(_ sql: String, _ arguments: [String: Bindable?]) throws(DatabaseError) {
         try executeUpdate(sql, arguments: .named(arguments))
@@ -494,24 +398,6 @@ public final class Database {
     /// ```
     public func executeQuery(_ sql: String, _ arguments: Bindable?...) throws(DatabaseError) -> ResultSet {
         try executeQuery(sql, arguments: .positional(arguments))
-    }
-
-    /// Runs a query with arguments whose types are known where it is called: each is bound as
-    /// it is, with no array and no existential made.
-    ///
-    /// ```swift
-    /// let rs = try db.executeQuery("SELECT * FROM t WHERE a > ? AND b = ?", 1, "one")
-    /// ```
-    @inlinable
-    public func executeQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> ResultSet {
-        let statement = try prepareStatement(sql)
-        do {
-            try statement.bind(repeat each arguments, dateFormatter: dateFormatter)
-        } catch {
-            statement.release()
-            throw error
-        }
-        return makeResultSet(statement)
     }
 
     /// Runs a query with named arguments.
