@@ -5,9 +5,9 @@ extension PageCodec {
     /// free-list trunks, each decrypted and its HMAC checked.
     struct FreeList: Sendable {
         /// The database's size in pages as its header records it, or the file's when that
-        /// record is stale (written by a version that did not keep it).
+        /// record is stale (written by a version that did not keep it); at most the file's.
         let databasePages: Int
-        /// The free-list leaves: SQLite never reads them, and need not have written them.
+        /// The free-list leaves in the file: SQLite never reads them, and need not have written them.
         let leaves: [Int]
     }
 
@@ -29,7 +29,9 @@ extension PageCodec {
     /// chain out of the database or longer than its free-page count, a count that does not add up.
     func readFreeList(descriptor: Int32, path: String, filePages: Int) throws(DatabaseError) -> FreeList? {
         let pageSize = layout.pageSize
-        guard filePages > 0 else { return nil }
+        // A plaintext header longer than 32 bytes leaves the free-list fields (bytes 32 to 39)
+        // outside page 1's HMAC: anyone could point them at pages of their choosing.
+        guard filePages > 0, layout.pageOneClearSize <= 32 else { return nil }
         let worker = try Worker(self)
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer {
@@ -49,9 +51,9 @@ extension PageCodec {
         guard try read(1) else { return nil }
         // SQLite's header: the database's size in pages (offset 28) counts when the change counter
         // it was written with (92) is the current one (24); the first free-list trunk (32) and the
-        // number of free pages (36).
+        // number of free pages (36). A log not yet copied back may hold pages past the file's end.
         let headerPages = word(28)
-        let databasePages = headerPages > 0 && word(92) == word(24) ? min(headerPages, filePages) : filePages
+        let databasePages = headerPages > 0 && word(92) == word(24) ? headerPages : filePages
         let freePages = word(36)
         let leavesPerTrunk = (pageSize - layout.reserveSize) / 4 - 2
         var leaves: [Int] = []
@@ -59,8 +61,8 @@ extension PageCodec {
         var listed = 0
         while trunk != 0 {
             listed += 1
-            // A chain longer than the free list, or out of the database, is a fault (and no endless loop).
-            guard trunk <= databasePages, listed <= freePages, try read(trunk) else { return nil }
+            // A chain longer than the free list, or out of the file, is a fault (and no endless loop).
+            guard trunk <= min(databasePages, filePages), listed <= freePages, try read(trunk) else { return nil }
             let count = word(4)
             guard count <= leavesPerTrunk else { return nil }
             for index in 0..<count {
@@ -72,7 +74,7 @@ extension PageCodec {
             trunk = word(0)
         }
         guard listed == freePages else { return nil }
-        return FreeList(databasePages: databasePages, leaves: leaves)
+        return FreeList(databasePages: min(databasePages, filePages), leaves: leaves.filter { $0 <= filePages })
     }
 
     /// The pages of the file open as `descriptor` that may hold zeros when it is sound (see

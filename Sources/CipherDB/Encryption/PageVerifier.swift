@@ -237,6 +237,9 @@ public struct PageVerifier: Sendable {
             (try? PageCodec(layout: layout, pageKey: pageKey, salt: salt).unwrittenPages(
                 descriptor: descriptor, path: path, filePages: fileSize / pageSize))
             ?? PageCodec.UnwrittenPages(lockBytePage: CipherLayout.lockBytePage(pageSize: pageSize), freeLeaves: [])
+        // So are the file's copies of pages a committed log frame holds: SQLite reads those from
+        // the log, and a checkpoint a reader held back may have left holes of zeros for them.
+        let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
         // Per thread: its bad pages, or its error; and the pages done, for progress.
         let outcomes = Locked<[Result<[BadPage], DatabaseError>]>([])
         let done = Locked(0)
@@ -267,7 +270,7 @@ public struct PageVerifier: Sendable {
                         }
                         let page = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + pageSize)])
                         if let problem = try check(page: page, number: number, mac: mac),
-                            !(problem == .zeroed && unwritten.contains(number))
+                            !(problem == .zeroed && (unwritten.contains(number) || pagesInLog.contains(number)))
                         {
                             badPages.append(BadPage(number: number, problem: problem))
                         }

@@ -41,6 +41,32 @@ final class PlaintextHeaderTests: DatabaseTestCase {
         return files
     }
 
+    /// Zeros in a free page SQLite never wrote are sound only while page 1's HMAC covers the
+    /// free-list fields (bytes 32 to 39): a longer plaintext header leaves them open to anyone,
+    /// who could call live pages free and zero them.
+    func testZerosInFreePagesAreExcusedOnlyWhileTheFreeListIsAuthenticated() throws {
+        try requireSQLCipher4()
+        for header in [32, 48] {
+            let settings = CipherSettings(plaintextHeaderSize: header, salt: Array(repeating: 7, count: 16))
+            let db = try openDatabase("h\(header).db", key: rawKey(9), settings: settings)
+            try db.executeStatements(
+                """
+                PRAGMA secure_delete = OFF;
+                CREATE TABLE t(a);
+                INSERT INTO t VALUES ('kept');
+                BEGIN; INSERT INTO t VALUES (zeroblob(50000)); DELETE FROM t WHERE a != 'kept'; COMMIT;
+                """)
+            db.close()
+            let report = try PageVerifier(path: path("h\(header).db"), key: rawKey(9), settings: settings).verify()
+            if header == 32 {
+                XCTAssertEqual(report.badPages.map(\.number), [])
+            } else {
+                XCTAssertGreaterThan(report.badPages.count, 5)
+                XCTAssertEqual(Set(report.badPages.map(\.problem)), [.zeroed])
+            }
+        }
+    }
+
     func testSQLCipher3RefusesAPlaintextHeaderAndASalt() throws {
         guard !runningSQLCipher.hasAlgorithmSettings else { throw XCTSkip("SQLCipher 4 has both") }
         assertThrows(.unsupported) { _ = try self.openDatabase("a.db", key: self.passphrase("p"), settings: self.settings(salt: nil)) }
