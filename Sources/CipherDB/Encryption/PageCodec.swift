@@ -253,6 +253,8 @@ extension PageCodec {
         func page(_ memory: UnsafeMutableRawBufferPointer, _ index: Int) -> UnsafeMutableRawBufferPointer {
             UnsafeMutableRawBufferPointer(rebasing: memory[(index * pageSize)..<((index + 1) * pageSize)])
         }
+        // The pages of the chunk left as the zeros they were, which must read back as zeros.
+        var keptZeros = [Bool](repeating: false, count: context.chunkPages)
         var chunk = first
         while chunk < context.chunkCount, failure.withLock({ $0 == nil }) {
             let firstPage = chunk * context.chunkPages + 1
@@ -270,7 +272,8 @@ extension PageCodec {
                 let number = firstPage + index
                 // SQLite's lock-byte page and the free pages it never wrote stay the zeros they are.
                 let zeroed = isZeroed(UnsafeRawBufferPointer(page(buffer, index)))
-                if zeroed, context.unwritten.contains(number) { continue }
+                keptZeros[index] = zeroed && context.unwritten.contains(number)
+                if keptZeros[index] { continue }
                 if try !reader.decrypt(page(buffer, index), number: number, evenIfUnauthentic: context.damaged != nil && !zeroed) {
                     guard let damaged = context.damaged else {
                         throw DatabaseError(
@@ -298,8 +301,8 @@ extension PageCodec {
                 let sound: Bool
                 if back != bytes {
                     sound = false
-                } else if context.unwritten.contains(number), isZeroed(UnsafeRawBufferPointer(page(buffer, index))) {
-                    sound = true
+                } else if keptZeros[index] {
+                    sound = isZeroed(UnsafeRawBufferPointer(page(buffer, index)))
                 } else {
                     // The content only: the salt, IV and HMAC around it are new by design.
                     let content = context.new.layout.contentRange(ofPage: number)
