@@ -416,6 +416,8 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(
             ShellSession.words(of: #".separator \t \037 "a\"b c" 'c\t' d\\e \x \101\0623"#),
             [".separator", "\t", "\u{1F}", "a\"b c", "c\\t", "d\\e", "x", "A23"])
+        // A NUL ends the word, as it ends sqlite3's C string.
+        XCTAssertEqual(ShellSession.words(of: #".separator \0 a\0b"#), [".separator", "", "a"])
         let location = ShellSession.location(of: 16, in: "SELECT 1;\nSELEC 2, ü;")
         XCTAssertEqual(location?.line, "SELEC 2, ü;")
         XCTAssertEqual(location?.lineNumber, 2)

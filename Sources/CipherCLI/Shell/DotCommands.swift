@@ -63,7 +63,8 @@ extension ShellSession {
     }
 
     /// `word` with sqlite3's backslash escapes resolved: `\a \b \t \n \v \f \r \" \' \\`, up
-    /// to three octal digits; any other escaped character stands for itself.
+    /// to three octal digits (`\0` ends the word, as a NUL ends sqlite3's); any other escaped
+    /// character stands for itself.
     static func resolvingBackslashes(_ word: String) -> String {
         guard word.contains("\\") else { return word }
         var resolved = ""
@@ -88,7 +89,9 @@ extension ShellSession {
                     value = value * 8 + (digit.wholeNumberValue ?? 0)
                     characters.removeFirst()
                 }
-                // sqlite3 makes the byte; a byte of 0x80 or more stands alone only in Latin-1.
+                // sqlite3 makes the byte, and a NUL ends its C string there; a byte of 0x80 or
+                // more stands alone only in Latin-1.
+                if value == 0 { return resolved }
                 resolved.unicodeScalars.append(Unicode.Scalar(UInt8(truncatingIfNeeded: value)))
             default: resolved.append(escaped)
             }

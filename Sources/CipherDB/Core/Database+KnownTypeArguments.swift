@@ -1,13 +1,14 @@
 import Foundation
 
 // Arguments whose types are known where the call is compiled: bound as they are, with no array of
-// `Bindable?` and no existential (see docs/performance.md). A bare `nil` or an `any Bindable`
-// takes the variadic `Bindable?...` forms in Database.swift instead.
+// `Bindable?` and no existential (see docs/performance.md). A bare `nil` takes the variadic
+// `Bindable?...` forms in Database.swift instead; so does an `any Bindable` past six arguments
+// (up to six, Swift opens it to the type it holds).
 extension Database {
     /// Runs a statement that returns no rows, with arguments whose types are known where it is
     /// called: each is bound as it is, with no array and no existential made (Swift picks this
-    /// form whenever no argument is a bare `nil` or an `any Bindable`; for one to six arguments,
-    /// the overloads of fixed arity, which bind the same way, unrolled).
+    /// form for seven or more arguments when none is a bare `nil` or an `any Bindable`; for one to
+    /// six, the overloads of fixed arity, which bind the same way, unrolled).
     ///
     /// ```swift
     /// try db.executeUpdate("INSERT INTO t(a, b) VALUES (?, ?)", 1, "one")
