@@ -34,6 +34,15 @@ class DatabaseTestCase: XCTestCase {
         .raw(SecretBytes(copying: [UInt8](repeating: byte, count: 32)))
     }
 
+    /// Dates as `yyyy-MM-dd HH:mm:ss` text in UTC, for ``Database/dateFormatter``.
+    func utcDateFormatter() -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter
+    }
+
     /// Opens a database at `name` in the test directory.
     func openDatabase(_ name: String = "test.db", key: DatabaseKey? = nil, settings: CipherSettings = .versionDefaults) throws -> Database {
         let db = Database(path: path(name))

@@ -169,11 +169,7 @@ final class BindingTests: DatabaseTestCase {
     func testArgumentsOfKnownTypesBindAsTheirExistentialsDo() throws {
         // Concrete types take the generic form; a bare nil or an `any Bindable` the variadic one.
         let db = try memoryDatabase()
-        let format = DateFormatter()
-        format.locale = Locale(identifier: "en_US_POSIX")
-        format.timeZone = TimeZone(identifier: "UTC")
-        format.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        db.dateFormatter = format
+        db.dateFormatter = utcDateFormatter()
         try db.executeUpdate("CREATE TABLE t(i, s, d, od, oi, b)")
         let date = Date(timeIntervalSince1970: 1_361_361_600)
         let optionalDate: Date? = date
@@ -197,11 +193,7 @@ final class BindingTests: DatabaseTestCase {
     /// as the array of `Bindable?` does, and refuses a count that does not match.
     func testEveryArityBindsAsTheArrayFormDoes() throws {
         let db = try memoryDatabase()
-        let format = DateFormatter()
-        format.locale = Locale(identifier: "en_US_POSIX")
-        format.timeZone = TimeZone(identifier: "UTC")
-        format.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        db.dateFormatter = format
+        db.dateFormatter = utcDateFormatter()
         try db.executeUpdate("CREATE TABLE t(n, a, b, c, d, e, f, g)")
         let date = Date(timeIntervalSince1970: 1_361_361_600)
         let missing: String? = nil

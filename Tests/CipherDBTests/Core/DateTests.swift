@@ -4,14 +4,6 @@ import XCTest
 
 /// Dates: REAL seconds since 1970 by default, text in a chosen format.
 final class DateTests: DatabaseTestCase {
-    private func formatter() -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter
-    }
-
     func testNullIsNilAndZeroIsTheEpoch() throws {
         let db = try memoryDatabase()
         let now = Date()
@@ -45,7 +37,7 @@ final class DateTests: DatabaseTestCase {
 
     func testAChosenFormatRoundTripsAsText() throws {
         let db = try memoryDatabase()
-        let format = formatter()
+        let format = utcDateFormatter()
         let date = try XCTUnwrap(format.date(from: "2013-02-20 12:00:00"))
         try db.executeUpdate("CREATE TABLE test_format(test TEXT)")
 
@@ -73,7 +65,7 @@ final class DateTests: DatabaseTestCase {
 
     func testFormatterStillReadsNullAndNumbers() throws {
         let db = try memoryDatabase()
-        db.dateFormatter = formatter()
+        db.dateFormatter = utcDateFormatter()
         XCTAssertNil(try db.dateForQuery("SELECT NULL"))
         XCTAssertEqual(try db.dateForQuery("SELECT 0"), Date(timeIntervalSince1970: 0))
         XCTAssertEqual(try db.dateForQuery("SELECT 86400.0"), Date(timeIntervalSince1970: 86_400))

@@ -125,10 +125,7 @@ final class PreparedStatementTests: DatabaseTestCase {
 
     func testDatesFollowTheDatabaseDateFormatter() throws {
         let db = try encryptedDatabase()
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let formatter = utcDateFormatter()
         let date = Date(timeIntervalSince1970: 86_400)
         let insert = try db.makeStatement("INSERT INTO t(id, at) VALUES (?, ?)")
         try insert.bind(1, at: 1)
