@@ -21,6 +21,12 @@ extension PageCodec {
         /// The free-list leaves; empty when the free list could not be read.
         let freeLeaves: Set<Int>
 
+        /// The lock-byte page of `pageSize`-byte pages and the leaves of `freeList`, if it could be read.
+        init(pageSize: Int, freeList: FreeList?) {
+            lockBytePage = CipherLayout.lockBytePage(pageSize: pageSize)
+            freeLeaves = Set(freeList?.leaves ?? [])
+        }
+
         /// Whether page `number` may hold zeros in a sound file.
         func contains(_ number: Int) -> Bool { number == lockBytePage || freeLeaves.contains(number) }
     }
@@ -80,8 +86,6 @@ extension PageCodec {
     /// The pages of the file open as `descriptor` that may hold zeros when it is sound (see
     /// ``UnwrittenPages``); only the lock-byte page when the free list cannot be read.
     func unwrittenPages(descriptor: Int32, path: String, filePages: Int) throws(DatabaseError) -> UnwrittenPages {
-        let freeList = try readFreeList(descriptor: descriptor, path: path, filePages: filePages)
-        return UnwrittenPages(
-            lockBytePage: CipherLayout.lockBytePage(pageSize: layout.pageSize), freeLeaves: Set(freeList?.leaves ?? []))
+        UnwrittenPages(pageSize: layout.pageSize, freeList: try readFreeList(descriptor: descriptor, path: path, filePages: filePages))
     }
 }

@@ -111,8 +111,7 @@ extension PageVerifier {
         let filePages = fileSize / pageSize
         let codec = try PageCodec(layout: layout, pageKey: pageKey, salt: salt)
         guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return nil }
-        let unwritten = PageCodec.UnwrittenPages(
-            lockBytePage: CipherLayout.lockBytePage(pageSize: pageSize), freeLeaves: Set(freeList.leaves))
+        let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
         guard try !hasZeroedPage(descriptor: descriptor, pageCount: filePages, except: unwritten, cancellation: cancellation) else {
             return nil
         }

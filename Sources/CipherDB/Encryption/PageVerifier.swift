@@ -236,7 +236,7 @@ public struct PageVerifier: Sendable {
         let unwritten =
             (try? PageCodec(layout: layout, pageKey: pageKey, salt: salt).unwrittenPages(
                 descriptor: descriptor, path: path, filePages: fileSize / pageSize))
-            ?? PageCodec.UnwrittenPages(lockBytePage: CipherLayout.lockBytePage(pageSize: pageSize), freeLeaves: [])
+            ?? PageCodec.UnwrittenPages(pageSize: pageSize, freeList: nil)
         // So are the file's copies of pages a committed log frame holds: SQLite reads those from
         // the log, and a checkpoint a reader held back may have left holes of zeros for them.
         let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
