@@ -54,7 +54,10 @@ final class KeysCommandTests: CLITestCase {
         try cipherdb(["keys", "destroy", "app", "--version", "2"] + unlock, env: env, expect: 64)
         try cipherdb(["keys", "destroy", "app", "--version", "1"] + unlock, env: env)
         XCTAssertTrue(try cipherdb(["keys", "list"] + unlock, env: env).stdout.contains("v1  destroyed"))
-        try cipherdb(["keys", "destroy", "app"] + unlock, env: env)
+        // a.db and b.db still need version 2: deleting the entry takes --force (and, without a terminal, --yes-really).
+        let refused = try cipherdb(["keys", "destroy", "app"] + unlock, env: env, expect: 65)
+        XCTAssertTrue(refused.stderr.contains(path("a.db")) && refused.stderr.contains(path("b.db")), refused.stderr)
+        try cipherdb(["keys", "destroy", "app", "--force", "--yes-really"] + unlock, env: env)
         try cipherdb(["keys", "list"] + unlock, env: env)
         try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app"] + unlock, env: env, expect: 66)
     }

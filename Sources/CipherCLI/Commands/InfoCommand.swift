@@ -104,6 +104,8 @@ struct InfoCommand: ParsableCommand {
                 ("use_hmac", settings.usesHMAC.map { .bool($0) } ?? .null),
                 ("kdf_algorithm", settings.kdfAlgorithm.map { .string($0.rawValue) } ?? .null),
                 ("hmac_algorithm", settings.hmacAlgorithm.map { .string($0.rawValue) } ?? .null),
+                ("key_id", opened.key?.keyID.map { .string($0) } ?? .null),
+                ("key_version", opened.key?.keyVersion.map { .int(Int64($0)) } ?? .null),
             ]
             lines += [
                 "sqlcipher:       \(version?.text ?? "unknown")\(db.cipherProvider.map { " (\($0) \(db.cipherProviderVersion ?? ""))" } ?? "")",
@@ -136,7 +138,8 @@ struct InfoCommand: ParsableCommand {
     static func kdfText(_ opened: OpenedDatabase, _ settings: CipherSettings) -> String {
         switch opened.key?.key {
         case .raw?, .rawWithSalt?:
-            return "none at open (raw key\(opened.key?.keyID.map { " from keystore id '\($0)'" } ?? ""))"
+            let version = opened.key?.keyVersion.map { " version \($0)" } ?? ""
+            return "none at open (raw key\(opened.key?.keyID.map { " from keystore id '\($0)'\(version)" } ?? ""))"
         default:
             let algorithm = settings.kdfAlgorithm?.rawValue.uppercased() ?? "SHA1"
             return "PBKDF2-HMAC-\(algorithm), \(settings.kdfIterations.map(String.init) ?? "default") iterations"

@@ -40,8 +40,20 @@ struct ResolvedKey {
     let settings: CipherSettings?
     /// The key id, when it came from the keystore.
     let keyID: String?
+    /// The key version, when it came from the keystore and opens an existing database.
+    var keyVersion: Int? = nil
+    /// The keystore the key came from, which records the databases written with it.
+    var keystore: KeystoreAccess? = nil
     /// Where the key came from, for `--verbose` (never the key).
     var origin = ""
+
+    /// Records `database`, just written with this key, in the keystore the key came from (nothing
+    /// for other keys): so that no version it needs is retired without a word. A keystore that
+    /// cannot be written gets a warning, never a failure: the database is written.
+    func recordWritten(_ database: String) {
+        guard let keyID, let keystore else { return }
+        keystore.record(database, id: keyID)
+    }
 
     /// A line for `--verbose`: the key's kind and origin and the settings, never key material.
     func summary(settings: CipherSettings) -> String {

@@ -241,8 +241,12 @@ final class KeystoreAccess {
         do {
             let found = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: id)
             readLocks.append(found.lock)
+            if let failure = keystore.lastRecordingError {
+                Console.error("warning: \(path) could not be recorded in the keystore \(options.path): \(failure.description)")
+            }
             let origin = "keystore \(options.path), id '\(id)' version \(found.version)"
-            return ResolvedKey(key: .raw(found.key), settings: found.settings, keyID: id, origin: origin)
+            return ResolvedKey(
+                key: .raw(found.key), settings: found.settings, keyID: id, keyVersion: found.version, keystore: self, origin: origin)
         } catch .noKeyOpensDatabase {
             return try databaseKey(id: id)
         } catch {
@@ -255,9 +259,27 @@ final class KeystoreAccess {
         let keystore = try keystore()
         do {
             let (key, settings) = try keystore.databaseKey(id: id)
-            return ResolvedKey(key: key, settings: settings, keyID: id, origin: "keystore \(options.path), id '\(id)'")
+            return ResolvedKey(key: key, settings: settings, keyID: id, keystore: self, origin: "keystore \(options.path), id '\(id)'")
         } catch {
             throw CLIError.keystore(error, path: options.path)
         }
+    }
+
+    /// Records `database` as keyed by `id` (see ``ResolvedKey/recordWritten(_:)``). The read
+    /// locks this command holds would keep the keystore's write out: they go first.
+    func record(_ database: String, id: String) {
+        readLocks.removeAll()
+        let failure: String
+        do {
+            try keystore().recordDatabase(path: database, id: id)
+            return
+        } catch let error as CLIError {
+            failure = error.message
+        } catch let error as KeystoreError {
+            failure = error.description
+        } catch {
+            failure = "\(error)"
+        }
+        Console.error("warning: \(database) could not be recorded in the keystore \(options.path): \(failure)")
     }
 }

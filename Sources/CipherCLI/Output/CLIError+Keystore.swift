@@ -54,6 +54,21 @@ extension CLIError {
             return CLIError(.usage, error.description)
         case .database(let databaseError):
             return CLIError.database(databaseError, path: path)
+        case .databaseOnUnusableVersion(let id, _, let version, let reason):
+            return CLIError(
+                .wrongKey, error.description,
+                hint: reason == "destroyed"
+                    ? "only a keystore backup that still holds version \(version) of '\(id)' opens it"
+                    : "`cipherdb keys enable \(id) --version \(version)` or a lower `cipherdb keys min-version` opens it again; "
+                        + "then `cipherdb keys rekey-databases \(id)` moves it to the primary")
+        case .versionInUse(let id, _, let databases):
+            var steps = ["move them to the primary first: `cipherdb keys rekey-databases \(id)`"]
+            if databases.contains(where: { $0.status != .present }) {
+                steps.append(
+                    "a database deleted on purpose: `cipherdb keys databases forget PATH`; one moved: rekey it at its new path")
+            }
+            steps.append("--force does it anyway (the databases named then open with no key this keystore holds)")
+            return CLIError(.dataError, error.description, hint: steps.joined(separator: "; "))
         case .noKeyOpensDatabase:
             return CLIError(.wrongKey, error.description, hint: "check --key-id; `cipherdb verify` tells a damaged file from a wrong key")
         case .rotationFailed(_, let database, let cause, let outcome):

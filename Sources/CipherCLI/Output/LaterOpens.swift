@@ -6,8 +6,10 @@ import CipherDB
 enum LaterOpens {
     /// Says what every later open of `database` needs: the whole note unless `--quiet`; with
     /// `--quiet`, still the salt of a file with a plaintext header, which exists nowhere else.
+    /// A database written with a keystore key is recorded in that keystore here too.
     static func tell(database: String, key: ResolvedKey?, settings: CipherSettings, common: CommonOptions) {
         guard let key else { return }
+        key.recordWritten(database)
         if !common.quiet {
             if let note = note(database: database, key: key, settings: settings) { Console.error(note) }
         } else if settings.hasPlaintextHeader, let salt = settings.saltHex {

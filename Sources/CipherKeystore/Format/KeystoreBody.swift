@@ -2,11 +2,25 @@ import CipherCrypto
 import CipherDB
 import Foundation
 
-/// The state of one key version.
-
+/// The sealed body: every entry, and the databases the keystore keyed, in a canonical binary form.
+///
+/// ```
+/// u16 body version = 2 (1: no database records), u32 entry count, then per entry (sorted by id):
+///   u16 id length, id (UTF-8), u8 flags (1 = exportable, 2 = deletion allowed),
+///   u32 primary, u32 pending (0 = none), u32 minimum decryption version, u32 page size (0 = default),
+///   u32 version count, then per version: u32 number, u8 state (1 enabled, 2 disabled, 3 destroyed),
+///   u8 origin (1 generated, 2 imported), u64 created (Unix seconds), u8 key length (32, or 0 if destroyed), key
+/// version 2 then: u32 database count, per database (sorted by key id, then path):
+///   u16 path length, path (UTF-8), u16 key id length, key id, u8 identity length (0 or 16), identity,
+///   u32 version, u64 seen (Unix seconds)
+/// ```
 struct KeystoreBody {
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
+    /// The first version, without database records: still read.
+    static let versionWithoutDatabases: UInt16 = 1
     var entries: [KeyEntry] = []
+    /// The databases the keystore keyed (see ``DatabaseRecord``).
+    var databases: [DatabaseRecord] = []
 
     func entryIndex(_ id: String) throws(KeystoreError) -> Int {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { throw .keyNotFound(id: id) }
@@ -16,11 +30,17 @@ struct KeystoreBody {
     /// Serializes into a secret buffer: key bytes never pass through a Swift array.
     func encode() throws(KeystoreError) -> SecretBytes {
         let sorted = entries.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        let records = databases.sorted(by: Self.recordOrder)
         var size = 2 + 4
         for entry in sorted {
             try entry.validate()
             size += 2 + entry.id.utf8.count + 1 + 16 + 4
             for version in entry.versions { size += 4 + 1 + 1 + 8 + 1 + (version.key?.count ?? 0) }
+        }
+        size += 4
+        for record in records {
+            try validate(record)
+            size += 2 + record.path.utf8.count + 2 + record.keyID.utf8.count + 1 + record.identity.count + 4 + 8
         }
         do {
             return try SecretBytes(count: size) { buffer in
@@ -49,6 +69,17 @@ struct KeystoreBody {
                         }
                     }
                 }
+                try writer.u32(UInt32(records.count))
+                for record in records {
+                    try writer.u16(UInt16(record.path.utf8.count))
+                    try writer.bytes(Array(record.path.utf8))
+                    try writer.u16(UInt16(record.keyID.utf8.count))
+                    try writer.bytes(Array(record.keyID.utf8))
+                    try writer.u8(UInt8(record.identity.count))
+                    try writer.bytes(record.identity)
+                    try writer.u32(UInt32(record.version))
+                    try writer.u64(UInt64(bitPattern: record.seen))
+                }
                 guard writer.offset == size else { throw SecretWriter.Overflow() }
             }
         } catch {
@@ -56,12 +87,40 @@ struct KeystoreBody {
         }
     }
 
+    /// Records sort by key id, then path (bytewise): the canonical order, one record per pair.
+    static func recordOrder(_ a: DatabaseRecord, _ b: DatabaseRecord) -> Bool {
+        a.keyID == b.keyID ? a.path.utf8.lexicographicallyPrecedes(b.path.utf8) : a.keyID.utf8.lexicographicallyPrecedes(b.keyID.utf8)
+    }
+
+    /// The invariants of a record; checked after decoding and before every write.
+    func validate(_ record: DatabaseRecord) throws(KeystoreError) {
+        guard !record.path.isEmpty, record.path.utf8.count <= DatabaseRecord.maximumPathLength else {
+            throw .malformed("a database path is empty or too long")
+        }
+        guard entries.contains(where: { $0.id == record.keyID }) else {
+            throw .malformed("a database record names the missing key '\(record.keyID)'")
+        }
+        guard record.identity.isEmpty || record.identity.count == 16 else { throw .malformed("a database identity's length") }
+        guard record.version >= 1, record.version <= Int(UInt32.max) else { throw .malformed("a database's version") }
+    }
+
+    /// `length` bytes of UTF-8 text.
+    private static func text(_ reader: inout ByteReader, length: Int, what: String) throws -> String {
+        guard let text = String(validating: try reader.take(length), as: UTF8.self) else {
+            throw KeystoreError.malformed("\(what) is not UTF-8")
+        }
+        return text
+    }
+
     /// Parses a decrypted body; any inconsistency is ``KeystoreError/malformed(_:)``.
     static func decode(_ plaintext: SecretBytes) throws(KeystoreError) -> KeystoreBody {
         try plaintext.withUnsafeBytes { (raw) throws(KeystoreError) -> KeystoreBody in
             var reader = ByteReader(raw)
             do {
-                guard try reader.u16() == version else { throw KeystoreError.malformed("unknown body version") }
+                let bodyVersion = try reader.u16()
+                guard bodyVersion == version || bodyVersion == versionWithoutDatabases else {
+                    throw KeystoreError.malformed("unknown body version")
+                }
                 let count = Int(try reader.u32())
                 guard count <= raw.count else { throw KeystoreError.malformed("entry count") }
                 var body = KeystoreBody()
@@ -105,6 +164,23 @@ struct KeystoreBody {
                         throw KeystoreError.malformed("entries out of order or duplicated")
                     }
                     body.entries.append(entry)
+                }
+                if bodyVersion == version {
+                    let recordCount = Int(try reader.u32())
+                    guard recordCount <= reader.remaining else { throw KeystoreError.malformed("database count") }
+                    for _ in 0..<recordCount {
+                        let path = try Self.text(&reader, length: Int(try reader.u16()), what: "a database path")
+                        let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a database's key id")
+                        let identity = try reader.bytes(Int(try reader.u8()))
+                        let record = DatabaseRecord(
+                            path: path, keyID: keyID, identity: identity, version: Int(try reader.u32()),
+                            seen: Int64(bitPattern: try reader.u64()))
+                        try body.validate(record)
+                        guard body.databases.last.map({ Self.recordOrder($0, record) }) ?? true else {
+                            throw KeystoreError.malformed("database records out of order or duplicated")
+                        }
+                        body.databases.append(record)
+                    }
                 }
                 guard reader.remaining == 0 else { throw KeystoreError.malformed("bytes after the last entry") }
                 return body

@@ -2,8 +2,7 @@ import CipherCrypto
 import CipherDB
 import Foundation
 
-/// The state of one key version.
-
+/// Metadata of one keystore entry (one database id), as `list` shows it: never key bytes.
 public struct KeyEntryInfo: Sendable, Hashable, Codable {
     /// The entry's id, usually naming a database.
     public let id: String
@@ -26,8 +25,7 @@ public struct KeyEntryInfo: Sendable, Hashable, Codable {
     public var latestVersion: Int { versions.last?.version ?? 0 }
 }
 
-/// One key version with its bytes, inside the unlocked keystore only.
-
+/// One entry with its versions, inside the unlocked keystore only.
 struct KeyEntry {
     var id: String
     var exportable: Bool
@@ -86,6 +84,15 @@ struct KeyEntry {
         return key
     }
 
+    /// Why `version` may not open a database (`nil` when it may): disabled, destroyed, or below
+    /// the minimum decryption version.
+    func unusableReason(_ version: Int) throws(KeystoreError) -> String? {
+        let state = versions[try index(of: version)].state
+        if state != .enabled { return state.rawValue }
+        if version < minimumDecryption { return "below its minimum decryption version \(minimumDecryption)" }
+        return nil
+    }
+
     /// The invariants every entry keeps; checked after decoding and before every write.
     func validate() throws(KeystoreError) {
         try Self.validateID(id)
@@ -113,13 +120,3 @@ struct KeyEntry {
         }
     }
 }
-
-/// The sealed body: every entry, in a canonical binary form.
-///
-/// ```
-/// u16 body version = 1, u32 entry count, then per entry (sorted by id):
-///   u16 id length, id (UTF-8), u8 flags (1 = exportable, 2 = deletion allowed),
-///   u32 primary, u32 pending (0 = none), u32 minimum decryption version, u32 page size (0 = default),
-///   u32 version count, then per version: u32 number, u8 state (1 enabled, 2 disabled, 3 destroyed),
-///   u8 origin (1 generated, 2 imported), u64 created (Unix seconds), u8 key length (32, or 0 if destroyed), key
-/// ```

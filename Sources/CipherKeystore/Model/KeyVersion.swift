@@ -3,7 +3,6 @@ import CipherDB
 import Foundation
 
 /// The state of one key version.
-
 public enum KeyVersionState: String, Sendable, Hashable, Codable {
     /// Usable for opening databases.
     case enabled
@@ -33,8 +32,7 @@ public struct KeyVersionInfo: Sendable, Hashable, Codable {
     public let created: Date
 }
 
-/// Metadata of one keystore entry (one database id), as `list` shows it: never key bytes.
-
+/// One key version with its bytes, inside the unlocked keystore only.
 struct KeyVersion {
     var number: Int
     var state: KeyVersionState
@@ -47,5 +45,3 @@ struct KeyVersion {
         KeyVersionInfo(version: number, state: state, origin: origin, created: Date(timeIntervalSince1970: TimeInterval(created)))
     }
 }
-
-/// One entry with its versions, inside the unlocked keystore only.

@@ -53,7 +53,9 @@ extension Keystore {
         id: String,
         flags: Database.OpenFlags = .readWriteCreate
     ) throws(KeystoreError) -> Database {
-        try openResolvingRotation(path: databasePath, id: id, flags: flags).database
+        let opened = try openResolvingRotation(path: databasePath, id: id, flags: flags)
+        noteDatabase(path: databasePath, id: id, version: opened.version)
+        return opened.database
     }
 
     /// Opens a `DatabaseQueue` on `path` with the key of `id` that opens it (finishing or undoing
@@ -95,6 +97,7 @@ extension Keystore {
             }
         }
         let found = try databaseKey(forDatabaseAt: path, id: id)
+        noteDatabase(path: path, id: id, version: found.version)
         return (found.key, found.settings)
     }
 
@@ -126,7 +129,7 @@ extension Keystore {
         return try withFileLock { () throws(KeystoreError) -> (key: SecretBytes, settings: CipherSettings, version: Int) in
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             guard let found = try Self.matchingVersion(path: path, entry: entry) else {
-                throw .noKeyOpensDatabase(id: id, path: path)
+                throw whyNoVersionOpens(path: path, entry: entry)
             }
             if let pending = entry.pending {
                 if found.version == pending {
@@ -159,23 +162,51 @@ extension Keystore {
     ) throws(KeystoreError)
         -> (key: SecretBytes, settings: CipherSettings, version: Int, lock: KeystoreReadLock)
     {
+        var recordingTried = false
         for _ in 0..<3 {
             let lock = try KeystoreReadLock(keystorePath: self.path, timeout: lockTimeout)
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
-                return (found.key, entry.cipherSettings, found.version, lock)
+                let recorded = try records(path: path, id: id, version: found.version)
+                if recordingTried || recorded {
+                    return (found.key, entry.cipherSettings, found.version, lock)
+                }
+                // Recording writes the keystore, which this process's own read lock would keep
+                // out: record without it, then choose again under a new one.
+                _ = consume lock
+                noteDatabase(path: path, id: id, version: found.version)
+                recordingTried = true
+                continue
             }
             // An interrupted rotation to settle, or no match: that needs the exclusive lock, which
             // this process's own read lock would keep out.
             _ = consume lock
             _ = try databaseKey(forDatabaseAt: path, id: id)
         }
-        throw .noKeyOpensDatabase(id: id, path: path)
+        let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+        throw whyNoVersionOpens(path: path, entry: entry)
+    }
+
+    /// Which versions ``matchingVersion(path:entry:trying:)`` tries.
+    enum VersionsToTry {
+        /// Enabled versions at or above the minimum: those that may open a database.
+        case usable
+        /// Every version whose bytes the keystore still holds, disabled and retired ones too: to
+        /// tell which version a database is on, not to open it.
+        case everyHeldVersion
     }
 
     /// The first candidate version of `entry` whose key opens `path` offline.
-    static func matchingVersion(path: String, entry: KeyEntry) throws(KeystoreError) -> (version: Int, key: SecretBytes)? {
-        for (version, key) in candidates(for: entry) {
+    static func matchingVersion(
+        path: String, entry: KeyEntry, trying versions: VersionsToTry = .usable
+    ) throws(KeystoreError) -> (version: Int, key: SecretBytes)? {
+        var tried = candidates(for: entry)
+        if versions == .everyHeldVersion {
+            for version in entry.versions.reversed() where !tried.contains(where: { $0.version == version.number }) {
+                if let key = version.key { tried.append((version.number, key)) }
+            }
+        }
+        for (version, key) in tried {
             do {
                 if try PageVerifier.keyOpensDatabase(at: path, key: .raw(key), settings: entry.cipherSettings) {
                     return (version, key)
@@ -188,6 +219,28 @@ extension Keystore {
             }
         }
         return nil
+    }
+
+    /// Why no usable version of `entry` opens `path`: the version that does but may not be used
+    /// (disabled, below the minimum), else the destroyed version the keystore last saw it on, else
+    /// ``KeystoreError/noKeyOpensDatabase(id:path:)``. Never a guess at key-derivation settings:
+    /// keystore keys have none.
+    func whyNoVersionOpens(path: String, entry: KeyEntry) -> KeystoreError {
+        if let found = try? Self.matchingVersion(path: path, entry: entry, trying: .everyHeldVersion),
+            let reason = try? entry.unusableReason(found.version)
+        {
+            return .databaseOnUnusableVersion(id: entry.id, path: path, version: found.version, reason: reason)
+        }
+        let canonical = DatabaseRecord.canonicalPath(path)
+        let identity = DatabaseRecord.identity(ofFileAt: canonical)
+        if let record = try? readBody({ body in
+            body.databases.first { $0.path == canonical && $0.keyID == entry.id && ($0.identity.isEmpty || $0.identity == identity) }
+        }),
+            let version = entry.versions.first(where: { $0.number == record.version }), version.state == .destroyed
+        {
+            return .databaseOnUnusableVersion(id: entry.id, path: path, version: record.version, reason: "destroyed")
+        }
+        return .noKeyOpensDatabase(id: entry.id, path: path)
     }
 
     /// Opens `path`, settling an interrupted rotation of `id` on the way. Returns the database, the
@@ -208,7 +261,13 @@ extension Keystore {
         // Interrupted or running rotation: decide under the lock so a rotation still running finishes first.
         return try withFileLock { () throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) in
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
-            let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+            let database: Database
+            let version: Int
+            do throws(KeystoreError) {
+                (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+            } catch .noKeyOpensDatabase {
+                throw whyNoVersionOpens(path: databasePath, entry: entry)
+            }
             guard let pending = entry.pending else { return (database, entry, version) }
             do throws(KeystoreError) {
                 if version == pending {
@@ -233,12 +292,23 @@ extension Keystore {
         }
     }
 
-    /// Makes `pending` the primary and clears the pending mark.
-    func finishRotation(id: String, pending: Int) throws(KeystoreError) {
-        try updateEntry(id) { (entry) throws(KeystoreError) in
+    /// Makes `pending` the primary and clears the pending mark; records `databasesOnIt` (proven on
+    /// `pending` by the caller) as on that version, in the same write.
+    func finishRotation(id: String, pending: Int, databasesOnIt paths: [String] = []) throws(KeystoreError) {
+        try transaction { (draft) throws(KeystoreError) in
+            let index = try draft.body.entryIndex(id)
+            var entry = draft.body.entries[index]
             guard entry.pending == pending else { return }
             entry.primary = pending
             entry.pending = nil
+            try entry.validate()
+            draft.body.entries[index] = entry
+            for path in paths.map(DatabaseRecord.canonicalPath) {
+                draft.body.databases.removeAll { $0.path == path && $0.keyID == id }
+                draft.body.databases.append(
+                    DatabaseRecord(
+                        path: path, keyID: id, identity: DatabaseRecord.identity(ofFileAt: path), version: pending, seen: Self.now()))
+            }
         }
     }
 

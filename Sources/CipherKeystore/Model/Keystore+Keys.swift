@@ -106,6 +106,33 @@ extension Keystore {
         }
     }
 
+    /// Applies `change` to one entry inside a transaction, unless it leaves a version that a
+    /// recorded database needs unusable (see ``KeystoreError/versionInUse(id:action:databases:)``)
+    /// and `force` is false. The versions checked are those usable before and not after.
+    func updateEntry<R>(
+        _ id: String, action: String, force: Bool, _ change: (inout KeyEntry) throws(KeystoreError) -> R
+    ) throws(KeystoreError) -> R {
+        try transaction { (draft) throws(KeystoreError) -> R in
+            let index = try draft.body.entryIndex(id)
+            let before = draft.body.entries[index]
+            var entry = before
+            let result = try change(&entry)
+            try entry.validate()
+            // Usable before and not after, or held before and destroyed after.
+            let retired = Set(
+                before.versions.map(\.number).filter { version in
+                    let wasUsable = (try? before.unusableReason(version)) == .some(nil)
+                    let isUsable = (try? entry.unusableReason(version)) == .some(nil)
+                    let wasHeld = before.versions.contains { $0.number == version && $0.key != nil }
+                    let isHeld = entry.versions.contains { $0.number == version && $0.key != nil }
+                    return (wasUsable && !isUsable) || (wasHeld && !isHeld)
+                })
+            try Self.requireNoDatabaseNeeds(retired, of: before, in: &draft, action: action, force: force)
+            draft.body.entries[index] = entry
+            return result
+        }
+    }
+
     /// Enables a disabled version.
     ///
     /// - Throws: ``KeystoreError/versionUnavailable(id:version:reason:)`` for a destroyed version.
@@ -121,9 +148,12 @@ extension Keystore {
 
     /// Disables a version: it stays in the keystore but opens nothing until enabled again.
     ///
-    /// - Throws: ``KeystoreError/refused(_:)`` for the primary or pending version.
-    public func disable(id: String, version: Int) throws(KeystoreError) {
-        try updateEntry(id) { (entry) throws(KeystoreError) in
+    /// - Parameter force: disable it even while a recorded database needs it (see
+    ///   ``KeystoreError/versionInUse(id:action:databases:)``).
+    /// - Throws: ``KeystoreError/refused(_:)`` for the primary or pending version,
+    ///   ``KeystoreError/versionInUse(id:action:databases:)``.
+    public func disable(id: String, version: Int, force: Bool = false) throws(KeystoreError) {
+        try updateEntry(id, action: "disabling version \(version)", force: force) { (entry) throws(KeystoreError) in
             let index = try entry.index(of: version)
             guard version != entry.primary, version != entry.pending else {
                 throw .refused("version \(version) of '\(id)' is the primary or pending version")
@@ -138,9 +168,12 @@ extension Keystore {
     /// Destroys a version: its bytes are removed from the file for good (the next write no longer
     /// contains them; the old file is replaced by rename).
     ///
-    /// - Throws: ``KeystoreError/refused(_:)`` for the primary or pending version.
-    public func destroy(id: String, version: Int) throws(KeystoreError) {
-        try updateEntry(id) { (entry) throws(KeystoreError) in
+    /// - Parameter force: destroy it even while a recorded database needs it: that database then
+    ///   opens with no key the keystore holds.
+    /// - Throws: ``KeystoreError/refused(_:)`` for the primary or pending version,
+    ///   ``KeystoreError/versionInUse(id:action:databases:)``.
+    public func destroy(id: String, version: Int, force: Bool = false) throws(KeystoreError) {
+        try updateEntry(id, action: "destroying version \(version)", force: force) { (entry) throws(KeystoreError) in
             let index = try entry.index(of: version)
             guard version != entry.primary, version != entry.pending else {
                 throw .refused("version \(version) of '\(id)' is the primary or pending version")
@@ -152,9 +185,12 @@ extension Keystore {
 
     /// Sets the minimum decryption version: older versions are refused and `trim` may destroy them.
     ///
-    /// - Throws: ``KeystoreError/invalidParameter(_:)`` unless `1 ≤ version ≤ primary`.
-    public func setMinimumDecryptionVersion(id: String, _ version: Int) throws(KeystoreError) {
-        try updateEntry(id) { (entry) throws(KeystoreError) in
+    /// - Parameter force: retire versions even while recorded databases need them.
+    /// - Throws: ``KeystoreError/invalidParameter(_:)`` unless `1 ≤ version ≤ primary`,
+    ///   ``KeystoreError/versionInUse(id:action:databases:)``.
+    public func setMinimumDecryptionVersion(id: String, _ version: Int, force: Bool = false) throws(KeystoreError) {
+        try updateEntry(id, action: "raising the minimum decryption version to \(version)", force: force) {
+            (entry) throws(KeystoreError) in
             guard version >= 1, version <= entry.primary else {
                 throw .invalidParameter("the minimum decryption version must be between 1 and the primary version \(entry.primary)")
             }
@@ -167,9 +203,18 @@ extension Keystore {
 
     /// Destroys every version below the minimum decryption version (Vault's `trim`). Returns the
     /// versions destroyed.
+    ///
+    /// - Parameter force: destroy them even while recorded databases need them.
+    /// - Throws: ``KeystoreError/versionInUse(id:action:databases:)`` naming the databases.
     @discardableResult
-    public func trim(id: String) throws(KeystoreError) -> [Int] {
-        try updateEntry(id) { (entry) throws(KeystoreError) -> [Int] in
+    public func trim(id: String, force: Bool = false) throws(KeystoreError) -> [Int] {
+        try transaction { (draft) throws(KeystoreError) -> [Int] in
+            let entryIndex = try draft.body.entryIndex(id)
+            var entry = draft.body.entries[entryIndex]
+            let doomed = Set(
+                entry.versions.filter { $0.number < entry.minimumDecryption && $0.state != .destroyed }.map(\.number))
+            let action = "trimming (destroying) version(s) " + doomed.sorted().map(String.init).joined(separator: ", ")
+            try Self.requireNoDatabaseNeeds(doomed, of: entry, in: &draft, action: action, force: force)
             var destroyed: [Int] = []
             for index in entry.versions.indices
             where entry.versions[index].number < entry.minimumDecryption
@@ -179,6 +224,8 @@ extension Keystore {
                 entry.versions[index].key = nil
                 destroyed.append(entry.versions[index].number)
             }
+            try entry.validate()
+            draft.body.entries[entryIndex] = entry
             return destroyed
         }
     }
@@ -193,15 +240,21 @@ extension Keystore {
         try updateEntry(id) { (entry) throws(KeystoreError) in entry.deletionAllowed = true }
     }
 
-    /// Deletes the whole entry and every version's bytes.
+    /// Deletes the whole entry and every version's bytes, and its database records.
     ///
-    /// - Throws: ``KeystoreError/deletionNotAllowed(id:)`` unless ``allowDeletion(id:)`` was called.
-    public func deleteKey(id: String) throws(KeystoreError) {
+    /// - Parameter force: delete it even while recorded databases need its versions.
+    /// - Throws: ``KeystoreError/deletionNotAllowed(id:)`` unless ``allowDeletion(id:)`` was called,
+    ///   ``KeystoreError/versionInUse(id:action:databases:)``.
+    public func deleteKey(id: String, force: Bool = false) throws(KeystoreError) {
         try transaction { (draft) throws(KeystoreError) in
             let index = try draft.body.entryIndex(id)
-            guard draft.body.entries[index].deletionAllowed else { throw .deletionNotAllowed(id: id) }
-            guard draft.body.entries[index].pending == nil else { throw .refused("'\(id)' has a rotation in progress") }
+            let entry = draft.body.entries[index]
+            guard entry.deletionAllowed else { throw .deletionNotAllowed(id: id) }
+            guard entry.pending == nil else { throw .refused("'\(id)' has a rotation in progress") }
+            try Self.requireNoDatabaseNeeds(
+                Set(entry.versions.map(\.number)), of: entry, in: &draft, action: "deleting every version", force: force)
             draft.body.entries.remove(at: index)
+            draft.body.databases.removeAll { $0.keyID == id }
         }
     }
 

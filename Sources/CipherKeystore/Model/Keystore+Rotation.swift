@@ -84,8 +84,8 @@ extension Keystore {
                 }
             }
 
-            // Phase 3: commit.
-            try finishRotation(id: id, pending: pending)
+            // Phase 3: commit, recording every database as on the new version.
+            try finishRotation(id: id, pending: pending, databasesOnIt: databasePaths)
             return RotationResult(id: id, previousVersion: previous, newVersion: pending, rekeyedDatabases: rekeyed)
         }
     }
@@ -105,7 +105,7 @@ extension Keystore {
     }
 
     /// Moves one database to `newKey`. Returns `false` if it was already there.
-    private func rekeyDatabase(path: String, entry: KeyEntry, newVersion: Int, newKey: SecretBytes) throws(KeystoreError) -> Bool {
+    func rekeyDatabase(path: String, entry: KeyEntry, newVersion: Int, newKey: SecretBytes) throws(KeystoreError) -> Bool {
         if try Self.opens(path: path, key: newKey, settings: entry.cipherSettings) { return false }
         let (database, _) = try Self.openWithCandidates(path: path, entry: entry, flags: .readWrite)
         defer { database.close() }

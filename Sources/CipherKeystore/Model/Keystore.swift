@@ -55,6 +55,7 @@ public final class Keystore: @unchecked Sendable {
     private var current: KeystoreFile
     private var body: KeystoreBody
     private var timeout: Double = 30
+    private var lastRecordingFailure: KeystoreError?
 
     /// The keystore file's path.
     public let path: String
@@ -172,6 +173,18 @@ public final class Keystore: @unchecked Sendable {
 
     /// The write generation of the file as last read or written by this object.
     public var generation: UInt64 { locked { current.generation } }
+
+    /// Why the last automatic record of a database failed, or `nil` when it succeeded (or none was
+    /// needed). Opening a database by key id records it in the keystore when the record is
+    /// missing or out of date; a keystore that cannot be written (a read-only file) still opens
+    /// databases, and says so here.
+    public var lastRecordingError: KeystoreError? { locked { lastRecordingFailure } }
+
+    /// The failure ``lastRecordingError`` reports; set by ``noteDatabase(path:id:version:)``.
+    var recordingError: KeystoreError? {
+        get { locked { lastRecordingFailure } }
+        set { locked { lastRecordingFailure = newValue } }
+    }
 
     /// The key slots, as last read.
     public var slots: [KeySlotInfo] { locked { current.slots.map(\.info) } }

@@ -91,6 +91,14 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case database(DatabaseError)
     /// None of the entry's candidate keys opens the database.
     case noKeyOpensDatabase(id: String, path: String)
+    /// The database is on a version of the key that may not open it: disabled, destroyed, or below
+    /// the minimum decryption version (the reason says which).
+    case databaseOnUnusableVersion(id: String, path: String, version: Int, reason: String)
+    /// A change would disable, retire or destroy a version that recorded databases still need (or
+    /// databases that cannot be found were last seen on); nothing was changed. Move them to the
+    /// primary with ``Keystore/rekeyDatabases(id:paths:)``, forget the records of databases gone
+    /// for good with ``Keystore/forgetDatabase(path:id:)``, or force the change.
+    case versionInUse(id: String, action: String, databases: [KnownDatabase])
     /// Rotation stopped; the keystore and the database were left consistent (the message says how).
     indirect case rotationFailed(id: String, path: String, cause: KeystoreError, outcome: String)
 
@@ -148,6 +156,19 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .bundleMismatch(let reason): return "the export bundle does not match: \(reason)"
         case .database(let error): return error.description
         case .noKeyOpensDatabase(let id, let path): return "no usable version of key '\(id)' opens \(path)"
+        case .databaseOnUnusableVersion(let id, let path, let version, let reason):
+            return "\(path) is on version \(version) of key '\(id)', which is \(reason)"
+        case .versionInUse(let id, let action, let databases):
+            let names = databases.map { known -> String in
+                switch known.status {
+                case .present: return "\(known.record.path) (on version \(known.neededVersion))"
+                case .missing: return "\(known.record.path) (not found; last on version \(known.record.version))"
+                case .moved: return "\(known.record.path) (another file is there now; last on version \(known.record.version))"
+                case .unopenable: return "\(known.record.path) (no version opens it now; last on version \(known.record.version))"
+                }
+            }
+            return "refused: \(action) (key '\(id)') would strand \(databases.count) recorded database(s): "
+                + names.joined(separator: ", ")
         case .rotationFailed(let id, let path, let cause, let outcome):
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description

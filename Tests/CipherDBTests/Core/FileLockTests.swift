@@ -15,9 +15,11 @@ final class FileLockTests: DatabaseTestCase {
         let inode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
         let pid = ProcessInfo.processInfo.processIdentifier
         let table = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
-        return table.split(separator: "\n").map(String.init).filter { line in
+        // The first field numbers the line in the whole table: other processes' locks shift it.
+        return table.split(separator: "\n").compactMap { line -> String? in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count > 5 && fields[4] == "\(pid)" && fields[5].hasSuffix(":\(inode)")
+            guard fields.count > 5, fields[4] == "\(pid)", fields[5].hasSuffix(":\(inode)") else { return nil }
+            return fields.dropFirst().joined(separator: " ")
         }
     }
 

@@ -12,7 +12,8 @@ struct KeysRotateCommand: ParsableCommand {
             proved by reopening, then the new version becomes the primary; the old one stays enabled for \
             backups. A crash at any point leaves every database openable with --key-id; running the same \
             command again resumes. Without --database only the keystore changes (databases keep opening \
-            with the older, still enabled version).
+            with the older, still enabled version): the recorded databases that stay on it are named, and \
+            `keys rekey-databases ID` moves them later.
 
             Examples:
               cipherdb keys rotate app --database app.db --keystore-passphrase-env KS_PASS
@@ -38,6 +39,13 @@ struct KeysRotateCommand: ParsableCommand {
                 let version = try store.rotateKey(id: id)
                 common.info(
                     "'\(id)' now has primary version \(version); no database was rekeyed (they keep opening with the older version)")
+                let staying = try store.knownDatabases(id: id).filter { $0.neededVersion != version }
+                if !staying.isEmpty {
+                    Console.error(
+                        "note: \(staying.count) recorded database(s) stay on an older version of '\(id)': "
+                            + staying.map { "\($0.record.path) (v\($0.neededVersion))" }.joined(separator: ", ")
+                            + "; `cipherdb keys rekey-databases \(id)` moves them, and until then trim and destroy refuse those versions")
+                }
                 return
             }
             progress.phase("rotating '\(id)' over \(databases.count) database(s)")
