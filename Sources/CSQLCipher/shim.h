@@ -12,21 +12,126 @@
 static inline sqlite3_destructor_type cipherdb_sqlite_transient(void) { return SQLITE_TRANSIENT; }
 static inline sqlite3_destructor_type cipherdb_sqlite_static(void) { return SQLITE_STATIC; }
 
-// Anonymous files (O_TMPFILE) reach SQLite as /proc/self/fd/N. The unix VFS resolves symbolic
-// links in every path it is given, and /proc/self/fd/N is one: it would open "/dir/#123 (deleted)",
-// a new named file, instead of the anonymous one. This VFS is the default unix VFS with one change:
-// such paths are taken as they are, so SQLite opens the magic link itself (the anonymous file).
-// The unix VFSes share one table of system calls; "open" is replaced by one that lets these
-// paths be followed.
-// Every other path goes through the unix VFS unchanged.
-// The VFS lives on the heap (a header cannot hold C globals for Swift), followed by the unix
-// VFS's own xFullPathname.
+// The default VFS of CipherDB ("cipherdb-unix") is SQLite's unix VFS with two changes.
+//
+// 1. Anonymous files (O_TMPFILE) reach SQLite as /proc/self/fd/N. The unix VFS resolves symbolic
+//    links in every path it is given, and /proc/self/fd/N is one: it would open "/dir/#123
+//    (deleted)", a new named file, instead of the anonymous one. Such paths are taken as they are,
+//    so SQLite opens the magic link itself. The unix VFSes share one table of system calls; "open"
+//    is replaced by one that lets these paths be followed. Every other path is unchanged.
+// 2. A failed sync is final for the file it failed on. Linux may drop the dirty pages of a failed
+//    fsync and report success to the next one ("fsyncgate"), so a commit retried after a failed
+//    sync could be called durable while its data is gone. Every later xSync on that open file
+//    returns the first failure: the connection can roll back or be closed, never commit over it.
+//
+// Nothing here keeps a pointer to the sqlite3_vfs it is called with: an application may copy
+// this VFS's struct and register the copy under another name (FMDB's tests do), so the unix VFS
+// is looked up by name whenever it is needed. A header cannot hold C globals for Swift; function
+// statics serve instead.
+
+// A file opened through this VFS: the unix VFS's own file follows this header in memory.
 typedef struct {
-    sqlite3_vfs vfs;
-    int (*unix_full_pathname)(sqlite3_vfs *, const char *, int, char *);
-} cipherdb_anonymous_file_vfs;
+    sqlite3_file base;
+    sqlite3_file *real;
+    int sync_failure;  // the first failed xSync's code, 0 while none failed
+} cipherdb_file;
+
+static inline sqlite3_vfs *cipherdb_unix_vfs(void) { return sqlite3_vfs_find("unix"); }
+
+static inline sqlite3_file *cipherdb_real(sqlite3_file *file) { return ((cipherdb_file *)file)->real; }
+
+static int cipherdb_close(sqlite3_file *file) {
+    sqlite3_file *real = cipherdb_real(file);
+    return real->pMethods != NULL ? real->pMethods->xClose(real) : SQLITE_OK;
+}
+static int cipherdb_read(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 offset) {
+    return cipherdb_real(file)->pMethods->xRead(cipherdb_real(file), buffer, amount, offset);
+}
+static int cipherdb_write(sqlite3_file *file, const void *buffer, int amount, sqlite3_int64 offset) {
+    return cipherdb_real(file)->pMethods->xWrite(cipherdb_real(file), buffer, amount, offset);
+}
+static int cipherdb_truncate(sqlite3_file *file, sqlite3_int64 size) {
+    return cipherdb_real(file)->pMethods->xTruncate(cipherdb_real(file), size);
+}
+static int cipherdb_sync(sqlite3_file *file, int flags) {
+    cipherdb_file *wrapper = (cipherdb_file *)file;
+    if (wrapper->sync_failure != 0) return wrapper->sync_failure;
+    int rc = wrapper->real->pMethods->xSync(wrapper->real, flags);
+    if (rc != SQLITE_OK) wrapper->sync_failure = rc;
+    return rc;
+}
+static int cipherdb_file_size(sqlite3_file *file, sqlite3_int64 *size) {
+    return cipherdb_real(file)->pMethods->xFileSize(cipherdb_real(file), size);
+}
+static int cipherdb_lock(sqlite3_file *file, int level) { return cipherdb_real(file)->pMethods->xLock(cipherdb_real(file), level); }
+static int cipherdb_unlock(sqlite3_file *file, int level) {
+    return cipherdb_real(file)->pMethods->xUnlock(cipherdb_real(file), level);
+}
+static int cipherdb_check_reserved_lock(sqlite3_file *file, int *result) {
+    return cipherdb_real(file)->pMethods->xCheckReservedLock(cipherdb_real(file), result);
+}
+static int cipherdb_file_control(sqlite3_file *file, int op, void *argument) {
+    return cipherdb_real(file)->pMethods->xFileControl(cipherdb_real(file), op, argument);
+}
+static int cipherdb_sector_size(sqlite3_file *file) { return cipherdb_real(file)->pMethods->xSectorSize(cipherdb_real(file)); }
+static int cipherdb_device_characteristics(sqlite3_file *file) {
+    return cipherdb_real(file)->pMethods->xDeviceCharacteristics(cipherdb_real(file));
+}
+static int cipherdb_shm_map(sqlite3_file *file, int region, int size, int extend, void volatile **address) {
+    return cipherdb_real(file)->pMethods->xShmMap(cipherdb_real(file), region, size, extend, address);
+}
+static int cipherdb_shm_lock(sqlite3_file *file, int offset, int count, int flags) {
+    return cipherdb_real(file)->pMethods->xShmLock(cipherdb_real(file), offset, count, flags);
+}
+static void cipherdb_shm_barrier(sqlite3_file *file) { cipherdb_real(file)->pMethods->xShmBarrier(cipherdb_real(file)); }
+static int cipherdb_shm_unmap(sqlite3_file *file, int delete_flag) {
+    return cipherdb_real(file)->pMethods->xShmUnmap(cipherdb_real(file), delete_flag);
+}
+static int cipherdb_fetch(sqlite3_file *file, sqlite3_int64 offset, int amount, void **pointer) {
+    return cipherdb_real(file)->pMethods->xFetch(cipherdb_real(file), offset, amount, pointer);
+}
+static int cipherdb_unfetch(sqlite3_file *file, sqlite3_int64 offset, void *pointer) {
+    return cipherdb_real(file)->pMethods->xUnfetch(cipherdb_real(file), offset, pointer);
+}
+
+// The methods for a file whose unix methods are of `version` (1 to 3): the same version, so
+// SQLite never calls a method the unix file lacks.
+static inline const sqlite3_io_methods *cipherdb_io_methods(int version) {
+    static sqlite3_io_methods methods[3];
+    static int made = 0;
+    if (!made) {
+        for (int index = 0; index < 3; index++) {
+            sqlite3_io_methods m = {
+                index + 1, cipherdb_close, cipherdb_read, cipherdb_write, cipherdb_truncate, cipherdb_sync,
+                cipherdb_file_size, cipherdb_lock, cipherdb_unlock, cipherdb_check_reserved_lock, cipherdb_file_control,
+                cipherdb_sector_size, cipherdb_device_characteristics,
+                index >= 1 ? cipherdb_shm_map : NULL, index >= 1 ? cipherdb_shm_lock : NULL,
+                index >= 1 ? cipherdb_shm_barrier : NULL, index >= 1 ? cipherdb_shm_unmap : NULL,
+                index >= 2 ? cipherdb_fetch : NULL, index >= 2 ? cipherdb_unfetch : NULL,
+            };
+            methods[index] = m;
+        }
+        made = 1;  // filled once, before the VFS is registered (registration is serialized by Swift)
+    }
+    return &methods[(version < 1 ? 1 : version > 3 ? 3 : version) - 1];
+}
+
+static int cipherdb_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags) {
+    (void)vfs;
+    sqlite3_vfs *unix_vfs = cipherdb_unix_vfs();
+    cipherdb_file *wrapper = (cipherdb_file *)file;
+    wrapper->base.pMethods = NULL;
+    wrapper->real = (sqlite3_file *)(wrapper + 1);
+    wrapper->real->pMethods = NULL;
+    wrapper->sync_failure = 0;
+    if (unix_vfs == NULL) return SQLITE_CANTOPEN;
+    int rc = unix_vfs->xOpen(unix_vfs, name, wrapper->real, flags, out_flags);
+    if (wrapper->real->pMethods != NULL) wrapper->base.pMethods = cipherdb_io_methods(wrapper->real->pMethods->iVersion);
+    return rc;
+}
 
 static int cipherdb_full_pathname(sqlite3_vfs *vfs, const char *path, int out_size, char *out) {
+    (void)vfs;
     static const char prefix[] = "/proc/self/fd/";
     if (strncmp(path, prefix, sizeof prefix - 1) == 0) {
         size_t length = strlen(path);
@@ -34,7 +139,9 @@ static int cipherdb_full_pathname(sqlite3_vfs *vfs, const char *path, int out_si
         memcpy(out, path, length + 1);
         return SQLITE_OK;
     }
-    return ((cipherdb_anonymous_file_vfs *)vfs)->unix_full_pathname(vfs, path, out_size, out);
+    sqlite3_vfs *unix_vfs = cipherdb_unix_vfs();
+    if (unix_vfs == NULL) return SQLITE_CANTOPEN;
+    return unix_vfs->xFullPathname(unix_vfs, path, out_size, out);
 }
 
 // Newer SQLite opens every file with O_NOFOLLOW (it resolved links itself): not these paths,
@@ -53,14 +160,16 @@ static inline int cipherdb_register_anonymous_file_vfs(void) {
     sqlite3_vfs *current = sqlite3_vfs_find(NULL);
     if (current != NULL && strcmp(current->zName, name) == 0) return 1;
     if (current == NULL || strcmp(current->zName, "unix") != 0) return 0;
-    cipherdb_anonymous_file_vfs *shim = sqlite3_malloc(sizeof *shim);
+    sqlite3_vfs *shim = sqlite3_malloc(sizeof *shim);
     if (shim == NULL) return 0;
-    shim->vfs = *current;
-    shim->vfs.zName = name;
-    shim->vfs.pNext = NULL;
-    shim->unix_full_pathname = current->xFullPathname;
-    shim->vfs.xFullPathname = cipherdb_full_pathname;
-    if (sqlite3_vfs_register(&shim->vfs, 1) != SQLITE_OK) { sqlite3_free(shim); return 0; }
+    (void)cipherdb_io_methods(3);
+    *shim = *current;
+    shim->zName = name;
+    shim->pNext = NULL;
+    shim->szOsFile = (int)sizeof(cipherdb_file) + current->szOsFile;
+    shim->xOpen = cipherdb_open;
+    shim->xFullPathname = cipherdb_full_pathname;
+    if (sqlite3_vfs_register(shim, 1) != SQLITE_OK) { sqlite3_free(shim); return 0; }
     if (current->iVersion >= 3 && current->xSetSystemCall != NULL) {
         current->xSetSystemCall(current, "open", (sqlite3_syscall_ptr)cipherdb_posix_open);
     }

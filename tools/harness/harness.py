@@ -7,6 +7,7 @@ Runs real processes against the binary in $CIPHERDB_BIN (default .build/debug/ci
   faults-*    full disk, RLIMIT_FSIZE, a held write lock, a read-only folder, for every writer
   wrongkey-*  a wrong key with a hot journal, a -wal, and both, in each journal mode
   verify-*    a damaged WAL frame must not pass `cipherdb verify`
+  eio-*       one fsync / directory fsync / write fails with EIO or ENOSPC (LD_PRELOAD), every writer
 
   python3 tools/harness/harness.py --quick          # 20 kills per crash scenario (CI)
   python3 tools/harness/harness.py --full           # 200 kills per crash scenario
@@ -33,20 +34,25 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402
 import fixtures  # noqa: E402
 import scen_crash  # noqa: E402
+import scen_eio  # noqa: E402
 import scen_faults  # noqa: E402
 import scen_live  # noqa: E402
 import scen_verify  # noqa: E402
 import scen_wrongkey  # noqa: E402
 
-MODULES = [scen_crash, scen_live, scen_faults, scen_wrongkey, scen_verify]
+MODULES = [scen_crash, scen_live, scen_faults, scen_wrongkey, scen_verify, scen_eio]
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="20 kills per crash scenario (default)")
-    mode.add_argument("--full", action="store_true", help="200 kills per crash scenario")
+    mode.add_argument("--quick", action="store_true",
+                      help="20 kills per crash scenario, a sample of the I/O faults (default)")
+    mode.add_argument("--full", action="store_true",
+                      help="200 kills per crash scenario, every fsync and write failed in turn")
     parser.add_argument("--kills", type=int, help="kills per crash scenario (overrides the mode)")
+    parser.add_argument("--eio-writes", type=int, metavar="N",
+                        help="eio-*: write and enospc faults per writer (default 5 and 2; every write with --full)")
     parser.add_argument("--only", help="comma-separated scenario names or globs (crash-*, live-*)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--rows", type=int, default=12000,
@@ -156,6 +162,8 @@ def main(argv=None):
     root = tempfile.mkdtemp(prefix="cipherdb-harness-")
     ctx = common.Context(tools["binary"], root, random.Random(seed), kills, args.keep, args.verbose,
                          tools["venv_python"], tools["sqlcipher_shell"], tools["sqlite_shell"])
+    ctx.full = args.full  # eio-*: every call, not a sample
+    ctx.eio_writes = args.eio_writes
     print("harness: %s, %d kills per crash scenario, seed %d, folder %s"
           % (tools["binary"], kills, seed, root), flush=True)
     started = time.monotonic()

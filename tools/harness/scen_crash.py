@@ -158,14 +158,14 @@ def check_no_plaintext(sc, folder, allowed, when):
     sc.counters["plaintext files " + when] += len(leaks)
 
 
-def check_leftovers(sc, folder, installed, outputs=()):
+def check_leftovers(sc, folder, installed, outputs=(), when="after a successful re-run", detail=""):
     """After a successful re-run only the installed files (their -wal/-shm), outputs may remain."""
     expected = set(outputs) | {"keystore-dir/keystore.lock"}
     for name in installed:
         expected |= {name, name + "-wal", name + "-shm"}
     extra = [n for n in common.listing(folder) if n not in expected]
-    sc.check(not extra, "leftover files after a successful re-run", ", ".join(extra[:6]))
-    sc.counters["leftovers after re-run"] += len(extra)
+    sc.check(not extra, "leftover files " + when, detail + ", ".join(extra[:6]))
+    sc.counters["leftovers " + when.replace("after a successful ", "after ")] += len(extra)
 
 
 def key_attempts(order, pairs):

@@ -56,9 +56,12 @@ struct OutputFile {
     func publish() throws(CLIError) {
         do {
             try pending.publish(replacing: force)
+        } catch  where error.kind == .notDurable || error.kind == .ioError || error.kind == .diskFull {
+            // Written by this run (in place but not flushed), or not written at all: never "exists".
+            throw CLIError.database(error, path: path, output: true)
         } catch {
             if !force, PathBytes.access(path, F_OK) == 0 { throw CLIError.outputExists(path) }
-            throw CLIError(error.kind == .diskFull ? .ioError : .cannotCreate, error.message)
+            throw CLIError(.cannotCreate, error.message)
         }
     }
 

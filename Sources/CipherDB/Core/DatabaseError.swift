@@ -55,6 +55,10 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case diskFull
         /// The operating system failed a read or write of the database or its journal.
         case ioError
+        /// The change is in place, but the folder that names it could not be flushed
+        /// afterwards (`fsync` of the directory failed): it may not survive a crash of the
+        /// machine. Not "nothing changed": the new file is there now.
+        case notDurable
         /// Another connection has the database open, so its file cannot be replaced now.
         case inUse
         /// An authorizer refused the statement (see ``Database/refuseKeyPragmas()``).

@@ -110,7 +110,14 @@ public final class PendingFile {
         }
         isFinished = true
         close(descriptor)
-        try DurableFile.sync(path: Self.directory(of: targetPath))
+        do {
+            try DurableFile.sync(path: Self.directory(of: targetPath))
+        } catch {
+            throw DatabaseError(
+                kind: .notDurable,
+                message: "\(targetPath) is in place, but its folder could not be flushed (\(error.message)): "
+                    + "it may not survive a power loss")
+        }
     }
 
     /// Appends `bytes` to the content.
@@ -229,7 +236,8 @@ public final class PendingFile {
 
     private static func error(_ what: String, _ path: String) -> DatabaseError {
         let code = errno
-        let kind: DatabaseError.Kind = code == ENOSPC || code == EDQUOT || code == EFBIG ? .diskFull : .fileError
+        let kind: DatabaseError.Kind =
+            code == ENOSPC || code == EDQUOT || code == EFBIG ? .diskFull : code == EIO ? .ioError : .fileError
         return DatabaseError(kind: kind, message: "\(what) \(path): \(String(cString: strerror(code)))")
     }
 }

@@ -151,15 +151,19 @@ extension Database {
         let code = bytes.withUnsafeBytes { buffer in
             sqlite3_rekey(handle, buffer.baseAddress, Int32(buffer.count))
         }
-        if sqlite3_get_autocommit(handle) == 0 {
-            // Ends the SQL-level transaction; the b-tree one is already committed or rolled back.
-            if sqlite3_exec(handle, "COMMIT", nil, nil, nil) != SQLITE_OK { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
-        }
+        // Ends the SQL-level transaction with ROLLBACK, never COMMIT. SQLCipher's rekey commits the
+        // b-tree transaction itself and reports success even when that commit failed; a COMMIT
+        // here would then run the commit again, and a retried fsync may report success for pages
+        // Linux already dropped. After a commit that succeeded, ROLLBACK has nothing left to undo;
+        // after one that failed, it undoes it from the journal (synced before the file was
+        // written). What reached the file is then read back below, never assumed.
+        if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
         // Whether the rewrite reached the file: page 1 under the new key (nil: not checkable offline).
         let check = try Self.checkOffline(newKey, path: path, settings: appliedSettings, version: Self.requireSQLCipher())
         guard code == SQLITE_OK, check?.opens ?? true else {
-            // The rewrite did not reach the file, which is still under the old key. The codec may
-            // already write with the new one: this connection must never write again.
+            // The rewrite did not reach the file durably; its journal, synced before the file was
+            // written, restores the old key at the next open. The codec may already write with the
+            // new one: this connection must never write again.
             let cause =
                 DurableFile.hasFreeSpace(forRewriteOf: path)
                 ? DatabaseError(

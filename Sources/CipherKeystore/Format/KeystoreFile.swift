@@ -303,6 +303,8 @@ struct KeystoreFile {
             defer { pending.discard() }
             try bytes.withUnsafeBytes { buffer in Result { () throws(DatabaseError) in try pending.write(buffer) } }.get()
             try pending.publish(replacing: !exclusive)
+        } catch  where error.kind == .notDurable {
+            throw .database(error)  // written by this call: never "already exists"
         } catch {
             if exclusive, PathBytes.access(path, F_OK) == 0 { throw .alreadyExists(path: path) }
             throw .database(error)

@@ -85,7 +85,17 @@ extension Keystore {
             }
 
             // Phase 3: commit, recording every database as on the new version.
-            try finishRotation(id: id, pending: pending, databasesOnIt: databasePaths)
+            do throws(KeystoreError) {
+                try finishRotation(id: id, pending: pending, databasesOnIt: databasePaths)
+            } catch .notDurable(let path) {
+                throw .notDurable(path: path)
+            } catch {
+                throw .rotationFailed(
+                    id: id, path: self.path, cause: error,
+                    outcome:
+                        "the databases are on version \(pending), which stays pending in the keystore: the next open or rotation settles it"
+                )
+            }
             return RotationResult(id: id, previousVersion: previous, newVersion: pending, rekeyedDatabases: rekeyed)
         }
     }

@@ -260,10 +260,16 @@ public final class Keystore: @unchecked Sendable {
                 keystoreID: draft.keystoreID, generation: current.generation &+ 1,
                 masterEpoch: draft.masterEpoch, slots: draft.slots,
                 body: draft.body.encode(), masterKey: draft.masterKey)
-            try KeystoreFile.writeDurably(bytes, to: path, exclusive: false)
+            var written: KeystoreError?
+            do throws(KeystoreError) {
+                try KeystoreFile.writeDurably(bytes, to: path, exclusive: false)
+            } catch .database(let error) where error.kind == .notDurable {
+                written = .notDurable(path: path)  // in place: this object moves on with it
+            }
             current = try KeystoreFile.parse(bytes)
             body = draft.body
             masterKey = draft.masterKey
+            if let written { throw written }
             return result
         }
     }

@@ -52,6 +52,9 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case lockTimeout(path: String)
     /// A system call failed.
     case io(operation: String, path: String, errno: Int32)
+    /// The change was written and is in place, but the keystore's folder could not be flushed
+    /// afterwards: it may not survive a power loss. Not "nothing changed".
+    case notDurable(path: String)
 
     // MARK: Entries
 
@@ -140,6 +143,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .masterKeyChanged: return "the keystore's master key was changed by another process; unlock it again"
         case .keystoreReplaced: return "the keystore file was replaced by a different keystore"
         case .lockTimeout(let path): return "timed out waiting for the keystore lock \(path)"
+        case .notDurable(let path):
+            return "the keystore \(path) was changed, but its folder could not be flushed: the change may not survive a power loss"
         case .io(let operation, let path, let code): return "\(operation) failed for \(path): \(String(cString: strerror(code)))"
         case .keyNotFound(let id): return "no key with id '\(id)'"
         case .keyExists(let id): return "a key with id '\(id)' already exists"

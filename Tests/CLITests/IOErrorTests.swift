@@ -1,0 +1,99 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Real I/O errors, injected with `LD_PRELOAD` (tools/harness/faultinject.c): a failed fsync is
+/// never retried into a success, and a change that is in place is never reported as nothing done.
+final class IOErrorTests: CLITestCase {
+    private var env: [String: String] = [:]
+    private let unlock = ["--keystore-passphrase-env", "KS_PASS"]
+    private var injector = ""
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        env = [
+            "KS_PASS": "keystore pass \(UUID().uuidString)", "P1": "old pass \(UUID().uuidString)", "P2": "new pass \(UUID().uuidString)",
+        ]
+        secrets += env.values
+        injector = path("faultinject.so")
+        let source = repositoryRoot.appendingPathComponent("tools/harness/faultinject.c").path
+        let built = try run(
+            "/usr/bin/env", ["cc", "-shared", "-fPIC", "-O2", "-o", injector, source, "-ldl"], env: [:], stdin: nil, expect: nil,
+            file: #filePath, line: #line)
+        try XCTSkipUnless(built.status == 0, "no C compiler for the fault injector: \(built.stderr)")
+    }
+
+    /// `env` with the injector preloaded, failing the `number`-th call of `kind`, logging to `log`.
+    private func faulting(_ kind: String, _ number: Int, log: String) -> [String: String] {
+        env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT": "\(kind):\(number)", "CIPHERDB_FAULT_LOG": path(log)]) { $1 }
+    }
+
+    /// The 1-based number, among the calls of `kind` that a clean run logged, of the first one on `file`.
+    private func callNumber(_ kind: String, on file: String, in log: String) throws -> Int {
+        let calls = try String(contentsOfFile: path(log), encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix(kind + " ") }
+        return try XCTUnwrap(calls.firstIndex { $0 == "\(kind) \(file)" }, "no \(kind) of \(file) in \(calls)") + 1
+    }
+
+    func testAFailedCommitFsyncDuringRotationIsReportedAndTheOldKeyStillOpens() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(
+            [
+                "query", "k.db",
+                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) INSERT INTO t SELECT i FROM n",
+                "--key-id", "app",
+            ] + unlock,
+            env: env)
+        let database = try bytes("k.db")
+        // A clean run (on copies) finds the rekey's own fsync of the database file.
+        try FileManager.default.copyItem(atPath: path("keystore"), toPath: path("probe-keystore"))
+        try FileManager.default.copyItem(atPath: path("k.db"), toPath: path("probe.db"))
+        try cipherdb(
+            ["keys", "rotate", "app", "--database", "probe.db", "--keystore", path("probe-keystore")] + unlock,
+            env: env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log")]) { $1 })
+        let commitSync = try callNumber("fsync", on: path("probe.db"), in: "clean.log")
+
+        let failed = try cipherdb(
+            ["keys", "rotate", "app", "--database", "k.db"] + unlock, env: faulting("fsync", commitSync, log: "fault.log"), expect: 74)
+        XCTAssertTrue(try String(contentsOfFile: path("fault.log"), encoding: .utf8).contains("FAULT fsync \(commitSync) \(path("k.db"))"))
+        XCTAssertTrue(failed.stderr.contains("keeps version 1"), failed.stderr)
+        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + unlock, env: env).stdout)
+        XCTAssertEqual(info["primary_version"] as? Int, 1)
+        XCTAssertEqual((info["versions"] as? [Any])?.count, 1, "the pending version 2 is gone: no database uses it")
+        XCTAssertNotEqual(try bytes("k.db"), database)
+        // The journal synced before the file was written brings the old key back at the next open.
+        XCTAssertTrue(
+            try cipherdb(["query", "k.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n500\n"))
+        try cipherdb(["verify", "k.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["keys", "rotate", "app", "--database", "k.db"] + unlock, env: env)
+        XCTAssertTrue(
+            try cipherdb(["query", "k.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n500\n"))
+    }
+
+    func testAFailedFolderSyncAfterTheRenameSaysTheChangeIsInPlace() throws {
+        try cipherdb(["create", "a.db", "--passphrase-env", "P1"], env: env)
+        try cipherdb(
+            [
+                "query", "a.db",
+                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) INSERT INTO t SELECT i FROM n",
+                "--passphrase-env", "P1",
+            ],
+            env: env)
+        let rekeyed = try cipherdb(
+            ["rekey", "a.db", "--passphrase-env", "P1", "--new-passphrase-env", "P2"], env: faulting("dirsync", 1, log: "rekey.log"),
+            expect: 71)
+        XCTAssertTrue(rekeyed.stderr.contains("a.db is in place"), rekeyed.stderr)
+        try cipherdb(["verify", "a.db", "--passphrase-env", "P2"], env: env)
+
+        let decrypted = try cipherdb(
+            ["decrypt", "a.db", "plain.db", "--passphrase-env", "P2"], env: faulting("dirsync", 1, log: "decrypt.log"), expect: 71)
+        XCTAssertFalse(decrypted.stderr.contains("exists"), decrypted.stderr)
+        XCTAssertTrue(try cipherdb(["query", "plain.db", "SELECT count(*) FROM t"], env: env).stdout.hasSuffix("\n50\n"))
+
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        let added = try cipherdb(["keys", "add", "app"] + unlock, env: faulting("dirsync", 1, log: "add.log"), expect: 71)
+        XCTAssertTrue(added.stderr.contains("was changed"), added.stderr)
+        XCTAssertTrue(try cipherdb(["keys", "list"] + unlock, env: env).stdout.contains("app"))
+    }
+}
