@@ -25,7 +25,7 @@ final class CommandParsingTests: XCTestCase {
     func testKeysCommandsParseAsSubcommands() throws {
         XCTAssertTrue(try parse(["keys", "passwd", "--keep-master-key"]) is KeysPasswdCommand)
         let rotate = try XCTUnwrap(try parse(["keys", "rotate", "app", "--database", "a.db", "--database", "b.db"]) as? KeysRotateCommand)
-        XCTAssertEqual(rotate.databases, ["a.db", "b.db"])
+        XCTAssertEqual(rotate.targets.databases, ["a.db", "b.db"])
     }
 
     /// The `keys` commands of issue 11, by the names scripts use.

@@ -75,6 +75,21 @@ WRITERS = [_crash_spec(name) for name in (
 ]
 
 
+# Writers with I/O-error outcomes still open (issue 19), each found by this group: run by name
+# (--only 'eio-*'), left out of the default run (CI) until fixed, and printed as left out.
+KNOWN_OPEN = {
+    "eio-rekey-pages-wal": "the WAL -> DELETE -> WAL switches around the copy: a failed fsync there is exit 75 or 0, "
+                           "and WAL mode is not restored",
+    "eio-rekey-copy-wal": "the same journal-mode switches as eio-rekey-pages-wal",
+    "eio-decrypt": "a failed write into the new file is exit 1 ('disk I/O error'), not 74 naming it",
+    "eio-export": "a failed write into the new file is exit 1, not 74",
+    "eio-export-plaintext": "a failed write into the new file is exit 1, not 74",
+    "eio-backup": "SQLite ignores a failed folder sync after it syncs its journal (unixSync); this group counts it",
+    "eio-keys-rotate-1": "after a failed journal fsync a not-hot (zeroed) -journal is left beside the database",
+    "eio-keys-rotate-2": "the same leftover -journal as eio-keys-rotate-1",
+}
+
+
 def scenarios():
     return [(spec.name, "eio", "I/O errors in " + spec.description,
              lambda ctx, sc, spec=spec: run_writer(ctx, sc, spec)) for spec in WRITERS]

@@ -108,17 +108,14 @@ struct KeysRekeyDatabasesCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The key id.")
-    var id: String
-
-    @Option(name: .customLong("database"), help: ArgumentHelp("A database keyed with ID (repeat for several).", valueName: "DB"))
-    var databases: [String] = []
+    @OptionGroup var targets: RekeyTargetOptions
 
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        for database in databases { _ = try DatabaseFile.existing(database) }
+        try targets.requireDatabasesExist()
+        let (id, databases) = (targets.id, targets.databases)
         let rekeyed = try keystore.withKeystore { (store) throws(KeystoreError) in
             try store.rekeyDatabases(id: id, paths: databases.isEmpty ? nil : databases)
         }
