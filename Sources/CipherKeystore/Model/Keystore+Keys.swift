@@ -148,8 +148,11 @@ extension Keystore {
 
     /// Disables a version: it stays in the keystore but opens nothing until enabled again.
     ///
-    /// - Parameter force: disable it even while a recorded database needs it (see
-    ///   ``KeystoreError/versionInUse(id:action:databases:)``).
+    /// - Parameters:
+    ///   - id: the entry.
+    ///   - version: the version to disable.
+    ///   - force: disable it even while a recorded database needs it (see
+    ///     ``KeystoreError/versionInUse(id:action:databases:)``).
     /// - Throws: ``KeystoreError/refused(_:)`` for the primary or pending version,
     ///   ``KeystoreError/versionInUse(id:action:databases:)``.
     public func disable(id: String, version: Int, force: Bool = false) throws(KeystoreError) {
@@ -168,8 +171,11 @@ extension Keystore {
     /// Destroys a version: its bytes are removed from the file for good (the next write no longer
     /// contains them; the old file is replaced by rename).
     ///
-    /// - Parameter force: destroy it even while a recorded database needs it: that database then
-    ///   opens with no key the keystore holds.
+    /// - Parameters:
+    ///   - id: the entry.
+    ///   - version: the version to destroy.
+    ///   - force: destroy it even while a recorded database needs it: that database then opens
+    ///     with no key the keystore holds.
     /// - Throws: ``KeystoreError/refused(_:)`` for the primary or pending version,
     ///   ``KeystoreError/versionInUse(id:action:databases:)``.
     public func destroy(id: String, version: Int, force: Bool = false) throws(KeystoreError) {
@@ -185,7 +191,10 @@ extension Keystore {
 
     /// Sets the minimum decryption version: older versions are refused and `trim` may destroy them.
     ///
-    /// - Parameter force: retire versions even while recorded databases need them.
+    /// - Parameters:
+    ///   - id: the entry.
+    ///   - version: the oldest version that may still open a database.
+    ///   - force: retire versions even while recorded databases need them.
     /// - Throws: ``KeystoreError/invalidParameter(_:)`` unless `1 ≤ version ≤ primary`,
     ///   ``KeystoreError/versionInUse(id:action:databases:)``.
     public func setMinimumDecryptionVersion(id: String, _ version: Int, force: Bool = false) throws(KeystoreError) {
@@ -204,7 +213,9 @@ extension Keystore {
     /// Destroys every version below the minimum decryption version (Vault's `trim`). Returns the
     /// versions destroyed.
     ///
-    /// - Parameter force: destroy them even while recorded databases need them.
+    /// - Parameters:
+    ///   - id: the entry.
+    ///   - force: destroy them even while recorded databases need them.
     /// - Throws: ``KeystoreError/versionInUse(id:action:databases:)`` naming the databases.
     @discardableResult
     public func trim(id: String, force: Bool = false) throws(KeystoreError) -> [Int] {
@@ -242,7 +253,9 @@ extension Keystore {
 
     /// Deletes the whole entry and every version's bytes, and its database records.
     ///
-    /// - Parameter force: delete it even while recorded databases need its versions.
+    /// - Parameters:
+    ///   - id: the entry.
+    ///   - force: delete it even while recorded databases need its versions.
     /// - Throws: ``KeystoreError/deletionNotAllowed(id:)`` unless ``allowDeletion(id:)`` was called,
     ///   ``KeystoreError/versionInUse(id:action:databases:)``.
     public func deleteKey(id: String, force: Bool = false) throws(KeystoreError) {

@@ -8,7 +8,7 @@ extension Keystore {
     /// Records the database at `path` as keyed by `id`, with the version whose key opens it now
     /// (proven offline: page 1's HMAC, no KDF), or refreshes its record. Databases created, opened,
     /// rekeyed or rotated through the keystore are recorded on their own; call this for one keyed
-    /// another way (say, with ``key(id:)`` handed to a ``DatabaseQueue``).
+    /// another way (say, with ``key(id:)`` handed to a `DatabaseQueue`).
     ///
     /// ```swift
     /// let known = try keystore.recordDatabase(path: "/data/app.db", id: "app")
