@@ -16,6 +16,7 @@ struct ForceOptions: ParsableArguments {
     @Flag(name: .customLong("yes-really"), help: "With --force and no terminal: confirm without typing.")
     var yesReally = false
 
+    /// Refuses `--yes-really` without `--force`.
     func validate() throws {
         if yesReally && !force { throw ValidationError("--yes-really goes with --force") }
     }

@@ -167,8 +167,7 @@ extension Keystore {
             let lock = try KeystoreReadLock(keystorePath: self.path, timeout: lockTimeout)
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
-                let recorded = try records(path: path, id: id, version: found.version)
-                if recordingTried || recorded {
+                if recordingTried || recordIsCurrent(path: path, id: id, version: found.version) {
                     return (found.key, entry.cipherSettings, found.version, lock)
                 }
                 // Recording writes the keystore, which this process's own read lock would keep

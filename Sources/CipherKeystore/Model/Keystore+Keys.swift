@@ -120,13 +120,12 @@ extension Keystore {
             try entry.validate()
             // Usable before and not after, or held before and destroyed after.
             let retired = Set(
-                before.versions.map(\.number).filter { version in
-                    let wasUsable = (try? before.unusableReason(version)) == .some(nil)
-                    let isUsable = (try? entry.unusableReason(version)) == .some(nil)
-                    let wasHeld = before.versions.contains { $0.number == version && $0.key != nil }
-                    let isHeld = entry.versions.contains { $0.number == version && $0.key != nil }
-                    return (wasUsable && !isUsable) || (wasHeld && !isHeld)
-                })
+                before.versions.filter { old in
+                    let wasUsable = (try? before.unusableReason(old.number)) == .some(nil)
+                    let isUsable = (try? entry.unusableReason(old.number)) == .some(nil)
+                    let isHeld = entry.versions.contains { $0.number == old.number && $0.key != nil }
+                    return (wasUsable && !isUsable) || (old.key != nil && !isHeld)
+                }.map(\.number))
             try Self.requireNoDatabaseNeeds(retired, of: before, in: &draft, action: action, force: force)
             draft.body.entries[index] = entry
             return result
@@ -219,24 +218,15 @@ extension Keystore {
     /// - Throws: ``KeystoreError/versionInUse(id:action:databases:)`` naming the databases.
     @discardableResult
     public func trim(id: String, force: Bool = false) throws(KeystoreError) -> [Int] {
-        try transaction { (draft) throws(KeystoreError) -> [Int] in
-            let entryIndex = try draft.body.entryIndex(id)
-            var entry = draft.body.entries[entryIndex]
-            let doomed = Set(
-                entry.versions.filter { $0.number < entry.minimumDecryption && $0.state != .destroyed }.map(\.number))
-            let action = "trimming (destroying) version(s) " + doomed.sorted().map(String.init).joined(separator: ", ")
-            try Self.requireNoDatabaseNeeds(doomed, of: entry, in: &draft, action: action, force: force)
+        try updateEntry(id, action: "trimming (destroying) the versions below the minimum", force: force) {
+            (entry) throws(KeystoreError) -> [Int] in
             var destroyed: [Int] = []
             for index in entry.versions.indices
-            where entry.versions[index].number < entry.minimumDecryption
-                && entry.versions[index].state != .destroyed
-            {
+            where entry.versions[index].number < entry.minimumDecryption && entry.versions[index].state != .destroyed {
                 entry.versions[index].state = .destroyed
                 entry.versions[index].key = nil
                 destroyed.append(entry.versions[index].number)
             }
-            try entry.validate()
-            draft.body.entries[entryIndex] = entry
             return destroyed
         }
     }

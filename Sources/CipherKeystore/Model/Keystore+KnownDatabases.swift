@@ -153,16 +153,15 @@ extension Keystore {
 
     /// Records `path` as on `version` of `id` when the body does not say so already; a failure
     /// (a read-only keystore, say) is kept in ``lastRecordingError`` and never fails the open.
+    /// The caller has just read the body (to choose the key), so the check reads no file.
     func noteDatabase(path: String, id: String, version: Int) {
+        guard !recordIsCurrent(path: path, id: id, version: version) else {
+            recordingError = nil
+            return
+        }
         let canonical = DatabaseRecord.canonicalPath(path)
         let identity = DatabaseRecord.identity(ofFileAt: canonical)
         do {
-            let known = try readBody { body in
-                body.databases.contains {
-                    $0.path == canonical && $0.keyID == id && $0.version == version && $0.identity == identity
-                }
-            }
-            if known { return }
             try transaction { (draft) throws(KeystoreError) in
                 _ = try draft.body.entryIndex(id)
                 draft.body.databases.removeAll { $0.path == canonical && $0.keyID == id }
@@ -175,11 +174,13 @@ extension Keystore {
         }
     }
 
-    /// Whether the body records `path` as on `version` of `id` already.
-    func records(path: String, id: String, version: Int) throws(KeystoreError) -> Bool {
+    /// Whether the body as last read (``lastReadBody``) records `path` as on `version` of `id`,
+    /// with the identity the file has now.
+    func recordIsCurrent(path: String, id: String, version: Int) -> Bool {
         let canonical = DatabaseRecord.canonicalPath(path)
-        return try readBody { body in
-            body.databases.contains { $0.path == canonical && $0.keyID == id && $0.version == version }
+        let identity = DatabaseRecord.identity(ofFileAt: canonical)
+        return lastReadBody.databases.contains {
+            $0.path == canonical && $0.keyID == id && $0.version == version && $0.identity == identity
         }
     }
 }

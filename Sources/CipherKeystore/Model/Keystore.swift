@@ -274,6 +274,10 @@ public final class Keystore: @unchecked Sendable {
         }
     }
 
+    /// The body as this object last read or wrote it, without reading the file: for a check that
+    /// follows a ``readBody(_:)`` of the same operation.
+    var lastReadBody: KeystoreBody { locked { body } }
+
     /// Runs `read` on freshly loaded entries.
     func readBody<R>(_ read: (KeystoreBody) throws(KeystoreError) -> R) throws(KeystoreError) -> R {
         mutex.lock()
