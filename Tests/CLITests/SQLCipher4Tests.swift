@@ -125,6 +125,38 @@ final class SQLCipher4Tests: CLITestCase {
     /// prints what every open needs; an open without it is a usage error naming the flags; `info`
     /// prints the PRAGMAs another client needs; `verify` and `rekey` work behind the
     /// header; SQLCipher 3.4.1 refuses the flags.
+    /// The clear header's page size and reserve lie outside page 1's HMAC; SQLCipher 4 trusted an
+    /// altered page size and crashed (SIGSEGV). Every reader now refuses the file (65), unchanged.
+    func testAnAlteredPlaintextHeaderIsRefusedNotACrash() throws {
+        let four = passphraseEnvironment().merging(preload) { $1 }
+        let created = try cipherdb(
+            ["create", "ios.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"] + Self.fastKDF, env: four)
+        let salt = try XCTUnwrap(
+            created.stderr.range(of: "--cipher-salt [0-9a-f]{32}", options: .regularExpression).map {
+                String(created.stderr[$0].dropFirst("--cipher-salt ".count))
+            }, created.stderr)
+        let open = ["--passphrase-env", "DB_PASS"] + Self.fastOpen + ["--cipher-plaintext-header-size", "32", "--cipher-salt", salt]
+        try cipherdb(["query", "ios.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)"] + open, env: four)
+        let intact = try bytes("ios.db")
+        // Page size 512, 65536, 32768, an invalid 2; then the reserve byte (offset 20).
+        for (offset, altered) in [(16, [0x02, 0x00]), (16, [0x00, 0x01]), (16, [0x80, 0x00]), (16, [0x00, 0x02]), (20, [0x10])] {
+            var bytes = intact
+            bytes.replaceSubrange(offset..<(offset + altered.count), with: altered.map(UInt8.init))
+            try Data(bytes).write(to: URL(fileURLWithPath: path("altered.db")))
+            for command in [
+                ["query", "altered.db", "SELECT count(*) FROM t"], ["info", "altered.db"],
+                ["salvage", "altered.db", "out.db", "--new-passphrase-env", "DB_PASS"],
+            ] {
+                let refused = try cipherdb(command + open, env: four, expect: 65)
+                XCTAssertTrue(refused.stderr.contains("plaintext header of altered.db was altered"), "\(altered): \(refused.stderr)")
+            }
+            try cipherdb(["verify", "altered.db"] + open, env: four, expect: 65)
+            XCTAssertEqual(try self.bytes("altered.db"), bytes)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path("out.db")))
+        }
+        XCTAssertTrue(try cipherdb(["query", "ios.db", "SELECT count(*) FROM t"] + open, env: four).stdout.hasSuffix("\n2\n"))
+    }
+
     func testPlaintextHeaderFlags() throws {
         let env = passphraseEnvironment()
         let four = env.merging(preload) { $1 }

@@ -99,8 +99,24 @@ extension Database {
         }
         let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
         let opens = try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase()
+        if opens, file.kind == .encryptedWithPlaintextHeader {
+            try requireHeaderMatches(file, layout: layout)
+        }
         if case .passphrase = key { return (opens, .raw(pageKey)) }
         return (opens, key)
+    }
+
+    /// Refuses a plaintext header whose page size or reserve differs from what page 1's HMAC just
+    /// proved: those bytes lie outside the HMAC, and SQLCipher trusts them (an altered page size
+    /// made it read past its buffers: a crash, not an error).
+    static func requireHeaderMatches(_ file: DatabaseFile, layout: CipherLayout) throws(DatabaseError) {
+        let stated = file.headerLayout
+        guard stated?.pageSize != layout.pageSize || stated?.reserved != layout.reserveSize else { return }
+        let said = stated.map { "page size \($0.pageSize), \($0.reserved) reserved bytes" } ?? "no valid page size"
+        throw DatabaseError(
+            kind: .corrupt, resultCode: SQLITE_CORRUPT,
+            message: "the plaintext header of \(file.path) was altered: it says \(said), but its pages are \(layout.pageSize) bytes "
+                + "with \(layout.reserveSize) reserved (proved by page 1's HMAC); nothing was read or changed")
     }
 
     /// Changes the key of an encrypted database, keeping its salt and cipher settings.

@@ -45,6 +45,19 @@ public struct DatabaseFile: Sendable, Equatable {
     public let size: Int
     /// The first 16 bytes: the KDF salt of an SQLCipher file (`nil` unless ``kind`` is `encrypted`).
     public let salt: [UInt8]?
+    /// The page size and reserved bytes per page that a clear SQLite header states (plaintext
+    /// files and files with a plaintext header; `nil` otherwise, or when the fields are not valid).
+    /// Behind a plaintext header of SQLCipher these bytes are outside page 1's HMAC: only a check
+    /// against the page size the HMAC proved makes them trustworthy.
+    public let headerLayout: HeaderLayout?
+
+    /// The page layout an SQLite header states.
+    public struct HeaderLayout: Sendable, Equatable {
+        /// The page size in bytes (offset 16).
+        public let pageSize: Int
+        /// The bytes reserved at the end of each page (offset 20): SQLCipher's IV and HMAC.
+        public let reserved: Int
+    }
 
     /// Reads the kind, size and salt of the file at `path`.
     ///
@@ -54,7 +67,7 @@ public struct DatabaseFile: Sendable, Equatable {
         var status = stat()
         guard PathBytes.stat(path, &status) == 0 else {
             guard errno == ENOENT || errno == ENOTDIR else { throw Self.fileError("cannot read", path) }
-            (kind, size, salt) = (.missing, 0, nil)
+            (kind, size, salt, headerLayout) = (.missing, 0, nil, nil)
             return
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
@@ -62,7 +75,7 @@ public struct DatabaseFile: Sendable, Equatable {
         }
         size = Int(status.st_size)
         guard size > 0 else {
-            (kind, salt) = (.empty, nil)
+            (kind, salt, headerLayout) = (.empty, nil, nil)
             return
         }
         let header = try Self.read(path: path, offset: 0, count: Self.sqliteHeaderSize)
@@ -71,13 +84,24 @@ public struct DatabaseFile: Sendable, Equatable {
             let encryptedBody =
                 wholePages && header.count == Self.sqliteHeaderSize && Self.reservesCipherSpace(header)
                 && !Self.isPlausibleSQLiteHeader(header)
-            (kind, salt) = (encryptedBody ? .encryptedWithPlaintextHeader : .plaintext, nil)
+            kind = encryptedBody ? .encryptedWithPlaintextHeader : .plaintext
+            (salt, headerLayout) = (nil, Self.layout(ofHeader: header))
         } else if wholePages {
             // SQLCipher files are whole pages of at least 512 bytes.
-            (kind, salt) = (.encrypted, Array(header.prefix(CipherLayout.saltSize)))
+            (kind, salt, headerLayout) = (.encrypted, Array(header.prefix(CipherLayout.saltSize)), nil)
         } else {
-            (kind, salt) = (.notADatabase, nil)
+            (kind, salt, headerLayout) = (.notADatabase, nil, nil)
         }
+    }
+
+    /// The page size (offset 16, big-endian, 1 meaning 65536) and reserved bytes per page (offset
+    /// 20) of an SQLite header, or `nil` when the page size is not one SQLite accepts.
+    static func layout(ofHeader header: [UInt8]) -> HeaderLayout? {
+        guard header.count > 20 else { return nil }
+        let field = Int(header[16]) << 8 | Int(header[17])
+        let pageSize = field == 1 ? 65536 : field
+        guard CipherLayout.isValidPageSize(pageSize) else { return nil }
+        return HeaderLayout(pageSize: pageSize, reserved: Int(header[20]))
     }
 
     /// The length of SQLite's database header at the start of page 1.
