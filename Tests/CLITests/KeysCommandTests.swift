@@ -75,7 +75,9 @@ final class KeysCommandTests: CLITestCase {
         // Into a second keystore, which then opens the same database.
         let other = ["--keystore", path("other"), "--keystore-passphrase-env", "KS_PASS"]
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
-        try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "KS_PASS"] + other, env: env, expect: 77)
+        let wrongTransfer = try cipherdb(
+            ["keys", "import", "app.bundle", "--transfer-passphrase-env", "KS_PASS"] + other, env: env, expect: 77)
+        XCTAssertTrue(wrongTransfer.stderr.contains("wrong transfer passphrase for app.bundle"), wrongTransfer.stderr)
         try cipherdb(
             ["keys", "import", "app.bundle", "--id", "else"] + ["--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
         try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env)

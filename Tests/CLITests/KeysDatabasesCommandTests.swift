@@ -65,4 +65,28 @@ final class KeysDatabasesCommandTests: CLITestCase {
         try cipherdb(["keys", "min-version", "app", "2"] + unlock, env: env)
         try cipherdb(["keys", "trim", "app"] + unlock, env: env)
     }
+
+    func testExportCarriesEveryVersionARecordedDatabaseNeeds() throws {
+        env["T_PASS"] = "transfer pass \(UUID().uuidString)"
+        secrets.append(env["T_PASS"] ?? "")
+        try cipherdb(["keys", "allow-export", "app"] + unlock, env: env)
+        try cipherdb(["keys", "rotate", "app"] + unlock, env: env)  // app.db stays on version 1
+        let transfer = ["--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"]
+        let exported = try cipherdb(["keys", "export", "app", "--to", "app.bundle"] + transfer + unlock, env: env)
+        XCTAssertTrue(exported.stderr.contains("version(s) 2, 1"), exported.stderr)
+        try cipherdb(["keys", "export", "app", "--to", "primary.bundle", "--primary-only"] + transfer + unlock, env: env)
+
+        let other = ["--keystore", path("other-keystore"), "--keystore-passphrase-env", "KS_PASS"]
+        let importTransfer = ["--transfer-passphrase-env", "T_PASS"]
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
+        try cipherdb(["keys", "import", "primary.bundle"] + importTransfer + other, env: env)
+        // The primary alone does not open a database still on version 1 ...
+        try cipherdb(["query", "app.db", "SELECT x FROM t", "--key-id", "app"] + other, env: env, expect: 77)
+        // ... the full export does; its version 2 is there already and is left as it is.
+        let imported = try cipherdb(["keys", "import", "app.bundle"] + importTransfer + other, env: env)
+        XCTAssertTrue(imported.stderr.contains("version 2 already"), imported.stderr)
+        XCTAssertTrue(try cipherdb(["query", "app.db", "SELECT x FROM t", "--key-id", "app"] + other, env: env).stdout.contains("kept"))
+        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + other, env: env).stdout)
+        XCTAssertEqual(info["primary_version"] as? Int, 2)
+    }
 }

@@ -158,15 +158,29 @@ public struct KeyExportBundle: Sendable, Hashable {
         return "\(Self.armorBegin)\n\(base64)\n\(Self.armorEnd)\n"
     }
 
-    /// Parses the ASCII armor produced by ``armored``.
+    /// Parses the ASCII armor produced by ``armored`` (the first bundle, when the text holds several).
     public init(armored text: String) throws(KeystoreError) {
+        guard let first = try Self.all(armored: text).first else { throw .invalidBundle("no armored CipherDB key found") }
+        self = first
+    }
+
+    /// Every bundle in `text`, in order: `keys export` writes one armored block per version.
+    ///
+    /// - Throws: ``KeystoreError/invalidBundle(_:)`` for a block that does not parse, or none at all.
+    public static func all(armored text: String) throws(KeystoreError) -> [KeyExportBundle] {
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let begin = lines.firstIndex(of: Self.armorBegin), let end = lines.firstIndex(of: Self.armorEnd), begin < end,
-            let data = Data(base64Encoded: lines[(begin + 1)..<end].joined())
-        else {
-            throw .invalidBundle("no armored CipherDB key found")
+        var bundles: [KeyExportBundle] = []
+        var start = lines.startIndex
+        while let begin = lines[start...].firstIndex(of: armorBegin) {
+            guard let end = lines[begin...].firstIndex(of: armorEnd), let data = Data(base64Encoded: lines[(begin + 1)..<end].joined())
+            else {
+                throw .invalidBundle("an armored CipherDB key is cut short or not base64")
+            }
+            bundles.append(try KeyExportBundle(bytes: [UInt8](data)))
+            start = end + 1
         }
-        try self.init(bytes: [UInt8](data))
+        guard !bundles.isEmpty else { throw .invalidBundle("no armored CipherDB key found") }
+        return bundles
     }
 }
 
@@ -191,6 +205,17 @@ extension Keystore {
         return try KeyExportBundle.seal(
             key: key, keystoreID: keystoreID, id: id, version: number,
             passphrase: transferPassphrase, scrypt: scrypt)
+    }
+
+    /// The versions of `id` that an export should carry so that nothing the keystore keyed is
+    /// stranded on the other side: the primary first, then every version a recorded database
+    /// needs (``knownDatabases(id:)``), oldest first. Destroyed versions cannot be exported and are
+    /// left out.
+    public func versionsToExport(id: String) throws(KeystoreError) -> [Int] {
+        let entry = try info(id: id)
+        let needed = Set(try knownDatabases(id: id).map(\.neededVersion))
+        let held = Set(entry.versions.filter { $0.state != .destroyed }.map(\.version))
+        return [entry.primaryVersion] + needed.subtracting([entry.primaryVersion]).intersection(held).sorted()
     }
 
     /// Imports a bundle as version `version` of entry `id`, which must be what the bundle names:

@@ -2,15 +2,18 @@ import ArgumentParser
 import CipherCrypto
 import CipherKeystore
 
-/// `cipherdb keys export ID --to F`: one key version wrapped under a transfer passphrase.
+/// `cipherdb keys export ID --to F`: key versions wrapped under a transfer passphrase.
 struct KeysExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a key version, wrapped under a transfer passphrase, to a file.",
+        abstract: "Export key versions, wrapped under a transfer passphrase, to a file.",
         discussion: """
-            The bundle is sealed with AES-256-GCM under a key from the transfer passphrase (scrypt) and \
+            Each bundle is sealed with AES-256-GCM under a key from the transfer passphrase (scrypt) and \
             names the keystore, id and version it came from; `keys import` refuses it under another id or \
-            version. The entry must have been added with --exportable.
+            version. The entry must have been added with --exportable. Without --version the file holds \
+            the primary and every version a database the keystore recorded still needs (`keys databases`), \
+            one armored block each, so that every such database opens where the file is imported; \
+            --primary-only exports the primary alone.
 
             Examples:
               cipherdb keys export app --to app.key.bundle \\
@@ -24,8 +27,13 @@ struct KeysExportCommand: ParsableCommand {
     @Option(name: .customLong("to"), help: ArgumentHelp("The bundle file to write.", valueName: "F"))
     var destination: String
 
-    @Option(name: .customLong("version"), help: ArgumentHelp("The version to export (default: the primary).", valueName: "N"))
+    @Option(
+        name: .customLong("version"),
+        help: ArgumentHelp("The one version to export (default: the primary and the versions recorded databases need).", valueName: "N"))
     var version: Int?
+
+    @Flag(name: .customLong("primary-only"), help: "Export the primary version alone, even when recorded databases need others.")
+    var primaryOnly = false
 
     @OptionGroup(title: "Transfer passphrase") var transfer: TransferPassphraseOptions
 
@@ -38,6 +46,10 @@ struct KeysExportCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
 
+    func validate() throws {
+        if version != nil && primaryOnly { throw ValidationError("give --version N or --primary-only, not both") }
+    }
+
     func run() throws {
         let output = try OutputFile(path: destination, force: force)
         defer { output.discard() }
@@ -47,12 +59,18 @@ struct KeysExportCommand: ParsableCommand {
         do { scrypt = try ScryptParameters(log2N: scryptLog2N, r: 8, p: 1) } catch {
             throw CLIError.usage("--scrypt-log2n \(scryptLog2N): \(error.description)")
         }
-        let bundle: KeyExportBundle
-        do { bundle = try store.exportKey(id: id, version: version, transferPassphrase: transferPassphrase, scrypt: scrypt) } catch {
+        var bundles: [KeyExportBundle] = []
+        do throws(KeystoreError) {
+            var versions: [Int?] = [version]  // nil: the primary
+            if version == nil, !primaryOnly { versions = try store.versionsToExport(id: id) }
+            for number in versions {
+                bundles.append(try store.exportKey(id: id, version: number, transferPassphrase: transferPassphrase, scrypt: scrypt))
+            }
+        } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }
-        try output.write(bundle.armored)
+        try output.write(bundles.map(\.armored).joined())
         try output.publish()
-        common.info("exported '\(bundle.id)' version \(bundle.version) to \(destination)")
+        common.info("exported '\(id)' version(s) \(bundles.map { String($0.version) }.joined(separator: ", ")) to \(destination)")
     }
 }

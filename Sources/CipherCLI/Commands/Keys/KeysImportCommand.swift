@@ -41,19 +41,34 @@ struct KeysImportCommand: ParsableCommand {
         guard let bytes = PathBytes.contents(of: bundleFile), let text = String(validating: bytes, as: UTF8.self) else {
             throw CLIError(.dataError, "\(bundleFile) is not a key bundle (not text)")
         }
-        let bundle: KeyExportBundle
-        do { bundle = try KeyExportBundle(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
+        let found: [KeyExportBundle]
+        do { found = try KeyExportBundle.all(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
+        // --version picks one bundle of a file that holds several; a single bundle must be that version.
+        let bundles = found.count > 1 ? found.filter { version == nil || $0.version == version } : found
+        guard !bundles.isEmpty else {
+            throw CLIError(
+                .dataError,
+                "\(bundleFile) holds no version \(version ?? 0): it holds \(found.map { String($0.version) }.joined(separator: ", "))")
+        }
         let store = try keystore.open()
         let transferPassphrase = try transfer.read(confirm: false)
         var settings = Keystore.defaultDatabaseSettings
         if let pageSize { settings.pageSize = pageSize }
-        do {
-            let info = try store.importKey(
-                bundle: bundle, transferPassphrase: transferPassphrase, id: id ?? bundle.id,
-                version: version ?? bundle.version, settings: settings)
-            common.info("imported '\(info.id)' version \(version ?? bundle.version) into \(keystore.path)")
-        } catch {
-            throw CLIError.keystore(error, path: keystore.path)
+        // The first bundle is the source's primary: a new entry takes it as its primary.
+        for bundle in bundles {
+            do {
+                let info = try store.importKey(
+                    bundle: bundle, transferPassphrase: transferPassphrase, id: id ?? bundle.id,
+                    version: bundles.count == 1 ? version ?? bundle.version : bundle.version, settings: settings)
+                common.info("imported '\(info.id)' version \(bundle.version) into \(keystore.path)")
+            } catch .wrongPassphrase {
+                // The keystore is unlocked already: what failed is the bundle's transfer passphrase.
+                throw CLIError(.wrongKey, "wrong transfer passphrase for \(bundleFile)", hint: "nothing was imported")
+            } catch .versionExists(let entry, let number) where bundles.count > 1 {
+                common.info("'\(entry)' has version \(number) already; left as it is")
+            } catch {
+                throw CLIError.keystore(error, path: keystore.path)
+            }
         }
     }
 }
