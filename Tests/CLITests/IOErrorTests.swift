@@ -96,4 +96,25 @@ final class IOErrorTests: CLITestCase {
         XCTAssertTrue(added.stderr.contains("was changed"), added.stderr)
         XCTAssertTrue(try cipherdb(["keys", "list"] + unlock, env: env).stdout.contains("app"))
     }
+
+    /// A copy larger than SQLite's page cache is written while `sqlcipher_export` runs, which
+    /// reports a failed write as a plain SQL error ("disk I/O error", exit 1, no file named).
+    func testAFailedWriteIntoAnExportedCopyIsAnIOErrorNamingIt() throws {
+        try cipherdb(["create", "big.db", "--passphrase-env", "P1"], env: env)
+        try cipherdb(
+            [
+                "query", "big.db",
+                "CREATE TABLE r(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 15000) INSERT INTO r SELECT i, printf('%0200d', i) FROM n",
+                "--passphrase-env", "P1",
+            ], env: env)
+        for fault in ["write:1", "write:38", "enospc:1"] {
+            let parts = fault.split(separator: ":")
+            let failed = try cipherdb(
+                ["decrypt", "big.db", "plain.db", "--passphrase-env", "P1"],
+                env: faulting(String(parts[0]), Int(parts[1]) ?? 0, log: "decrypt.log"),
+                expect: 74)
+            XCTAssertTrue(failed.stderr.contains("plain.db"), "\(fault): \(failed.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path("plain.db")))
+        }
+    }
 }

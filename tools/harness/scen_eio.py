@@ -81,9 +81,6 @@ KNOWN_OPEN = {
     "eio-rekey-pages-wal": "the WAL -> DELETE -> WAL switches around the copy: a failed fsync there is exit 75 or 0, "
                            "and WAL mode is not restored",
     "eio-rekey-copy-wal": "the same journal-mode switches as eio-rekey-pages-wal",
-    "eio-decrypt": "a failed write into the new file is exit 1 ('disk I/O error'), not 74 naming it",
-    "eio-export": "a failed write into the new file is exit 1, not 74",
-    "eio-export-plaintext": "a failed write into the new file is exit 1, not 74",
     "eio-backup": "SQLite ignores a failed folder sync after it syncs its journal (unixSync); this group counts it",
     "eio-keys-rotate-1": "after a failed journal fsync a not-hot (zeroed) -journal is left beside the database",
     "eio-keys-rotate-2": "the same leftover -journal as eio-keys-rotate-1",

@@ -277,6 +277,15 @@ extension Database {
                     kind: .diskFull, resultCode: SQLITE_FULL,
                     message: "no space left (or file size limit reached) for the copy \(pending.targetPath): \(error.message)")
             }
+            // The same plain SQLITE_ERROR carries SQLite's text for the write that failed: an I/O
+            // error or a full disk on the copy, not an SQL error.
+            if error.kind == .sqlite {
+                for code in [SQLITE_IOERR, SQLITE_FULL] where error.message.hasSuffix(String(cString: sqlite3_errstr(code))) {
+                    throw DatabaseError(
+                        kind: code == SQLITE_FULL ? .diskFull : .ioError, resultCode: code,
+                        message: "cannot write the copy \(pending.targetPath): \(error.message)")
+                }
+            }
             throw error
         }
     }
