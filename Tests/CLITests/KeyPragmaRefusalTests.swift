@@ -25,4 +25,31 @@ final class KeyPragmaRefusalTests: CLITestCase {
         // Other PRAGMAs are untouched.
         XCTAssertEqual(try cipherdb(["query", "app.db", "PRAGMA cipher_version", "--csv", "--raw-key-file", key]).status, 0)
     }
+
+    /// `ATTACH … KEY 'literal'` put a secret on argv while key PRAGMAs were refused, and a cipher
+    /// setting after the key made the intact file read as "wrong key" or "damaged".
+    func testAttachKeyAndCipherSettingsAreRefusedAndReadingStaysAllowed() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1)", "--raw-key-file", key])
+        let before = try bytes("app.db")
+        for sql in [
+            "ATTACH DATABASE 'other.db' AS other KEY 'a secret'", "attach 'other.db' as other key x'0011'",
+            "ATTACH 'other.db' /* c */ AS \"key\" KEY 'a secret'", "PRAGMA cipher_page_size = 4096", "PRAGMA kdf_iter = 1000",
+            "PRAGMA cipher_compatibility = 3", "PRAGMA cipher_migrate", "SELECT 1; PRAGMA cipher_use_hmac = OFF",
+        ] {
+            let refused = try cipherdb(["query", "app.db", sql, "--raw-key-file", key], expect: 64)
+            XCTAssertTrue(refused.stderr.contains("refused here"), "\(sql): \(refused.stderr)")
+            XCTAssertFalse(refused.stderr.contains("a secret"), refused.stderr)
+        }
+        let shell = try cipherdb(
+            ["shell", "app.db", "--raw-key-file", key], stdin: "ATTACH 'other.db' AS o KEY 'typed';\nSELECT x FROM t;\n", expect: 64)
+        XCTAssertTrue(shell.stderr.contains("refused"), shell.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("other.db")))
+        XCTAssertEqual(try bytes("app.db"), before)
+        // Reading a setting, and ATTACH without KEY (the main key), or with "key" only inside a string, still work.
+        for sql in ["PRAGMA cipher_page_size", "PRAGMA kdf_iter", "ATTACH 'key.db' AS k; SELECT count(*) FROM k.sqlite_master"] {
+            try cipherdb(["query", "app.db", sql, "--raw-key-file", key])
+        }
+    }
 }

@@ -21,6 +21,7 @@ extension Database {
                 guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
                 cursor = tail
                 guard let compiled else { continue }
+                try refuseAttachKey(compiled)
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
                 // No arguments can be given here: a parameter would silently be NULL.
                 guard statement.parameterCount == 0 else {
@@ -76,6 +77,10 @@ extension Database {
                 }
                 cursor = tail
                 guard let compiled else { continue }
+                do { try refuseAttachKey(compiled) } catch {
+                    failure = error
+                    return
+                }
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
                 guard statement.parameterCount == 0 else {
                     statement.finalize()

@@ -330,6 +330,7 @@ public final class Database {
         guard let compiled else {
             throw DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE, message: "the SQL contains no statement", sql: sql)
         }
+        try refuseAttachKey(compiled)
         guard !trailingSQL else {
             sqlite3_finalize(compiled)
             throw DatabaseError(
@@ -431,7 +432,10 @@ public final class Database {
     /// in SQL run on this connection from now on, with `notAuthorized`: for tools that run SQL typed by people (a shell, a query
     /// command), where such a PRAGMA would put a secret in a command line or history and change
     /// the key without ``rekey(to:)``'s checks. ``setKey(_:settings:)`` and ``rekey(to:)`` call
-    /// SQLCipher directly and keep working.
+    /// SQLCipher directly and keep working. For the same reasons `ATTACH … KEY` is refused (the
+    /// key is a literal in the SQL: use ``attachDatabase(at:as:key:settings:)``), and so are cipher
+    /// settings given a value (`PRAGMA cipher_page_size = 4096`, `kdf_iter`) and `cipher_migrate`,
+    /// which make an intact file read as wrong-keyed or damaged; reading them stays allowed.
     public func refuseKeyPragmas() throws(DatabaseError) {
         let handle = try requireHandle()
         authorizer.refusesKeyPragmas = true
