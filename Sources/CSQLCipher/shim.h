@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 
 // SQLITE_TRANSIENT and SQLITE_STATIC are casts of integers to function pointers: Swift cannot import them.
@@ -144,12 +145,38 @@ static int cipherdb_full_pathname(sqlite3_vfs *vfs, const char *path, int out_si
     return unix_vfs->xFullPathname(unix_vfs, path, out_size, out);
 }
 
+// Whether `path` ends with `suffix`.
+static inline int cipherdb_has_suffix(const char *path, const char *suffix) {
+    size_t length = strlen(path), count = strlen(suffix);
+    return length >= count && strcmp(path + length - count, suffix) == 0;
+}
+
+// The descriptor this thread's last cipherdb_posix_open made private (-1: none). SQLite sets a
+// new file's mode with fchmod right after opening it, against the umask.
+static inline int *cipherdb_private_descriptor(void) {
+    static _Thread_local int descriptor = -1;
+    return &descriptor;
+}
+
 // Newer SQLite opens every file with O_NOFOLLOW (it resolved links itself): not these paths,
-// which are links by nature. Every other path is opened as SQLite asked.
+// which are links by nature. A database file SQLite creates (an ATTACH target, say) is created
+// 0600, never SQLite's 0644: it may be a decrypted copy. Its journal, WAL and shared memory keep
+// the mode SQLite gives them, the database's own, so that whoever may open the database can
+// still recover it.
 static int cipherdb_posix_open(const char *path, int flags, int mode) {
     static const char prefix[] = "/proc/self/fd/";
     if (strncmp(path, prefix, sizeof prefix - 1) == 0) flags &= ~O_NOFOLLOW;
-    return open(path, flags, mode);
+    int private_file = (flags & O_CREAT) && !cipherdb_has_suffix(path, "-journal") && !cipherdb_has_suffix(path, "-wal")
+        && !cipherdb_has_suffix(path, "-shm");
+    int descriptor = open(path, flags, private_file ? mode & 0600 : mode);
+    *cipherdb_private_descriptor() = private_file ? descriptor : -1;
+    return descriptor;
+}
+
+// SQLite's fchmod of a new file, kept owner-only for the file cipherdb_posix_open made private.
+static int cipherdb_posix_fchmod(int descriptor, mode_t mode) {
+    if (descriptor >= 0 && descriptor == *cipherdb_private_descriptor()) mode &= 0600;
+    return fchmod(descriptor, mode);
 }
 
 // Registers that VFS as the default when the default is still SQLite's "unix" VFS (an
@@ -172,6 +199,7 @@ static inline int cipherdb_register_anonymous_file_vfs(void) {
     if (sqlite3_vfs_register(shim, 1) != SQLITE_OK) { sqlite3_free(shim); return 0; }
     if (current->iVersion >= 3 && current->xSetSystemCall != NULL) {
         current->xSetSystemCall(current, "open", (sqlite3_syscall_ptr)cipherdb_posix_open);
+        current->xSetSystemCall(current, "fchmod", (sqlite3_syscall_ptr)cipherdb_posix_fchmod);
     }
     return 1;
 }

@@ -26,4 +26,19 @@ final class FileModeTests: DatabaseTestCase {
             XCTAssertEqual(status.st_mode & 0o777, 0o600, name)
         }
     }
+
+    /// Files SQLite itself creates (an `ATTACH` target, a plaintext `sqlcipher_export` copy made in
+    /// SQL) were 0644 under umask 022.
+    func testFilesSQLiteCreatesForAttachAreOwnerOnly() throws {
+        let saved = umask(0o022)
+        defer { umask(saved) }
+        let db = try openDatabase("main.db", key: rawKey(3))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.executeUpdate("INSERT INTO t VALUES ('secret row')")
+        try db.executeStatements(
+            "ATTACH DATABASE '\(path("attached.db"))' AS plain KEY ''; SELECT sqlcipher_export('plain'); DETACH DATABASE plain;")
+        var status = stat()
+        XCTAssertEqual(stat(path("attached.db"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+    }
 }
