@@ -106,7 +106,9 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
                 "\(error.message): key PRAGMAs (key, rekey, hexkey, hexrekey), ATTACH … KEY and cipher settings "
                     + "(cipher_page_size = …, kdf_iter = …, cipher_migrate) are refused here: they would put a key on the command line, "
                     + "change it without the checks of `cipherdb rekey`, or make an intact file read as wrong-keyed",
-                hint: "change a key or its settings with `cipherdb rekey \(path) ...` (--page-size, --kdf-iter); open with the --cipher-… flags; keys come from --passphrase-env/-file/-fd or --key-id")
+                hint:
+                    "change a key or its settings with `cipherdb rekey \(path) ...` (--page-size, --kdf-iter); open with the --cipher-… flags; keys come from --passphrase-env/-file/-fd or --key-id"
+            )
         case .invalidated:
             return CLIError(.ioError, "\(path): \(error.message)")
         case .sqlite, .constraint, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted, .typeMismatch,

@@ -86,7 +86,8 @@ final class Authorizer {
                 iterator.removeFirst()
                 while let next = iterator.popFirst(), !(next == UInt8(ascii: "*") && iterator.first == UInt8(ascii: "/")) {}
                 _ = iterator.popFirst()
-            case _ where byte == UInt8(ascii: "_") || byte >= 0x80 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            case _
+            where byte == UInt8(ascii: "_") || byte >= 0x80 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20):
                 word.append(Character(Unicode.Scalar(byte)))
             default:
