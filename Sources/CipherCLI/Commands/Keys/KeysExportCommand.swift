@@ -10,7 +10,7 @@ struct KeysExportCommand: ParsableCommand {
         discussion: """
             Each bundle is sealed with AES-256-GCM under a key from the transfer passphrase (scrypt) and \
             names the keystore, id and version it came from; `keys import` refuses it under another id or \
-            version. The entry must have been added with --exportable. Without --version the file holds \
+            version. The entry must have been added with --exportable. Unless one version is named, the file holds \
             the primary and every version a database the keystore recorded still needs (`keys databases`), \
             one armored block each, so that every such database opens where the file is imported; \
             --primary-only exports the primary alone.
