@@ -10,6 +10,11 @@ import Foundation
 /// goes on from there, so one bad leaf page costs only the rows on it. A row whose own content
 /// cannot be read is skipped alone. Indexes, views and triggers are recreated after the data.
 ///
+/// With a second source (`--read-damaged-pages`: a copy whose pages that fail their HMAC are
+/// decrypted as they are), each table is copied from the authenticated source first, then gaps
+/// are filled from the copy: rows the authenticated read saved always win, so more help never
+/// saves less, and the rows taken from the copy are counted apart.
+///
 /// This is the one part of the tool that steps SQLite's statements itself instead of going
 /// through ``Database`` and ``ResultSet``: it must go on after a step fails (a result set closes
 /// at its first error) and it copies each value with `sqlite3_bind_value`, whatever its type.
@@ -20,6 +25,8 @@ final class Salvager {
         let name: String
         /// Rows copied.
         var saved = 0
+        /// Of those, rows only the second source (pages read though they fail their HMAC) gave.
+        var unauthenticated = 0
         /// Read failures met (each one skips a damaged stretch of the table).
         var failures = 0
         /// Rows known to be lost (a row located but unreadable); damaged pages lose an unknown number more.
@@ -37,18 +44,22 @@ final class Salvager {
     }
 
     private let source: OpaquePointer
+    /// The copy read with damaged pages decrypted as they are, when asked for.
+    private let fallback: OpaquePointer?
     private let target: OpaquePointer
     private let progress: ProgressReporter
 
-    /// Copies from `source` into `target`; both must be open.
     /// The output's name, for messages.
     private let targetName: String
 
-    init(source: Database, target: Database, targetName: String, progress: ProgressReporter) throws(CLIError) {
-        guard let sourceHandle = source.sqliteHandle, let targetHandle = target.sqliteHandle else {
+    /// Copies from `source` (and then, filling gaps, from `fallback`) into `target`; all must be open.
+    /// When `source` is `nil` (the file does not open with authentication at all), `fallback` is the source.
+    init(source: Database?, fallback: Database? = nil, target: Database, targetName: String, progress: ProgressReporter) throws(CLIError) {
+        guard let sourceHandle = source?.sqliteHandle ?? fallback?.sqliteHandle, let targetHandle = target.sqliteHandle else {
             throw CLIError(.ioError, "salvage needs two open databases")
         }
         self.source = sourceHandle
+        self.fallback = source == nil ? nil : fallback?.sqliteHandle
         self.target = targetHandle
         self.progress = progress
         self.targetName = targetName
@@ -81,7 +92,14 @@ final class Salvager {
                 report.tables.append(result)
                 continue
             }
-            copyRows(of: object.name, into: &result)
+            copyRows(of: object.name, from: source, into: &result)
+            if let fallback {
+                // Gaps only: a row the authenticated read saved is never replaced.
+                var filled = TableResult(name: object.name)
+                copyRows(of: object.name, from: fallback, keepingExisting: true, into: &filled)
+                result.saved += filled.saved
+                result.unauthenticated = filled.saved
+            }
             report.tables.append(result)
         }
         for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
@@ -107,7 +125,9 @@ final class Salvager {
 
     // MARK: - Rows
 
-    private func copyRows(of table: String, into result: inout TableResult) {
+    /// Copies `table` from `source`; with `keepingExisting`, only rows whose key is not in the
+    /// target yet, and `saved` counts only those.
+    private func copyRows(of table: String, from source: OpaquePointer, keepingExisting: Bool = false, into result: inout TableResult) {
         let columns: [String]
         switch query(source, "PRAGMA table_info(\(quoteIdentifier(table)))") {
         case .success(let rows): columns = rows.map { Self.text($0[1]) }
@@ -123,23 +143,27 @@ final class Salvager {
                 return true
             } ?? false
         let insertSQL =
-            hasRowID
+            hasRowID && !keepingExisting
             ? "INSERT OR REPLACE INTO \(quoteIdentifier(table))(rowid, \(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count)))"
-            : "INSERT OR IGNORE INTO \(quoteIdentifier(table))(\(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count - 1)))"
+            : hasRowID
+                ? "INSERT OR IGNORE INTO \(quoteIdentifier(table))(rowid, \(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count)))"
+                : "INSERT OR IGNORE INTO \(quoteIdentifier(table))(\(columnList)) VALUES (?\(String(repeating: ", ?", count: columns.count - 1)))"
         guard let insert = prepare(target, insertSQL) else {
             result.error = "cannot insert into it: \(String(cString: sqlite3_errmsg(target)))"
             return
         }
         defer { sqlite3_finalize(insert) }
         if hasRowID {
-            copyByRowID(table: table, columnList: columnList, insert: insert, result: &result)
+            copyByRowID(table: table, from: source, columnList: columnList, insert: insert, result: &result)
         } else {
-            copyInOrder(table: table, columnList: columnList, insert: insert, result: &result)
+            copyInOrder(table: table, from: source, columnList: columnList, insert: insert, result: &result)
         }
     }
 
     /// WITHOUT ROWID tables: one scan; a failure ends the table.
-    private func copyInOrder(table: String, columnList: String, insert: OpaquePointer, result: inout TableResult) {
+    private func copyInOrder(
+        table: String, from source: OpaquePointer, columnList: String, insert: OpaquePointer, result: inout TableResult
+    ) {
         guard let select = prepare(source, "SELECT \(columnList) FROM \(quoteIdentifier(table))") else {
             result.failures += 1
             return
@@ -157,7 +181,9 @@ final class Salvager {
     }
 
     /// Rowid tables: scan from `next`; on failure, jump to the next rowid the b-tree can reach.
-    private func copyByRowID(table: String, columnList: String, insert: OpaquePointer, result: inout TableResult) {
+    private func copyByRowID(
+        table: String, from source: OpaquePointer, columnList: String, insert: OpaquePointer, result: inout TableResult
+    ) {
         let name = quoteIdentifier(table)
         let scanSQL = "SELECT rowid, \(columnList) FROM \(name) WHERE rowid >= ? ORDER BY rowid"
         let seekSQL = "SELECT rowid FROM \(name) WHERE rowid >= ? ORDER BY rowid LIMIT 1"
@@ -191,11 +217,11 @@ final class Salvager {
             sqlite3_finalize(scan)
             guard failed else { return }
             result.failures += 1
-            switch seek(seekSQL, from: next) {
+            switch seek(source, seekSQL, from: next) {
             case .end:
                 return
             case .found(let rowID):
-                if rowID == lastStuck || !readable(readSQL, rowID) {
+                if rowID == lastStuck || !readable(source, readSQL, rowID) {
                     // The row's own content (an overflow page) is damaged: skip just this row.
                     result.knownLost += 1
                     guard rowID < Int64.max else { return }
@@ -205,7 +231,7 @@ final class Salvager {
                 }
                 lastStuck = rowID
             case .failed:
-                guard let resume = firstReachable(seekSQL, after: next) else { return }
+                guard let resume = firstReachable(source, seekSQL, after: next) else { return }
                 next = resume
             }
             continue scanning
@@ -218,7 +244,7 @@ final class Salvager {
         case failed
     }
 
-    private func seek(_ sql: String, from rowID: Int64) -> SeekResult {
+    private func seek(_ source: OpaquePointer, _ sql: String, from rowID: Int64) -> SeekResult {
         guard let statement = prepare(source, sql) else { return .failed }
         defer { sqlite3_finalize(statement) }
         sqlite3_bind_int64(statement, 1, rowID)
@@ -229,7 +255,7 @@ final class Salvager {
         }
     }
 
-    private func readable(_ sql: String, _ rowID: Int64) -> Bool {
+    private func readable(_ source: OpaquePointer, _ sql: String, _ rowID: Int64) -> Bool {
         guard let statement = prepare(source, sql) else { return false }
         defer { sqlite3_finalize(statement) }
         sqlite3_bind_int64(statement, 1, rowID)
@@ -239,15 +265,22 @@ final class Salvager {
 
     /// The smallest rowid above `start` from which a seek succeeds: double the jump until a seek
     /// works, then bisect back. `nil` when nothing past `start` can be reached.
-    private func firstReachable(_ sql: String, after start: Int64) -> Int64? {
+    ///
+    /// From a negative start (the scan's first, `Int64.min`) the doubling overflows before it
+    /// reaches the positive rowids nearly every table has, and a damaged first leaf lost the whole
+    /// table: the negative half is searched up to -1 on its own, then the rest from there.
+    private func firstReachable(_ source: OpaquePointer, _ sql: String, after start: Int64) -> Int64? {
+        if start < -1 {
+            if case .failed = seek(source, sql, from: -1) { return firstReachable(source, sql, after: -1) }
+            return firstWorking(source, sql, failing: start, working: -1)
+        }
         var failing = start
         var step: Int64 = 1
-        var working: Int64?
-        while working == nil {
+        while true {
             let (candidate, overflow) = start.addingReportingOverflow(step)
             if overflow { return nil }
-            switch seek(sql, from: candidate) {
-            case .found, .end: working = candidate
+            switch seek(source, sql, from: candidate) {
+            case .found, .end: return firstWorking(source, sql, failing: failing, working: candidate)
             case .failed:
                 failing = candidate
                 let (doubled, stepOverflow) = step.multipliedReportingOverflow(by: 2)
@@ -255,10 +288,14 @@ final class Salvager {
                 step = doubled
             }
         }
-        guard var reachable = working else { return nil }
+    }
+
+    /// Bisects between a rowid whose seek fails and a larger one whose seek works: the smallest that works.
+    private func firstWorking(_ source: OpaquePointer, _ sql: String, failing: Int64, working: Int64) -> Int64 {
+        var (failing, reachable) = (failing, working)
         while reachable - failing > 1 {
             let middle = failing + (reachable - failing) / 2
-            switch seek(sql, from: middle) {
+            switch seek(source, sql, from: middle) {
             case .found, .end: reachable = middle
             case .failed: failing = middle
             }
@@ -266,7 +303,8 @@ final class Salvager {
         return reachable
     }
 
-    /// Binds every column of the current row, in order, and inserts it; `false` if the insert failed.
+    /// Binds every column of the current row, in order, and inserts it; `false` if nothing was
+    /// inserted (the insert failed, or `OR IGNORE` kept the row already there).
     private func copyRow(from select: OpaquePointer, into insert: OpaquePointer) -> Bool {
         sqlite3_reset(insert)
         sqlite3_clear_bindings(insert)
@@ -274,7 +312,7 @@ final class Salvager {
             // sqlite3_bind_value copies the value, whatever its type.
             sqlite3_bind_value(insert, index + 1, sqlite3_column_value(select, index))
         }
-        return sqlite3_step(insert) == SQLITE_DONE
+        return sqlite3_step(insert) == SQLITE_DONE && sqlite3_changes(target) > 0
     }
 
     // MARK: - SQLite helpers
