@@ -117,4 +117,26 @@ final class IOErrorTests: CLITestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: path("plain.db")))
         }
     }
+
+    /// A WAL database rekeyed by copy goes back to WAL mode on the new file; a failed sync of
+    /// that switch was unseen (exit 0, the file left in rollback-journal mode).
+    func testAFailedSwitchBackToWALIsReportedAndTheNewKeyOpens() throws {
+        try cipherdb(["create", "w.db", "--passphrase-env", "P1"], env: env)
+        try cipherdb(
+            ["query", "w.db", "PRAGMA journal_mode = WAL; CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)", "--passphrase-env", "P1"],
+            env: env)
+        try FileManager.default.copyItem(atPath: path("w.db"), toPath: path("probe.db"))
+        try cipherdb(
+            ["rekey", "probe.db", "--passphrase-env", "P1", "--new-passphrase-env", "P2"],
+            env: env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log")]) { $1 })
+        // The switch back is the last transaction: its journal's last fsync.
+        let calls = try String(contentsOfFile: path("clean.log"), encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("fsync ") }
+        let last = try XCTUnwrap(calls.lastIndex { $0 == "fsync \(path("probe.db-journal"))" }) + 1
+        let failed = try cipherdb(
+            ["rekey", "w.db", "--passphrase-env", "P1", "--new-passphrase-env", "P2"], env: faulting("fsync", last, log: "fault.log"),
+            expect: 71)
+        XCTAssertTrue(failed.stderr.contains("could not be put back into WAL mode"), failed.stderr)
+        XCTAssertTrue(
+            try cipherdb(["query", "w.db", "SELECT count(*) FROM t", "--passphrase-env", "P2"], env: env).stdout.hasSuffix("\n2\n"))
+    }
 }

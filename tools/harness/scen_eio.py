@@ -78,9 +78,9 @@ WRITERS = [_crash_spec(name) for name in (
 # Writers with I/O-error outcomes still open (issue 19), each found by this group: run by name
 # (--only 'eio-*'), left out of the default run (CI) until fixed, and printed as left out.
 KNOWN_OPEN = {
-    "eio-rekey-pages-wal": "the WAL -> DELETE -> WAL switches around the copy: a failed fsync there is exit 75 or 0, "
-                           "and WAL mode is not restored",
-    "eio-rekey-copy-wal": "the same journal-mode switches as eio-rekey-pages-wal",
+    "eio-rekey-pages-wal": "only SQLite's own folder sync after it creates a -journal or -wal fails unseen (unixSync ignores "
+                           "its result); everything CipherDB syncs is checked",
+    "eio-rekey-copy-wal": "the same SQLite folder sync as eio-rekey-pages-wal",
     "eio-backup": "SQLite ignores a failed folder sync after it syncs its journal (unixSync); this group counts it",
     "eio-keys-rotate-1": "after a failed journal fsync a not-hot (zeroed) -journal is left beside the database",
     "eio-keys-rotate-2": "the same leftover -journal as eio-keys-rotate-1",
@@ -367,7 +367,9 @@ def judge(ctx, sc, spec, folder, installed, source_before, reference, result, fa
         if rc in (0, EXIT_NOT_DURABLE):
             sc.check(state == "new", "exit %d but the change is not in place" % rc,
                      "%s: state %s; %s" % (where, state, describe))
-            if state == "new" and spec.template == "wal":
+            # Exit 71 may say that the mode itself could not be restored: then it is not checked.
+            says_mode_lost = rc == EXIT_NOT_DURABLE and "could not be put back into WAL mode" in result.stderr
+            if state == "new" and spec.template == "wal" and not says_mode_lost:
                 mode = common.cli(ctx, ["query", os.path.join(folder, "db.db"), "PRAGMA journal_mode",
                                         "--csv"] + common.passphrase_args(common.ENV_NEW))
                 sc.check(mode.stdout.strip().endswith("wal"), "WAL mode not restored after success",

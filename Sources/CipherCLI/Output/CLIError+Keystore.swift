@@ -33,7 +33,7 @@ extension CLIError {
             return CLIError(
                 .dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
         case .notDurable:
-            return CLIError(.notDurable, error.description, hint: "the change was made; run `sync` and check the disk")
+            return CLIError(.changedIncompletely, error.description, hint: "the change was made; run `sync` and check the disk")
         case .lockTimeout:
             return CLIError(.temporaryFailure, error.description, hint: "another cipherdb process holds the keystore; try again")
         case .masterKeyChanged, .keystoreReplaced:

@@ -92,9 +92,11 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
             return CLIError(.ioError, "no space left for \(target ?? path): \(error.message)", hint: "free some space; nothing was changed")
         case .ioError:
             return CLIError(.ioError, "I/O error on \(target ?? path): \(error.message)")
+        case .incomplete:
+            return CLIError(.changedIncompletely, error.message, hint: "the change was made")
         case .notDurable:
             return CLIError(
-                .notDurable, error.message,
+                .changedIncompletely, error.message,
                 hint: "the change was made; run `sync`, check the disk, and verify the file before relying on it")
         case .inUse:
             return CLIError(

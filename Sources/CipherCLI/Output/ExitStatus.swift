@@ -14,9 +14,10 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case noInput = 66
     /// `EX_UNAVAILABLE`: a service the command needs (a Transit server) cannot be reached.
     case serviceUnavailable = 69
-    /// `EX_OSERR`: the change is in place, but its folder could not be flushed afterwards: it may
-    /// not survive a power loss. Never "nothing changed".
-    case notDurable = 71
+    /// `EX_OSERR`: the change is in place, but a step after it failed: its folder could not be
+    /// flushed (it may not survive a power loss), or its journal mode could not be restored. Never
+    /// "nothing changed".
+    case changedIncompletely = 71
     /// `EX_CANTCREAT`: the output cannot be created, or exists and `--force` was not given.
     case cannotCreate = 73
     /// `EX_IOERR`: reading or writing failed.
@@ -35,7 +36,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .dataError: return "damaged or tampered data (verify found bad pages), or not a database"
         case .noInput: return "an input is missing (database, key file, keystore, key id)"
         case .serviceUnavailable: return "a key service (OpenBao/Vault Transit) is unreachable or failed TLS"
-        case .notDurable: return "the change is in place, but could not be flushed to disk: it may not survive a power loss"
+        case .changedIncompletely:
+            return "the change is in place, but a step after it failed (not flushed to disk, or its WAL mode not restored)"
         case .cannotCreate: return "the output cannot be created, or exists and --force was not given"
         case .ioError: return "an I/O error"
         case .temporaryFailure: return "locked by another process: try again"

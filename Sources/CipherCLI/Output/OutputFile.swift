@@ -56,7 +56,7 @@ struct OutputFile {
     func publish() throws(CLIError) {
         do {
             try pending.publish(replacing: force)
-        } catch  where error.kind == .notDurable || error.kind == .ioError || error.kind == .diskFull {
+        } catch  where [.notDurable, .incomplete, .ioError, .diskFull].contains(error.kind) {
             // Written by this run (in place but not flushed), or not written at all: never "exists".
             throw CLIError.database(error, path: path, output: true)
         } catch {

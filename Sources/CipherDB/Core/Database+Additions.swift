@@ -165,12 +165,31 @@ extension Database {
     }
 
     /// Sets the journal mode and returns the mode SQLite reports afterwards.
+    ///
+    /// The statement is stepped to its end: the PRAGMA answers with its row before its own
+    /// transaction (the header's version bytes, entering or leaving WAL) commits, and a commit
+    /// that then fails (an I/O error) must throw, not leave the mode reported but not written.
+    ///
+    /// - Parameters:
+    ///   - mode: `delete`, `truncate`, `persist`, `memory`, `wal` or `off`.
+    ///   - schema: an attached database's schema name, or `nil` for every database (`main`'s answer).
     @discardableResult
-    public func setJournalMode(_ mode: String) throws(DatabaseError) -> String {
+    public func setJournalMode(_ mode: String, schema: String? = nil) throws(DatabaseError) -> String {
         guard mode.allSatisfy({ $0.isLetter }) else {
             throw DatabaseError(kind: .invalidArguments, message: "not a journal mode: \(mode)")
         }
-        return (try scalarText("PRAGMA journal_mode = \(mode)") ?? "").lowercased()
+        var inForce = ""
+        do {
+            try executeStatements("PRAGMA \(schema.map { quoteIdentifier($0) + "." } ?? "")journal_mode = \(mode)") { row in
+                if case .text(let text)? = row.values.first { inForce = text.lowercased() }
+                return true
+            }
+        } catch let error as DatabaseError {
+            throw error
+        } catch {
+            throw DatabaseError(kind: .sqlite, message: "\(error)")
+        }
+        return inForce
     }
 
     // MARK: - Checks

@@ -59,6 +59,9 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         /// afterwards (`fsync` of the directory failed): it may not survive a crash of the
         /// machine. Not "nothing changed": the new file is there now.
         case notDurable
+        /// The change is in place, but a step after it failed (the message says which: the
+        /// journal mode could not be restored, say). Not "nothing changed".
+        case incomplete
         /// Another connection has the database open, so its file cannot be replaced now.
         case inUse
         /// An authorizer refused the statement (see ``Database/refuseKeyPragmas()``).

@@ -78,7 +78,7 @@ extension Database {
                 throw copy.error(code: code == SQLITE_DONE ? finished : code, sql: nil)
             }
         }
-        try Self.prove(path: pending.accessPath, key: key, settings: settings, expectingTables: tableCount)
+        try Self.prove(path: pending.accessPath, displayPath: pending.targetPath, key: key, settings: settings, expectingTables: tableCount)
         try pending.publish(replacing: replacing)
     }
 

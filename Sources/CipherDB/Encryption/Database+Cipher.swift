@@ -202,8 +202,10 @@ extension Database {
 
     /// Opens `path` on a fresh connection with `key` and checks every b-tree page (unless
     /// `checkingPages` is false: the page codec's copies, whose plaintext is the source's).
+    /// Failures name `displayPath` (a pending file's target, not `/proc/self/fd/N`).
     static func prove(
-        path: String, key: DatabaseKey?, settings: CipherSettings, expectingTables tables: Int?, checkingPages: Bool = true
+        path: String, displayPath: String? = nil, key: DatabaseKey?, settings: CipherSettings, expectingTables tables: Int?,
+        checkingPages: Bool = true
     ) throws(DatabaseError) {
         let probe = Database(path: path)
         defer { probe.close() }
@@ -221,7 +223,7 @@ extension Database {
         } catch {
             throw DatabaseError(
                 kind: error.kind, resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
-                message: "verification of \(path) failed: \(error.message)", sql: error.sql)
+                message: "verification of \(displayPath ?? path) failed: \(error.message)", sql: error.sql)
         }
     }
 

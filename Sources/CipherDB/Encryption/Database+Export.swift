@@ -76,7 +76,10 @@ extension Database {
     ///
     /// - Throws: `inUse` when another connection has the database open in WAL mode or holds a
     ///   lock; `diskFull` when the folder cannot hold a second copy; the errors of
-    ///   ``export(to:key:settings:replacing:)``. After an error the file and this connection are unchanged.
+    ///   ``export(to:key:settings:replacing:)``. After those errors the file and this connection are
+    ///   unchanged. Two errors say the change was made, and this connection is on the new file:
+    ///   `notDurable` (its folder could not be flushed) and `incomplete` (a WAL database could not
+    ///   be put back into WAL mode).
     @discardableResult
     public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) -> Rewrite {
         try checkCanExport(key: newKey, settings: settings)
@@ -99,6 +102,8 @@ extension Database {
         defer { if let sourceFile { SharedFileDescriptors.release(sourceFile) } }
         let source = sourceFile.flatMap { SharedFileDescriptors.descriptor(of: $0) } ?? -1
         var rewrite = Rewrite.export
+        // The new file in place but its folder not flushed: this connection still moves to it.
+        var notDurable: DatabaseError?
         do throws(DatabaseError) {
             let pending = try PendingFile(beside: path)
             defer { pending.discard() }
@@ -114,7 +119,7 @@ extension Database {
             // while it left or entered WAL mode can leave one. It belongs to the old file; gone
             // before the new one takes the name, it cannot be applied to it or left behind.
             PathBytes.unlink(DatabaseFile.journalPath(path))
-            try pending.publish(replacing: true)
+            do { try pending.publish(replacing: true) } catch  where error.kind == .notDurable { notDurable = error }
         } catch {
             releaseSoleAccess(restoringWAL: wasWAL)
             throw error
@@ -124,11 +129,20 @@ extension Database {
         close()
         do throws(DatabaseError) {
             try open(flags: flags, key: newKey, settings: newKey == nil ? .versionDefaults : settings)
-            if wasWAL { _ = try scalarText("PRAGMA journal_mode = WAL") }
         } catch {
             invalidate("the re-encrypted file could not be opened again (\(error.message))")
             throw error
         }
+        // The switch answers "wal" with its row, before its own transaction commits, and the
+        // connection then reports WAL whatever the commit did: stepped to the end, a commit that
+        // failed (an I/O error) throws. The file is re-encrypted either way, so a failure says both.
+        if wasWAL, (try? setJournalMode("wal")) != "wal" {
+            throw DatabaseError(
+                kind: .incomplete,
+                message: "\(displayPath) is re-encrypted and opens with the new key, but it could not be put back into WAL mode: "
+                    + "it is in rollback-journal mode now (`PRAGMA journal_mode = WAL` sets it again)")
+        }
+        if let notDurable { throw notDurable }
         return rewrite
     }
 
@@ -185,7 +199,8 @@ extension Database {
         let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
         try PageCodec.transcode(source: source, sourcePath: path, into: pending, from: codecs.old, to: codecs.new)
         try Self.prove(
-            path: pending.accessPath, key: .raw(codecs.new.pageKey), settings: settings, expectingTables: tableCount, checkingPages: false)
+            path: pending.accessPath, displayPath: pending.targetPath, key: .raw(codecs.new.pageKey), settings: settings,
+            expectingTables: tableCount, checkingPages: false)
     }
 
     /// Makes this connection the only one that can read or write the file, until
@@ -195,9 +210,11 @@ extension Database {
             kind: .inUse, resultCode: SQLITE_BUSY,
             message: "another connection has \(displayPath) open, so its file cannot be replaced now")
         if leavingWAL {
-            // SQLite leaves WAL mode only when no other connection uses the WAL.
-            let mode = try? scalarText("PRAGMA journal_mode = DELETE")
-            guard mode?.lowercased() == "delete" else { throw inUse }
+            // SQLite leaves WAL mode only when no other connection uses the WAL (it then answers
+            // "wal", or busy); an I/O error on the way out is that error, not "in use".
+            let mode: String
+            do { mode = try setJournalMode("DELETE") } catch  where error.kind == .busy { throw inUse }
+            guard mode == "delete" else { throw inUse }
         }
         do {
             try executeUpdate("PRAGMA locking_mode = EXCLUSIVE")
@@ -329,15 +346,15 @@ extension Database {
             throw error
         }
         try executeUpdate("DETACH DATABASE \(Self.exportSchema)")
-        try Self.prove(path: pending.accessPath, key: key, settings: settings, expectingTables: tableCount)
+        try Self.prove(path: pending.accessPath, displayPath: pending.targetPath, key: key, settings: settings, expectingTables: tableCount)
         if journalMode == "wal" {
             // After the proof, which reads: a WAL database needs its -wal beside it to be read,
             // and a pending file has no name yet. Only the header's version bytes change here.
             try attach(pending.accessPath, as: Self.exportSchema, keyBytes: keyBytes)
             defer { detachQuietly(Self.exportSchema) }
             if key != nil { try applySettings(settings, schema: Self.exportSchema, version: version) }
-            _ = try scalarText("PRAGMA \(Self.exportSchema).journal_mode = MEMORY")
-            _ = try scalarText("PRAGMA \(Self.exportSchema).journal_mode = WAL")
+            try setJournalMode("memory", schema: Self.exportSchema)
+            try setJournalMode("wal", schema: Self.exportSchema)
         }
     }
 
