@@ -44,6 +44,9 @@ let package = Package(
         // (dlopen) for the keystore's PKCS#11 slots.
         .systemLibrary(name: "CP11Kit", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
         .target(name: "CPKCS11Shim", dependencies: ["CP11Kit"], linkerSettings: [.linkedLibrary("dl")]),
+        // The process's argv as glibc hands it to .init_array functions: Swift's CommandLine reads
+        // /proc/self/cmdline on Linux and has no arguments where /proc is not mounted.
+        .target(name: "CProcessArguments"),
 
         // The only Swift code that touches OpenSSL.
         .target(name: "CipherCrypto", dependencies: ["COpenSSL"]),
@@ -55,7 +58,7 @@ let package = Package(
         .target(
             name: "CipherCLI",
             dependencies: [
-                "CipherDB", "CipherKeystore", "CipherCrypto", "CSQLCipher", "CLineEdit",
+                "CipherDB", "CipherKeystore", "CipherCrypto", "CSQLCipher", "CLineEdit", "CProcessArguments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

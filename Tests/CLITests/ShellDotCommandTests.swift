@@ -450,7 +450,9 @@ private final class ScriptedLineReader: LineReader {
         self.willHandOut = willHandOut
     }
 
-    func readLine(prompt: String) -> String? {
+    var location: String { "script" }
+
+    func readLine(prompt: String, limit: Int) throws(LineReadError) -> String? {
         guard !lines.isEmpty else { return nil }
         let line = lines.removeFirst()
         willHandOut(line)

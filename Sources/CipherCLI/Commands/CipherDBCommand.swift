@@ -1,4 +1,5 @@
 import ArgumentParser
+import CProcessArguments
 import CipherDB
 import Foundation
 
@@ -57,13 +58,32 @@ public struct CipherDBCommand: ParsableCommand {
 
 /// The entry point of the `cipherdb` executable.
 public enum CipherDBTool {
-    /// The process's arguments with every byte kept (``PathBytes``): Swift's own decoding replaces
-    /// bytes that are not UTF-8 with U+FFFD, which names another file.
+    /// The process's arguments after the program name, with every byte kept (``PathBytes``):
+    /// Swift's own decoding replaces bytes that are not UTF-8 with U+FFFD, which names another file.
+    ///
+    /// Swift's `CommandLine` reads `/proc/self/cmdline` on Linux: without `/proc` (a chroot, a
+    /// minimal container) its argc is 0. The vector glibc handed the program is used then.
     static func rawArguments() -> [String] {
-        (1..<Int(CommandLine.argc)).map { index in
-            guard let argument = CommandLine.unsafeArgv[index] else { return "" }
-            return PathBytes.string(fromBytes: UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) })
+        if CommandLine.argc > 0 { return arguments(argc: CommandLine.argc, argv: CommandLine.unsafeArgv) }
+        return arguments(argc: cdb_saved_argc(), argv: cdb_saved_argv())
+    }
+
+    /// The arguments after the program name in the C vector `argv` of `argc` entries, each byte
+    /// kept. No arguments when `argc` is 0 or less or `argv` is `nil` (a process started with an
+    /// empty vector, or whose vector is not known); the vector's NULL ends it even if `argc` says more.
+    ///
+    /// - Parameters:
+    ///   - argc: the number of entries, the program name included.
+    ///   - argv: the NULL-terminated vector, or `nil`.
+    static func arguments(argc: Int32, argv: UnsafePointer<UnsafeMutablePointer<CChar>?>?) -> [String] {
+        guard argc > 1, let argv else { return [] }
+        var arguments: [String] = []
+        for index in 1..<Int(argc) {
+            guard let argument = argv[index] else { break }
+            arguments.append(
+                PathBytes.string(fromBytes: UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) }))
         }
+        return arguments
     }
 
     /// Hardens the process, parses `arguments` (default: the process's), runs the command and exits

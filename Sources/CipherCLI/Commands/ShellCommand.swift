@@ -26,8 +26,10 @@ struct ShellCommand: ParsableCommand {
             json, quote, insert, html, ascii), .headers, .separator and .nullvalue, with the same defaults (list, \
             '|', no header). .help lists the dot-commands: .output/.once FILE (created 0600), .read, \
             .import FILE TABLE (CSV, or --ascii), .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
-            .timer, .changes, .bail, .show, and .cipher (settings in force) and .verify (page HMACs and \
-            integrity_check).
+            .timer, .changes, .bail, .show, .limit, and .cipher (settings in force) and .verify (page HMACs and \
+            integrity_check). Input is held only as far as SQLite could use it: a line or statement longer than the \
+            sql_length limit, an .import record longer than the length limit, and NUL bytes are errors naming the file \
+            and line.
 
             When stdin is not a terminal the statements are read from it without prompts or line editing (then \
             give the key with a flag other than --passphrase-stdin, or put the passphrase on stdin's first \

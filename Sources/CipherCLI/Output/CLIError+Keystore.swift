@@ -99,13 +99,19 @@ extension CLIError {
 }
 
 extension CLIError {
-    /// Maps a Transit failure: unreachable (69), denied (77), key gone (66), refused (65). The
-    /// keystore was not changed by the failed command.
+    /// Maps a Transit failure: unreachable (69), denied (77), key gone (66), refused or an answer
+    /// no Transit engine sends (65). The keystore was not changed by the failed command.
     static func transit(_ failure: TransitError, path: String) -> CLIError {
         let unchanged = "the keystore \(path) was not changed"
         switch failure.kind {
-        case .unavailable, .invalidResponse:
+        case .unavailable:
             return CLIError(.serviceUnavailable, failure.message, hint: "check BAO_ADDR/VAULT_ADDR and that the server is up; \(unchanged)")
+        case .invalidResponse:
+            return CLIError(
+                .dataError, failure.message,
+                hint:
+                    "check that BAO_ADDR/VAULT_ADDR names the OpenBao or Vault server itself, not another service or a proxy's page; \(unchanged)"
+            )
         case .tls:
             return CLIError(
                 .serviceUnavailable, failure.message, hint: "give the server's CA with BAO_CACERT or VAULT_CACERT; \(unchanged)")

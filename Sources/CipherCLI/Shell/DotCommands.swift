@@ -210,6 +210,13 @@ extension ShellSession {
             for name in names { shell.write(text: name) }
             return .proceed
         },
+        DotCommand(
+            name: ".limit", usage: "[NAME [VALUE]]",
+            summary: "SQLite's limits on this connection, or set one (sql_length bounds .read's lines, length and column .import's records)"
+        ) { shell, arguments throws(CLIError) in
+            try shell.limitCommand(arguments)
+            return .proceed
+        },
         DotCommand(name: ".mode", usage: "MODE [TABLE]", summary: "output mode: \(OutputMode.names)") { shell, arguments throws(CLIError) in
             guard let name = arguments.first else {
                 shell.write(text: "current output mode: \(shell.style.modeName)")

@@ -13,51 +13,59 @@ import Darwin
 /// or a pipe, file or `.read` script (plain lines, no prompt).
 protocol LineReader: AnyObject {
     /// The next line without its newline, or `nil` at the end of input (Ctrl-D on a terminal).
-    func readLine(prompt: String) -> String?
+    ///
+    /// - Parameter limit: the most bytes (UTF-8) the line may have.
+    /// - Throws: a line longer than `limit`, or not text; the rest of a file is not read then.
+    func readLine(prompt: String, limit: Int) throws(LineReadError) -> String?
+    /// Where the last line came from, for messages: `FILE:LINE`.
+    var location: String { get }
     /// Whether prompts are shown and errors do not end the input.
     var isInteractive: Bool { get }
     /// Remembers a complete statement or dot-command for the history (interactive only).
     func remember(_ entry: String)
 }
 
-/// Lines from a file or pipe.
+/// Why the shell could not take a line.
+enum LineReadError: Error {
+    /// The line was longer than the limit it was read with.
+    case tooLong
+    /// The line holds a NUL byte: no SQL text does, and SQLite would stop reading it there.
+    case nulByte
+    /// The input could not be read.
+    case unreadable(CLIError)
+}
+
+/// Lines from a file or pipe, read a chunk at a time (``ChunkedInput``): a line is held only up
+/// to its limit, however long the file's line is.
 final class PlainLineReader: LineReader {
-    private let file: UnsafeMutablePointer<FILE>?
-    private let closes: Bool
+    private let input: ChunkedInput
+    private var lineNumber = 0
 
     /// Reads stdin.
     init() {
-        file = nil
-        closes = false
+        input = ChunkedInput()
     }
 
     /// Reads the file at `path` (for `.read`).
     init(path: String) throws(CLIError) {
-        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0, let opened = fdopen(descriptor, "r") else {
-            let reason = String(cString: strerror(errno))
-            if descriptor >= 0 { close(descriptor) }
-            throw CLIError(.noInput, "cannot read \(path): \(reason)")
-        }
-        file = opened
-        closes = true
-    }
-
-    deinit {
-        if closes, let file { fclose(file) }
+        input = try ChunkedInput(path: path)
     }
 
     var isInteractive: Bool { false }
 
-    func readLine(prompt: String) -> String? {
-        guard let file else { return Swift.readLine(strippingNewline: true) }
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
-        let count = getline(&line, &capacity, file)
-        guard count >= 0, let line else { return nil }
-        var bytes = UnsafeRawBufferPointer(start: line, count: count).map { $0 }
-        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+    var location: String { "\(input.name):\(lineNumber)" }
+
+    func readLine(prompt: String, limit: Int) throws(LineReadError) -> String? {
+        lineNumber += 1
+        var bytes: [UInt8] = []
+        let end: ChunkedInput.LineEnd
+        do { end = try input.appendLine(to: &bytes, limit: limit) } catch { throw .unreadable(error) }
+        switch end {
+        case .newline: break
+        case .endOfInput: if bytes.isEmpty { return nil }
+        case .tooLong: throw .tooLong
+        case .nulByte: throw .nulByte
+        }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -83,9 +91,15 @@ final class EditingLineReader: LineReader {
 
     var isInteractive: Bool { true }
 
-    func readLine(prompt: String) -> String? {
+    private var lineNumber = 0
+
+    var location: String { "line \(lineNumber) typed" }
+
+    func readLine(prompt: String, limit: Int) throws(LineReadError) -> String? {
         guard let line = CLineEdit.readline(prompt) else { return nil }
         defer { free(line) }
+        lineNumber += 1
+        guard strlen(line) <= limit else { throw .tooLong }
         return String(cString: line)
     }
 

@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherDB
 import Foundation
 
@@ -164,46 +165,62 @@ extension ShellSession {
         let cancellation = interrupter.begin()
         let chosen: ImportFormat
         if let format { chosen = format } else { chosen = try importFormatOfMode() }
-        guard let bytes = PathBytes.contents(of: path) else { throw CLIError(.noInput, "cannot read \(path)") }
-        var records: [[String]]
-        switch chosen {
-        case .csv(let separator, let row): records = DelimitedText.csvRecords(in: bytes, separator: separator, row: row)
-        case .ascii(let column, let row): records = DelimitedText.asciiRecords(in: bytes, column: column, row: row)
+        // Records are read one at a time, never the whole file. A row longer than the length
+        // limit, or with more fields than a table may have columns, SQLite would refuse anyway:
+        // reading stops there, so what is held stays within what SQLite could store.
+        let reader = DelimitedRecordReader(
+            input: try ChunkedInput(path: path), format: chosen, maximumRecordLength: limit(SQLITE_LIMIT_LENGTH),
+            maximumFields: limit(SQLITE_LIMIT_COLUMN))
+        // sqlite3 in ascii mode stops a record at an empty first field and drops it.
+        let dropsEmptyRecords = style.mode == .ascii
+        func nextRecord() throws(CLIError) -> [String]? {
+            while let record = try reader.next() {
+                if dropsEmptyRecords, record.first?.isEmpty ?? true { continue }
+                return record
+            }
+            return nil
+        }
+        for _ in 0..<skip {
+            guard try reader.next() != nil else { return }
         }
         do { try cancellation.throwIfCancelled("import") } catch { throw CLIError.database(error, path: opened.path) }
-        records.removeFirst(min(skip, records.count))
-        // sqlite3 in ascii mode stops a record at an empty first field and drops it.
-        if style.mode == .ascii { records.removeAll { $0.first?.isEmpty ?? true } }
-        guard !records.isEmpty else { return }
+        guard var record = try nextRecord() else { return }
         do {
             try database.inSavePoint {
                 var columns: Int
-                // The record number of the first row, from 1, for messages.
-                var firstRecord = skip + 1
+                // The record number of `record`, from 1, for messages.
+                var number = skip + 1
                 if try database.tableExists(table) {
                     columns = try database.columns(ofTable: table).count
                 } else {
-                    let header = records.removeFirst()
-                    firstRecord += 1
+                    let header = record
                     columns = header.count
                     try database.executeUpdate(
                         "CREATE TABLE \(quoteIdentifier(table))(" + header.map { "\(quoteIdentifier($0)) TEXT" }.joined(separator: ",")
                             + ")")
+                    guard let first = try nextRecord() else { return .commit }
+                    record = first
+                    number += 1
                 }
                 let insert =
                     "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
-                for (number, record) in records.enumerated() {
+                while true {
                     try cancellation.throwIfCancelled("import")
                     if record.count != columns {
                         Console.error(
-                            "\(path):\(firstRecord + number): expected \(columns) columns but found \(record.count): "
+                            "\(path):\(number): expected \(columns) columns but found \(record.count): "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
                     let values: [Bindable?] = (0..<columns).map { $0 < record.count ? record[$0] : nil }
                     try database.executeUpdate(insert, arguments: .positional(values))
+                    guard let following = try nextRecord() else { break }
+                    record = following
+                    number += 1
                 }
                 return .commit
             }
+        } catch let error as CLIError {
+            throw error
         } catch let error as DatabaseError {
             throw CLIError.database(error, path: opened.path)
         } catch {
@@ -212,90 +229,140 @@ extension ShellSession {
     }
 }
 
-/// Delimited text as sqlite3's `.import` reads it.
-enum DelimitedText {
-    /// ASCII-separated records: fields end at `column`, records at `row`; no quoting. A record
-    /// cut short by the end of the file counts; nothing follows a final `row`.
-    static func asciiRecords(in bytes: [UInt8], column: UInt8, row: UInt8) -> [[String]] {
-        var records: [[String]] = []
-        var record: [String] = []
-        var fieldStart = 0
-        for (index, byte) in bytes.enumerated() where byte == column || byte == row {
-            record.append(String(decoding: bytes[fieldStart..<index], as: UTF8.self))
-            fieldStart = index + 1
-            if byte == row {
-                records.append(record)
-                record = []
-            }
-        }
-        if fieldStart < bytes.count || !record.isEmpty {
-            record.append(String(decoding: bytes[fieldStart...], as: UTF8.self))
-            records.append(record)
-        }
-        return records
+/// Delimited text as sqlite3's `.import` reads it, one record at a time from a ``ChunkedInput``.
+///
+/// CSV: fields end at the separator, records at the row byte (a CR just before it dropped; a
+/// lone CR is data); a field that opens with a double quote may hold both, and doubled quotes; a
+/// UTF-8 byte-order mark at the start is skipped. ASCII: fields end at the column byte, records at
+/// the row byte, nothing quoted. A record cut short by the end of the file counts; a separator
+/// just before the end ends an empty last field.
+final class DelimitedRecordReader {
+    private let input: ChunkedInput
+    private let format: ShellSession.ImportFormat
+    private let maximumRecordLength: Int
+    private let maximumFields: Int
+    /// The line the next byte is on, from 1 (every newline counts, quoted or not).
+    private var line = 1
+    private var started = false
+
+    /// Reads `input` in `format`, refusing a record of more than `maximumRecordLength` bytes or
+    /// `maximumFields` fields.
+    init(input: ChunkedInput, format: ShellSession.ImportFormat, maximumRecordLength: Int, maximumFields: Int) {
+        self.input = input
+        self.format = format
+        self.maximumRecordLength = maximumRecordLength
+        self.maximumFields = maximumFields
     }
 
-    /// CSV as sqlite3 reads it: fields end at `separator`, records at `row` (a CR just before it
-    /// dropped; a lone CR is data); a field that opens with a double quote may hold both, and
-    /// doubled quotes; a UTF-8 byte-order mark at the start is skipped.
-    static func csvRecords(in bytes: [UInt8], separator: UInt8, row: UInt8) -> [[String]] {
+    /// The next record, `nil` at the end of the input.
+    ///
+    /// - Throws: 65 for a record past the limits or a NUL byte (the file and line named), 74
+    ///   when the file cannot be read.
+    func next() throws(CLIError) -> [String]? {
+        if !started {
+            started = true
+            if case .csv = format { try input.skipPrefix([0xEF, 0xBB, 0xBF]) }
+        }
+        let recordLine = line
+        var record: [String] = []
+        var length = 0
+        while true {
+            guard let (field, terminator) = try nextField(room: maximumRecordLength - length, recordLine: recordLine) else {
+                guard !record.isEmpty else { return nil }
+                record.append("")
+                return record
+            }
+            guard record.count < maximumFields else {
+                throw CLIError(
+                    .dataError,
+                    "\(input.name):\(recordLine): a record of more than \(maximumFields) fields, the most columns SQLite allows "
+                        + "on this connection (.limit column)")
+            }
+            length += field.count
+            record.append(String(decoding: field, as: UTF8.self))
+            if terminator != fieldSeparator { return record }
+        }
+    }
+
+    private var fieldSeparator: UInt8 {
+        switch format {
+        case .csv(let separator, _): return separator
+        case .ascii(let column, _): return column
+        }
+    }
+
+    /// The next byte, counting lines and refusing a NUL (SQLite's C strings would end there).
+    private func take() throws(CLIError) -> UInt8? {
+        guard let byte = try input.next() else { return nil }
+        if byte == 0 {
+            throw CLIError(.dataError, "\(input.name):\(line): a NUL byte: .import reads text (CSV or ASCII-separated)")
+        }
+        if byte == UInt8(ascii: "\n") { line += 1 }
+        return byte
+    }
+
+    /// Appends `byte` to `field` if the record has `room` for it.
+    private func append(_ byte: UInt8, to field: inout [UInt8], room: Int, recordLine: Int) throws(CLIError) {
+        guard field.count < room else {
+            throw CLIError(
+                .dataError,
+                "\(input.name):\(recordLine): a record longer than \(maximumRecordLength) bytes, the longest row SQLite stores "
+                    + "on this connection (.limit length)")
+        }
+        field.append(byte)
+    }
+
+    /// The next field and the byte that ended it (`nil`: the end of the file); `nil` once none is left.
+    private func nextField(room: Int, recordLine: Int) throws(CLIError) -> (field: [UInt8], terminator: UInt8?)? {
+        guard let first = try input.peek() else { return nil }
+        var field: [UInt8] = []
+        let separator: UInt8
+        let row: UInt8
+        switch format {
+        case .ascii(let column, let rowByte):
+            while let byte = try take() {
+                if byte == column || byte == rowByte { return (field, byte) }
+                try append(byte, to: &field, room: room, recordLine: recordLine)
+            }
+            return (field, nil)
+        case .csv(let separatorByte, let rowByte):
+            separator = separatorByte
+            row = rowByte
+        }
         let quote = UInt8(ascii: "\"")
         let carriageReturn = UInt8(ascii: "\r")
-        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        // The next field and the byte that ended it (nil: the end of the file); nil once none is left.
-        func nextField() -> (field: [UInt8], terminator: UInt8?)? {
-            guard index < bytes.count else { return nil }
-            var field: [UInt8] = []
-            guard bytes[index] == quote else {
-                while index < bytes.count, bytes[index] != separator, bytes[index] != row {
-                    field.append(bytes[index])
-                    index += 1
-                }
-                guard index < bytes.count else { return (field, nil) }
-                let terminator = bytes[index]
-                index += 1
-                if terminator == row, field.last == carriageReturn { field.removeLast() }
-                return (field, terminator)
-            }
-            index += 1
-            // What was read before, to find a closing quote (followed by CR) and doubled quotes.
-            var previous: UInt8?
-            var beforePrevious: UInt8?
-            while true {
-                let byte: UInt8? = index < bytes.count ? bytes[index] : nil
-                if byte != nil { index += 1 }
-                if byte == quote, previous == quote {
-                    previous = nil
-                    continue
-                }
-                if previous == quote && (byte == separator || byte == row || byte == nil)
-                    || byte == row && previous == carriageReturn && beforePrevious == quote
-                {
-                    // The closing quote and what followed it are not the field's.
-                    if let closing = field.lastIndex(of: quote) { field.removeSubrange(closing...) }
+        guard first == quote else {
+            while let byte = try take() {
+                if byte == separator || byte == row {
+                    if byte == row, field.last == carriageReturn { field.removeLast() }
                     return (field, byte)
                 }
-                // An unterminated quote runs to the end of the file.
-                guard let byte else { return (field, nil) }
-                field.append(byte)
-                beforePrevious = previous
-                previous = byte
+                try append(byte, to: &field, room: room, recordLine: recordLine)
             }
+            return (field, nil)
         }
-        var records: [[String]] = []
-        var record: [String] = []
-        while let (field, terminator) = nextField() {
-            record.append(String(decoding: field, as: UTF8.self))
-            if terminator != separator {
-                records.append(record)
-                record = []
+        _ = try take()
+        // What was read before, to find a closing quote (followed by CR) and doubled quotes.
+        var previous: UInt8?
+        var beforePrevious: UInt8?
+        while true {
+            let byte = try take()
+            if byte == quote, previous == quote {
+                previous = nil
+                continue
             }
+            if previous == quote && (byte == separator || byte == row || byte == nil)
+                || byte == row && previous == carriageReturn && beforePrevious == quote
+            {
+                // The closing quote and what followed it are not the field's.
+                if let closing = field.lastIndex(of: quote) { field.removeSubrange(closing...) }
+                return (field, byte)
+            }
+            // An unterminated quote runs to the end of the file.
+            guard let byte else { return (field, nil) }
+            try append(byte, to: &field, room: room, recordLine: recordLine)
+            beforePrevious = previous
+            previous = byte
         }
-        // A separator just before the end of the file ends an empty last field.
-        if !record.isEmpty {
-            record.append("")
-            records.append(record)
-        }
-        return records
     }
 }

@@ -52,7 +52,25 @@ final class ShellSession {
         var pending = ""
         while true {
             let prompt = pending.isEmpty ? "cipherdb> " : "     ...> "
-            guard let line = reader.readLine(prompt: reader.isInteractive ? prompt : "") else { break }
+            // SQLite prepares no longer SQL text: a longer line or statement is refused as it is
+            // read, so what the shell holds stays within what SQLite could run.
+            let limit = sqlLengthLimit
+            let read: String?
+            do {
+                // The line joins the statement so far after a newline.
+                let room = max(0, limit - pending.utf8.count - (pending.isEmpty ? 0 : 1))
+                read = try reader.readLine(prompt: reader.isInteractive ? prompt : "", limit: room)
+            } catch {
+                pending = ""
+                if reader.isInteractive {
+                    reportError(Self.message(for: error, at: reader.location, limit: limit) + "; the statement is dropped")
+                    continue
+                }
+                // A file is not read past such a line: what follows would be read out of context.
+                reportError(Self.message(for: error, at: reader.location, limit: limit) + "; the rest of the input is not read")
+                return bail ? .stop : .proceed
+            }
+            guard let line = read else { break }
             if pending.isEmpty {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty { continue }
@@ -63,7 +81,9 @@ final class ShellSession {
                 }
             }
             pending += pending.isEmpty ? line : "\n" + line
-            guard SQLRunner.isComplete(pending) else { continue }
+            // Only a line with a ';' can complete a statement (sqlite3 checks the same way): a
+            // statement of many lines is not scanned again for each one.
+            guard line.contains(";"), SQLRunner.isComplete(pending) else { continue }
             let sql = pending
             pending = ""
             reader.remember(sql)
@@ -73,6 +93,18 @@ final class ShellSession {
             reportError("incomplete SQL at the end of input (missing ';')")
         }
         return .proceed
+    }
+
+    /// The message for a line `reader` could not take at `location`.
+    static func message(for error: LineReadError, at location: String, limit: Int) -> String {
+        switch error {
+        case .tooLong:
+            return "\(location): longer than \(limit) bytes, the longest SQL text SQLite takes on this connection (.limit sql_length)"
+        case .nulByte:
+            return "\(location): a NUL byte, which no SQL text holds"
+        case .unreadable(let failure):
+            return failure.message
+        }
     }
 
     // MARK: - Statements

@@ -55,13 +55,14 @@ public struct PKCS11Error: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// What went wrong.
     public let kind: Kind
-    /// What to tell the user.
+    /// What to tell the user, its control characters escaped.
     public let message: String
 
-    /// Creates an error.
+    /// Creates an error; control characters in `message` (which quotes text from outside the
+    /// process) are escaped (`\x1B`).
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
-        self.message = message
+        self.message = EscapedText.escapingControlCharacters(message)
     }
 
     /// The message.

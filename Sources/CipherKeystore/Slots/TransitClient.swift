@@ -13,7 +13,8 @@ struct TransitClient {
     /// Encrypts `plaintext` under `key`'s latest version.
     func encrypt(mount: String, key: String, plaintext: SecretBytes) throws(KeystoreError) -> (ciphertext: String, keyVersion: Int) {
         let body = Self.jsonBody(secretField: (name: "plaintext", value: plaintext), fields: [])
-        return try Self.ciphertext(in: post(mount: mount, operation: "encrypt", key: key, body: body))
+        let answer = try post(mount: mount, operation: "encrypt", key: key, body: body)
+        return try Self.ciphertext(in: answer, context: context(of: "encrypt", mount: mount, key: key))
     }
 
     /// Decrypts a slot's ciphertext into a secret buffer.
@@ -21,7 +22,10 @@ struct TransitClient {
         let body = Self.jsonBody(fields: [("ciphertext", ciphertext)])
         let answer = try post(mount: mount, operation: "decrypt", key: key, body: body)
         guard let plaintext = Self.secretField("plaintext", in: answer) else {
-            throw .transit(TransitError(.invalidResponse, "the Transit decrypt answer from \(connection.address) holds no plaintext"))
+            // Never parsed as a whole (that would copy the key into memory no one wipes): an
+            // answer that does not open as a JSON object is called not JSON.
+            let isObject = answer.withUnsafeBytes { $0.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{") }
+            throw Self.notUnderstood(context(of: "decrypt", mount: mount, key: key), isObject ? "no plaintext" : "not JSON")
         }
         return plaintext
     }
@@ -29,7 +33,19 @@ struct TransitClient {
     /// Re-encrypts a ciphertext under the key's latest version without revealing it (`rewrap`).
     func rewrap(mount: String, key: String, ciphertext: String) throws(KeystoreError) -> (ciphertext: String, keyVersion: Int) {
         let body = Self.jsonBody(fields: [("ciphertext", ciphertext)])
-        return try Self.ciphertext(in: post(mount: mount, operation: "rewrap", key: key, body: body))
+        let answer = try post(mount: mount, operation: "rewrap", key: key, body: body)
+        return try Self.ciphertext(in: answer, context: context(of: "rewrap", mount: mount, key: key))
+    }
+
+    /// How messages name a call: "decrypt with Transit key 'fleet' at https://bao:8200/v1/transit".
+    private func context(of operation: String, mount: String, key: String) -> String {
+        "\(operation) with Transit key '\(key)' at \(connection.address)/v1/\(mount)"
+    }
+
+    /// An answer no Transit engine sends: OpenBao and Vault answer JSON, so something else
+    /// answered at the address (another service, a proxy's page).
+    static func notUnderstood(_ context: String, _ what: String) -> KeystoreError {
+        .transit(TransitError(.invalidResponse, "\(context): the answer was not understood (\(what)); is this an OpenBao or Vault server?"))
     }
 
     // MARK: HTTP
@@ -42,7 +58,7 @@ struct TransitClient {
     /// the typed failure.
     private func post(mount: String, operation: String, key: String, body: SecretBytes) throws(KeystoreError) -> SecretBytes {
         let url = "\(connection.address)/v1/\(mount)/\(operation)/\(key)"
-        let context = "\(operation) with Transit key '\(key)' at \(connection.address)/v1/\(mount)"
+        let context = context(of: operation, mount: mount, key: key)
         var result = cdb_http_result()
         var response: UnsafeMutablePointer<UInt8>?
         var responseLength = 0
@@ -70,7 +86,12 @@ struct TransitClient {
         }
         let code = result.status
         if (200..<300).contains(code) { return answer }
-        let reason = Self.errors(in: answer)
+        // A gateway's 502, 503 or 504 is the service out of reach whatever its page says;
+        // any other error answer that is not JSON did not come from a Transit engine.
+        guard let reason = Self.errors(in: answer) else {
+            if [502, 503, 504].contains(code) { throw .transit(TransitError(.unavailable, "\(context): HTTP \(code)")) }
+            throw Self.notUnderstood(context, "HTTP \(code), not JSON")
+        }
         let message = "\(context): HTTP \(code)\(reason.isEmpty ? "" : ": " + reason)"
         let lowered = reason.lowercased()
         switch code {
@@ -126,19 +147,26 @@ struct TransitClient {
     }
 
     /// The `data.ciphertext` and `data.key_version` of an encrypt or rewrap answer (no secret).
-    static func ciphertext(in answer: SecretBytes) throws(KeystoreError) -> (ciphertext: String, keyVersion: Int) {
-        let object = answer.withUnsafeBytes { try? JSONSerialization.jsonObject(with: Data($0)) } as? [String: Any]
-        guard let data = object?["data"] as? [String: Any], let ciphertext = data["ciphertext"] as? String,
+    ///
+    /// - Parameter context: how messages name the call.
+    static func ciphertext(in answer: SecretBytes, context: String) throws(KeystoreError) -> (ciphertext: String, keyVersion: Int) {
+        guard let object = answer.withUnsafeBytes({ try? JSONSerialization.jsonObject(with: Data($0)) }) as? [String: Any] else {
+            throw notUnderstood(context, "not JSON")
+        }
+        guard let data = object["data"] as? [String: Any], let ciphertext = data["ciphertext"] as? String,
             let version = TransitSlot.keyVersion(ofCiphertext: ciphertext)
         else {
-            throw .transit(TransitError(.invalidResponse, "the Transit answer holds no ciphertext"))
+            throw notUnderstood(context, "no ciphertext")
         }
         return (ciphertext, version)
     }
 
-    /// The `errors` of an error answer, joined (Vault and OpenBao put their reasons there).
-    static func errors(in answer: SecretBytes) -> String {
-        let object = answer.withUnsafeBytes { try? JSONSerialization.jsonObject(with: Data($0)) } as? [String: Any]
-        return (object?["errors"] as? [String])?.joined(separator: "; ") ?? ""
+    /// The `errors` of an error answer, joined (Vault and OpenBao put their reasons there): empty
+    /// when a JSON object has none, `nil` when the answer is not a JSON object.
+    static func errors(in answer: SecretBytes) -> String? {
+        guard let object = answer.withUnsafeBytes({ try? JSONSerialization.jsonObject(with: Data($0)) }) as? [String: Any] else {
+            return nil
+        }
+        return (object["errors"] as? [String])?.joined(separator: "; ") ?? ""
     }
 }

@@ -156,19 +156,21 @@ public struct TransitError: Error, Sendable, Equatable, CustomStringConvertible 
         case ciphertextTooOld
         /// The service refused the request for another reason (its message says which).
         case rejected
-        /// The answer was not what a Transit engine sends.
+        /// The answer was not what a Transit engine sends: not JSON, or JSON without what the
+        /// call returns (something else answers at the address, or a proxy in between).
         case invalidResponse
     }
 
     /// What went wrong.
     public let kind: Kind
-    /// What to tell the user.
+    /// What to tell the user, its control characters escaped.
     public let message: String
 
-    /// Creates an error.
+    /// Creates an error; control characters in `message` (which quotes text from outside the
+    /// process) are escaped (`\x1B`).
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
-        self.message = message
+        self.message = EscapedText.escapingControlCharacters(message)
     }
 
     /// The message.

@@ -1,0 +1,116 @@
+import CipherDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file or pipe read a chunk at a time, for the shell's `.read`, `.import` and stdin: whatever
+/// comes (`/dev/zero`, a pipe that never ends), no more than one chunk is held here, and callers
+/// bound what they keep of it.
+final class ChunkedInput {
+    /// How one line ended (``appendLine(to:limit:)``).
+    enum LineEnd {
+        /// A newline, consumed and not appended.
+        case newline
+        /// The end of the input.
+        case endOfInput
+        /// The line reached more than its limit; what was appended is its start.
+        case tooLong
+        /// A NUL byte, which is in no text the shell reads (SQLite's C strings end there).
+        case nulByte
+    }
+
+    /// The name in messages: the path as given, or `stdin`.
+    let name: String
+    private let descriptor: Int32
+    private let closes: Bool
+    private var chunk = [UInt8](repeating: 0, count: ChunkedInput.chunkSize)
+    private var position = 0
+    private var count = 0
+    private var finished = false
+    private static let chunkSize = 64 * 1024
+
+    /// Reads stdin (left open).
+    init() {
+        name = "stdin"
+        descriptor = STDIN_FILENO
+        closes = false
+    }
+
+    /// Opens the file at `path`.
+    ///
+    /// - Throws: 66 when it cannot be opened.
+    init(path: String) throws(CLIError) {
+        let opened = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
+        guard opened >= 0 else { throw CLIError(.noInput, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        name = path
+        descriptor = opened
+        closes = true
+    }
+
+    deinit {
+        if closes { close(descriptor) }
+    }
+
+    /// Whether a byte is waiting, reading the next chunk when this one is used up.
+    ///
+    /// - Throws: 74 when the read fails (a folder, an I/O error).
+    private func fill() throws(CLIError) -> Bool {
+        if position < count { return true }
+        if finished { return false }
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw CLIError(.ioError, "cannot read \(name): \(String(cString: strerror(errno)))")
+            }
+            position = 0
+            count = got
+            finished = got == 0
+            return got > 0
+        }
+    }
+
+    /// The next byte without taking it, `nil` at the end.
+    func peek() throws(CLIError) -> UInt8? {
+        try fill() ? chunk[position] : nil
+    }
+
+    /// Takes the next byte, `nil` at the end.
+    func next() throws(CLIError) -> UInt8? {
+        guard try fill() else { return nil }
+        position += 1
+        return chunk[position - 1]
+    }
+
+    /// Takes `prefix` when the input goes on with it, as far as the chunk read shows: for a
+    /// byte-order mark at the start of a file, which the first read holds.
+    func skipPrefix(_ prefix: [UInt8]) throws(CLIError) {
+        guard try fill(), count - position >= prefix.count, chunk[position..<(position + prefix.count)].elementsEqual(prefix) else {
+            return
+        }
+        position += prefix.count
+    }
+
+    /// Appends the bytes before the next newline to `line`, never more than `limit` in all.
+    ///
+    /// - Returns: how the line ended; on ``LineEnd/tooLong`` and ``LineEnd/nulByte`` the rest of
+    ///   the line is left unread.
+    func appendLine(to line: inout [UInt8], limit: Int) throws(CLIError) -> LineEnd {
+        while try fill() {
+            let stop = chunk[position..<count].firstIndex { $0 == UInt8(ascii: "\n") || $0 == 0 }
+            let end = stop ?? count
+            guard line.count + (end - position) <= limit else { return .tooLong }
+            line.append(contentsOf: chunk[position..<end])
+            position = end
+            guard let stop else { continue }
+            if chunk[stop] == 0 { return .nulByte }
+            position += 1
+            return .newline
+        }
+        return .endOfInput
+    }
+}
