@@ -1,3 +1,4 @@
+import CipherDB
 import Foundation
 
 #if canImport(Glibc)
@@ -50,22 +51,9 @@ enum Console {
         rawError(escapingControlCharacters(text) + "\n")
     }
 
-    /// `text` with every control character but newline and tab (C0, DEL, C1) shown as `\xNN`.
+    /// `text` with every control character but newline and tab shown as `\xNN` (``EscapedText``).
     static func escapingControlCharacters(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isEscaped) else { return text }
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            if isEscaped(scalar) {
-                escaped += "\\x" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 2)
-            } else {
-                escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
-
-    private static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        scalar != "\n" && scalar != "\t" && (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value))
+        EscapedText.escapingControlCharacters(text, keepingLineBreaks: true)
     }
 
     /// Writes `text` to stderr as is (write(2) on descriptor 2: no shared stdio state).
@@ -96,12 +84,5 @@ enum Console {
     /// Flushes stdout, as before exiting.
     static func flush() {
         fflush(nil)
-    }
-}
-
-extension String {
-    /// The string with zeros in front up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -1,5 +1,6 @@
 import CPKCS11Shim
 import CipherCrypto
+import CipherDB
 import Foundation
 
 /// A PKCS#11 module (an HSM's or smart card's library, SoftHSM2 in tests) and the user PIN of a

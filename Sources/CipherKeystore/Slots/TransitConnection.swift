@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 import Foundation
 
 /// Where an OpenBao or HashiCorp Vault server is and the token to use with it, for Transit slots.
