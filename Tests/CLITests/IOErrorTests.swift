@@ -23,6 +23,14 @@ final class IOErrorTests: CLITestCase {
         try XCTSkipUnless(built.status == 0, "no C compiler for the fault injector: \(built.stderr)")
     }
 
+    /// Creates `name` under the passphrase in `$P1` with a table `t` of `rows` rows of `value`.
+    private func makeDatabase(_ name: String, rows: Int, value: String = "i") throws {
+        try cipherdb(["create", name, "--passphrase-env", "P1"], env: env)
+        let fill =
+            "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows)) INSERT INTO t SELECT \(value) FROM n"
+        try cipherdb(["query", name, fill, "--passphrase-env", "P1"], env: env)
+    }
+
     /// `env` with the injector preloaded, failing the `number`-th call of `kind`, logging to `log`.
     private func faulting(_ kind: String, _ number: Int, log: String) -> [String: String] {
         env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT": "\(kind):\(number)", "CIPHERDB_FAULT_LOG": path(log)]) { $1 }
@@ -72,14 +80,7 @@ final class IOErrorTests: CLITestCase {
     }
 
     func testAFailedFolderSyncAfterTheRenameSaysTheChangeIsInPlace() throws {
-        try cipherdb(["create", "a.db", "--passphrase-env", "P1"], env: env)
-        try cipherdb(
-            [
-                "query", "a.db",
-                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) INSERT INTO t SELECT i FROM n",
-                "--passphrase-env", "P1",
-            ],
-            env: env)
+        try makeDatabase("a.db", rows: 50)
         let rekeyed = try cipherdb(
             ["rekey", "a.db", "--passphrase-env", "P1", "--new-passphrase-env", "P2"], env: faulting("dirsync", 1, log: "rekey.log"),
             expect: 71)
@@ -100,13 +101,7 @@ final class IOErrorTests: CLITestCase {
     /// A copy larger than SQLite's page cache is written while `sqlcipher_export` runs, which
     /// reports a failed write as a plain SQL error ("disk I/O error", exit 1, no file named).
     func testAFailedWriteIntoAnExportedCopyIsAnIOErrorNamingIt() throws {
-        try cipherdb(["create", "big.db", "--passphrase-env", "P1"], env: env)
-        try cipherdb(
-            [
-                "query", "big.db",
-                "CREATE TABLE r(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 15000) INSERT INTO r SELECT i, printf('%0200d', i) FROM n",
-                "--passphrase-env", "P1",
-            ], env: env)
+        try makeDatabase("big.db", rows: 15000, value: "printf('%0200d', i)")
         for fault in ["write:1", "write:38", "enospc:1"] {
             let parts = fault.split(separator: ":")
             let failed = try cipherdb(

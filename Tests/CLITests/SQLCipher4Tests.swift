@@ -125,16 +125,23 @@ final class SQLCipher4Tests: CLITestCase {
     /// prints what every open needs; an open without it is a usage error naming the flags; `info`
     /// prints the PRAGMAs another client needs; `verify` and `rekey` work behind the
     /// header; SQLCipher 3.4.1 refuses the flags.
-    /// The clear header's page size and reserve lie outside page 1's HMAC; SQLCipher 4 trusted an
-    /// altered page size and crashed (SIGSEGV). Every reader now refuses the file (65), unchanged.
-    func testAnAlteredPlaintextHeaderIsRefusedNotACrash() throws {
-        let four = passphraseEnvironment().merging(preload) { $1 }
+    /// Creates `name` on SQLCipher 4 with a 32-byte plaintext header; returns the result and the
+    /// salt the tool printed (the file does not hold it).
+    private func createWithPlaintextHeader(_ name: String, env: [String: String]) throws -> (CommandResult, String) {
         let created = try cipherdb(
-            ["create", "ios.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"] + Self.fastKDF, env: four)
+            ["create", name, "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"] + Self.fastKDF, env: env)
         let salt = try XCTUnwrap(
             created.stderr.range(of: "--cipher-salt [0-9a-f]{32}", options: .regularExpression).map {
                 String(created.stderr[$0].dropFirst("--cipher-salt ".count))
             }, created.stderr)
+        return (created, salt)
+    }
+
+    /// The clear header's page size and reserve lie outside page 1's HMAC; SQLCipher 4 trusted an
+    /// altered page size and crashed (SIGSEGV). Every reader now refuses the file (65), unchanged.
+    func testAnAlteredPlaintextHeaderIsRefusedNotACrash() throws {
+        let four = passphraseEnvironment().merging(preload) { $1 }
+        let (_, salt) = try createWithPlaintextHeader("ios.db", env: four)
         let open = ["--passphrase-env", "DB_PASS"] + Self.fastOpen + ["--cipher-plaintext-header-size", "32", "--cipher-salt", salt]
         try cipherdb(["query", "ios.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)"] + open, env: four)
         let intact = try bytes("ios.db")
@@ -160,12 +167,7 @@ final class SQLCipher4Tests: CLITestCase {
     func testPlaintextHeaderFlags() throws {
         let env = passphraseEnvironment()
         let four = env.merging(preload) { $1 }
-        let created = try cipherdb(
-            ["create", "ios.db", "--passphrase-env", "DB_PASS", "--plaintext-header-size", "32"] + Self.fastKDF, env: four)
-        let salt = try XCTUnwrap(
-            created.stderr.range(of: "--cipher-salt [0-9a-f]{32}", options: .regularExpression).map {
-                String(created.stderr[$0].dropFirst("--cipher-salt ".count))
-            }, created.stderr)
+        let (created, salt) = try createWithPlaintextHeader("ios.db", env: four)
         XCTAssertTrue(created.stderr.contains("needs --cipher-kdf-iter 1000 --cipher-plaintext-header-size 32 --cipher-salt \(salt)"))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("ios.db"))).prefix(16), Data("SQLite format 3\0".utf8))
         let header = ["--cipher-plaintext-header-size", "32", "--cipher-salt", salt]
