@@ -134,4 +134,21 @@ final class IOErrorTests: CLITestCase {
         XCTAssertTrue(
             try cipherdb(["query", "w.db", "SELECT count(*) FROM t", "--passphrase-env", "P2"], env: env).stdout.hasSuffix("\n2\n"))
     }
+
+    /// A pending version whose keystore write could not be flushed must not key a database: a power
+    /// loss could take it back out of the keystore. The rotation withdrew nothing and said 71 with
+    /// no database moved; now it withdraws the version and says nothing changed (74).
+    func testARotationWhosePendingVersionCannotBeFlushedDoesNotStart() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
+        let database = try bytes("k.db")
+        let failed = try cipherdb(
+            ["keys", "rotate", "app", "--database", "k.db"] + unlock, env: faulting("dirsync", 1, log: "rotate.log"), expect: 74)
+        XCTAssertTrue(failed.stderr.contains("the rotation did not start"), failed.stderr)
+        XCTAssertEqual(try bytes("k.db"), database)
+        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + unlock, env: env).stdout)
+        XCTAssertEqual((info["versions"] as? [Any])?.count, 1)
+        try cipherdb(["keys", "rotate", "app", "--database", "k.db"] + unlock, env: env)
+    }
 }

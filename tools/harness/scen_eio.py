@@ -81,9 +81,10 @@ KNOWN_OPEN = {
     "eio-rekey-pages-wal": "only SQLite's own folder sync after it creates a -journal or -wal fails unseen (unixSync ignores "
                            "its result); everything CipherDB syncs is checked",
     "eio-rekey-copy-wal": "the same SQLite folder sync as eio-rekey-pages-wal",
-    "eio-backup": "SQLite ignores a failed folder sync after it syncs its journal (unixSync); this group counts it",
-    "eio-keys-rotate-1": "after a failed journal fsync a not-hot (zeroed) -journal is left beside the database",
-    "eio-keys-rotate-2": "the same leftover -journal as eio-keys-rotate-1",
+    "eio-backup": "only SQLite's own folder sync after it creates the copy's -journal (as eio-rekey-pages-wal)",
+    "eio-keys-rotate-1": "SQLite's own folder sync of a new -journal (as eio-rekey-pages-wal), and after a failed journal "
+                         "fsync a zeroed, not-hot -journal left beside the database (SQLite removes it at the next write)",
+    "eio-keys-rotate-2": "the same as eio-keys-rotate-1",
 }
 
 

@@ -1,5 +1,6 @@
 import CipherCrypto
 import CipherDB
+import Foundation
 
 /// The outcome of a database key rotation.
 public struct RotationResult: Sendable, Hashable {
@@ -45,15 +46,21 @@ extension Keystore {
         let newKeyMaterial = try Self.randomKey()
         return try withFileLock { () throws(KeystoreError) -> RotationResult in
             // Phase 1: the pending version, durable before any database changes.
-            let (previous, pending, resumed) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int, Bool) in
-                if let pending = entry.pending { return (entry.primary, pending, true) }
-                let version = try entry.nextVersionNumber()
-                entry.versions.append(
-                    KeyVersion(
-                        number: version, state: .enabled, origin: .generated,
-                        created: Self.now(), key: newKeyMaterial))
-                entry.pending = version
-                return (entry.primary, version, false)
+            let wasPending = try readBody { (body) throws(KeystoreError) -> Bool in body.entries[try body.entryIndex(id)].pending != nil }
+            let (previous, pending, resumed): (Int, Int, Bool)
+            do throws(KeystoreError) {
+                (previous, pending, resumed) = try updateEntry(id) { (entry) throws(KeystoreError) -> (Int, Int, Bool) in
+                    if let pending = entry.pending { return (entry.primary, pending, true) }
+                    let version = try entry.nextVersionNumber()
+                    entry.versions.append(
+                        KeyVersion(
+                            number: version, state: .enabled, origin: .generated,
+                            created: Self.now(), key: newKeyMaterial))
+                    entry.pending = version
+                    return (entry.primary, version, false)
+                }
+            } catch .notDurable {
+                throw withdrawUndurablePending(id: id, madeByThisCall: !wasPending)
             }
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             let newKey = try entry.usableKey(pending)
@@ -98,6 +105,27 @@ extension Keystore {
             }
             return RotationResult(id: id, previousVersion: previous, newVersion: pending, rekeyedDatabases: rekeyed)
         }
+    }
+
+    /// After phase 1's write reached the file but its folder could not be flushed: a database
+    /// moved to a version that a power loss could take back out of the keystore would be lost,
+    /// so no database moves. A version this call made pending is withdrawn again (a pending
+    /// version of an interrupted rotation stays: databases may use it). Returns the error to
+    /// throw: nothing changed when the withdrawal was flushed, else still "may not be durable".
+    private func withdrawUndurablePending(id: String, madeByThisCall: Bool) -> KeystoreError {
+        let unflushed = KeystoreError.notDurable(path: path)
+        guard madeByThisCall,
+            let entry = try? readBody({ (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }),
+            let pending = entry.pending
+        else { return unflushed }
+        do {
+            try abandonRotation(id: id, pending: pending, removeVersion: true)
+        } catch {
+            return unflushed
+        }
+        return .rotationFailed(
+            id: id, path: path, cause: .io(operation: "fsync of the folder of", path: path, errno: EIO),
+            outcome: "the rotation did not start: the keystore is as before and no database was rekeyed")
     }
 
     /// Whether `key` opens the database (a wrong key leaves it untouched).
