@@ -16,6 +16,10 @@ class CLITestCase: XCTestCase {
     /// Secrets that must never show up in any output.
     var secrets: [String] = []
 
+    /// Whether the binary under test is built with AddressSanitizer (`make asan`): its runtime
+    /// reserves terabytes of address space and reads /proc at start-up.
+    static let binaryIsSanitized = binary.contains(".build-asan") || ProcessInfo.processInfo.environment["LSAN_OPTIONS"] != nil
+
     /// The `cipherdb` executable: `$CIPHERDB_BINARY`, else the build products directory that holds the test bundle.
     static let binary: String = {
         if let explicit = ProcessInfo.processInfo.environment["CIPHERDB_BINARY"] { return explicit }
