@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan harness harness-quick bench bench-quick fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick fuzz format format-check install uninstall docs clean
 
 all: build
 
@@ -53,15 +53,27 @@ test-sqlcipher4: deps
 tsan: deps
 	$(SWIFT) test --sanitize=thread --disable-swift-testing --scratch-path .build-tsan --filter 'DatabaseQueueTests|DatabasePoolTests|WriterTransactionTests|ValueObservationTests'
 
-# AddressSanitizer run of the crypto, page-verifier, recovery and CLI suites (the CLI tests run the
-# cipherdb binary built with the same sanitizer). Own build folder.
+# AddressSanitizer runs (own build folder: sanitizer builds differ). `asan` is what CI runs: the
+# crypto, page-verifier, recovery and rekey suites, and the CLI suites that feed the cipherdb binary
+# (built with the same sanitizer) hostile or damaged input: damaged files to verify and salvage, dumps,
+# shell input past its limits, secrets from every source, Transit answers. `asan-full` runs every CLI
+# suite under the sanitizer (about 12 minutes more).
+ASAN_CORE := CipherCryptoTests|PageVerifierTests|WrongKeyRecoveryTests|RekeyFaultTests|ReencryptTests
+ASAN_CLI := VerifyAndSalvageTests|SQLDumpTests|ShellInputLimitTests|KeySourceTests|TransitAnswerTests
+
 asan: deps
+	$(MAKE) asan-run ASAN_FILTER='$(ASAN_CORE)|$(ASAN_CLI)'
+
+asan-full: deps
+	$(MAKE) asan-run ASAN_FILTER='$(ASAN_CORE)|CLITests'
+
+asan-run:
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
 	LSAN_OPTIONS="suppressions=$(CURDIR)/tools/sanitizers/lsan.supp" \
 	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan \
-		--filter 'CipherCryptoTests|PageVerifierTests|WrongKeyRecoveryTests|RekeyFaultTests|ReencryptTests|CLITests'
+		--filter '$(ASAN_FILTER)'
 
 # The adversarial harness (tools/harness): SIGKILLs, a live second process, faults, wrong keys,
 # damaged WAL frames, against the built cipherdb. 200 kills per crash scenario; the quick mode
