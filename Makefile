@@ -77,7 +77,7 @@ asan-run:
 
 # The adversarial harness (tools/harness): SIGKILLs, a live second process, faults, wrong keys,
 # damaged WAL frames, against the built cipherdb. 200 kills per crash scenario; the quick mode
-# (20) is what CI runs.
+# (8 kills, about 4 minutes) is what CI runs.
 harness: build
 	@tools/sqlcipher4-env.sh >/dev/null
 	CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" python3 tools/harness/harness.py --full

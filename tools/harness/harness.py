@@ -9,7 +9,7 @@ Runs real processes against the binary in $CIPHERDB_BIN (default .build/debug/ci
   verify-*    a damaged WAL frame must not pass `cipherdb verify`
   eio-*       one fsync / directory fsync / write fails with EIO or ENOSPC (LD_PRELOAD), every writer
 
-  python3 tools/harness/harness.py --quick          # 20 kills per crash scenario (CI)
+  python3 tools/harness/harness.py --quick          # 8 kills per crash scenario (CI)
   python3 tools/harness/harness.py --full           # 200 kills per crash scenario
   python3 tools/harness/harness.py --only 'crash-rekey-*,live-rekey-copy-wal' --keep -v
 
@@ -47,7 +47,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true",
-                      help="20 kills per crash scenario, a sample of the I/O faults (default)")
+                      help="8 kills per crash scenario, a sample of the I/O faults (default)")
     mode.add_argument("--full", action="store_true",
                       help="200 kills per crash scenario, every fsync and write failed in turn")
     parser.add_argument("--kills", type=int, help="kills per crash scenario (overrides the mode)")
@@ -159,7 +159,7 @@ def main(argv=None):
         for problem in problems:
             print("harness: " + problem, file=sys.stderr)
         return 2
-    kills = args.kills if args.kills is not None else (200 if args.full else 20)
+    kills = args.kills if args.kills is not None else (200 if args.full else 8)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     root = tempfile.mkdtemp(prefix="cipherdb-harness-")
     ctx = common.Context(tools["binary"], root, random.Random(seed), kills, args.keep, args.verbose,
