@@ -1,4 +1,5 @@
 import ArgumentParser
+import CipherDB
 import CipherKeystore
 import Foundation
 

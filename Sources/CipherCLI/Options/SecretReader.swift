@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 import CipherKeystore
 
 /// The command line's flags over the library's one secret reader (``SecretSource``): each read
@@ -9,7 +10,7 @@ enum SecretReader {
         do {
             return try source.read(confirm: confirm)
         } catch {
-            throw CLIError.keystoreSecret(error, flag: flag)
+            throw CLIError.secretSource(error, flag: flag)
         }
     }
 

@@ -1,7 +1,6 @@
 import CSQLCipher
 import CipherCrypto
 import Foundation
-import Synchronization
 
 /// A WAL database shared between threads and tasks: one writer and concurrent readers.
 ///
@@ -153,7 +152,7 @@ public final class DatabasePool: DatabaseWriter {
     private static func namingTheSalt(_ settings: CipherSettings, key: DatabaseKey?, path: String) throws(DatabaseError) -> CipherSettings {
         guard settings.hasPlaintextHeader, key != nil else { return settings }
         var named = settings
-        named.salt = try PageVerifier.namedSalt(key: key, settings: settings)
+        named.salt = try PageKeys.namedSalt(key: key, settings: settings)
         if named.salt == nil, (try DatabaseFile(path: path)).kind == .missing {
             do { named.salt = try SecureRandom.bytes(count: DatabaseKey.saltLength) } catch {
                 throw DatabaseError(kind: .invalidKey, message: "cannot generate a salt: \(error)")

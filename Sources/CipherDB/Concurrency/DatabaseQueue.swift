@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One connection shared safely between threads and tasks: every block runs on a serial queue,
 /// as with FMDB's `FMDatabaseQueue`.

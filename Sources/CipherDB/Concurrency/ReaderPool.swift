@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The reader connections of a ``DatabasePool``.
 ///

@@ -175,9 +175,7 @@ public final class Database {
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close(handle)
-            throw DatabaseError(
-                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
-                message: "cannot open \(displayPath): \(message)")
+            throw DatabaseError(resultCode: code, message: "cannot open \(displayPath): \(message)")
         }
         sqlite3_extended_result_codes(handle, 1)
         sqliteHandle = handle
@@ -509,13 +507,12 @@ public final class Database {
 
     /// The error for a failed SQLite call, with the kind a caller acts on.
     func error(code: Int32, sql: String?) -> DatabaseError {
-        let primary = code & 0xFF
         let message = sqliteHandle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
-        var kind = DatabaseError.kind(for: code)
-        if primary == SQLITE_NOTADB {
-            kind = classifyUnreadableFile()
+        var error = DatabaseError(resultCode: code, message: message, sql: sql)
+        if code & 0xFF == SQLITE_NOTADB {
+            error = DatabaseError(
+                kind: classifyUnreadableFile(), resultCode: error.resultCode, extendedResultCode: code, message: message, sql: sql)
         }
-        var error = DatabaseError(kind: kind, resultCode: primary, extendedResultCode: code, message: message, sql: sql)
         if let sqliteHandle, sql != nil {
             let offset = cipherdb_error_offset(sqliteHandle)
             if offset >= 0 { error.offset = Int(offset) }

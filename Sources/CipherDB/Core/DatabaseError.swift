@@ -101,6 +101,20 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         self.sql = sql
     }
 
+    /// The error for an SQLite call that returned `code` (primary or extended): its kind from
+    /// ``kind(for:)``, both codes kept. The one place a result code becomes an error.
+    ///
+    /// ```swift
+    /// let code = sqlite3_step(handle)
+    /// if code != SQLITE_ROW && code != SQLITE_DONE { throw DatabaseError(resultCode: code, message: text) }
+    /// ```
+    public init(resultCode code: Int32, message: String, sql: String? = nil) {
+        self.init(kind: Self.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code, message: message, sql: sql)
+    }
+
+    /// `SQLITE_NOTADB`, for the offline file-format code, which does not import SQLite.
+    package static let notADatabaseResultCode = SQLITE_NOTADB
+
     /// Kind, codes, message and SQL in one line.
     public var description: String {
         var text = "\(kind.rawValue)"
@@ -144,7 +158,7 @@ extension DatabaseError: LocalizedError {
 }
 
 /// Rethrows a `DatabaseError` as is and wraps any other error (from a configuration hook, say).
-public func typedDatabaseError<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
+package func typedDatabaseError<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
     do {
         return try body()
     } catch let error as DatabaseError {

@@ -75,9 +75,7 @@ public final class ResultSet {
         }
         let error =
             database?.error(code: code, sql: statement?.sql)
-            ?? DatabaseError(
-                kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code,
-                message: String(cString: sqlite3_errstr(code)), sql: statement?.sql)
+            ?? DatabaseError(resultCode: code, message: String(cString: sqlite3_errstr(code)), sql: statement?.sql)
         close()
         throw error
     }

@@ -326,8 +326,7 @@ final class Statement {
             code == SQLITE_RANGE
             ? "parameter \(index) is out of range: the statement has \(parameterCount) parameter(s)"
             : String(cString: sqlite3_errstr(code))
-        return DatabaseError(
-            kind: DatabaseError.kind(for: code), resultCode: code & 0xFF, extendedResultCode: code, message: message, sql: sql)
+        return DatabaseError(resultCode: code, message: message, sql: sql)
     }
 
     /// Binds one value; SQLite copies text and blobs (`SQLITE_TRANSIENT`), so the caller's buffer is free after.

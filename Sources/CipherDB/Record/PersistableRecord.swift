@@ -1,4 +1,3 @@
-import CSQLCipher
 import Foundation
 
 /// An `Encodable` type written to its table: each encoded property is a column (named by
@@ -70,10 +69,9 @@ extension PersistableRecord {
     ///
     /// - Throws: `unsupported` on SQLite before 3.24 (SQLCipher 3.4.1 is 3.15): use ``save(_:)``.
     public func upsert(_ db: Database) throws {
-        guard sqlite3_libversion_number() >= 3_024_000 else {
+        guard SQLiteFeature.upsert.isAvailable else {
             throw DatabaseError(
-                kind: .unsupported,
-                message: "upsert needs SQLite 3.24 or later (this is \(String(cString: sqlite3_libversion()))): use save(_:)")
+                kind: .unsupported, message: "upsert needs SQLite 3.24 or later (this is \(SQLiteFeature.runningVersion)): use save(_:)")
         }
         let columns = try databaseColumns()
         let names = columns.map { quoteIdentifier($0.column) }.joined(separator: ", ")

@@ -323,13 +323,6 @@ struct KeystoreFile {
         }
     }
 
-    static func syncDirectory(_ directory: String) throws(KeystoreError) {
-        let fd = PathBytes.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "open directory", path: directory, errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .io(operation: "fsync directory", path: directory, errno: errno) }
-    }
-
     static func directoryName(of path: String) -> String {
         PathBytes.folder(of: path)
     }

@@ -242,84 +242,12 @@ extension Keystore {
         return .noKeyOpensDatabase(id: entry.id, path: path)
     }
 
-    /// Opens `path`, settling an interrupted rotation of `id` on the way. Returns the database, the
-    /// entry as it was when opened, and the version that opened it.
-    func openResolvingRotation(
-        path databasePath: String, id: String, flags: Database.OpenFlags
-    ) throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) {
-        let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
-        if entry.pending == nil {
-            do {
-                let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
-                return (database, entry, version)
-            } catch .noKeyOpensDatabase {
-                // Another process may be rotating the database right now: it holds the lock until
-                // it is done, and the entry read above may predate its new version.
-            }
-        }
-        // Interrupted or running rotation: decide under the lock so a rotation still running finishes first.
-        return try withFileLock { () throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) in
-            let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
-            let database: Database
-            let version: Int
-            do throws(KeystoreError) {
-                (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
-            } catch .noKeyOpensDatabase {
-                throw whyNoVersionOpens(path: databasePath, entry: entry)
-            }
-            guard let pending = entry.pending else { return (database, entry, version) }
-            do throws(KeystoreError) {
-                if version == pending {
-                    try finishRotation(id: id, pending: pending)
-                } else if version == entry.primary {
-                    try abandonRotation(id: id, pending: pending, removeVersion: false)
-                }
-            } catch {
-                database.close()
-                throw error
-            }
-            return (database, entry, version)
-        }
-    }
-
     /// The key and settings for `id`'s primary version, for callers that open databases themselves
     /// (queues, pools).
     public func databaseKey(id: String) throws(KeystoreError) -> (key: DatabaseKey, settings: CipherSettings) {
         try readBody { (body) throws(KeystoreError) -> (key: DatabaseKey, settings: CipherSettings) in
             let entry = body.entries[try body.entryIndex(id)]
             return (.raw(try entry.usableKey(entry.primary)), entry.cipherSettings)
-        }
-    }
-
-    /// Makes `pending` the primary and clears the pending mark; records `databasesOnIt` (proven on
-    /// `pending` by the caller) as on that version, in the same write.
-    func finishRotation(id: String, pending: Int, databasesOnIt paths: [String] = []) throws(KeystoreError) {
-        try transaction { (draft) throws(KeystoreError) in
-            let index = try draft.body.entryIndex(id)
-            var entry = draft.body.entries[index]
-            guard entry.pending == pending else { return }
-            entry.primary = pending
-            entry.pending = nil
-            try entry.validate()
-            draft.body.entries[index] = entry
-            for path in paths.map(DatabaseRecord.canonicalPath) {
-                draft.body.databases.removeAll { $0.path == path && $0.keyID == id }
-                draft.body.databases.append(
-                    DatabaseRecord(
-                        path: path, keyID: id, identity: DatabaseRecord.identity(ofFileAt: path), version: pending, seen: Self.now()))
-            }
-        }
-    }
-
-    /// Clears the pending mark; with `removeVersion`, also removes the pending version (only when
-    /// no database can be using it).
-    func abandonRotation(id: String, pending: Int, removeVersion: Bool) throws(KeystoreError) {
-        try updateEntry(id) { (entry) throws(KeystoreError) in
-            guard entry.pending == pending else { return }
-            entry.pending = nil
-            if removeVersion, entry.versions.last?.number == pending {
-                entry.versions.removeLast()
-            }
         }
     }
 }

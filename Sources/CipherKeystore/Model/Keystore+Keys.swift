@@ -260,18 +260,4 @@ extension Keystore {
             draft.body.databases.removeAll { $0.keyID == id }
         }
     }
-
-    /// Makes a new random version the primary without touching any database (Vault's `rotate`).
-    /// Use ``rotate(id:databasePaths:)`` to rekey databases as well. Returns the new version.
-    @discardableResult
-    public func rotateKey(id: String) throws(KeystoreError) -> Int {
-        let key = try Self.randomKey()
-        return try updateEntry(id) { (entry) throws(KeystoreError) -> Int in
-            guard entry.pending == nil else { throw .refused("'\(id)' has a rotation in progress") }
-            let version = try entry.nextVersionNumber()
-            entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated, created: Self.now(), key: key))
-            entry.primary = version
-            return version
-        }
-    }
 }

@@ -70,7 +70,7 @@ extension Keystore {
     /// rotation to the primary: see ``rotate(id:databasePaths:)``), and records them. Without
     /// `paths`, every recorded database of `id` that is present. Returns the paths rekeyed.
     ///
-    /// This is how databases left on an older version (by ``rotateKey(id:)``, a restored backup)
+    /// This is how databases left on an older version (by ``rotate(id:)``, a restored backup)
     /// move before that version is disabled, trimmed or destroyed.
     ///
     /// - Throws: ``KeystoreError/rotationFailed(id:path:cause:outcome:)`` naming the database that

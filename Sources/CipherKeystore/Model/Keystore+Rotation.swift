@@ -129,7 +129,20 @@ extension Keystore {
     }
 
     /// Whether `key` opens the database (a wrong key leaves it untouched).
+    ///
+    /// Offline where the pages carry HMACs: page 1's HMAC on the page 1 SQLite would read (a hot
+    /// journal's or the WAL's copy), the check ``Database/open(flags:key:settings:vfs:)`` makes
+    /// before SQLite reads anything, without a connection of its own.
     static func opens(path: String, key: SecretBytes, settings: CipherSettings) throws(KeystoreError) -> Bool {
+        if settings.usesHMAC != false {
+            do {
+                return try PageVerifier.keyOpensDatabase(at: path, key: .raw(key), settings: settings)
+            } catch  where error.kind == .wrongKey || error.kind == .notADatabase {
+                return false
+            } catch {
+                throw .database(error)
+            }
+        }
         let database = Database(path: path)
         defer { database.close() }
         do {
@@ -148,21 +161,98 @@ extension Keystore {
         let (database, _) = try Self.openWithCandidates(path: path, entry: entry, flags: .readWrite)
         defer { database.close() }
         do {
-            // Database.rekey checkpoints a WAL with TRUNCATE itself; proving happens below too.
+            // Database.rekey checkpoints a WAL itself, and succeeds only once a fresh connection
+            // has read the file under the new key: that proof is this rotation's too.
             try database.rekey(to: .raw(newKey))
         } catch {
             throw .database(error)
         }
-        database.close()
-        // Success is only what a fresh connection shows.
-        let proof = Database(path: path)
-        defer { proof.close() }
-        do {
-            try proof.open(flags: .readWrite, key: .raw(newKey), settings: entry.cipherSettings)
-            _ = try proof.intForQuery("SELECT count(*) FROM sqlite_master")
-        } catch {
-            throw .database(error)
-        }
         return true
+    }
+
+    /// Makes a new random version the primary without touching any database (Vault's `rotate`).
+    /// Use ``rotate(id:databasePaths:)`` to rekey databases as well. Returns the new version.
+    @discardableResult
+    public func rotate(id: String) throws(KeystoreError) -> Int {
+        let key = try Self.randomKey()
+        return try updateEntry(id) { (entry) throws(KeystoreError) -> Int in
+            guard entry.pending == nil else { throw .refused("'\(id)' has a rotation in progress") }
+            let version = try entry.nextVersionNumber()
+            entry.versions.append(KeyVersion(number: version, state: .enabled, origin: .generated, created: Self.now(), key: key))
+            entry.primary = version
+            return version
+        }
+    }
+
+    /// Opens `path`, settling an interrupted rotation of `id` on the way. Returns the database, the
+    /// entry as it was when opened, and the version that opened it.
+    func openResolvingRotation(
+        path databasePath: String, id: String, flags: Database.OpenFlags
+    ) throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) {
+        let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+        if entry.pending == nil {
+            do {
+                let (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+                return (database, entry, version)
+            } catch .noKeyOpensDatabase {
+                // Another process may be rotating the database right now: it holds the lock until
+                // it is done, and the entry read above may predate its new version.
+            }
+        }
+        // Interrupted or running rotation: decide under the lock so a rotation still running finishes first.
+        return try withFileLock { () throws(KeystoreError) -> (database: Database, entry: KeyEntry, version: Int) in
+            let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
+            let database: Database
+            let version: Int
+            do throws(KeystoreError) {
+                (database, version) = try Self.openWithCandidates(path: databasePath, entry: entry, flags: flags)
+            } catch .noKeyOpensDatabase {
+                throw whyNoVersionOpens(path: databasePath, entry: entry)
+            }
+            guard let pending = entry.pending else { return (database, entry, version) }
+            do throws(KeystoreError) {
+                if version == pending {
+                    try finishRotation(id: id, pending: pending)
+                } else if version == entry.primary {
+                    try abandonRotation(id: id, pending: pending, removeVersion: false)
+                }
+            } catch {
+                database.close()
+                throw error
+            }
+            return (database, entry, version)
+        }
+    }
+
+    /// Makes `pending` the primary and clears the pending mark; records `databasesOnIt` (proven on
+    /// `pending` by the caller) as on that version, in the same write.
+    func finishRotation(id: String, pending: Int, databasesOnIt paths: [String] = []) throws(KeystoreError) {
+        try transaction { (draft) throws(KeystoreError) in
+            let index = try draft.body.entryIndex(id)
+            var entry = draft.body.entries[index]
+            guard entry.pending == pending else { return }
+            entry.primary = pending
+            entry.pending = nil
+            try entry.validate()
+            draft.body.entries[index] = entry
+            for path in paths.map(DatabaseRecord.canonicalPath) {
+                draft.body.databases.removeAll { $0.path == path && $0.keyID == id }
+                draft.body.databases.append(
+                    DatabaseRecord(
+                        path: path, keyID: id, identity: DatabaseRecord.identity(ofFileAt: path), version: pending, seen: Self.now()))
+            }
+        }
+    }
+
+    /// Clears the pending mark; with `removeVersion`, also removes the pending version (only when
+    /// no database can be using it).
+    func abandonRotation(id: String, pending: Int, removeVersion: Bool) throws(KeystoreError) {
+        try updateEntry(id) { (entry) throws(KeystoreError) in
+            guard entry.pending == pending else { return }
+            entry.pending = nil
+            if removeVersion, entry.versions.last?.number == pending {
+                entry.versions.removeLast()
+            }
+        }
     }
 }

@@ -98,15 +98,17 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
         guard let (_, address) = first(of: addressVariables, in: lookup) else {
             throw .invalidParameter("no Transit server address: set BAO_ADDR or VAULT_ADDR")
         }
-        let token: SecretBytes
+        let source: SecretSource
         if let tokenFile {
-            token = try SecretSource.file(tokenFile).read()
+            source = .file(tokenFile)
         } else if let name = tokenVariables.first(where: isSet) {
             // By name, into a wiped buffer: never as a String.
-            token = try SecretSource.environment(name).read()
+            source = .environment(name)
         } else {
             throw .invalidParameter("no Transit token: set BAO_TOKEN or VAULT_TOKEN, or give a token file")
         }
+        let token: SecretBytes
+        do { token = try source.read() } catch { throw .secretSource(error) }
         return try TransitConnection(address: address, token: token, caFile: first(of: caVariables, in: lookup)?.1)
     }
 

@@ -33,7 +33,7 @@ struct KeysRotateCommand: ParsableCommand {
         let progress = ProgressReporter(quiet: common.quiet)
         do {
             if databases.isEmpty {
-                let version = try store.rotateKey(id: id)
+                let version = try store.rotate(id: id)
                 common.info(
                     "'\(id)' now has primary version \(version); no database was rekeyed (they keep opening with the older version)")
                 let staying = try store.knownDatabases(id: id).filter { $0.neededVersion != version }

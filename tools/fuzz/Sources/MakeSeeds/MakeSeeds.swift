@@ -29,7 +29,7 @@ struct MakeSeeds {
         try full.addSlot(passphrase, kdf: .scrypt(fastScrypt))
         try full.addSlot(passphrase, kdf: .pbkdf2SHA256(iterations: KeySlotKDF.minimumPBKDF2Iterations))
         try full.addKey(id: "app.db")
-        try full.rotateKey(id: "app.db")
+        try full.rotate(id: "app.db")
         try full.markExportable(id: "app.db")
         try full.addKey(id: "données/ünïcode.db", settings: CipherSettings(pageSize: 1024))
         try full.importKey(id: "imported.db", key: SecretBytes(copying: [UInt8](repeating: 0x5A, count: 32)))

@@ -15,9 +15,9 @@ import Darwin
 /// let file = try DatabaseFile(path: "app.db")
 /// if file.kind == .encrypted { print(file.salt ?? []) }
 /// ```
-public struct DatabaseFile: Sendable, Equatable {
+package struct DatabaseFile: Sendable, Equatable {
     /// The kinds of file a path can hold.
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         /// Nothing at the path.
         case missing
         /// An empty file: SQLite takes it as a new database.
@@ -35,34 +35,34 @@ public struct DatabaseFile: Sendable, Equatable {
     }
 
     /// The 16 bytes every plaintext SQLite database starts with.
-    public static let plaintextHeader: [UInt8] = Array("SQLite format 3\0".utf8)
+    package static let plaintextHeader: [UInt8] = Array("SQLite format 3\0".utf8)
 
     /// The path read.
-    public let path: String
+    package let path: String
     /// What the file is.
-    public let kind: Kind
+    package let kind: Kind
     /// The size in bytes (0 when missing).
-    public let size: Int
+    package let size: Int
     /// The first 16 bytes: the KDF salt of an SQLCipher file (`nil` unless ``kind`` is `encrypted`).
-    public let salt: [UInt8]?
+    package let salt: [UInt8]?
     /// The page size and reserved bytes per page that a clear SQLite header states (plaintext
     /// files and files with a plaintext header; `nil` otherwise, or when the fields are not valid).
     /// Behind a plaintext header of SQLCipher these bytes are outside page 1's HMAC: only a check
     /// against the page size the HMAC proved makes them trustworthy.
-    public let headerLayout: HeaderLayout?
+    package let headerLayout: HeaderLayout?
 
     /// The page layout an SQLite header states.
-    public struct HeaderLayout: Sendable, Equatable {
+    package struct HeaderLayout: Sendable, Equatable {
         /// The page size in bytes (offset 16).
-        public let pageSize: Int
+        package let pageSize: Int
         /// The bytes reserved at the end of each page (offset 20): SQLCipher's IV and HMAC.
-        public let reserved: Int
+        package let reserved: Int
     }
 
     /// Reads the kind, size and salt of the file at `path`.
     ///
     /// - Throws: `fileError` when the path exists but is not a regular file or cannot be read.
-    public init(path: String) throws(DatabaseError) {
+    package init(path: String) throws(DatabaseError) {
         self.path = path
         var status = stat()
         guard PathBytes.stat(path, &status) == 0 else {
@@ -122,13 +122,13 @@ public struct DatabaseFile: Sendable, Equatable {
     }
 
     /// The path of the rollback journal beside a database.
-    public static func journalPath(_ path: String) -> String { path + "-journal" }
+    package static func journalPath(_ path: String) -> String { path + "-journal" }
     /// The path of the write-ahead log beside a database.
-    public static func walPath(_ path: String) -> String { path + "-wal" }
+    package static func walPath(_ path: String) -> String { path + "-wal" }
     /// The path of the WAL's shared-memory index beside a database.
-    public static func sharedMemoryPath(_ path: String) -> String { path + "-shm" }
+    package static func sharedMemoryPath(_ path: String) -> String { path + "-shm" }
     /// Every companion SQLite may keep beside a database.
-    public static func companionPaths(_ path: String) -> [String] {
+    package static func companionPaths(_ path: String) -> [String] {
         [journalPath(path), walPath(path), sharedMemoryPath(path)]
     }
 

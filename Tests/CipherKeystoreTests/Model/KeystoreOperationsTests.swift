@@ -52,8 +52,8 @@ struct KeystoreOperationsTests {
         let store = try makeStore()
         try store.addKey(id: "db")
         let v1 = bytes(of: try store.key(id: "db", version: 1))
-        #expect(try store.rotateKey(id: "db") == 2)
-        #expect(try store.rotateKey(id: "db") == 3)
+        #expect(try store.rotate(id: "db") == 2)
+        #expect(try store.rotate(id: "db") == 3)
         #expect(throws: KeystoreError.refused("version 3 of 'db' is the primary or pending version")) {
             try store.disable(id: "db", version: 3)
         }
@@ -231,7 +231,7 @@ struct KeystoreOperationsTests {
     @Test func exportImportIsBoundToIdAndVersion() throws {
         let store = try makeStore()
         try store.addKey(id: "A")
-        try store.rotateKey(id: "A")
+        try store.rotate(id: "A")
         try store.markExportable(id: "A")
         let transfer = SecretBytes(utf8: "transfer words")
         let bundle = try store.exportKey(id: "A", transferPassphrase: transfer, scrypt: cheapScrypt)
@@ -288,52 +288,8 @@ struct KeystoreOperationsTests {
     }
 }
 
-@Suite("Secret sources")
-struct SecretSourceTests {
-    @Test func environmentFileDescriptorAndTrimming() throws {
-        setenv("CIPHERDB_TEST_SECRET_SOURCE", "from env", 1)
-        #expect(bytes(of: try SecretSource.environment("CIPHERDB_TEST_SECRET_SOURCE").read()) == Array("from env".utf8))
-        #expect(throws: KeystoreError.secretSource(SecretSourceError(.notSet, "environment variable CIPHERDB_UNSET_VARIABLE is not set"))) {
-            try SecretSource.environment("CIPHERDB_UNSET_VARIABLE").read()
-        }
-        let dir = TemporaryDirectory()
-        let file = dir.file("secret")
-        writeBytes(Array("line one\r\n".utf8), to: file)
-        #expect(bytes(of: try SecretSource.file(file).read()) == Array("line one".utf8))
-        chmod(file, 0o644)
-        #expect(
-            throws: KeystoreError.secretSource(SecretSourceError(.exposedFile, "file \(file) is readable by other users; chmod 600 it"))
-        ) {
-            try SecretSource.file(file).read()
-        }
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        _ = "piped secret\n".withCString { write(fds[1], $0, 13) }
-        close(fds[1])
-        #expect(bytes(of: try SecretSource.fileDescriptor(fds[0]).read()) == Array("piped secret".utf8))
-        close(fds[0])
-        writeBytes(Array("\n".utf8), to: file)
-        #expect(throws: KeystoreError.secretSource(SecretSourceError(.empty, "file \(file) gave an empty secret"))) {
-            try SecretSource.file(file).read()
-        }
-    }
-
-    /// One reader, one rule: the keystore and the CLI once disagreed on the longest secret (4,096
-    /// against 65,536 bytes) and on a trailing `\r` (kept against dropped), so one passphrase
-    /// file could give two passphrases (issue 9).
-    @Test func oneRuleForLengthAndLineEnds() throws {
-        let dir = TemporaryDirectory()
-        let file = dir.file("secret")
-        writeBytes(Array("pass\r\n".utf8), to: file)
-        #expect(bytes(of: try SecretSource.file(file).read()) == Array("pass".utf8))
-        writeBytes(Array("pass\r".utf8), to: file)
-        #expect(bytes(of: try SecretSource.file(file).read()) == Array("pass\r".utf8))
-        writeBytes([UInt8](repeating: 0x61, count: SecretSource.maximumLength), to: file)
-        #expect(try SecretSource.file(file).read().count == SecretSource.maximumLength)
-        writeBytes([UInt8](repeating: 0x61, count: SecretSource.maximumLength + 1), to: file)
-        #expect(throws: KeystoreError.self) { try SecretSource.file(file).read() }
-    }
-
+@Suite("Key files")
+struct KeyFileSourceTests {
     @Test func keyFilesRoundTrip() throws {
         let dir = TemporaryDirectory()
         let file = dir.file("keyfile")

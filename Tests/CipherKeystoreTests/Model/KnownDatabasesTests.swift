@@ -19,7 +19,7 @@ struct KnownDatabasesTests {
         try store.addKey(id: "app")
         let database = dir.file("app.db")
         try makeCheckableDatabase(store, path: database, id: "app", rows: 20)
-        #expect(try store.rotateKey(id: "app") == 2)
+        #expect(try store.rotate(id: "app") == 2)
         return (store, database)
     }
 

@@ -98,18 +98,12 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
     ///
     /// - Throws: ``DatabaseError`` of kind `unsupported` for an unknown major version.
     public static func compatible(withMajorVersion major: Int) throws(DatabaseError) -> CipherSettings {
-        switch major {
-        case 3:
-            return CipherSettings(
-                pageSize: 1024, kdfIterations: 64_000, usesHMAC: true,
-                kdfAlgorithm: .sha1, hmacAlgorithm: .sha1)
-        case 4:
-            return CipherSettings(
-                pageSize: 4096, kdfIterations: 256_000, usesHMAC: true,
-                kdfAlgorithm: .sha512, hmacAlgorithm: .sha512)
-        default:
+        guard major == 3 || major == 4, let defaults = SQLCipherDefaults(majorVersion: major) else {
             throw DatabaseError(kind: .unsupported, message: "no compatibility preset for SQLCipher \(major)")
         }
+        return CipherSettings(
+            pageSize: defaults.pageSize, kdfIterations: defaults.kdfIterations, usesHMAC: defaults.usesHMAC,
+            kdfAlgorithm: defaults.hashAlgorithm, hmacAlgorithm: defaults.hashAlgorithm)
     }
 
     /// ``salt`` as SQLCipher prints it (`PRAGMA cipher_salt`): 32 lowercase hex digits.

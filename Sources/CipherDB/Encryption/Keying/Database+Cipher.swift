@@ -24,7 +24,7 @@ extension Database {
         let version = try Self.requireSQLCipher()
         try Self.validate(settings, for: version)
         // A new file too: SQLCipher would take one salt silently and the other would open nothing.
-        _ = try PageVerifier.namedSalt(key: key, settings: settings)
+        _ = try PageKeys.namedSalt(key: key, settings: settings)
         let keyForSQLite = try provenKey(key, settings: settings, version: version)
         let bytes = try keyForSQLite.sqlcipherKeyBytes()
         let code = bytes.withUnsafeBytes { buffer in
@@ -92,12 +92,12 @@ extension Database {
         guard [.encrypted, .encryptedWithPlaintextHeader].contains(file.kind) else { return nil }
         // First: a plaintext header whose salt nobody named (or a header the settings do not
         // mention) is refused here, whatever the key and whether or not pages carry HMACs.
-        let salt = try PageVerifier.salt(of: file, key: key, settings: settings)
+        let salt = try PageKeys.salt(of: file, key: key, settings: settings)
         guard layout.isVerifiableOffline, file.size >= layout.pageSize else { return nil }
         if case .passphrase(let passphrase) = key, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
             return nil
         }
-        let pageKey = try PageVerifier.pageKey(for: key, salt: salt, layout: layout)
+        let pageKey = try PageKeys.pageKey(for: key, salt: salt, layout: layout)
         let opens = try PageVerifier(path: path, pageKey: pageKey, salt: salt, layout: layout).opensDatabase()
         if opens, file.kind == .encryptedWithPlaintextHeader {
             try requireHeaderMatches(file, layout: layout)

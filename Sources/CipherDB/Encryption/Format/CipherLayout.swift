@@ -58,23 +58,19 @@ public struct CipherLayout: Sendable, Equatable {
     /// The layout that `settings` give on `version`: `compatibility` picks an older major
     /// version's defaults, explicit values override them, and the running version fills the rest.
     public init(settings: CipherSettings, version: SQLCipherVersion) {
-        var pageSize = version.defaultPageSize
-        var hash = version.defaultHashAlgorithm
-        var iterations = version.defaultKDFIterations
-        var usesHMAC = true
-        switch settings.compatibility {
-        case 1?: (pageSize, hash, iterations, usesHMAC) = (1024, .sha1, 4_000, false)
-        case 2?: (pageSize, hash, iterations) = (1024, .sha1, 4_000)
-        case 3?: (pageSize, hash, iterations) = (1024, .sha1, 64_000)
-        case 4?: (pageSize, hash, iterations) = (4096, .sha512, 256_000)
-        default: break
-        }
+        // `cipher_compatibility` picks an older major version's row of the defaults table.
+        let defaults = settings.compatibility.flatMap { SQLCipherDefaults(majorVersion: $0) } ?? version.defaults
+        self.init(settings: settings, defaults: defaults)
+    }
+
+    /// Explicit settings over a row of the defaults table.
+    private init(settings: CipherSettings, defaults: SQLCipherDefaults) {
         self.init(
-            pageSize: settings.pageSize ?? pageSize,
-            hmacAlgorithm: settings.hmacAlgorithm ?? hash,
-            kdfAlgorithm: settings.kdfAlgorithm ?? hash,
-            kdfIterations: settings.kdfIterations ?? iterations,
-            usesHMAC: settings.usesHMAC ?? usesHMAC,
+            pageSize: settings.pageSize ?? defaults.pageSize,
+            hmacAlgorithm: settings.hmacAlgorithm ?? defaults.hashAlgorithm,
+            kdfAlgorithm: settings.kdfAlgorithm ?? defaults.hashAlgorithm,
+            kdfIterations: settings.kdfIterations ?? defaults.kdfIterations,
+            usesHMAC: settings.usesHMAC ?? defaults.usesHMAC,
             plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
     }
 
@@ -84,10 +80,7 @@ public struct CipherLayout: Sendable, Equatable {
         if let version = SQLCipherVersion.current {
             self.init(settings: settings, version: version)
         } else {
-            self.init(
-                pageSize: settings.pageSize ?? 1024, hmacAlgorithm: settings.hmacAlgorithm ?? .sha1,
-                kdfAlgorithm: settings.kdfAlgorithm ?? .sha1, kdfIterations: settings.kdfIterations ?? 64_000,
-                usesHMAC: settings.usesHMAC ?? true, plaintextHeaderSize: settings.plaintextHeaderSize ?? 0)
+            self.init(settings: settings, defaults: .sqlcipher3)
         }
     }
 

@@ -35,7 +35,7 @@ struct PageCodec: Sendable {
         self.layout = layout
         self.salt = salt
         self.pageKey = pageKey
-        self.hmacKey = try PageVerifier.deriveHMACKey(pageKey: pageKey, salt: salt, layout: layout)
+        self.hmacKey = try PageKeys.hmacKey(pageKey: pageKey, salt: salt, layout: layout)
     }
 
     /// Whether a file in layout `old` can be rewritten page by page into layout `new`: SQLite's
@@ -63,7 +63,7 @@ struct PageCodec: Sendable {
                 decryptor = try AESCBC(key: codec.pageKey, direction: .decrypt)
                 mac = try HMAC(key: codec.hmacKey, hash: codec.layout.hmacAlgorithm.hashFunction)
             } catch {
-                throw PageVerifier.cryptoError(error)
+                throw PageKeys.cryptoError(error)
             }
         }
 
@@ -80,7 +80,7 @@ struct PageCodec: Sendable {
                         UnsafeRawBufferPointer(rebasing: page[layout.authenticatedRange(ofPage: number)]), numberBytes, into: code)
                 }
             } catch {
-                throw PageVerifier.cryptoError(error)
+                throw PageKeys.cryptoError(error)
             }
         }
 
@@ -101,7 +101,7 @@ struct PageCodec: Sendable {
                     iv: UnsafeRawBufferPointer(rebasing: page[layout.ivRange]), input: UnsafeRawBufferPointer(content),
                     output: content)
             } catch {
-                throw PageVerifier.cryptoError(error)
+                throw PageKeys.cryptoError(error)
             }
             return difference == 0
         }
@@ -126,7 +126,7 @@ struct PageCodec: Sendable {
                     iv: UnsafeRawBufferPointer(rebasing: page[layout.ivRange]), input: UnsafeRawBufferPointer(content),
                     output: content)
             } catch {
-                throw PageVerifier.cryptoError(error)
+                throw PageKeys.cryptoError(error)
             }
             // A plaintext header stays as it is; otherwise the salt opens the file.
             if number == 1, layout.plaintextHeaderSize == 0 {
@@ -266,7 +266,7 @@ extension PageCodec {
                 throw DatabaseError(kind: .ioError, message: "\(context.sourcePath) became shorter while it was rewritten")
             }
             do { try SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: random[0..<(pages * reserveSize)])) } catch {
-                throw PageVerifier.cryptoError(error)
+                throw PageKeys.cryptoError(error)
             }
             for index in 0..<pages {
                 let number = firstPage + index

@@ -25,7 +25,7 @@ extension Database {
     /// - Throws: `wrongKey` when no page authenticates under the key; `busy` when a `-wal` or
     ///   `-journal` beside the file holds changes the copy would miss; `unsupported` without page
     ///   HMACs; `plaintextDatabase`, `notADatabase` and file errors.
-    public static func copyPassingDamagedPages(
+    package static func copyPassingDamagedPages(
         ofDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults, into pending: PendingFile
     ) throws(DatabaseError) -> [Int] {
         let file = try DatabaseFile(path: path)
@@ -43,8 +43,8 @@ extension Database {
                     message: "\(companion) holds changes a page copy of \(path) would miss: open the database once with SQLite first")
             }
         }
-        let salt = try PageVerifier.salt(of: file, key: key, settings: settings)
-        let codec = try PageCodec(layout: layout, pageKey: try PageVerifier.pageKey(for: key, salt: salt, layout: layout), salt: salt)
+        let salt = try PageKeys.salt(of: file, key: key, settings: settings)
+        let codec = try PageCodec(layout: layout, pageKey: try PageKeys.pageKey(for: key, salt: salt, layout: layout), salt: salt)
         let damaged = try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
             try PageCodec.transcode(source: descriptor, sourcePath: path, into: pending, from: codec, to: codec, passingDamage: true)
         }

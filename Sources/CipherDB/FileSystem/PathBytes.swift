@@ -12,12 +12,12 @@
 /// let path = PathBytes.string(fromBytes: [0x63, 0x61, 0x66, 0xE9])   // "caf" + one escaped byte
 /// let fd = PathBytes.withCString(path) { open($0, O_RDONLY) }        // opens "caf\xE9"
 /// ```
-public enum PathBytes {
+package enum PathBytes {
     /// The code point that stands for byte 0x00; bytes 0x80 to 0xFF use the 128 above 0x80.
     static let base: UInt32 = 0x10_FF00
 
     /// A string that keeps every byte of `bytes`.
-    public static func string(fromBytes bytes: some Collection<UInt8>) -> String {
+    package static func string(fromBytes bytes: some Collection<UInt8>) -> String {
         let bytes = Array(bytes)
         var result = String.UnicodeScalarView()
         var index = 0
@@ -38,7 +38,7 @@ public enum PathBytes {
     }
 
     /// The bytes `path` stands for.
-    public static func bytes(of path: String) -> [UInt8] {
+    package static func bytes(of path: String) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(path.utf8.count)
         for scalar in path.unicodeScalars {
@@ -52,7 +52,7 @@ public enum PathBytes {
     }
 
     /// Calls `body` with `path`'s bytes, NUL-terminated, as the system calls take them.
-    public static func withCString<Result, Failure: Error>(
+    package static func withCString<Result, Failure: Error>(
         _ path: String, _ body: (UnsafePointer<CChar>) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         guard path.unicodeScalars.contains(where: isEscape) else {
@@ -65,7 +65,7 @@ public enum PathBytes {
     }
 
     /// `path` for a message: each escaped byte as `\xNN`.
-    public static func display(_ path: String) -> String {
+    package static func display(_ path: String) -> String {
         guard path.unicodeScalars.contains(where: isEscape) else { return path }
         var text = ""
         for scalar in path.unicodeScalars {
@@ -112,38 +112,38 @@ import Darwin
 
 extension PathBytes {
     /// `open(2)` on the bytes `path` stands for.
-    public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         withCString(path) { systemOpen($0, flags, mode) }
     }
 
     /// `stat(2)`.
-    public static func stat(_ path: String, _ status: inout stat) -> Int32 {
+    package static func stat(_ path: String, _ status: inout stat) -> Int32 {
         withCString(path) { pointer in systemStat(pointer, &status) }
     }
 
     /// `lstat(2)`.
-    public static func lstat(_ path: String, _ status: inout stat) -> Int32 {
+    package static func lstat(_ path: String, _ status: inout stat) -> Int32 {
         withCString(path) { pointer in systemLstat(pointer, &status) }
     }
 
     /// `access(2)`.
-    public static func access(_ path: String, _ mode: Int32) -> Int32 {
+    package static func access(_ path: String, _ mode: Int32) -> Int32 {
         withCString(path) { systemAccess($0, mode) }
     }
 
     /// `unlink(2)`.
     @discardableResult
-    public static func unlink(_ path: String) -> Int32 {
+    package static func unlink(_ path: String) -> Int32 {
         withCString(path) { systemUnlink($0) }
     }
 
     /// `rename(2)`.
-    public static func rename(_ from: String, _ to: String) -> Int32 {
+    package static func rename(_ from: String, _ to: String) -> Int32 {
         withCString(from) { source in withCString(to) { systemRename(source, $0) } }
     }
 
     /// `link(2)`, or with `followingLinks` `linkat(2)` with `AT_SYMLINK_FOLLOW` (for `/proc/self/fd/N`).
-    public static func link(_ from: String, _ to: String, followingLinks: Bool = false) -> Int32 {
+    package static func link(_ from: String, _ to: String, followingLinks: Bool = false) -> Int32 {
         withCString(from) { source in
             withCString(to) { target in
                 followingLinks ? systemLinkat(AT_FDCWD, source, AT_FDCWD, target, AT_SYMLINK_FOLLOW) : systemLink(source, target)
@@ -152,18 +152,18 @@ extension PathBytes {
     }
 
     /// `mkdir(2)`.
-    public static func mkdir(_ path: String, _ mode: mode_t) -> Int32 {
+    package static func mkdir(_ path: String, _ mode: mode_t) -> Int32 {
         withCString(path) { systemMkdir($0, mode) }
     }
 
     /// `statvfs(3)`.
-    public static func statvfs(_ path: String, _ info: inout statvfs) -> Int32 {
+    package static func statvfs(_ path: String, _ info: inout statvfs) -> Int32 {
         withCString(path) { pointer in systemStatvfs(pointer, &info) }
     }
 
     /// The names in the folder at `path` (without `.` and `..`), every byte kept; `nil` when it
     /// cannot be read.
-    public static func names(inFolder path: String) -> [String]? {
+    package static func names(inFolder path: String) -> [String]? {
         guard let folder = withCString(path, { opendir($0) }) else { return nil }
         defer { closedir(folder) }
         var names: [String] = []
@@ -179,7 +179,7 @@ extension PathBytes {
 
     /// The whole contents of the file at `path` (not for secrets: see `SecretSource`), or `nil`
     /// with `errno` set when it cannot be read.
-    public static func contents(of path: String) -> [UInt8]? {
+    package static func contents(of path: String) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -197,14 +197,14 @@ extension PathBytes {
     }
 
     /// The folder part of `path` (`.` for a bare name), as `dirname` gives it.
-    public static func folder(of path: String) -> String {
+    package static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let folder = String(path[..<slash])
         return folder.isEmpty ? "/" : folder
     }
 
     /// The last part of `path`, as `basename` gives it.
-    public static func lastComponent(of path: String) -> String {
+    package static func lastComponent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }

@@ -1,4 +1,3 @@
-import CSQLCipher
 import CipherCrypto
 import Foundation
 
@@ -122,8 +121,8 @@ public struct PageVerifier: Sendable {
         guard CipherLayout.isValidPageSize(layout.pageSize) else {
             throw DatabaseError(kind: .unsupported, message: "page size \(layout.pageSize) is not a power of two from 512 to 65536")
         }
-        let salt = try Self.salt(of: DatabaseFile(path: path), key: key, settings: settings)
-        let pageKey = try Self.pageKey(for: key, salt: salt, layout: layout)
+        let salt = try PageKeys.salt(of: DatabaseFile(path: path), key: key, settings: settings)
+        let pageKey = try PageKeys.pageKey(for: key, salt: salt, layout: layout)
         try self.init(path: path, pageKey: pageKey, salt: salt, layout: layout)
     }
 
@@ -132,7 +131,7 @@ public struct PageVerifier: Sendable {
     public init(path: String, pageKey: SecretBytes, salt: [UInt8], layout: Layout) throws(DatabaseError) {
         self.init(
             path: path, layout: layout, salt: salt, pageKey: pageKey,
-            hmacKey: try Self.deriveHMACKey(pageKey: pageKey, salt: salt, layout: layout))
+            hmacKey: try PageKeys.hmacKey(pageKey: pageKey, salt: salt, layout: layout))
     }
 
     private init(path: String, layout: Layout, salt: [UInt8], pageKey: SecretBytes, hmacKey: SecretBytes) {
@@ -325,7 +324,7 @@ public struct PageVerifier: Sendable {
                 try mac.authenticationCode(UnsafeRawBufferPointer(rebasing: page[layout.authenticatedRange(ofPage: number)]), numberBytes)
             }
         } catch {
-            throw Self.cryptoError(error)
+            throw PageKeys.cryptoError(error)
         }
         var matches = true
         for (offset, index) in layout.hmacRange.enumerated() where page[index] != code[offset] { matches = false }
@@ -337,98 +336,7 @@ public struct PageVerifier: Sendable {
     // MARK: - Keys
 
     func makeMAC() throws(DatabaseError) -> HMAC {
-        do { return try HMAC(key: hmacKey, hash: layout.hmacAlgorithm.hashFunction) } catch { throw Self.cryptoError(error) }
-    }
-
-    /// The key that encrypts the pages: the raw key itself, or PBKDF2 of the passphrase over the
-    /// file's salt with the layout's hash and iteration count (what SQLCipher derives at its first read).
-    public static func pageKey(for key: DatabaseKey, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
-        switch key {
-        case .passphrase(let passphrase):
-            guard passphrase.count > 0 else { throw DatabaseError(kind: .invalidKey, message: "the passphrase is empty") }
-            do {
-                return try PBKDF2.deriveKey(
-                    password: passphrase, salt: salt, iterations: layout.kdfIterations,
-                    hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
-            } catch {
-                throw cryptoError(error)
-            }
-        case .raw(let raw), .rawWithSalt(let raw, _):
-            guard raw.count == DatabaseKey.rawKeyLength else {
-                throw DatabaseError(kind: .invalidKey, message: "a raw key must be \(DatabaseKey.rawKeyLength) bytes, not \(raw.count)")
-            }
-            return raw
-        }
-    }
-
-    /// The HMAC key SQLCipher derives from the page key: PBKDF2 over the salt XOR 0x3a, 2 iterations.
-    static func deriveHMACKey(pageKey: SecretBytes, salt: [UInt8], layout: Layout) throws(DatabaseError) -> SecretBytes {
-        let hmacSalt = salt.map { $0 ^ Layout.hmacSaltMask }
-        do {
-            return try PBKDF2.deriveKey(
-                password: pageKey, salt: hmacSalt, iterations: Layout.hmacKeyIterations,
-                hash: layout.kdfAlgorithm.hashFunction, length: DatabaseKey.rawKeyLength)
-        } catch {
-            throw cryptoError(error)
-        }
-    }
-
-    // MARK: - File reading
-
-    /// The salt `key` (``DatabaseKey/rawWithSalt(key:salt:)``) or `settings` (``CipherSettings/salt``)
-    /// name, or `nil`.
-    ///
-    /// - Throws: `invalidKey` when they name different salts, or one that is not 16 bytes.
-    static func namedSalt(key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) -> [UInt8]? {
-        var named = settings.salt
-        if case .rawWithSalt(_, let salt)? = key {
-            guard named == nil || named == salt else {
-                throw DatabaseError(kind: .invalidKey, message: "the key and the cipher settings name different salts")
-            }
-            named = salt
-        }
-        if let named, named.count != Layout.saltSize {
-            throw DatabaseError(kind: .invalidKey, message: "a salt must be \(Layout.saltSize) bytes, not \(named.count)")
-        }
-        return named
-    }
-
-    /// The KDF salt of `file` as SQLCipher will use it with `key` and `settings`: the one the
-    /// settings or the key name (a file with a plaintext header does not hold its own), else the
-    /// file's first 16 bytes. This is the one place that decides where a database's salt comes from.
-    ///
-    /// - Throws: `invalidKey` when the salt of a plaintext-header database is not named or not
-    ///   16 bytes; `wrongKey` when the file keeps a plaintext header the settings do not mention;
-    ///   `plaintextDatabase`, `fileError` (missing), `notADatabase` (shorter than a salt).
-    static func salt(of file: DatabaseFile, key: DatabaseKey, settings: CipherSettings) throws(DatabaseError) -> [UInt8] {
-        if let named = try namedSalt(key: key, settings: settings) { return named }
-        switch file.kind {
-        case .plaintext:
-            throw DatabaseError(kind: .plaintextDatabase, message: "\(file.path) is a plaintext SQLite database: it has no page HMACs")
-        case .missing:
-            throw DatabaseError(kind: .fileError, message: "cannot open \(file.path): no such file")
-        case .encryptedWithPlaintextHeader where !settings.hasPlaintextHeader:
-            throw DatabaseError(
-                kind: .wrongKey, resultCode: SQLITE_NOTADB,
-                message:
-                    "\(file.path) keeps its header in plaintext (SQLCipher 4's cipher_plaintext_header_size, usually 32) and its salt elsewhere: open it with that setting and its salt (nothing was changed)"
-            )
-        case .encryptedWithPlaintextHeader,
-            .encrypted where settings.hasPlaintextHeader:
-            throw DatabaseError(
-                kind: .invalidKey,
-                message: "\(file.path) has a plaintext header, so its salt is not in the file: name it (cipher_salt) to open it")
-        case .encrypted, .empty, .notADatabase:
-            let salt = try DatabaseFile.read(path: file.path, offset: 0, count: Layout.saltSize)
-            guard salt.count == Layout.saltSize else {
-                throw DatabaseError(kind: .notADatabase, message: "\(file.path) is shorter than an SQLCipher salt (\(salt.count) bytes)")
-            }
-            return salt
-        }
-    }
-
-    static func cryptoError(_ error: CryptoError) -> DatabaseError {
-        DatabaseError(kind: .sqlite, message: "page verification: \(error.description)")
+        do { return try HMAC(key: hmacKey, hash: layout.hmacAlgorithm.hashFunction) } catch { throw PageKeys.cryptoError(error) }
     }
 }
 

@@ -26,19 +26,19 @@ import Darwin
 /// try write(into: pending.accessPath)
 /// try pending.publish(replacing: false)
 /// ```
-public final class PendingFile {
+package final class PendingFile {
     /// The final path.
-    public let targetPath: String
+    package let targetPath: String
     /// A path that opens the content while it is pending (`/proc/self/fd/N` for an anonymous file).
-    public let accessPath: String
+    package let accessPath: String
     /// The open descriptor of the content.
-    public let descriptor: Int32
+    package let descriptor: Int32
     /// Whether the content has no name until published.
-    public let isAnonymous: Bool
+    package let isAnonymous: Bool
     private var isFinished = false
 
     /// The prefix of every named temporary, after the dot and the target's name.
-    public static let temporaryMarker = ".cipherdb-tmp-"
+    package static let temporaryMarker = ".cipherdb-tmp-"
 
     /// Creates an empty pending file for `targetPath`.
     ///
@@ -47,7 +47,7 @@ public final class PendingFile {
     ///   - anonymous: `false` for content that SQLite writes with journals of its own
     ///   (a new encrypted database): it then gets a hidden name at once.
     /// - Throws: `fileError` when the folder is missing or not writable.
-    public init(beside targetPath: String, anonymous: Bool = true) throws(DatabaseError) {
+    package init(beside targetPath: String, anonymous: Bool = true) throws(DatabaseError) {
         let directory = Self.directory(of: targetPath)
         var folder = stat()
         guard PathBytes.stat(directory, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR else {
@@ -85,7 +85,7 @@ public final class PendingFile {
     /// Flushes the content and gives it the target's name. Without `replacing`, fails with
     /// `fileError` if something is at the target (nothing is ever replaced by accident); with it,
     /// the target is replaced atomically: readers see the old file or the new one.
-    public func publish(replacing: Bool) throws(DatabaseError) {
+    package func publish(replacing: Bool) throws(DatabaseError) {
         guard !isFinished else { throw DatabaseError.misuse("the pending file \(targetPath) was already published or discarded") }
         guard fsync(descriptor) == 0 else { throw Self.error("cannot flush", targetPath) }
         let linkedName: String
@@ -123,7 +123,7 @@ public final class PendingFile {
     /// Appends `bytes` to the content.
     ///
     /// - Throws: `diskFull` or `fileError` naming the target.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(DatabaseError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(DatabaseError) {
         var offset = 0
         while offset < bytes.count, let base = bytes.baseAddress {
             #if canImport(Glibc)
@@ -145,7 +145,7 @@ public final class PendingFile {
     ///
     /// - Throws: `fileError` when the owner cannot be kept (only root and the owner can give a
     ///   file away); nothing was replaced then.
-    public func matchOwnerAndMode(of existingPath: String) throws(DatabaseError) {
+    package func matchOwnerAndMode(of existingPath: String) throws(DatabaseError) {
         var status = stat()
         guard PathBytes.stat(existingPath, &status) == 0 else { return }
         if status.st_uid != geteuid() || status.st_gid != getegid() {
@@ -163,7 +163,7 @@ public final class PendingFile {
     /// Writes `bytes` at `offset` of the content (threads may write different ranges at once).
     ///
     /// - Throws: `diskFull` or `fileError` naming the target.
-    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(DatabaseError) {
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(DatabaseError) {
         var done = 0
         while done < bytes.count, let base = bytes.baseAddress {
             let written = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + done))
@@ -176,7 +176,7 @@ public final class PendingFile {
     }
 
     /// Drops the content (nothing happens after a publish). Safe to call more than once.
-    public func discard() {
+    package func discard() {
         guard !isFinished else { return }
         isFinished = true
         if !isAnonymous {
@@ -211,7 +211,7 @@ public final class PendingFile {
 
     /// Removes the named temporaries (and their SQLite companions) that earlier runs writing
     /// `targetPath` left when they were killed. Files still locked by a live run are kept.
-    public static func removeStaleTemporaries(beside targetPath: String) {
+    package static func removeStaleTemporaries(beside targetPath: String) {
         let directory = directory(of: targetPath)
         let prefix = temporaryPrefix(for: targetPath)
         guard let names = PathBytes.names(inFolder: directory) else { return }

@@ -1,5 +1,4 @@
 import CipherCrypto
-import CipherDB
 
 #if canImport(Glibc)
 import Glibc
@@ -53,15 +52,11 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter confirm: for ``prompt(_:)``, asks twice and requires the same answer (for new
     ///   passphrases).
-    /// - Throws: ``KeystoreError/secretSource(_:)`` naming the source, never the secret.
-    public func read(confirm: Bool = false) throws(KeystoreError) -> SecretBytes {
-        do throws(SecretSourceError) {
-            let trimmed = Self.trimmingNewline(try readUntrimmed(confirm: confirm))
-            guard trimmed.count > 0 else { throw SecretSourceError(.empty, "\(description) gave an empty secret") }
-            return trimmed
-        } catch {
-            throw .secretSource(error)
-        }
+    /// - Throws: ``SecretSourceError`` naming the source, never the secret.
+    public func read(confirm: Bool = false) throws(SecretSourceError) -> SecretBytes {
+        let trimmed = Self.trimmingNewline(try readUntrimmed(confirm: confirm))
+        guard trimmed.count > 0 else { throw SecretSourceError(.empty, "\(description) gave an empty secret") }
+        return trimmed
     }
 
     private func readUntrimmed(confirm: Bool) throws(SecretSourceError) -> SecretBytes {
@@ -96,47 +91,10 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Reads a key file: 32 raw bytes, or 64 hexadecimal characters and an optional newline.
-    public static func readKeyFile(_ path: String) throws(KeystoreError) -> SecretBytes {
-        let untrimmed: SecretBytes
-        do { untrimmed = try readPrivateFile(path, source: SecretSource.file(path).description) } catch { throw .secretSource(error) }
-        // 32 raw bytes are the key as they are: a random key ends in a newline byte once in 256
-        // times, and trimming it would make the file unusable.
-        if untrimmed.count == KeystoreCredential.keyFileLength { return untrimmed }
-        let contents = trimmingNewline(untrimmed)
-        guard contents.count > 0 else { throw .invalidKeyMaterial("the key file is empty") }
-        if contents.count == KeystoreCredential.keyFileLength { return contents }
-        guard contents.count == KeystoreCredential.keyFileLength * 2, let decoded = try? contents.hexDecoded() else {
-            throw .invalidKeyMaterial("a key file holds 32 bytes or 64 hexadecimal characters, this one holds \(untrimmed.count) bytes")
-        }
-        return decoded
-    }
-
-    /// Writes a key file as 64 hexadecimal characters and a newline, mode 0600, refusing to overwrite.
-    ///
-    /// The file appears whole or not at all (CipherDB's `PendingFile`): a crash, a full disk or a file-size
-    /// limit never leaves a partial key file, and a keystore slot made for the key never outlives
-    /// the file on disk.
-    public static func writeKeyFile(_ secret: SecretBytes, to path: String) throws(KeystoreError) {
-        guard secret.count == KeystoreCredential.keyFileLength else { throw .invalidKeyMaterial("a key file holds 32 bytes") }
-        var existing = stat()
-        if PathBytes.lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
-        let text = secret.hexEncoded().appending(SecretBytes(copying: [0x0A]))
-        do throws(DatabaseError) {
-            let pending = try PendingFile(beside: path)
-            defer { pending.discard() }
-            try text.withUnsafeBytes { bytes in Result { () throws(DatabaseError) in try pending.write(bytes) } }.get()
-            try pending.publish(replacing: false)
-        } catch {
-            if PathBytes.lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
-            throw .database(error)
-        }
-    }
-
     // MARK: Reading
 
     /// The whole contents of a file that group and others cannot read, untrimmed.
-    private static func readPrivateFile(_ path: String, source: String) throws(SecretSourceError) -> SecretBytes {
+    package static func readPrivateFile(_ path: String, source: String) throws(SecretSourceError) -> SecretBytes {
         let fd = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
@@ -199,7 +157,7 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Drops one trailing `\n` or `\r\n`.
-    static func trimmingNewline(_ secret: SecretBytes) -> SecretBytes {
+    package static func trimmingNewline(_ secret: SecretBytes) -> SecretBytes {
         let drop = secret.withUnsafeBytes { bytes -> Int in
             guard let last = bytes.last, last == 0x0A else { return 0 }
             return bytes.count >= 2 && bytes[bytes.count - 2] == 0x0D ? 2 : 1

@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 import Foundation
 import Testing
 

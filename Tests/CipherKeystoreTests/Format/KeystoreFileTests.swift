@@ -189,14 +189,14 @@ struct KeystoreFileTests {
 
     /// The frozen v1 file committed with the tests must always open and yield the same keys.
     @Test func goldenVersion1FileOpens() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/keystore-v1.bin").path
         if ProcessInfo.processInfo.environment["CIPHERDB_WRITE_GOLDEN"] == "1" {
             try? FileManager.default.removeItem(atPath: fixture)
             let store = try Keystore.create(at: fixture, credential: passphrase("golden passphrase"), kdf: cheapKDF)
             try store.importKey(id: "golden.db", key: SecretBytes(copying: (0..<32).map { UInt8($0) }))
             try store.addSlot(.keyFile(SecretBytes(copying: (0..<32).map { UInt8(0xA0 + $0 % 16) })))
-            _ = try store.rotateKey(id: "golden.db")
+            _ = try store.rotate(id: "golden.db")
             try store.markExportable(id: "golden.db")
         }
         let dir = TemporaryDirectory()

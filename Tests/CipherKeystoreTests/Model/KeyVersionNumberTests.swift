@@ -22,7 +22,7 @@ struct KeyVersionNumberTests {
         let before = try store.info(id: "app")
         #expect(before.primaryVersion == largest)
 
-        #expect(throws: KeystoreError.self) { try store.rotateKey(id: "app") }
+        #expect(throws: KeystoreError.self) { try store.rotate(id: "app") }
         let dbPath = dir.file("app.db")
         let db = try store.openDatabase(path: dbPath, id: "app")
         try db.executeUpdate("CREATE TABLE t(x)")

@@ -58,7 +58,7 @@ public enum PassphraseKeyDerivation {
         }
         let version = try Database.requireSQLCipher()
         let layout = CipherLayout(settings: settings, version: version)
-        return try PageVerifier.pageKey(for: .passphrase(passphrase), salt: salt, layout: layout)
+        return try PageKeys.pageKey(for: .passphrase(passphrase), salt: salt, layout: layout)
     }
 
     /// Derives the raw key for the existing encrypted database at `path`, or returns `nil` when

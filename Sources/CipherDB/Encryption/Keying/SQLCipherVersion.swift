@@ -66,12 +66,14 @@ public struct SQLCipherVersion: Sendable, Comparable, CustomStringConvertible {
     /// `cipher_provider_version`: SQLCipher 3.4.
     public var hasProviderVersion: Bool { self >= SQLCipherVersion(major: 3, minor: 4, patch: 0) }
 
+    /// This version's defaults (SQLCipher 4's row for 4 and later).
+    public var defaults: SQLCipherDefaults { major >= 4 ? .sqlcipher4 : .sqlcipher3 }
     /// The default page size of new databases.
-    public var defaultPageSize: Int { major >= 4 ? 4096 : 1024 }
+    public var defaultPageSize: Int { defaults.pageSize }
     /// The default PBKDF2 iteration count.
-    public var defaultKDFIterations: Int { major >= 4 ? 256_000 : 64_000 }
+    public var defaultKDFIterations: Int { defaults.kdfIterations }
     /// The default PBKDF2 and HMAC hash.
-    public var defaultHashAlgorithm: CipherHashAlgorithm { major >= 4 ? .sha512 : .sha1 }
+    public var defaultHashAlgorithm: CipherHashAlgorithm { defaults.hashAlgorithm }
 
     private init(major: Int, minor: Int, patch: Int) {
         self.major = major
