@@ -68,7 +68,7 @@ enum DatabaseAccess {
     private static func openEncrypted(
         _ path: String, flags: Database.OpenFlags, key resolved: ResolvedKey, explicit: CipherSettings
     ) throws(CLIError) -> OpenedDatabase {
-        var settings = merge(resolved.settings, explicit)
+        var settings = resolved.settings(overriddenBy: explicit)
         let database = Database(path: path)
         do {
             try database.open(flags: flags, key: resolved.key, settings: settings)
@@ -130,18 +130,5 @@ enum DatabaseAccess {
             let detected = try? verifier.detectPageSize(), detected != verifier.layout.pageSize
         else { return nil }
         return detected
-    }
-
-    /// Settings from the key's origin, overridden by explicit flags.
-    static func merge(_ fromKey: CipherSettings?, _ explicit: CipherSettings) -> CipherSettings {
-        var settings = fromKey ?? .versionDefaults
-        if let pageSize = explicit.pageSize { settings.pageSize = pageSize }
-        if let iterations = explicit.kdfIterations { settings.kdfIterations = iterations }
-        if let usesHMAC = explicit.usesHMAC { settings.usesHMAC = usesHMAC }
-        if let algorithm = explicit.kdfAlgorithm { settings.kdfAlgorithm = algorithm }
-        if let algorithm = explicit.hmacAlgorithm { settings.hmacAlgorithm = algorithm }
-        if let size = explicit.plaintextHeaderSize { settings.plaintextHeaderSize = size }
-        if let salt = explicit.salt { settings.salt = salt }
-        return settings
     }
 }

@@ -23,6 +23,12 @@ struct ResolvedKey {
         keystore.record(database, id: keyID)
     }
 
+    /// The settings the key's origin prescribes (the version's defaults when none) with the values
+    /// `explicit` gives over them.
+    func settings(overriddenBy explicit: CipherSettings) -> CipherSettings {
+        (settings ?? .versionDefaults).overridden(by: explicit)
+    }
+
     /// A line for `--verbose`: the key's kind and origin and the settings, never key material.
     func summary(settings: CipherSettings) -> String {
         let version = SQLCipherVersion.current?.text ?? "?"

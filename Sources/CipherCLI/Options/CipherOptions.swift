@@ -99,15 +99,12 @@ public struct CipherOptions: ParsableArguments {
                 settings.hmacAlgorithm = nil
             }
         }
-        if let pageSize { settings.pageSize = pageSize }
-        if let kdfIter { settings.kdfIterations = kdfIter }
-        if let kdfAlgorithm { settings.kdfAlgorithm = kdfAlgorithm }
-        if let hmacAlgorithm { settings.hmacAlgorithm = hmacAlgorithm }
-        if let plaintextHeaderSize {
-            settings.plaintextHeaderSize = plaintextHeaderSize
-            // A new salt for a new plaintext header, unless named: the file will not hold it.
-            settings.salt = plaintextHeaderSize > 0 ? nil : settings.salt
-        }
+        settings = settings.overridden(
+            by: CipherSettings(
+                pageSize: pageSize, kdfIterations: kdfIter, kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm,
+                plaintextHeaderSize: plaintextHeaderSize))
+        // A new salt for a new plaintext header, unless named: the file will not hold it.
+        if let plaintextHeaderSize, plaintextHeaderSize > 0 { settings.salt = nil }
         if let salt {
             guard settings.hasPlaintextHeader else {
                 throw CLIError.usage("--salt goes with --plaintext-header-size: only a file with a plaintext header keeps its salt outside")

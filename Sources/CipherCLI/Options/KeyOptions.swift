@@ -96,13 +96,11 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
             }
             settings = preset
         }
-        if let cipherPageSize { settings.pageSize = cipherPageSize }
-        if let cipherKDFIter { settings.kdfIterations = cipherKDFIter }
-        if let cipherKDFAlgorithm { settings.kdfAlgorithm = cipherKDFAlgorithm }
-        if let cipherHMACAlgorithm { settings.hmacAlgorithm = cipherHMACAlgorithm }
-        if let cipherPlaintextHeaderSize { settings.plaintextHeaderSize = cipherPlaintextHeaderSize }
-        if let cipherSalt { settings.salt = CipherSettings.salt(fromHex: cipherSalt) }
-        return settings
+        let flags = CipherSettings(
+            pageSize: cipherPageSize, kdfIterations: cipherKDFIter, kdfAlgorithm: cipherKDFAlgorithm,
+            hmacAlgorithm: cipherHMACAlgorithm, plaintextHeaderSize: cipherPlaintextHeaderSize,
+            salt: cipherSalt.flatMap(CipherSettings.salt(fromHex:)))
+        return settings.overridden(by: flags)
     }
 
     /// Checks that at most one key source is named.
