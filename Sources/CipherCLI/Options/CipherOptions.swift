@@ -4,7 +4,7 @@ import CipherDB
 
 /// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`, the
 /// SQLCipher 4 algorithms and plaintext header.
-public struct CipherOptions: ParsableArguments {
+package struct CipherOptions: ParsableArguments {
     /// `--page-size N`.
     @Option(
         name: .customLong("page-size"),
@@ -57,7 +57,7 @@ public struct CipherOptions: ParsableArguments {
     var allowWeakPassphrase = false
 
     /// Creates empty options (for ArgumentParser).
-    public init() {}
+    package init() {}
 
     /// Whether any setting was given.
     var isGiven: Bool {
@@ -71,7 +71,7 @@ public struct CipherOptions: ParsableArguments {
     }
 
     /// Checks the values' ranges.
-    public func validate() throws {
+    package func validate() throws {
         if let pageSize, !CipherLayout.isValidPageSize(pageSize) {
             throw ValidationError("--page-size must be a power of two from 512 to 65536")
         }

@@ -5,7 +5,7 @@ import CipherDB
 ///
 /// There is deliberately no flag that takes a secret as its value: argv is visible to every user
 /// of the machine (`ps`, `/proc/<pid>/cmdline`).
-public struct KeyOptions: ParsableArguments, KeyFlagGroup {
+package struct KeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--passphrase-env VAR`.
     @Option(name: .customLong("passphrase-env"), help: ArgumentHelp("Read the passphrase from environment variable VAR.", valueName: "VAR"))
     var passphraseEnv: String?
@@ -83,7 +83,7 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
     var cipherSalt: String?
 
     /// Creates empty options (for ArgumentParser).
-    public init() {}
+    package init() {}
 
     /// The settings to open the database with: the `--cipher-compat` preset, then the explicit values.
     var settings: CipherSettings {
@@ -104,7 +104,7 @@ public struct KeyOptions: ParsableArguments, KeyFlagGroup {
     }
 
     /// Checks that at most one key source is named.
-    public func validate() throws {
+    package func validate() throws {
         let count = sources.count
         if let cipherCompat, cipherCompat != 3, cipherCompat != 4 { throw ValidationError("--cipher-compat takes 3 or 4") }
         try CipherHashAlgorithm.requireAlgorithmSettings(

@@ -2,7 +2,7 @@ import ArgumentParser
 import CipherKeystore
 
 /// Where the keystore is and how to unlock it: `--keystore PATH` and the master passphrase flags.
-public struct KeystoreOptions: ParsableArguments {
+package struct KeystoreOptions: ParsableArguments {
     /// `--keystore PATH`.
     @Option(
         name: .customLong("keystore"),
@@ -62,10 +62,10 @@ public struct KeystoreOptions: ParsableArguments {
     static let keyFileVariable = "CIPHERDB_KEYSTORE_KEY_FILE"
 
     /// Creates empty options (for ArgumentParser).
-    public init() {}
+    package init() {}
 
     /// Checks that at most one credential source is named.
-    public func validate() throws {
+    package func validate() throws {
         let count = [passphraseEnv != nil, passphraseFile != nil, passphraseFD != nil, keyFile != nil, transit, pkcs11].filter { $0 }.count
         guard count <= 1 else {
             throw ValidationError(

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// The flags that name a new key: the same sources as ``KeyOptions`` with `new-` in front.
-public struct NewKeyOptions: ParsableArguments, KeyFlagGroup {
+package struct NewKeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--new-passphrase-env VAR`.
     @Option(
         name: .customLong("new-passphrase-env"),
@@ -35,10 +35,10 @@ public struct NewKeyOptions: ParsableArguments, KeyFlagGroup {
     var keyID: String?
 
     /// Creates empty options (for ArgumentParser).
-    public init() {}
+    package init() {}
 
     /// Checks that at most one source is named.
-    public func validate() throws {
+    package func validate() throws {
         let count = sources.count
         guard count <= 1 else {
             throw ValidationError(
