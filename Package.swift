@@ -75,6 +75,10 @@ let package = Package(
             dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto", "TestSupport"],
             exclude: ["Fixtures"]  // read from the source tree by the tests, never bundled
         ),
-        .testTarget(name: "CLITests", dependencies: ["CipherCLI", "CipherKeystore", "CipherDB", "TestSupport"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["CipherCLI", "CipherKeystore", "CipherDB", "TestSupport"],
+            exclude: ["Fixtures"]  // the recorded help screens, read from the source tree by HelpSnapshotTests
+        ),
     ]
 )

@@ -47,7 +47,7 @@ struct BackupCommand: ParsableCommand {
         if newKey.isGiven {
             let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
             try cipher.checkStrength(of: resolved)
-            if let fromKey = resolved.settings { settings = DatabaseAccess.merge(settings, fromKey) }
+            if let fromKey = resolved.settings { settings = settings.overridden(by: fromKey) }
             copyKey = resolved
         }
         settings = try cipher.settings(base: settings)

@@ -10,12 +10,12 @@ import Darwin
 #endif
 
 /// The `cipherdb` root command.
-public struct CipherDBCommand: ParsableCommand {
+package struct CipherDBCommand: ParsableCommand {
     /// This tool's version.
-    public static let toolVersion = "0.1.0"
+    package static let toolVersion = "0.1.0"
 
     /// The command's configuration: subcommands, version, help.
-    public static var configuration: CommandConfiguration {
+    package static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "cipherdb",
             abstract:
@@ -53,11 +53,11 @@ public struct CipherDBCommand: ParsableCommand {
     }
 
     /// Creates the command (for ArgumentParser).
-    public init() {}
+    package init() {}
 }
 
 /// The entry point of the `cipherdb` executable.
-public enum CipherDBTool {
+package enum CipherDBTool {
     /// The process's arguments after the program name, with every byte kept (``PathBytes``):
     /// Swift's own decoding replaces bytes that are not UTF-8 with U+FFFD, which names another file.
     ///
@@ -88,7 +88,7 @@ public enum CipherDBTool {
 
     /// Hardens the process, parses `arguments` (default: the process's), runs the command and exits
     /// with its status. Errors are printed on stderr with a hint and the documented exit code.
-    public static func main(_ arguments: [String]? = nil) -> Never {
+    package static func main(_ arguments: [String]? = nil) -> Never {
         Hardening.apply()
         let status: Int32
         let arguments = arguments ?? rawArguments()

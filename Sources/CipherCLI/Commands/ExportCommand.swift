@@ -104,7 +104,7 @@ struct ExportCommand: ParsableCommand {
                 throw CLIError.usage("\(database) is plaintext: give a new key for the encrypted copy", hint: NewKeyOptions.flagList)
             }
             var settings = opened.settings
-            if let fromKey = newResolved.settings, newKey.isGiven { settings = DatabaseAccess.merge(settings, fromKey) }
+            if let fromKey = newResolved.settings, newKey.isGiven { settings = settings.overridden(by: fromKey) }
             settings = try cipher.settings(base: settings)
             progress.phase("exporting \(database) to \(output)")
             guard let target else { throw CLIError.usage("only --format sql can write to stdout") }

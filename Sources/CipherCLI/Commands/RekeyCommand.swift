@@ -54,7 +54,7 @@ struct RekeyCommand: ParsableCommand {
         do { current = try opened.database.cipherSettings() } catch { throw CLIError.database(error, path: database) }
         // The new key's own settings (keystore keys carry a page size), then the flags.
         var target = opened.settings
-        if let fromKey = resolved.settings { target = DatabaseAccess.merge(target, fromKey) }
+        if let fromKey = resolved.settings { target = target.overridden(by: fromKey) }
         target = try cipher.settings(base: target)
         common.detail("\(database): new " + resolved.summary(settings: target))
         let (currentLayout, targetLayout) = (CipherLayout(settings: current), CipherLayout(settings: target))

@@ -87,7 +87,7 @@ struct SalvageCommand: ParsableCommand {
             }
             if let targetKey {
                 settings = opened.settings
-                if newKey.isGiven, let fromKey = targetKey.settings { settings = DatabaseAccess.merge(settings, fromKey) }
+                if newKey.isGiven, let fromKey = targetKey.settings { settings = settings.overridden(by: fromKey) }
                 settings = try cipher.settings(base: settings)
             }
         }
@@ -170,7 +170,7 @@ struct SalvageCommand: ParsableCommand {
         let resolved = try KeyResolver.resolve(
             key.source, keystore: keystore, purpose: .open, label: "Passphrase for \(database)", flagList: KeyOptions.flagList,
             database: database)
-        var settings = DatabaseAccess.merge(resolved.settings, key.settings)
+        var settings = resolved.settings(overriddenBy: key.settings)
         // Page 1 may be the damaged one: its page size is then found from page 2.
         if key.cipherPageSize == nil, let detected = DatabaseAccess.detectPageSize(database, key: resolved.key, settings: settings) {
             settings.pageSize = detected

@@ -61,7 +61,7 @@ struct VerifyCommand: ParsableCommand {
         let resolved = try KeyResolver.resolve(
             key.source, keystore: KeystoreAccess(keystore), purpose: .open,
             label: "Passphrase for \(database)", flagList: KeyOptions.flagList, database: database)
-        var settings = DatabaseAccess.merge(resolved.settings, key.settings)
+        var settings = resolved.settings(overriddenBy: key.settings)
         let progress = ProgressReporter(quiet: common.quiet || json)
         var verifier: PageVerifier
         do {

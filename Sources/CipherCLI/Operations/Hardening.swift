@@ -57,22 +57,9 @@ enum Hardening {
         }
     }
 
-    /// Whether core dumps are off (for tests and `--verbose`).
-    static var coreDumpsDisabled: Bool {
-        var limit = rlimit()
-        #if os(Linux)
-        guard getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { return false }
-        return limit.rlim_cur == 0 && prctl(getDumpable, 0) == 0
-        #else
-        guard getrlimit(RLIMIT_CORE, &limit) == 0 else { return false }
-        return limit.rlim_cur == 0
-        #endif
-    }
-
     #if os(Linux)
-    /// `PR_SET_DUMPABLE` and `PR_GET_DUMPABLE` from `<linux/prctl.h>`.
+    /// `PR_SET_DUMPABLE` from `<linux/prctl.h>`.
     private static let setDumpable: Int32 = 4
-    private static let getDumpable: Int32 = 3
 
     private typealias PrctlFunction = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
 

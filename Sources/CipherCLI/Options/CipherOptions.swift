@@ -4,7 +4,7 @@ import CipherDB
 
 /// Cipher settings for a database being written: `--page-size`, `--kdf-iter`, `--compat`, the
 /// SQLCipher 4 algorithms and plaintext header.
-public struct CipherOptions: ParsableArguments {
+package struct CipherOptions: ParsableArguments {
     /// `--page-size N`.
     @Option(
         name: .customLong("page-size"),
@@ -57,7 +57,7 @@ public struct CipherOptions: ParsableArguments {
     var allowWeakPassphrase = false
 
     /// Creates empty options (for ArgumentParser).
-    public init() {}
+    package init() {}
 
     /// Whether any setting was given.
     var isGiven: Bool {
@@ -71,7 +71,7 @@ public struct CipherOptions: ParsableArguments {
     }
 
     /// Checks the values' ranges.
-    public func validate() throws {
+    package func validate() throws {
         if let pageSize, !CipherLayout.isValidPageSize(pageSize) {
             throw ValidationError("--page-size must be a power of two from 512 to 65536")
         }
@@ -99,15 +99,12 @@ public struct CipherOptions: ParsableArguments {
                 settings.hmacAlgorithm = nil
             }
         }
-        if let pageSize { settings.pageSize = pageSize }
-        if let kdfIter { settings.kdfIterations = kdfIter }
-        if let kdfAlgorithm { settings.kdfAlgorithm = kdfAlgorithm }
-        if let hmacAlgorithm { settings.hmacAlgorithm = hmacAlgorithm }
-        if let plaintextHeaderSize {
-            settings.plaintextHeaderSize = plaintextHeaderSize
-            // A new salt for a new plaintext header, unless named: the file will not hold it.
-            settings.salt = plaintextHeaderSize > 0 ? nil : settings.salt
-        }
+        settings = settings.overridden(
+            by: CipherSettings(
+                pageSize: pageSize, kdfIterations: kdfIter, kdfAlgorithm: kdfAlgorithm, hmacAlgorithm: hmacAlgorithm,
+                plaintextHeaderSize: plaintextHeaderSize))
+        // A new salt for a new plaintext header, unless named: the file will not hold it.
+        if let plaintextHeaderSize, plaintextHeaderSize > 0 { settings.salt = nil }
         if let salt {
             guard settings.hasPlaintextHeader else {
                 throw CLIError.usage("--salt goes with --plaintext-header-size: only a file with a plaintext header keeps its salt outside")

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// Options every command shares: `--quiet`, `--verbose`.
-public struct CommonOptions: ParsableArguments {
+package struct CommonOptions: ParsableArguments {
     /// `--quiet`.
     @Flag(name: [.customShort("q"), .customLong("quiet")], help: "No progress and no informational messages.")
     var quiet = false
@@ -11,7 +11,7 @@ public struct CommonOptions: ParsableArguments {
     var verbose = false
 
     /// Creates empty options (for ArgumentParser).
-    public init() {}
+    package init() {}
 
     /// Writes an informational message to stderr unless quiet.
     func info(_ text: String) {

@@ -78,9 +78,6 @@ enum Console {
     /// Whether stdin is a terminal.
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
-    /// Whether stdout is a terminal.
-    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
-
     /// Flushes stdout, as before exiting.
     static func flush() {
         fflush(nil)

@@ -42,8 +42,7 @@ struct KeysAddCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        var settings = Keystore.defaultDatabaseSettings
-        if let pageSize { settings.pageSize = pageSize }
+        let settings = Keystore.defaultDatabaseSettings.overridden(by: CipherSettings(pageSize: pageSize))
         let imported = try rawKeyFile.map { path throws(CLIError) in try SecretReader.rawKey(fromFile: path, flag: "--from-raw-key-file") }
         let store = try keystore.open()
         do throws(KeystoreError) {

@@ -52,8 +52,7 @@ struct KeysImportCommand: ParsableCommand {
         }
         let store = try keystore.open()
         let transferPassphrase = try transfer.read(confirm: false)
-        var settings = Keystore.defaultDatabaseSettings
-        if let pageSize { settings.pageSize = pageSize }
+        let settings = Keystore.defaultDatabaseSettings.overridden(by: CipherSettings(pageSize: pageSize))
         // The first bundle is the source's primary: a new entry takes it as its primary.
         for bundle in bundles {
             do {

@@ -4,23 +4,23 @@ import CipherDB
 /// An error that ends a command: a message, a hint at what to try, and the exit status.
 ///
 /// Messages name files, flags and key ids, never key material.
-public struct CLIError: Error, Sendable, CustomStringConvertible {
+package struct CLIError: Error, Sendable, CustomStringConvertible {
     /// The exit status.
-    public let status: ExitStatus
+    package let status: ExitStatus
     /// What happened.
-    public let message: String
+    package let message: String
     /// What to try next, if there is something.
-    public let hint: String?
+    package let hint: String?
 
     /// Creates an error.
-    public init(_ status: ExitStatus, _ message: String, hint: String? = nil) {
+    package init(_ status: ExitStatus, _ message: String, hint: String? = nil) {
         self.status = status
         self.message = message
         self.hint = hint
     }
 
     /// The message and the hint, as printed on stderr.
-    public var description: String {
+    package var description: String {
         var text = "cipherdb: \(message)"
         if let hint { text += "\n  hint: \(hint)" }
         // Paths that are not UTF-8 show their odd bytes as \xNN.

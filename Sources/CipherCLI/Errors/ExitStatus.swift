@@ -1,7 +1,7 @@
 /// The process exit codes of `cipherdb`, from BSD's `sysexits.h` where one fits.
 ///
 /// Scripts depend on these values: they never change meaning.
-public enum ExitStatus: Int32, Sendable, CaseIterable {
+package enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Success.
     case ok = 0
     /// The SQL failed (syntax error, constraint, missing table), as in the sqlite3 shell.

@@ -86,6 +86,26 @@ final class CommandParsingTests: XCTestCase {
         }
     }
 
+    /// Every flag of every command that concerns a secret (passphrase, PIN, token) takes where to
+    /// read it from (VAR, PATH, N), never the secret: the help screens of the whole tree say so.
+    func testNoFlagInAnyHelpTakesASecretValue() {
+        var secretFlags: [String] = []
+        for (path, type) in HelpRecording.commands() {
+            let help = CipherDBCommand.helpMessage(for: type, columns: HelpRecording.columns)
+            for line in help.split(separator: "\n") {
+                let words = line.split(separator: " ")
+                guard words.count >= 2, words[0].hasPrefix("--"), words[1].hasPrefix("<") else { continue }
+                let flag = words[0]
+                guard ["passphrase", "pin", "vault-token"].contains(where: { flag.contains($0) }) else { continue }
+                secretFlags.append(String(flag))
+                XCTAssertTrue(["<VAR>", "<PATH>", "<N>"].contains(words[1]), "cipherdb \(path.joined(separator: " ")): \(line)")
+            }
+            XCTAssertFalse(help.contains("--passphrase <"), "no --passphrase VALUE flag")
+            XCTAssertFalse(help.contains("--key <"), "no --key VALUE flag")
+        }
+        XCTAssertGreaterThan(Set(secretFlags).count, 10, Set(secretFlags).sorted().joined(separator: " "))
+    }
+
     func testAPageSizeThatIsNotAPowerOfTwoIsRefusedAtParseTime() {
         XCTAssertThrowsError(try parse(["create", "new.db", "--raw-key-file", "k", "--page-size", "3000"]))
     }

@@ -84,18 +84,4 @@ final class KeySourceTests: CLITestCase {
         // Two key sources at once: usage error.
         try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "DB_PASS", "--passphrase-stdin"], env: env, expect: 64)
     }
-
-    func testNoFlagTakesASecretValue() throws {
-        // Every key-related flag takes where to read from (VAR, PATH, N, ID), never the secret itself.
-        let help =
-            try cipherdb(["rekey", "--help"]).stdout + (try cipherdb(["keys", "passwd", "--help"]).stdout)
-            + (try cipherdb(["keys", "export", "--help"]).stdout)
-        let valueFlags = help.split(separator: "\n").filter { $0.contains("passphrase") && $0.contains("--") && $0.contains("<") }
-        XCTAssertFalse(valueFlags.isEmpty)
-        for line in valueFlags {
-            XCTAssertTrue(line.contains("<VAR>") || line.contains("<PATH>") || line.contains("<N>"), "\(line)")
-        }
-        XCTAssertFalse(help.contains("--passphrase <"), "no --passphrase VALUE flag")
-        XCTAssertFalse(help.contains("--key <"), "no --key VALUE flag")
-    }
 }

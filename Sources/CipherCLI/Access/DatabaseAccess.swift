@@ -1,45 +1,4 @@
 import CipherDB
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-extension DatabaseFile {
-    /// The existing file at `path`, as the library reads it (``DatabaseFile``).
-    ///
-    /// - Throws: 66 when the file is missing, 65 when it is not a regular file, 74 when it cannot be read.
-    static func existing(_ path: String) throws(CLIError) -> DatabaseFile {
-        let file: DatabaseFile
-        do { file = try DatabaseFile(path: path) } catch {
-            // A folder or device is the wrong kind of input; anything else could not be read.
-            var status = stat()
-            let isNotAFile = PathBytes.stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
-            throw CLIError(isNotAFile ? .dataError : .ioError, error.message)
-        }
-        guard file.kind != .missing else { throw CLIError.missingInput(path, what: "database") }
-        return file
-    }
-}
-
-/// An open database and how it was opened.
-struct OpenedDatabase {
-    /// The connection.
-    let database: Database
-    /// The key it was opened with; `nil` for a plaintext database.
-    let key: ResolvedKey?
-    /// The settings it was opened with.
-    let settings: CipherSettings
-    /// The path.
-    let path: String
-
-    /// A line for `--verbose`: how the database was opened, never the key.
-    var summary: String {
-        "\(path): " + (key?.summary(settings: settings) ?? "plaintext SQLite database, no key")
-    }
-}
 
 /// Opening an existing database from the command line's flags.
 enum DatabaseAccess {
@@ -109,7 +68,7 @@ enum DatabaseAccess {
     private static func openEncrypted(
         _ path: String, flags: Database.OpenFlags, key resolved: ResolvedKey, explicit: CipherSettings
     ) throws(CLIError) -> OpenedDatabase {
-        var settings = merge(resolved.settings, explicit)
+        var settings = resolved.settings(overriddenBy: explicit)
         let database = Database(path: path)
         do {
             try database.open(flags: flags, key: resolved.key, settings: settings)
@@ -171,18 +130,5 @@ enum DatabaseAccess {
             let detected = try? verifier.detectPageSize(), detected != verifier.layout.pageSize
         else { return nil }
         return detected
-    }
-
-    /// Settings from the key's origin, overridden by explicit flags.
-    static func merge(_ fromKey: CipherSettings?, _ explicit: CipherSettings) -> CipherSettings {
-        var settings = fromKey ?? .versionDefaults
-        if let pageSize = explicit.pageSize { settings.pageSize = pageSize }
-        if let iterations = explicit.kdfIterations { settings.kdfIterations = iterations }
-        if let usesHMAC = explicit.usesHMAC { settings.usesHMAC = usesHMAC }
-        if let algorithm = explicit.kdfAlgorithm { settings.kdfAlgorithm = algorithm }
-        if let algorithm = explicit.hmacAlgorithm { settings.hmacAlgorithm = algorithm }
-        if let size = explicit.plaintextHeaderSize { settings.plaintextHeaderSize = size }
-        if let salt = explicit.salt { settings.salt = salt }
-        return settings
     }
 }

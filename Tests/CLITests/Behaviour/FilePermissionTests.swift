@@ -3,7 +3,7 @@ import XCTest
 
 /// Every file the tool writes is readable by its owner only, whatever the umask: databases,
 /// journals, WAL files, exports, dumps, salvaged copies (issue 8, finding 7).
-final class OutputModeTests: CLITestCase {
+final class FilePermissionTests: CLITestCase {
     func testEveryOutputIsOwnerOnlyUnderUmask022() throws {
         _ = try makeRawKeyFile("db.key")
         let script = """

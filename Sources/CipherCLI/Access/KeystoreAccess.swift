@@ -1,0 +1,76 @@
+import CipherKeystore
+
+/// The keystore of one command run, unlocked at most once (a descriptor or prompt gives its secret once).
+final class KeystoreAccess {
+    /// The flags.
+    let options: KeystoreOptions
+    private var unlocked: Keystore?
+    /// Read locks that keep rotations out while this command uses databases opened with keystore
+    /// keys; released with this object, when the command ends.
+    private var readLocks: [KeystoreReadLock] = []
+
+    /// Wraps the flags; nothing is read until a key is needed.
+    init(_ options: KeystoreOptions) {
+        self.options = options
+    }
+
+    /// The unlocked keystore.
+    func keystore() throws(CLIError) -> Keystore {
+        if let unlocked { return unlocked }
+        let keystore = try options.open()
+        unlocked = keystore
+        return keystore
+    }
+
+    /// The key of `id` that opens the existing database at `path`, and the settings stored with it:
+    /// the keystore decides (page 1 read offline, an interrupted rotation settled under its lock),
+    /// and a read lock on the keystore keeps rotations by other processes out until this command
+    /// ends, so the key stays right while the command uses the database. When no version
+    /// matches, the primary is returned and the open reports the wrong key (or damage) as it would.
+    func databaseKey(id: String, forDatabase path: String) throws(CLIError) -> ResolvedKey {
+        let keystore = try keystore()
+        do {
+            let found = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: id)
+            readLocks.append(found.lock)
+            if let failure = keystore.lastRecordingError {
+                Console.error("warning: \(path) could not be recorded in the keystore \(options.path): \(failure.description)")
+            }
+            let origin = "keystore \(options.path), id '\(id)' version \(found.version)"
+            return ResolvedKey(
+                key: .raw(found.key), settings: found.settings, keyID: id, keyVersion: found.version, keystore: self, origin: origin)
+        } catch .noKeyOpensDatabase {
+            return try databaseKey(id: id)
+        } catch {
+            throw CLIError.keystore(error, path: options.path)
+        }
+    }
+
+    /// The primary key of `id` and the settings stored with it.
+    func databaseKey(id: String) throws(CLIError) -> ResolvedKey {
+        let keystore = try keystore()
+        do {
+            let (key, settings) = try keystore.databaseKey(id: id)
+            return ResolvedKey(key: key, settings: settings, keyID: id, keystore: self, origin: "keystore \(options.path), id '\(id)'")
+        } catch {
+            throw CLIError.keystore(error, path: options.path)
+        }
+    }
+
+    /// Records `database` as keyed by `id` (see ``ResolvedKey/recordWritten(_:)``). The read
+    /// locks this command holds would keep the keystore's write out: they go first.
+    func record(_ database: String, id: String) {
+        readLocks.removeAll()
+        let failure: String
+        do {
+            try keystore().recordDatabase(path: database, id: id)
+            return
+        } catch let error as CLIError {
+            failure = error.message
+        } catch let error as KeystoreError {
+            failure = error.description
+        } catch {
+            failure = "\(error)"
+        }
+        Console.error("warning: \(database) could not be recorded in the keystore \(options.path): \(failure)")
+    }
+}
