@@ -169,9 +169,16 @@ final class Salvager {
             return
         }
         defer { sqlite3_finalize(select) }
+        var stepped = 0
         while true {
             let step = sqlite3_step(select)
             if step == SQLITE_ROW {
+                // A tree that points back into itself repeats rows without end (see rowBudget).
+                stepped += 1
+                guard stepped <= rowBudget else {
+                    result.failures += 1
+                    return
+                }
                 if copyRow(from: select, into: insert) { result.saved += 1 }
                 continue
             }
@@ -201,6 +208,13 @@ final class Salvager {
                 let step = sqlite3_step(scan)
                 if step == SQLITE_ROW {
                     let rowID = sqlite3_column_int64(scan, 0)
+                    // A damaged interior page read as it is can point back into the tree, and the
+                    // scan would walk the same leaves without end: rowids that stop rising are
+                    // the same failure as an error, and the seek below resumes past them.
+                    guard rowID >= next else {
+                        failed = true
+                        break
+                    }
                     if copyRow(from: scan, into: insert) { result.saved += 1 }
                     if result.saved % 10_000 == 0 { progress.update(table, done: result.saved, total: max(result.saved, 1)) }
                     if rowID == Int64.max {
@@ -249,7 +263,11 @@ final class Salvager {
         defer { sqlite3_finalize(statement) }
         sqlite3_bind_int64(statement, 1, rowID)
         switch sqlite3_step(statement) {
-        case SQLITE_ROW: return .found(sqlite3_column_int64(statement, 0))
+        case SQLITE_ROW:
+            // Below the rowid asked for: the tree is out of order here (see copyByRowID), and
+            // resuming from it would go back over rows already copied.
+            let found = sqlite3_column_int64(statement, 0)
+            return found >= rowID ? .found(found) : .failed
         case SQLITE_DONE: return .end
         default: return .failed
         }
@@ -329,6 +347,7 @@ final class Salvager {
         while true {
             let step = sqlite3_step(statement)
             if step == SQLITE_ROW {
+                guard rows.count < rowBudget else { return .failure("the table's pages lead back into themselves") }
                 rows.append((0..<sqlite3_column_count(statement)).map { Self.value(statement, $0) })
             } else if step == SQLITE_DONE {
                 return .success(rows)
@@ -336,6 +355,24 @@ final class Salvager {
                 return .failure(String(cString: sqlite3_errmsg(handle)))
             }
         }
+    }
+
+    /// More rows than any table of the source can hold: every cell takes at least 4 bytes of a
+    /// page. A damaged interior page read as it is (`--read-damaged-pages`) may point back into
+    /// its own tree, and SQLite then returns the same rows again and again; a scan that passes
+    /// this many rows is going round in circles.
+    private lazy var rowBudget: Int = {
+        guard let pages = singleInteger(source, "PRAGMA page_count"), let size = singleInteger(source, "PRAGMA page_size")
+        else { return Int.max }
+        let (bytes, overflow) = Int(pages).multipliedReportingOverflow(by: Int(size))
+        return overflow ? Int.max : bytes / 4 + 1
+    }()
+
+    /// The first column of the first row of `sql`, or `nil`.
+    private func singleInteger(_ handle: OpaquePointer, _ sql: String) -> Int64? {
+        guard let statement = prepare(handle, sql) else { return nil }
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : nil
     }
 
     /// One column of the current row.
