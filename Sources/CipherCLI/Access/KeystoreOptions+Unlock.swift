@@ -1,4 +1,5 @@
 import CipherCrypto
+import CipherDB
 import CipherKeystore
 
 /// How a command unlocks the keystore its flags name: the credential flags, else the slots that

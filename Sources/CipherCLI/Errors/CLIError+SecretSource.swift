@@ -1,3 +1,4 @@
+import CipherDB
 import CipherKeystore
 
 extension CLIError {
