@@ -30,8 +30,9 @@ final class KeystoreAccess {
     func databaseKey(id: String, forDatabase path: String) throws(CLIError) -> ResolvedKey {
         let keystore = try keystore()
         do {
-            let found = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: id)
-            readLocks.append(found.lock)
+            let locked = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: id)
+            let found = locked.stored
+            readLocks.append(locked.lock)
             if let failure = keystore.lastRecordingError {
                 Console.error("warning: \(path) could not be recorded in the keystore \(options.path): \(failure.description)")
             }
@@ -49,8 +50,10 @@ final class KeystoreAccess {
     func databaseKey(id: String) throws(CLIError) -> ResolvedKey {
         let keystore = try keystore()
         do {
-            let (key, settings) = try keystore.databaseKey(id: id)
-            return ResolvedKey(key: key, settings: settings, keyID: id, keystore: self, origin: "keystore \(options.path), id '\(id)'")
+            let stored = try keystore.databaseKey(id: id)
+            return ResolvedKey(
+                key: stored.databaseKey, settings: stored.settings, keyID: id, keystore: self,
+                origin: "keystore \(options.path), id '\(id)'")
         } catch {
             throw CLIError.keystore(error, path: options.path)
         }

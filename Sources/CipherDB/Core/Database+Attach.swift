@@ -12,7 +12,7 @@ extension Database {
         let prepared = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
         defer { sqlite3_finalize(compiled) }
         guard prepared == SQLITE_OK, let compiled else { throw error(code: prepared, sql: sql) }
-        // The path's bytes as they are (``PathBytes``): SQLite takes a file name as bytes too.
+        // The path's bytes as they are (`PathBytes`): SQLite takes a file name as bytes too.
         let pathBytes = PathBytes.bytes(of: path)
         _ = pathBytes.withUnsafeBufferPointer { buffer in
             sqlite3_bind_text(

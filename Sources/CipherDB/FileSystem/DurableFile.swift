@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// File system facts the durable writes need: flushing a file or folder, free space.
-/// Writing a file whole or not at all is ``PendingFile``'s job.
+/// Writing a file whole or not at all is `PendingFile`'s job.
 enum DurableFile {
     /// Creates an empty file at `path` that must not exist yet (`O_EXCL`, no symbolic link
     /// followed), readable and writable by the owner only (mode 0600, set with `fchmod` so the

@@ -293,7 +293,7 @@ struct KeystoreFile {
         return bytes
     }
 
-    /// Writes `bytes` durably through ``PendingFile`` (an anonymous file in the same directory,
+    /// Writes `bytes` durably through `PendingFile` (an anonymous file in the same directory,
     /// mode 0600, fsynced, then renamed over `path`, or with `exclusive` linked where nothing may
     /// be, and the directory fsynced). The caller holds the keystore lock.
     static func writeDurably(_ bytes: [UInt8], to path: String, exclusive: Bool) throws(KeystoreError) {
@@ -311,7 +311,7 @@ struct KeystoreFile {
         }
     }
 
-    /// Deletes temporary files left by a writer that died mid-write: ``PendingFile``'s, and the
+    /// Deletes temporary files left by a writer that died mid-write: `PendingFile`'s, and the
     /// `.NAME.tmp-…` files of versions before it. Writers create them only while holding the
     /// keystore lock, which the caller now holds, so any that exist are stale.
     static func removeStaleTemporaryFiles(of path: String) {

@@ -113,20 +113,19 @@ extension Keystore {
     /// version, withdrawn when it is on the primary.
     ///
     /// ```swift
-    /// let (key, settings, version) = try keystore.databaseKey(forDatabaseAt: "app.db", id: "app")
+    /// let stored = try keystore.databaseKey(forDatabaseAt: "app.db", id: "app")
+    /// try db.open(key: stored.databaseKey, settings: stored.settings)
     /// ```
     ///
     /// - Throws: ``KeystoreError/noKeyOpensDatabase(id:path:)`` when no usable version matches.
     public func databaseKey(
         forDatabaseAt path: String, id: String
-    ) throws(KeystoreError)
-        -> (key: SecretBytes, settings: CipherSettings, version: Int)
-    {
+    ) throws(KeystoreError) -> StoredDatabaseKey {
         let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
         if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
-            return (found.key, entry.cipherSettings, found.version)
+            return StoredDatabaseKey(key: found.key, settings: entry.cipherSettings, version: found.version)
         }
-        return try withFileLock { () throws(KeystoreError) -> (key: SecretBytes, settings: CipherSettings, version: Int) in
+        return try withFileLock { () throws(KeystoreError) -> StoredDatabaseKey in
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             guard let found = try Self.matchingVersion(path: path, entry: entry) else {
                 throw whyNoVersionOpens(path: path, entry: entry)
@@ -138,7 +137,7 @@ extension Keystore {
                     try abandonRotation(id: id, pending: pending, removeVersion: false)
                 }
             }
-            return (found.key, entry.cipherSettings, found.version)
+            return StoredDatabaseKey(key: found.key, settings: entry.cipherSettings, version: found.version)
         }
     }
 
@@ -154,21 +153,20 @@ extension Keystore {
     /// holding it.
     ///
     /// ```swift
-    /// let (key, settings, _, lock) = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: "app")
-    /// defer { withExtendedLifetime(lock) {} }
+    /// let locked = try keystore.databaseKeyKeepingRotationsOut(forDatabaseAt: path, id: "app")
+    /// defer { withExtendedLifetime(locked.lock) {} }
     /// ```
     public func databaseKeyKeepingRotationsOut(
         forDatabaseAt path: String, id: String
-    ) throws(KeystoreError)
-        -> (key: SecretBytes, settings: CipherSettings, version: Int, lock: KeystoreReadLock)
-    {
+    ) throws(KeystoreError) -> LockedDatabaseKey {
         var recordingTried = false
         for _ in 0..<3 {
             let lock = try KeystoreReadLock(keystorePath: self.path, timeout: lockTimeout)
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             if entry.pending == nil, let found = try Self.matchingVersion(path: path, entry: entry) {
                 if recordingTried || recordIsCurrent(path: path, id: id, version: found.version) {
-                    return (found.key, entry.cipherSettings, found.version, lock)
+                    return LockedDatabaseKey(
+                        stored: StoredDatabaseKey(key: found.key, settings: entry.cipherSettings, version: found.version), lock: lock)
                 }
                 // Recording writes the keystore, which this process's own read lock would keep
                 // out: record without it, then choose again under a new one.
@@ -244,10 +242,10 @@ extension Keystore {
 
     /// The key and settings for `id`'s primary version, for callers that open databases themselves
     /// (queues, pools).
-    public func databaseKey(id: String) throws(KeystoreError) -> (key: DatabaseKey, settings: CipherSettings) {
-        try readBody { (body) throws(KeystoreError) -> (key: DatabaseKey, settings: CipherSettings) in
+    public func databaseKey(id: String) throws(KeystoreError) -> StoredDatabaseKey {
+        try readBody { (body) throws(KeystoreError) -> StoredDatabaseKey in
             let entry = body.entries[try body.entryIndex(id)]
-            return (.raw(try entry.usableKey(entry.primary)), entry.cipherSettings)
+            return StoredDatabaseKey(key: try entry.usableKey(entry.primary), settings: entry.cipherSettings, version: entry.primary)
         }
     }
 }

@@ -154,7 +154,7 @@ public final class Keystore: @unchecked Sendable {
             slots: file.slots.map(\.info), fileSize: bytes.count)
     }
 
-    /// Creates 32 random bytes for a key-file slot. Store them with ``SecretSource/writeKeyFile(_:to:)``.
+    /// Creates 32 random bytes for a key-file slot. Store them with `SecretSource/writeKeyFile(_:to:)`.
     public static func generateKeyFileSecret() throws(KeystoreError) -> SecretBytes {
         do {
             return try SecretBytes(randomCount: KeystoreCredential.keyFileLength)

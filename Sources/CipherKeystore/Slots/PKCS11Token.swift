@@ -7,7 +7,7 @@ import Foundation
 /// token in it, for PKCS#11 slots.
 ///
 /// The module is loaded at run time (`dlopen`); the token is found by its label. The PIN is read
-/// through ``SecretSource`` by the caller and never appears in a description or an error.
+/// through `SecretSource` by the caller and never appears in a description or an error.
 public struct PKCS11Token: Sendable, CustomStringConvertible {
     /// The module's path, e.g. `/usr/lib/softhsm/libsofthsm2.so`.
     public let modulePath: String

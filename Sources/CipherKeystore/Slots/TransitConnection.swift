@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Read from the variables users already have: the address from `BAO_ADDR`, else `VAULT_ADDR`;
 /// the token from a token file, else `BAO_TOKEN`, else `VAULT_TOKEN` (read through
-/// ``SecretSource``, never an argument); a private CA from `BAO_CACERT`, else `VAULT_CACERT`.
+/// `SecretSource`, never an argument); a private CA from `BAO_CACERT`, else `VAULT_CACERT`.
 /// The address is `https://`, whose TLS is always verified; plain `http://` only to this
 /// machine's loopback (``loopbackHosts``), since every request carries the token and enrolment
 /// and rotation send the master key. No proxy is ever used, whatever `http_proxy` and the like

@@ -129,7 +129,8 @@ struct KnownDatabasesTests {
         try store.addKey(id: "app")
         let database = dir.file("app.db")
         // Keyed outside the keystore's open: not recorded yet.
-        let queue = try DatabaseQueue(path: database, key: store.databaseKey(id: "app").key, settings: Keystore.defaultDatabaseSettings)
+        let queue = try DatabaseQueue(
+            path: database, key: store.databaseKey(id: "app").databaseKey, settings: Keystore.defaultDatabaseSettings)
         try queue.inDatabase { db in try db.executeUpdate("CREATE TABLE t(x)") }
         try queue.close()
         #expect(try store.knownDatabases().isEmpty)

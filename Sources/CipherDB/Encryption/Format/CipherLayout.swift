@@ -117,7 +117,7 @@ public struct CipherLayout: Sendable, Equatable {
 
     /// Whether `size` is a plaintext header size CipherDB accepts: SQLCipher takes multiples of the
     /// AES block (16); past 80 bytes the header's reserved bytes (72 to 91) would be in the clear
-    /// and the file would look like a plaintext database (``DatabaseFile``), so they stop there.
+    /// and the file would look like a plaintext database (`DatabaseFile`), so they stop there.
     public static func isValidPlaintextHeaderSize(_ size: Int) -> Bool {
         (0...80).contains(size) && size % ivSize == 0
     }

@@ -236,7 +236,7 @@ extension Database {
         return version
     }
 
-    /// Whether SQLite opens `/proc/self/fd/N` paths as they are (see ``PendingFile``): set up once,
+    /// Whether SQLite opens `/proc/self/fd/N` paths as they are (see `PendingFile`): set up once,
     /// before the first connection, by registering a VFS that differs from SQLite's only there.
     static let anonymousFilesReachSQLite: Bool = cipherdb_register_anonymous_file_vfs() == 1
 
