@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// The exact SQL and arguments of representative queries: no value ever in the text.
-final class QuerySQLTests: XCTestCase {
+final class QueryInterfaceSQLTests: XCTestCase {
     private let users = Fixture.users, posts = Fixture.posts
     private let id = Fixture.id, email = Fixture.email, nickname = Fixture.nickname, score = Fixture.score
     private let authorID = Fixture.authorID, title = Fixture.title
