@@ -64,6 +64,12 @@ extension Database {
     /// ```
     @discardableResult
     public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
+        if let feature = insert.requiredFeature, !feature.isAvailable {
+            let version = "\(feature.introducedIn / 1_000_000).\(feature.introducedIn / 1000 % 1000)"
+            throw DatabaseError(
+                kind: .unsupported, message: "this insert needs SQLite \(version) or later; SQLite here is \(SQLiteFeature.runningVersion)",
+                sql: insert.sql)
+        }
         try executeUpdate(insert.sql, arguments: .positional(insert.bindings))
         return lastInsertRowID
     }

@@ -70,6 +70,20 @@ extension QueryType {
         join(.inner, table, on: condition)
     }
 
+    /// The rows of this query and of `other`: `UNION` (without duplicates) or, with `all`,
+    /// `UNION ALL`. An order or a limit set on the result applies to the whole compound; the
+    /// queries joined this way take none of their own (SQLite refuses them).
+    ///
+    /// ```swift
+    /// users.select(email).filter(score > 10).union(admins.select(email))
+    /// ```
+    public func union(_ other: some QueryType, all: Bool = false) -> Self {
+        var copy = self
+        let (sql, bindings) = other.query.compiled()
+        copy.query.compounds.append((all ? "UNION ALL" : "UNION", SQLExpression(sql: sql, bindings: bindings)))
+        return copy
+    }
+
     /// The query without duplicate rows: `SELECT DISTINCT`.
     public var distinct: Self {
         var copy = self
@@ -86,8 +100,8 @@ extension QueryType {
     public var count: ScalarQuery<Int> {
         var counted = query
         counted.orderings = []
-        if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.limitCount == nil
-            && counted.offsetCount == nil
+        if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.compounds.isEmpty
+            && counted.limitCount == nil && counted.offsetCount == nil
         {
             counted.selection = [SQLExpression(sql: "count(*)")]
             return ScalarQuery(query: counted)

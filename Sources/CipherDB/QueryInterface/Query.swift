@@ -41,6 +41,8 @@ public struct Query: QueryType {
     var filters: [SQLExpression<Void>] = []
     var grouping: [SQLExpression<Void>] = []
     var havingCondition: SQLExpression<Void>?
+    /// `UNION`, `UNION ALL`, `INTERSECT`, `EXCEPT` and their right-hand queries, in order.
+    var compounds: [(operator: String, query: SQLExpression<Void>)] = []
     var orderings: [SQLOrdering] = []
     var limitCount: Int?
     var offsetCount: Int?
@@ -124,6 +126,10 @@ public struct Query: QueryType {
                 bindings += havingCondition.bindings
             }
         }
+        for compound in compounds {
+            sql += " " + compound.operator + " " + compound.query.sql
+            bindings += compound.query.bindings
+        }
         if !orderings.isEmpty {
             sql += " ORDER BY " + orderings.map(\.sql).joined(separator: ", ")
             bindings += orderings.flatMap(\.bindings)
@@ -149,7 +155,8 @@ public struct Query: QueryType {
 
     /// Whether the query is only a table and filters (an UPDATE or DELETE can take it as is).
     var isFilterOnly: Bool {
-        selection.isEmpty && !isDistinct && joins.isEmpty && grouping.isEmpty && orderings.isEmpty && limitCount == nil
+        selection.isEmpty && !isDistinct && joins.isEmpty && grouping.isEmpty && compounds.isEmpty && orderings.isEmpty
+            && limitCount == nil
             && offsetCount == nil
     }
 }

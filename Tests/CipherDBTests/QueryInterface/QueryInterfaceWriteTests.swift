@@ -61,3 +61,56 @@ final class QueryInterfaceWriteTests: DatabaseTestCase {
         XCTAssertFalse(try db.scalar(users.exists))
     }
 }
+
+/// Several rows in one insert, upserts, and compound queries.
+final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
+    private let users = Fixture.users
+    private let id = Fixture.id, email = Fixture.email, nickname = Fixture.nickname, score = Fixture.score
+
+    func testInsertManyWritesEveryRowInOneStatement() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let insert = try users.insertMany([[email <- "a@x", score <- 1], [email <- "b@x", score <- 2], [email <- "c@x", score <- 3]])
+        XCTAssertEqual(insert.sql, #"INSERT INTO "users" ("email", "score") VALUES (?, ?), (?, ?), (?, ?)"#)
+        XCTAssertEqual(try db.run(insert), 3)
+        XCTAssertEqual(try db.scalar(users.select(score.sum)), 6)
+        assertThrows(.invalidArguments) { _ = try users.insertMany([]) }
+        assertThrows(.invalidArguments) { _ = try users.insertMany([[email <- "d@x"], [score <- 4]]) }
+    }
+
+    func testUpsertUpdatesTheConflictingRowOrIsUnsupported() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        try db.run(users.insert(email <- "a@x", score <- 1))
+        let excluded = Table("excluded")
+        let upsert = users.upsert(email <- "a@x", score <- 5, onConflictOf: email, set: [score <- score + excluded[score]])
+        XCTAssertEqual(
+            upsert.sql,
+            #"INSERT INTO "users" ("email", "score") VALUES (?, ?) ON CONFLICT ("email") DO UPDATE SET "score" = "score" + "excluded"."score""#
+        )
+        let ignore = users.upsert(email <- "a@x", onConflictOf: email, set: [])
+        XCTAssertEqual(ignore.sql, #"INSERT INTO "users" ("email") VALUES (?) ON CONFLICT ("email") DO NOTHING"#)
+        guard SQLiteFeature.upsert.isAvailable else {
+            assertThrows(.unsupported) { try db.run(upsert) }
+            return
+        }
+        try db.run(upsert)
+        try db.run(ignore)
+        XCTAssertEqual(try db.scalar(users.count), 1)
+        XCTAssertEqual(try db.scalar(users.select(score)), 6)
+    }
+
+    func testUnionCombinesQueries() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        try db.run(try users.insertMany([[email <- "a@x", score <- 1], [email <- "b@x", score <- 20]]))
+        let union = users.select(email).filter(score < 5).union(users.select(email).filter(score > 10)).order(email)
+        XCTAssertEqual(
+            union.sql,
+            #"SELECT "email" FROM "users" WHERE "score" < ? UNION SELECT "email" FROM "users" WHERE "score" > ? ORDER BY "email""#)
+        XCTAssertEqual(union.arguments, [.integer(5), .integer(10)])
+        XCTAssertEqual(try db.fetchAll(union).map { row throws(DatabaseError) in try row[email] }, ["a@x", "b@x"])
+        XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email), all: true).count), 4)
+        XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email)).count), 2)
+    }
+}
