@@ -33,7 +33,10 @@ public struct Delete: Sendable {
 extension Query {
     /// An update of the query's rows. A query with more than filters (an order, a limit, a join)
     /// updates the rows whose rowid it selects.
-    public func update(_ setters: Setter...) -> Update {
+    public func update(_ setters: Setter...) -> Update { update(setters) }
+
+    /// An update of the query's rows from an array of setters.
+    public func update(_ setters: [Setter]) -> Update {
         var sql = "UPDATE " + targetName + " SET "
         sql += setters.map { $0.column + " = " + $0.value.sql }.joined(separator: ", ")
         var bindings = setters.flatMap(\.value.bindings)
