@@ -44,7 +44,7 @@ extension Query {
         return Update(sql: sql, bindings: bindings)
     }
 
-    /// A delete of the query's rows (see ``update(_:)`` for queries with more than filters).
+    /// A delete of the query's rows (a query with more than filters deletes the rows whose rowid it selects, as `update` does).
     public func delete() -> Delete {
         var sql = "DELETE FROM " + targetName
         var bindings: [SQLArgument] = []
