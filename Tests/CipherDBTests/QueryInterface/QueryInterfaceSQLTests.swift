@@ -37,6 +37,11 @@ final class QueryInterfaceSQLTests: XCTestCase {
         XCTAssertEqual(users.select((score + 1) * 2 % 7).sql, #"SELECT (("score" + ?) * ?) % ? FROM "users""#)
         XCTAssertEqual(users.select(score - score / 2).sql, #"SELECT "score" - ("score" / ?) FROM "users""#)
         XCTAssertEqual(users.select(nickname + " <" + email + ">").sql, #"SELECT (("name" || ?) || "email") || ? FROM "users""#)
+        let both: SQLExpression<String> = email + email
+        XCTAssertEqual(both.sql, #""email" || "email""#, "text of one type stays that type")
+        let either: SQLExpression<String?> = email + nickname
+        XCTAssertEqual(either.sql, #""email" || "name""#, "NULL in, NULL out")
+        XCTAssertEqual(users.select(email + email, score + score).sql, #"SELECT "email" || "email", "score" + "score" FROM "users""#)
         XCTAssertEqual(users.filter(email.like("%@x.org")).sql, #"SELECT * FROM "users" WHERE "email" LIKE ?"#)
         XCTAssertEqual(users.filter(email.like("a!%%", escape: "!")).arguments, [.text("a!%%"), .text("!")])
         XCTAssertEqual(users.filter(email.glob("*@x.org")).sql, #"SELECT * FROM "users" WHERE "email" GLOB ?"#)
