@@ -36,6 +36,17 @@ public func count(_ star: (Int64, Int64) -> Int64) -> SQLExpression<Int> {
 }
 
 extension TypedSQLExpressible {
+    /// `self AS "name"`, for a select list: the result column gets `name`, so that two
+    /// same-named columns of a join can both be read.
+    ///
+    /// ```swift
+    /// let rows = try db.fetchAll(users.select(users[id], posts[id].aliased("post_id")).join(posts, on: ...))
+    /// let postID = try rows[0][Column<Int64>("post_id")]
+    /// ```
+    public func aliased(_ name: String) -> SQLExpression<Value> {
+        SQLExpression(sql: sqlExpression.sql + " AS " + quoteIdentifier(name), bindings: bindings, isCompound: true)
+    }
+
     /// `coalesce(self, other)`: `self` unless it is NULL.
     public func ifNull<R: TypedSQLExpressible>(_ other: R) -> SQLExpression<R.Value> where R.Value.Unwrapped == Value.Unwrapped {
         .function("coalesce", [sqlExpression, other.sqlExpression])

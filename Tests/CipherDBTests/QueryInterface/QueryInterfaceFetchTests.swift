@@ -89,6 +89,13 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try joined.map { row throws(DatabaseError) in try row[title] }, ["Apples", "Avocados", "Bananas"])
         XCTAssertEqual(try joined.map { row throws(DatabaseError) in try row[users[email]] }, ["ann@x.org", "ann@x.org", "bob@x.org"])
 
+        // Two columns named id: the leftmost is read unless the other has an alias.
+        let both = try db.fetchAll(
+            users.select(users[id], posts[id], posts[id].aliased("post_id")).join(posts, on: posts[authorID] == users[id]).order(posts[id]))
+        XCTAssertEqual(both[2].columnNames, ["id", "id", "post_id"])
+        XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[posts[id]] }, [1, 1, 2], "leftmost: the user's id")
+        XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[Column<Int64>("post_id")] }, [1, 2, 3])
+
         let outer = try db.fetchAll(
             users.select(users[email], posts[title]).join(.leftOuter, posts, on: posts[authorID] == users[id]).filter(posts[id] == nil))
         XCTAssertEqual(try outer.map { row throws(DatabaseError) in try row[email] }, ["cy@y.org"])
