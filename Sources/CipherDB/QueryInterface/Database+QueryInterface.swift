@@ -54,6 +54,7 @@ extension Database {
     /// ```
     public func executeQuery(_ query: some QueryType) throws(DatabaseError) -> ResultSet {
         let (sql, bindings) = query.query.compiled()
+        for feature in query.query.requiredFeatures { try Self.require(feature, sql: sql) }
         return try executeQuery(sql, arguments: .positional(bindings))
     }
 
@@ -64,12 +65,7 @@ extension Database {
     /// ```
     @discardableResult
     public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
-        if let feature = insert.requiredFeature, !feature.isAvailable {
-            let version = "\(feature.introducedIn / 1_000_000).\(feature.introducedIn / 1000 % 1000)"
-            throw DatabaseError(
-                kind: .unsupported, message: "this insert needs SQLite \(version) or later; SQLite here is \(SQLiteFeature.runningVersion)",
-                sql: insert.sql)
-        }
+        if let feature = insert.requiredFeature { try Self.require(feature, sql: insert.sql) }
         try executeUpdate(insert.sql, arguments: .positional(insert.bindings))
         return lastInsertRowID
     }
@@ -90,5 +86,14 @@ extension Database {
     public func run(_ delete: Delete) throws(DatabaseError) -> Int {
         try executeUpdate(delete.sql, arguments: .positional(delete.bindings))
         return changes
+    }
+
+    /// Throws `unsupported` when the running SQLite lacks `feature`, before SQLite fails to parse.
+    static func require(_ feature: SQLiteFeature, sql: String) throws(DatabaseError) {
+        guard !feature.isAvailable else { return }
+        let version = "\(feature.introducedIn / 1_000_000).\(feature.introducedIn / 1000 % 1000)"
+        throw DatabaseError(
+            kind: .unsupported, message: "this statement needs SQLite \(version) or later; SQLite here is \(SQLiteFeature.runningVersion)",
+            sql: sql)
     }
 }

@@ -26,7 +26,11 @@ extension QueryType {
     public func order<each T: SQLOrderable>(_ terms: repeat each T) -> Self {
         var copy = self
         copy.query.orderings = []
-        for term in repeat each terms { copy.query.orderings.append(term.ordering) }
+        for term in repeat each terms {
+            let ordering = term.ordering
+            copy.query.orderings.append(ordering)
+            if let feature = ordering.requiredFeature { copy.query.requiredFeatures.insert(feature) }
+        }
         return copy
     }
 
@@ -81,6 +85,7 @@ extension QueryType {
         var copy = self
         let (sql, bindings) = other.query.compiled()
         copy.query.compounds.append((all ? "UNION ALL" : "UNION", SQLExpression(sql: sql, bindings: bindings)))
+        copy.query.requiredFeatures.formUnion(other.query.requiredFeatures)
         return copy
     }
 
@@ -100,13 +105,20 @@ extension QueryType {
     public var count: ScalarQuery<Int> {
         var counted = query
         counted.orderings = []
+        counted.requiredFeatures = []  // only orderings need features when the simple form applies
         if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.compounds.isEmpty
             && counted.limitCount == nil && counted.offsetCount == nil
         {
             counted.selection = [SQLExpression(sql: "count(*)")]
             return ScalarQuery(query: counted)
         }
-        return ScalarQuery(query: Query(subquery: query, selecting: "count(*)"))
+        // An order changes no count unless a limit picks rows by it.
+        var inner = query
+        if inner.limitCount == nil && inner.offsetCount == nil {
+            inner.orderings = []
+            if inner.compounds.isEmpty { inner.requiredFeatures = [] }
+        }
+        return ScalarQuery(query: Query(subquery: inner, selecting: "count(*)"))
     }
 
     /// Whether the query returns any row: `SELECT EXISTS (...)`.
@@ -133,5 +145,6 @@ extension Query {
             self.init(source: .subquery(innerExpression))
             selection = [SQLExpression(sql: function)]
         }
+        requiredFeatures = subquery.requiredFeatures
     }
 }

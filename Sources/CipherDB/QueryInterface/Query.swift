@@ -44,6 +44,8 @@ public struct Query: QueryType {
     /// `UNION`, `UNION ALL`, `INTERSECT`, `EXCEPT` and their right-hand queries, in order.
     var compounds: [(operator: String, query: SQLExpression<Void>)] = []
     var orderings: [SQLOrdering] = []
+    /// What the SQL needs of the running SQLite beyond 3.15, checked when it runs.
+    var requiredFeatures: Set<SQLiteFeature> = []
     var limitCount: Int?
     var offsetCount: Int?
 

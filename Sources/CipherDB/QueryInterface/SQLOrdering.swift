@@ -7,9 +7,22 @@ public struct SQLOrdering: SQLOrderable {
     /// The SQL of the term.
     public let sql: String
     let bindings: [SQLArgument]
+    /// Set by `nullsFirst` and `nullsLast`, which older SQLites cannot parse.
+    var requiredFeature: SQLiteFeature?
 
     /// The term itself.
     public var ordering: SQLOrdering { self }
+
+    /// The term with NULLs sorted before every value: `NULLS FIRST` (SQLite 3.30; running it on
+    /// an older SQLite, as SQLCipher 3.4.1's 3.15, throws `unsupported`).
+    public var nullsFirst: SQLOrdering {
+        SQLOrdering(sql: sql + " NULLS FIRST", bindings: bindings, requiredFeature: .nullsOrdering)
+    }
+
+    /// The term with NULLs sorted after every value: `NULLS LAST` (SQLite 3.30, as `nullsFirst`).
+    public var nullsLast: SQLOrdering {
+        SQLOrdering(sql: sql + " NULLS LAST", bindings: bindings, requiredFeature: .nullsOrdering)
+    }
 }
 
 /// Something an `ORDER BY` clause can sort by: an expression (ascending) or an ``SQLOrdering``.

@@ -160,4 +160,18 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         // One SQL text for every value: the statement cache serves the same shape each time.
         XCTAssertEqual(users.filter(score > 1).sql, users.filter(score > 99).sql)
     }
+
+    func testNullsFirstAndLastOrUnsupported() throws {
+        let db = try populated()
+        defer { db.close() }
+        let query = users.select(nickname).order(nickname.desc.nullsFirst, id.asc.nullsLast)
+        XCTAssertEqual(query.sql, #"SELECT "name" FROM "users" ORDER BY "name" DESC NULLS FIRST, "id" ASC NULLS LAST"#)
+        XCTAssertEqual(try db.scalar(query.count), 3, "counting needs no order")
+        guard SQLiteFeature.nullsOrdering.isAvailable else {
+            assertThrows(.unsupported) { _ = try db.fetchAll(query) }
+            assertThrows(.unsupported) { _ = try db.fetchAll(users.select(nickname).union(query)) }
+            return
+        }
+        XCTAssertEqual(try db.fetchAll(query).map { row throws(DatabaseError) in try row[nickname] }, [nil, "Bob", "Ann"])
+    }
 }
