@@ -8,8 +8,8 @@ extension ResultSet {
     /// while try rs.next() { print(try rs[email], try rs[name] ?? "-") }
     /// ```
     ///
-    /// - Throws: `columnNotFound` (no such column, or no current row) or `unexpectedNull`
-    ///   (NULL read as a non-optional type), naming the column.
+    /// - Throws: `columnNotFound` (no such column, or no current row), `unexpectedNull` (NULL
+    ///   read as a non-optional type) or `typeMismatch` (a value the type rejects), naming the column.
     public subscript<Value>(column: Column<Value>) -> Value {
         get throws(DatabaseError) { try decode(Value.self, named: column.name) }
     }
@@ -28,7 +28,11 @@ extension ResultSet {
         do {
             return try get(at: index, as: Value.self)
         } catch {
-            // Name the column: `get(at:)` knows only its index.
+            // Name the column (`get(at:)` knows only its index), and tell a value the type
+            // rejects (text that is no UUID) from NULL, which `get(at:)` does not.
+            if error.kind == .unexpectedNull && !isNull(at: index) {
+                throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(Value.self)", sql: sql)
+            }
             let message = error.kind == .unexpectedNull ? "column \(name) is NULL" : "\(error.message) (column \(name))"
             throw DatabaseError(kind: error.kind, message: message, sql: sql)
         }

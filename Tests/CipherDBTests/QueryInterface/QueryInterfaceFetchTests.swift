@@ -138,6 +138,24 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
             XCTAssertEqual(error.kind, .unexpectedNull)
             XCTAssertTrue(error.message.contains("name"), error.message)
         }
+        let notAUUID = Column<UUID>("email")
+        let wrong = try db.executeQuery(users.select(email).filter(id == 1))
+        defer { wrong.close() }
+        XCTAssertTrue(try wrong.next())
+        do {
+            _ = try wrong[notAUUID]
+            XCTFail("ann@x.org is no UUID")
+        } catch {
+            XCTAssertEqual(error.kind, .typeMismatch, "a rejected value is not reported as NULL")
+            XCTAssertTrue(error.message.contains("email"), error.message)
+        }
+        let emailRow = try XCTUnwrap(try db.fetchOne(users.select(email).filter(id == 1)))
+        do {
+            _ = try emailRow[notAUUID]
+            XCTFail("ann@x.org is no UUID")
+        } catch {
+            XCTAssertEqual(error.kind, .typeMismatch)
+        }
         do {
             _ = try rs[score]
             XCTFail("no score column was selected")
