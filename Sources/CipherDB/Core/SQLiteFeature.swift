@@ -20,6 +20,8 @@ public enum SQLiteFeature: Sendable, CaseIterable {
     case returningAndDropColumn
     /// `sqlite3_error_offset`, where in the SQL an error is (SQLite 3.38).
     case errorOffset
+    /// `ORDER BY … NULLS FIRST` and `NULLS LAST` (SQLite 3.30).
+    case nullsOrdering
 
     /// The first SQLite release that has the feature, as `sqlite3_libversion_number` counts
     /// (3.24.0 is 3_024_000).
@@ -28,6 +30,7 @@ public enum SQLiteFeature: Sendable, CaseIterable {
         case .upsert: return 3_024_000
         case .renameColumn, .windowFunctions: return 3_025_000
         case .returningAndDropColumn: return 3_035_000
+        case .nullsOrdering: return 3_030_000
         case .errorOffset: return 3_038_000
         }
     }

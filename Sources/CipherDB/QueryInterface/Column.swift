@@ -1,0 +1,33 @@
+/// A typed column of a table, by name: `Column<Int64>("id")`, `Column<String?>("name")`.
+///
+/// A column's name is quoted wherever it appears; a column qualified by its table
+/// (`users[id]`) renders as `"users"."id"`, for joins.
+///
+/// ```swift
+/// let users = Table("users")
+/// let id = Column<Int64>("id"), email = Column<String>("email"), name = Column<String?>("name")
+/// let adults = users.select(id, email).filter(name != nil).order(email.desc)
+/// ```
+public struct Column<Value: SQLValueType>: TypedSQLExpressible {
+    /// The column's name, unquoted.
+    public let name: String
+    /// The table (or alias) that qualifies the column, if any.
+    public let tableName: String?
+
+    /// A column named `name`.
+    public init(_ name: String) {
+        self.name = name
+        self.tableName = nil
+    }
+
+    init(_ name: String, table: String?) {
+        self.name = name
+        self.tableName = table
+    }
+
+    /// The quoted, possibly qualified name.
+    public var sqlExpression: SQLExpression<Void> {
+        let quoted = quoteIdentifier(name)
+        return SQLExpression(sql: tableName.map { quoteIdentifier($0) + "." + quoted } ?? quoted)
+    }
+}

@@ -1,0 +1,99 @@
+extension Database {
+    /// Every row of `query`, each kept as a ``Row``.
+    ///
+    /// ```swift
+    /// let rows = try db.fetchAll(users.filter(score > 10).order(email))
+    /// let emails = try rows.map { row throws(DatabaseError) in try row[email] }
+    /// ```
+    public func fetchAll(_ query: some QueryType) throws(DatabaseError) -> [Row] {
+        let rows = try executeQuery(query)
+        defer { rows.close() }
+        let names = (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }
+        var result: [Row] = []
+        while try rows.next() {
+            result.append(Row(columnNames: names, values: rows.values))
+        }
+        return result
+    }
+
+    /// The first row of `query`, or `nil` when it returns none. The query runs as written (no
+    /// `LIMIT` is added) and stops after the first row.
+    public func fetchOne(_ query: some QueryType) throws(DatabaseError) -> Row? {
+        let rows = try executeQuery(query)
+        defer { rows.close() }
+        guard try rows.next() else { return nil }
+        return Row(columnNames: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, values: rows.values)
+    }
+
+    /// The value of the first column of the first row of `query`, as the query's type.
+    ///
+    /// ```swift
+    /// let total: Int = try db.scalar(users.count)
+    /// let best: Int64? = try db.scalar(users.select(score.max))
+    /// ```
+    ///
+    /// - Throws: `unexpectedNull` when there is no row, or NULL, for a non-optional type.
+    public func scalar<Value>(_ query: ScalarQuery<Value>) throws(DatabaseError) -> Value {
+        let rows = try executeQuery(query)
+        defer { rows.close() }
+        guard try rows.next() else {
+            if let none = Value.decode(from: .null) { return none }
+            throw DatabaseError(kind: .unexpectedNull, message: "the query returned no row", sql: rows.sql)
+        }
+        guard let value = Value.decode(from: rows, at: 0) else {
+            throw DatabaseError(kind: .unexpectedNull, message: "column \(rows.columnName(at: 0) ?? "0") is NULL", sql: rows.sql)
+        }
+        return value
+    }
+
+    /// Runs `query` and returns its rows for the FMDB-style loop, through the statement cache.
+    ///
+    /// ```swift
+    /// let rs = try db.executeQuery(users.select(email).order(email))
+    /// while try rs.next() { print(try rs[email]) }
+    /// ```
+    public func executeQuery(_ query: some QueryType) throws(DatabaseError) -> ResultSet {
+        let (sql, bindings) = query.query.compiled()
+        for feature in query.query.requiredFeatures { try Self.require(feature, sql: sql) }
+        return try executeQuery(sql, arguments: .positional(bindings))
+    }
+
+    /// Runs an insert and returns the new row's rowid.
+    ///
+    /// ```swift
+    /// let newID = try db.run(users.insert(email <- "a@example.com", name <- nil))
+    /// ```
+    @discardableResult
+    public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
+        if let feature = insert.requiredFeature { try Self.require(feature, sql: insert.sql) }
+        try executeUpdate(insert.sql, arguments: .positional(insert.bindings))
+        return lastInsertRowID
+    }
+
+    /// Runs an update and returns the number of rows it changed.
+    ///
+    /// ```swift
+    /// let changed = try db.run(users.filter(id == 1).update(score += 1, name <- "B"))
+    /// ```
+    @discardableResult
+    public func run(_ update: Update) throws(DatabaseError) -> Int {
+        try executeUpdate(update.sql, arguments: .positional(update.bindings))
+        return changes
+    }
+
+    /// Runs a delete and returns the number of rows it removed.
+    @discardableResult
+    public func run(_ delete: Delete) throws(DatabaseError) -> Int {
+        try executeUpdate(delete.sql, arguments: .positional(delete.bindings))
+        return changes
+    }
+
+    /// Throws `unsupported` when the running SQLite lacks `feature`, before SQLite fails to parse.
+    static func require(_ feature: SQLiteFeature, sql: String) throws(DatabaseError) {
+        guard !feature.isAvailable else { return }
+        let version = "\(feature.introducedIn / 1_000_000).\(feature.introducedIn / 1000 % 1000)"
+        throw DatabaseError(
+            kind: .unsupported, message: "this statement needs SQLite \(version) or later; SQLite here is \(SQLiteFeature.runningVersion)",
+            sql: sql)
+    }
+}

@@ -1,0 +1,150 @@
+/// A query that can be refined and run: a ``Query``, or a ``ScalarQuery`` of one typed column.
+///
+/// Every method returns a refined copy.
+public protocol QueryType: Sendable {
+    /// The query's parts.
+    var query: Query { get set }
+}
+
+extension QueryType {
+    /// The query with `condition` added; several filters AND together.
+    ///
+    /// ```swift
+    /// users.filter(score > 10).filter(name != nil)   // WHERE ("score" > ?) AND ("name" IS NOT NULL)
+    /// ```
+    public func filter<E: TypedSQLExpressible>(_ condition: E) -> Self where E.Value.Unwrapped == Bool {
+        var copy = self
+        copy.query.filters.append(condition.sqlExpression)
+        return copy
+    }
+
+    /// The query sorted by `terms` (an expression alone sorts ascending), replacing any order.
+    ///
+    /// ```swift
+    /// users.order(score.desc, email)
+    /// ```
+    public func order<each T: SQLOrderable>(_ terms: repeat each T) -> Self {
+        var copy = self
+        copy.query.orderings = []
+        for term in repeat each terms {
+            let ordering = term.ordering
+            copy.query.orderings.append(ordering)
+            if let feature = ordering.requiredFeature { copy.query.requiredFeatures.insert(feature) }
+        }
+        return copy
+    }
+
+    /// The query limited to `count` rows (all for `nil`), after skipping `offset` rows. Both are
+    /// bound values, so the SQL does not change with them.
+    public func limit(_ count: Int?, offset: Int? = nil) -> Self {
+        var copy = self
+        copy.query.limitCount = count
+        copy.query.offsetCount = offset
+        return copy
+    }
+
+    /// The query grouped by `expressions`, keeping the groups where `having` holds.
+    ///
+    /// ```swift
+    /// players.select(team, score.max).group(team, having: count(*) > 2)
+    /// ```
+    public func group<each E: SQLExpressible>(_ expressions: repeat each E, having: SQLExpression<Bool>? = nil) -> Self {
+        var copy = self
+        copy.query.grouping = []
+        for expression in repeat each expressions { copy.query.grouping.append(expression.sqlExpression) }
+        copy.query.havingCondition = having?.sqlExpression
+        return copy
+    }
+
+    /// The query joined with `table` by a join of `kind`.
+    ///
+    /// ```swift
+    /// users.join(posts, on: posts[authorID] == users[id])
+    /// users.join(.leftOuter, posts, on: posts[authorID] == users[id])
+    /// users.join(.cross, colors)
+    /// ```
+    public func join(_ kind: Query.JoinKind, _ table: Table, on condition: SQLExpression<Bool>? = nil) -> Self {
+        var copy = self
+        copy.query.joins.append(Query.Join(kind: kind, table: table, condition: condition?.sqlExpression))
+        return copy
+    }
+
+    /// The query joined with `table` by an inner join: `INNER JOIN table ON condition`.
+    public func join(_ table: Table, on condition: SQLExpression<Bool>) -> Self {
+        join(.inner, table, on: condition)
+    }
+
+    /// The rows of this query and of `other`: `UNION` (without duplicates) or, with `all`,
+    /// `UNION ALL`. An order or a limit set on the result applies to the whole compound; the
+    /// queries joined this way take none of their own (SQLite refuses them).
+    ///
+    /// ```swift
+    /// users.select(email).filter(score > 10).union(admins.select(email))
+    /// ```
+    public func union(_ other: some QueryType, all: Bool = false) -> Self {
+        var copy = self
+        let (sql, bindings) = other.query.compiled()
+        copy.query.compounds.append((all ? "UNION ALL" : "UNION", SQLExpression(sql: sql, bindings: bindings)))
+        copy.query.requiredFeatures.formUnion(other.query.requiredFeatures)
+        return copy
+    }
+
+    /// The query without duplicate rows: `SELECT DISTINCT`.
+    public var distinct: Self {
+        var copy = self
+        copy.query.isDistinct = true
+        return copy
+    }
+
+    /// The number of rows the query returns: `SELECT count(*)`, over the query as a sub-query
+    /// when it selects, groups, limits or is distinct.
+    ///
+    /// ```swift
+    /// let adults = try db.scalar(users.filter(age >= 18).count)   // Int
+    /// ```
+    public var count: ScalarQuery<Int> {
+        var counted = query
+        counted.orderings = []
+        counted.requiredFeatures = []  // only orderings need features when the simple form applies
+        if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.compounds.isEmpty
+            && counted.limitCount == nil && counted.offsetCount == nil
+        {
+            counted.selection = [SQLExpression(sql: "count(*)")]
+            return ScalarQuery(query: counted)
+        }
+        // An order changes no count unless a limit picks rows by it.
+        var inner = query
+        if inner.limitCount == nil && inner.offsetCount == nil {
+            inner.orderings = []
+            if inner.compounds.isEmpty { inner.requiredFeatures = [] }
+        }
+        return ScalarQuery(query: Query(subquery: inner, selecting: "count(*)"))
+    }
+
+    /// Whether the query returns any row: `SELECT EXISTS (...)`.
+    public var exists: ScalarQuery<Bool> {
+        ScalarQuery(query: Query(subquery: query, selecting: "EXISTS"))
+    }
+
+    /// The SQL the query runs, with a `?` for each value.
+    public var sql: String { query.compiled().sql }
+
+    /// The values bound to the `?`s, in order.
+    public var arguments: [DatabaseValue] { query.compiled().bindings.map(\.databaseValue) }
+}
+
+extension Query {
+    /// `SELECT count(*) FROM (query)` or `SELECT EXISTS (query)`: the inner query kept whole.
+    init(subquery: Query, selecting function: String) {
+        let inner = subquery.compiled()
+        let innerExpression = SQLExpression<Void>(sql: inner.sql, bindings: inner.bindings)
+        if function == "EXISTS" {
+            self.init(source: .none)
+            selection = [SQLExpression(sql: "EXISTS (" + inner.sql + ")", bindings: inner.bindings)]
+        } else {
+            self.init(source: .subquery(innerExpression))
+            selection = [SQLExpression(sql: function)]
+        }
+        requiredFeatures = subquery.requiredFeatures
+    }
+}

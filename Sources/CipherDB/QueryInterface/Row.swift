@@ -1,0 +1,66 @@
+/// One row of a query's result, kept after the statement moves on: its column names and values.
+///
+/// Typed subscripts read a column as its Swift type and throw a ``DatabaseError`` naming the
+/// column: `columnNotFound` when the row has no such column, `unexpectedNull` for NULL read as a
+/// non-optional type. Names are compared case-insensitively and the leftmost match wins, as in
+/// ``ResultSet``: give same-named columns of a join distinct aliases in SQL to read both.
+///
+/// ```swift
+/// for row in try db.fetchAll(users.order(email)) {
+///     let address: String = try row[email]
+///     let nickname: String? = try row[name]
+/// }
+/// ```
+public struct Row: Sendable, Equatable {
+    /// The column names, as SQLite reports them (shared by all rows of one fetch).
+    public let columnNames: [String]
+    /// The values, in column order.
+    public let values: [DatabaseValue]
+
+    /// A row of `values` under `columnNames` (the two of equal length).
+    public init(columnNames: [String], values: [DatabaseValue]) {
+        self.columnNames = columnNames
+        self.values = values
+    }
+
+    /// The number of columns.
+    public var count: Int { values.count }
+
+    /// The index of the column named `name`: exact first, then case-insensitive; leftmost wins.
+    public func index(ofColumn name: String) -> Int? {
+        if let index = columnNames.firstIndex(of: name) { return index }
+        let folded = name.lowercased()
+        return columnNames.firstIndex { $0.lowercased() == folded }
+    }
+
+    /// The value of the column named `name`, or `nil` when there is none.
+    public subscript(name: String) -> DatabaseValue? {
+        index(ofColumn: name).map { values[$0] }
+    }
+
+    /// The value of `column`, decoded as its type.
+    ///
+    /// - Throws: `columnNotFound` or `unexpectedNull`, naming the column; `typeMismatch` for a
+    ///   value the type cannot hold (text that is not a UUID, say).
+    public subscript<Value>(column: Column<Value>) -> Value {
+        get throws(DatabaseError) { try decode(Value.self, named: column.name) }
+    }
+
+    /// The value of a result column written as `expression` (an unaliased aggregate such as
+    /// `score.max` is named by its SQL), decoded as its type.
+    public subscript<Value>(expression: SQLExpression<Value>) -> Value where Value: SQLValueType {
+        get throws(DatabaseError) { try decode(Value.self, named: expression.sql) }
+    }
+
+    private func decode<Value: SQLValueType>(_ type: Value.Type, named name: String) throws(DatabaseError) -> Value {
+        guard let index = index(ofColumn: name) else {
+            throw DatabaseError(kind: .columnNotFound, message: "no column named \(name)")
+        }
+        let value = values[index]
+        guard let decoded = Value.decode(from: value) else {
+            if value.isNull { throw DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL") }
+            throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(Value.self)")
+        }
+        return decoded
+    }
+}

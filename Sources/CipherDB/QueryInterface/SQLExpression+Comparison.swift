@@ -1,0 +1,91 @@
+// Comparisons take operands whose types agree once optionals are removed: `Column<Int64>` with
+// `Column<Int64?>` or an `Int64`, never with a `String`. `id == "x"` does not compile because no
+// overload accepts a `String` where the column's `Int64` is expected (XCTest cannot test a
+// compile failure, so this note records it).
+
+/// `left = right`.
+public func == <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<Bool>
+where L.Value.Unwrapped == R.Value.Unwrapped {
+    .binary("=", left, right)
+}
+
+/// `left = ?` with `right` bound.
+public func == <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQLExpression<Bool> {
+    .binary("=", left, value: right)
+}
+
+/// `left IS NULL`.
+public func == <L: TypedSQLExpressible>(left: L, right: _OptionalNilComparisonType) -> SQLExpression<Bool> {
+    SQLExpression(sql: left.operandSQL + " IS NULL", bindings: left.bindings, isCompound: true)
+}
+
+/// `left <> right`.
+public func != <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<Bool>
+where L.Value.Unwrapped == R.Value.Unwrapped {
+    .binary("<>", left, right)
+}
+
+/// `left <> ?` with `right` bound.
+public func != <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQLExpression<Bool> {
+    .binary("<>", left, value: right)
+}
+
+/// `left IS NOT NULL`.
+public func != <L: TypedSQLExpressible>(left: L, right: _OptionalNilComparisonType) -> SQLExpression<Bool> {
+    SQLExpression(sql: left.operandSQL + " IS NOT NULL", bindings: left.bindings, isCompound: true)
+}
+
+/// `left < right`.
+public func < <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<Bool>
+where L.Value.Unwrapped == R.Value.Unwrapped {
+    .binary("<", left, right)
+}
+
+/// `left < ?` with `right` bound.
+public func < <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQLExpression<Bool> {
+    .binary("<", left, value: right)
+}
+
+/// `left <= right`.
+public func <= <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<Bool>
+where L.Value.Unwrapped == R.Value.Unwrapped {
+    .binary("<=", left, right)
+}
+
+/// `left <= ?` with `right` bound.
+public func <= <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQLExpression<Bool> {
+    .binary("<=", left, value: right)
+}
+
+/// `left > right`.
+public func > <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<Bool>
+where L.Value.Unwrapped == R.Value.Unwrapped {
+    .binary(">", left, right)
+}
+
+/// `left > ?` with `right` bound.
+public func > <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQLExpression<Bool> {
+    .binary(">", left, value: right)
+}
+
+/// `left >= right`.
+public func >= <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<Bool>
+where L.Value.Unwrapped == R.Value.Unwrapped {
+    .binary(">=", left, right)
+}
+
+/// `left >= ?` with `right` bound.
+public func >= <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQLExpression<Bool> {
+    .binary(">=", left, value: right)
+}
+
+extension TypedSQLExpressible {
+    /// `self BETWEEN ? AND ?` with the range's bounds bound.
+    ///
+    /// ```swift
+    /// users.filter(score.between(10...20))
+    /// ```
+    public func between(_ range: ClosedRange<Value.Unwrapped>) -> SQLExpression<Bool> where Value.Unwrapped: Comparable {
+        SQLExpression(sql: operandSQL + " BETWEEN ? AND ?", bindings: bindings + [range.lowerBound, range.upperBound], isCompound: true)
+    }
+}

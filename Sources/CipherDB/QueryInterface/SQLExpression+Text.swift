@@ -1,0 +1,39 @@
+/// `left || right`: text concatenation (NULL if either is NULL).
+public func + <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<L.Value>
+where L.Value == R.Value, L.Value.Unwrapped == String {
+    .binary("||", left, right)
+}
+
+/// `left || right` for text of which one side is optional: NULL if either is NULL.
+public func + <L: TypedSQLExpressible, R: TypedSQLExpressible>(left: L, right: R) -> SQLExpression<String?>
+where L.Value.Unwrapped == String, R.Value.Unwrapped == String {
+    .binary("||", left, right)
+}
+
+/// `left || ?` with `right` bound.
+public func + <L: TypedSQLExpressible>(left: L, right: String) -> SQLExpression<L.Value> where L.Value.Unwrapped == String {
+    .binary("||", left, value: right)
+}
+
+extension TypedSQLExpressible where Value.Unwrapped == String {
+    /// `self LIKE ?` (ASCII case-insensitive in SQLite), with `escape` as the `ESCAPE` character.
+    ///
+    /// ```swift
+    /// users.filter(email.like("%@example.com"))
+    /// ```
+    public func like(_ pattern: String, escape: Character? = nil) -> SQLExpression<Bool> {
+        guard let escape else { return .binary("LIKE", self, value: pattern) }
+        return SQLExpression(sql: operandSQL + " LIKE ? ESCAPE ?", bindings: bindings + [pattern, String(escape)], isCompound: true)
+    }
+
+    /// `self GLOB ?` (case-sensitive, Unix wildcards).
+    public func glob(_ pattern: String) -> SQLExpression<Bool> {
+        .binary("GLOB", self, value: pattern)
+    }
+
+    /// `lower(self)`: ASCII letters lowercased, as SQLite's `lower` does.
+    public var lowercased: SQLExpression<Value> { .function("lower", [sqlExpression]) }
+
+    /// `upper(self)`: ASCII letters uppercased, as SQLite's `upper` does.
+    public var uppercased: SQLExpression<Value> { .function("upper", [sqlExpression]) }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// A Swift type that a typed column or expression can hold: bound as an argument, read from a
+/// ``ResultSet`` (through ``ColumnDecodable``) and from a ``Row``.
+///
+/// CipherDB conforms `Int64`, `Int`, `Int32`, `Double`, `Bool`, `String`, `Data`, `Date` and
+/// `UUID`, and `Optional` of any of them (NULL is `nil`).
+///
+/// ```swift
+/// let score = Column<Int64>("score")     // Int64: SQLValueType
+/// let name = Column<String?>("name")     // String?: SQLValueType
+/// ```
+public protocol SQLValueType: Bindable, ColumnDecodable, Sendable {
+    /// The type without its optional: `Int64` for both `Int64` and `Int64?`.
+    associatedtype Unwrapped: SQLValueType = Self
+
+    /// The declared type of a column of this type (`INTEGER`, `REAL`, `TEXT`, `BLOB`), which is
+    /// also what ``SQLExpression/cast(as:)`` casts to.
+    static var declaredType: String { get }
+
+    /// The value held in `value`, or `nil` for NULL (`.some(nil)` for an optional type) or for a
+    /// value that cannot be this type.
+    static func decode(from value: DatabaseValue) -> Self?
+}
+
+// The conversions below follow SQLite's own (`sqlite3_value_int64` and the like) for the
+// storage classes a row holds, so a `Row` reads what a `ResultSet` reads.
+extension DatabaseValue {
+    var int64Converted: Int64? {
+        switch self {
+        case .null: return nil
+        case .integer(let value): return value
+        case .real(let value): return value.isNaN ? 0 : Int64(exactly: value.rounded(.towardZero)) ?? (value < 0 ? .min : .max)
+        case .text(let text): return Int64(text) ?? Double(text).flatMap { DatabaseValue.real($0).int64Converted } ?? 0
+        case .blob(let bytes): return DatabaseValue.text(String(decoding: bytes, as: UTF8.self)).int64Converted
+        }
+    }
+
+    var doubleConverted: Double? {
+        switch self {
+        case .null: return nil
+        case .integer(let value): return Double(value)
+        case .real(let value): return value
+        case .text(let text): return Double(text) ?? 0
+        case .blob(let bytes): return Double(String(decoding: bytes, as: UTF8.self)) ?? 0
+        }
+    }
+
+    var stringConverted: String? {
+        switch self {
+        case .null: return nil
+        case .integer(let value): return String(value)
+        case .real(let value): return DatabaseValue.sqliteText(ofReal: value)
+        case .text(let text): return text
+        case .blob(let bytes): return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    var dataConverted: Data? {
+        switch self {
+        case .blob(let bytes): return bytes
+        default: return stringConverted.map { Data($0.utf8) }
+        }
+    }
+}
+
+extension Int64: SQLValueType {
+    /// `INTEGER`.
+    public static var declaredType: String { "INTEGER" }
+    /// The value as an integer, converted as SQLite converts.
+    public static func decode(from value: DatabaseValue) -> Int64? { value.int64Converted }
+}
+
+extension Int: SQLValueType {
+    /// `INTEGER`.
+    public static var declaredType: String { "INTEGER" }
+    /// The value as an integer, converted as SQLite converts.
+    public static func decode(from value: DatabaseValue) -> Int? { value.int64Converted.map { Int(truncatingIfNeeded: $0) } }
+}
+
+extension Int32: SQLValueType {
+    /// `INTEGER`.
+    public static var declaredType: String { "INTEGER" }
+    /// The value as an integer, truncated as `sqlite3_column_int` truncates.
+    public static func decode(from value: DatabaseValue) -> Int32? { value.int64Converted.map { Int32(truncatingIfNeeded: $0) } }
+}
+
+extension Double: SQLValueType {
+    /// `REAL`.
+    public static var declaredType: String { "REAL" }
+    /// The value as a double, converted as SQLite converts.
+    public static func decode(from value: DatabaseValue) -> Double? { value.doubleConverted }
+}
+
+extension Bool: SQLValueType {
+    /// `INTEGER` (0 or 1).
+    public static var declaredType: String { "INTEGER" }
+    /// Non-zero is `true`.
+    public static func decode(from value: DatabaseValue) -> Bool? { value.int64Converted.map { $0 != 0 } }
+}
+
+extension String: SQLValueType {
+    /// `TEXT`.
+    public static var declaredType: String { "TEXT" }
+    /// The value as text; numbers as SQLite prints them.
+    public static func decode(from value: DatabaseValue) -> String? { value.stringConverted }
+}
+
+extension Data: SQLValueType {
+    /// `BLOB`.
+    public static var declaredType: String { "BLOB" }
+    /// The value's bytes; text as its UTF-8.
+    public static func decode(from value: DatabaseValue) -> Data? { value.dataConverted }
+}
+
+extension Date: SQLValueType {
+    /// `REAL` (seconds since 1970; a database with a date formatter stores text in it).
+    public static var declaredType: String { "REAL" }
+    /// Seconds since 1970. A `Row` has no date formatter: read formatted dates as `String`.
+    public static func decode(from value: DatabaseValue) -> Date? { value.doubleConverted.map(Date.init(timeIntervalSince1970:)) }
+}
+
+extension UUID: SQLValueType {
+    /// `TEXT` (the 36-character form).
+    public static var declaredType: String { "TEXT" }
+    /// The 36-character text, or 16 bytes, as a result set reads them.
+    public static func decode(from value: DatabaseValue) -> UUID? {
+        switch value {
+        case .text(let text): return UUID(uuidString: text)
+        case .blob(let bytes) where bytes.count == 16: return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+        default: return nil
+        }
+    }
+}
+
+extension Optional: SQLValueType where Wrapped: SQLValueType {
+    /// The wrapped type.
+    public typealias Unwrapped = Wrapped.Unwrapped
+    /// The wrapped type's declared type.
+    public static var declaredType: String { Wrapped.declaredType }
+    /// `.some(nil)` for NULL, so that optional reads never fail for NULL.
+    public static func decode(from value: DatabaseValue) -> Wrapped?? {
+        value.isNull ? .some(nil) : Wrapped.decode(from: value).map { .some($0) }
+    }
+}

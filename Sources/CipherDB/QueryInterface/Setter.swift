@@ -1,0 +1,45 @@
+/// Assigns a value: `column <- value`, in inserts and updates.
+infix operator <- : AssignmentPrecedence
+
+/// One `column = value` of an insert or an update, made with `<-`, `+=`, `-=`, `*=` or `/=`.
+///
+/// ```swift
+/// users.insert(email <- "a@example.com", name <- nil)
+/// users.filter(id == 1).update(score += 1, name <- "B")
+/// ```
+public struct Setter: Sendable {
+    /// The column's quoted name (never qualified: SQLite's SET takes bare names).
+    let column: String
+    /// The value: a bound `?` or an expression.
+    let value: SQLExpression<Void>
+}
+
+/// `column = ?` with `value` bound (`nil` stores NULL in an optional column).
+public func <- <Value>(column: Column<Value>, value: Value) -> Setter {
+    Setter(column: quoteIdentifier(column.name), value: .value(value))
+}
+
+/// `column = expression`.
+public func <- <Value, E: TypedSQLExpressible>(column: Column<Value>, value: E) -> Setter where E.Value.Unwrapped == Value.Unwrapped {
+    Setter(column: quoteIdentifier(column.name), value: value.sqlExpression)
+}
+
+/// `column = column + ?`.
+public func += <Value>(column: Column<Value>, value: Value.Unwrapped) -> Setter where Value.Unwrapped: Numeric {
+    column <- Column<Value>(column.name) + value
+}
+
+/// `column = column - ?`.
+public func -= <Value>(column: Column<Value>, value: Value.Unwrapped) -> Setter where Value.Unwrapped: Numeric {
+    column <- Column<Value>(column.name) - value
+}
+
+/// `column = column * ?`.
+public func *= <Value>(column: Column<Value>, value: Value.Unwrapped) -> Setter where Value.Unwrapped: Numeric {
+    column <- Column<Value>(column.name) * value
+}
+
+/// `column = column / ?`.
+public func /= <Value>(column: Column<Value>, value: Value.Unwrapped) -> Setter where Value.Unwrapped: Numeric {
+    column <- Column<Value>(column.name) / value
+}

@@ -1,0 +1,195 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// Queries run against an encrypted file: rows written, read back typed, errors naming columns.
+final class QueryInterfaceFetchTests: DatabaseTestCase {
+    private let users = Fixture.users, posts = Fixture.posts
+    private let id = Fixture.id, email = Fixture.email, nickname = Fixture.nickname, score = Fixture.score
+    private let authorID = Fixture.authorID, title = Fixture.title
+
+    /// Three users (Ann 5, Bob 12, nameless 20) and three posts by Ann and Bob.
+    private func populated() throws -> Database {
+        let db = try openQueryDatabase()
+        XCTAssertEqual(try db.run(users.insert(email <- "ann@x.org", nickname <- "Ann", score <- 5)), 1)
+        XCTAssertEqual(try db.run(users.insert(email <- "bob@x.org", nickname <- "Bob", score <- 12)), 2)
+        XCTAssertEqual(try db.run(users.insert(email <- "cy@y.org", nickname <- nil, score <- 20)), 3)
+        try db.run(posts.insert(authorID <- 1, title <- "Apples"))
+        try db.run(posts.insert(authorID <- 1, title <- "Avocados"))
+        try db.run(posts.insert(authorID <- 2, title <- "Bananas"))
+        return db
+    }
+
+    func testRowsReadBackTypedFromTheEncryptedFile() throws {
+        do {
+            let db = try populated()
+            db.close()
+        }
+        // Reopened with the key: the rows are in the encrypted file.
+        let db = try openDatabase("query.db", key: passphrase("query interface"))
+        defer { db.close() }
+        let rows = try db.fetchAll(users.select(id, email, nickname).order(id))
+        XCTAssertEqual(rows.count, 3)
+        XCTAssertEqual(try rows.map { row throws(DatabaseError) in try row[email] }, ["ann@x.org", "bob@x.org", "cy@y.org"])
+        XCTAssertEqual(try rows.map { row throws(DatabaseError) in try row[nickname] }, ["Ann", "Bob", nil])
+        XCTAssertEqual(try rows[2][id], 3)
+        XCTAssertEqual(rows[0].columnNames, ["id", "email", "name"])
+        XCTAssertEqual(rows[0]["EMAIL"], .text("ann@x.org"), "names compare case-insensitively")
+
+        let one = try XCTUnwrap(try db.fetchOne(users.filter(email.like("bob%"))))
+        XCTAssertEqual(try one[score], 12)
+        XCTAssertNil(try db.fetchOne(users.filter(score > 100)))
+
+        XCTAssertEqual(try db.fetchAll(users.filter(nickname == nil)).count, 1)
+        XCTAssertEqual(try db.fetchAll(users.filter(nickname != nil && score >= 5)).count, 2)
+        XCTAssertEqual(try db.fetchAll(users.filter([1, 3].contains(id))).count, 2)
+        XCTAssertEqual(try db.fetchAll(users.filter(score.between(5...12))).count, 2)
+        XCTAssertEqual(
+            try db.fetchAll(users.order(score.desc).limit(1, offset: 1)).map { row throws(DatabaseError) in try row[score] }, [12])
+    }
+
+    func testScalarsAreTyped() throws {
+        let db = try populated()
+        defer { db.close() }
+        let total: Int = try db.scalar(users.count)
+        XCTAssertEqual(total, 3)
+        XCTAssertEqual(try db.scalar(users.filter(score > 6).count), 2)
+        XCTAssertEqual(try db.scalar(users.select(score).distinct.count), 3)
+        let best: Int64? = try db.scalar(users.select(score.max))
+        XCTAssertEqual(best, 20)
+        XCTAssertNil(try db.scalar(users.filter(score > 100).select(score.max)), "max of no rows is NULL")
+        XCTAssertEqual(try db.scalar(users.select(score.sum)), 37)
+        XCTAssertEqual(try db.scalar(users.filter(score > 100).select(score.total)), 0)
+        XCTAssertEqual(try db.scalar(users.select(score.average)) ?? 0, 37.0 / 3, accuracy: 1e-9)
+        XCTAssertEqual(try db.scalar(users.select(nickname.count)), 2)
+        XCTAssertEqual(try db.scalar(users.select(count(*))), 3)
+        XCTAssertTrue(try db.scalar(users.filter(email == "bob@x.org").exists))
+        XCTAssertFalse(try db.scalar(users.filter(email == "nobody").exists))
+        XCTAssertEqual(try db.scalar(users.filter(id == 3).select(nickname ?? "anonymous")), "anonymous")
+        XCTAssertEqual(try db.scalar(users.filter(id == 1).select(nickname + " <" + email + ">")), "Ann <ann@x.org>")
+        XCTAssertEqual(try db.scalar(users.filter(id == 1).select(email.uppercased)), "ANN@X.ORG")
+        XCTAssertEqual(try db.scalar(users.filter(id == 2).select(score.cast(as: String.self))), "12")
+        XCTAssertEqual(try db.scalar(users.filter(id == 2).select((score + 3) * 2 % 7)), 2)
+        XCTAssertEqual(try db.scalar(users.filter(id == 2).select(SQLExpression<Int64>(literal: "length(?) + ?", ["four", 1]))), 5)
+        // An empty result for a non-optional type is an error, not a made-up value.
+        assertThrows(.unexpectedNull) { _ = try db.scalar(users.filter(id == 99).select(email)) }
+    }
+
+    func testGroupsJoinsAndSubqueries() throws {
+        let db = try populated()
+        defer { db.close() }
+        let perAuthor = try db.fetchAll(
+            posts.select(authorID, count(*)).group(authorID, having: count(*) > 1))
+        XCTAssertEqual(perAuthor.count, 1)
+        XCTAssertEqual(try perAuthor[0][authorID], 1)
+        XCTAssertEqual(try perAuthor[0][count(*)], 2, "an unaliased aggregate is read by its SQL")
+
+        let joined = try db.fetchAll(
+            users.select(users[email], posts[title]).join(posts, on: posts[authorID] == users[id]).order(posts[title]))
+        XCTAssertEqual(try joined.map { row throws(DatabaseError) in try row[title] }, ["Apples", "Avocados", "Bananas"])
+        XCTAssertEqual(try joined.map { row throws(DatabaseError) in try row[users[email]] }, ["ann@x.org", "ann@x.org", "bob@x.org"])
+
+        // Two columns named id: the leftmost is read unless the other has an alias.
+        let both = try db.fetchAll(
+            users.select(users[id], posts[id], posts[id].aliased("post_id")).join(posts, on: posts[authorID] == users[id]).order(posts[id]))
+        XCTAssertEqual(both[2].columnNames, ["id", "id", "post_id"])
+        XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[posts[id]] }, [1, 1, 2], "leftmost: the user's id")
+        XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[Column<Int64>("post_id")] }, [1, 2, 3])
+
+        let outer = try db.fetchAll(
+            users.select(users[email], posts[title]).join(.leftOuter, posts, on: posts[authorID] == users[id]).filter(posts[id] == nil))
+        XCTAssertEqual(try outer.map { row throws(DatabaseError) in try row[email] }, ["cy@y.org"])
+        XCTAssertNil(try outer[0][Column<String?>("title")])
+        XCTAssertEqual(try db.fetchAll(users.join(.cross, posts)).count, 9)
+
+        let authors = users.filter(posts.select(authorID).filter(title.like("A%")).contains(id))
+        XCTAssertEqual(try db.fetchAll(authors).map { row throws(DatabaseError) in try row[email] }, ["ann@x.org"])
+    }
+
+    func testMissingColumnsAndNullsThrowNamingTheColumn() throws {
+        let db = try populated()
+        defer { db.close() }
+        let row = try XCTUnwrap(try db.fetchOne(users.select(id, nickname).filter(id == 3)))
+        do {
+            _ = try row[email]
+            XCTFail("no email column was selected")
+        } catch {
+            XCTAssertEqual(error.kind, .columnNotFound)
+            XCTAssertTrue(error.message.contains("email"), error.message)
+        }
+        do {
+            _ = try row[Column<String>("name")]
+            XCTFail("NULL read as String")
+        } catch {
+            XCTAssertEqual(error.kind, .unexpectedNull)
+            XCTAssertTrue(error.message.contains("name"), error.message)
+        }
+        XCTAssertNil(try row[nickname], "NULL read as String? is nil")
+
+        let rs = try db.executeQuery(users.select(id, nickname).filter(id == 3))
+        defer { rs.close() }
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(try rs[id], 3)
+        XCTAssertNil(try rs[nickname])
+        do {
+            _ = try rs[Column<String>("name")]
+            XCTFail("NULL read as String")
+        } catch {
+            XCTAssertEqual(error.kind, .unexpectedNull)
+            XCTAssertTrue(error.message.contains("name"), error.message)
+        }
+        let notAUUID = Column<UUID>("email")
+        let wrong = try db.executeQuery(users.select(email).filter(id == 1))
+        defer { wrong.close() }
+        XCTAssertTrue(try wrong.next())
+        do {
+            _ = try wrong[notAUUID]
+            XCTFail("ann@x.org is no UUID")
+        } catch {
+            XCTAssertEqual(error.kind, .typeMismatch, "a rejected value is not reported as NULL")
+            XCTAssertTrue(error.message.contains("email"), error.message)
+        }
+        let emailRow = try XCTUnwrap(try db.fetchOne(users.select(email).filter(id == 1)))
+        do {
+            _ = try emailRow[notAUUID]
+            XCTFail("ann@x.org is no UUID")
+        } catch {
+            XCTAssertEqual(error.kind, .typeMismatch)
+        }
+        do {
+            _ = try rs[score]
+            XCTFail("no score column was selected")
+        } catch {
+            XCTAssertEqual(error.kind, .columnNotFound)
+            XCTAssertTrue(error.message.contains("score"), error.message)
+        }
+    }
+
+    func testTheFMDBLoopAndTheStatementCache() throws {
+        let db = try populated()
+        defer { db.close() }
+        var seen: [String] = []
+        for minimum in [0, 6, 15] as [Int64] {
+            let rs = try db.executeQuery(users.select(email, nickname).filter(score > minimum).order(email))
+            while try rs.next() { seen.append(try rs[email] + "/" + (try rs[nickname] ?? "-")) }
+        }
+        XCTAssertEqual(seen, ["ann@x.org/Ann", "bob@x.org/Bob", "cy@y.org/-", "bob@x.org/Bob", "cy@y.org/-", "cy@y.org/-"])
+        XCTAssertEqual(db.openResultSetCount, 0)
+        // One SQL text for every value: the statement cache serves the same shape each time.
+        XCTAssertEqual(users.filter(score > 1).sql, users.filter(score > 99).sql)
+    }
+
+    func testNullsFirstAndLastOrUnsupported() throws {
+        let db = try populated()
+        defer { db.close() }
+        let query = users.select(nickname).order(nickname.desc.nullsFirst, id.asc.nullsLast)
+        XCTAssertEqual(query.sql, #"SELECT "name" FROM "users" ORDER BY "name" DESC NULLS FIRST, "id" ASC NULLS LAST"#)
+        XCTAssertEqual(try db.scalar(query.count), 3, "counting needs no order")
+        guard SQLiteFeature.nullsOrdering.isAvailable else {
+            assertThrows(.unsupported) { _ = try db.fetchAll(query) }
+            assertThrows(.unsupported) { _ = try db.fetchAll(users.select(nickname).union(query)) }
+            return
+        }
+        XCTAssertEqual(try db.fetchAll(query).map { row throws(DatabaseError) in try row[nickname] }, [nil, "Bob", "Ann"])
+    }
+}

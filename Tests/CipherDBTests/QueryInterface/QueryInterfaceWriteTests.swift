@@ -1,0 +1,116 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// Inserts, updates and deletes built from setters, run against an encrypted file.
+final class QueryInterfaceWriteTests: DatabaseTestCase {
+    private let users = Fixture.users
+    private let id = Fixture.id, email = Fixture.email, nickname = Fixture.nickname, score = Fixture.score
+
+    func testInsertReturnsTheRowidAndHonoursConflictResolution() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        XCTAssertEqual(try db.run(users.insert(email <- "a@x", nickname <- nil)), 1)
+        XCTAssertEqual(try db.run(users.insert(email <- "b@x", nickname <- "B", score <- 3)), 2)
+        assertThrows(.constraint) { try db.run(users.insert(email <- "a@x")) }
+        let before = db.totalChanges
+        try db.run(users.insert(or: .ignore, email <- "a@x", nickname <- "ignored"))
+        XCTAssertEqual(db.totalChanges, before, "OR IGNORE skips the row")
+        XCTAssertNil(try db.fetchOne(users.filter(email == "a@x")).map { row throws(DatabaseError) in try row[nickname] } ?? nil)
+        let replaced = try db.run(users.insert(or: .replace, email <- "a@x", nickname <- "replaced"))
+        XCTAssertEqual(try db.scalar(users.filter(id == replaced).select(nickname)), "replaced")
+        XCTAssertEqual(try db.scalar(users.count), 2)
+        assertThrows(.constraint) { try db.run(users.insert()) }  // email is NOT NULL: DEFAULT VALUES fails
+    }
+
+    func testUpdateAndDeleteReturnTheRowsChanged() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        for (index, address) in ["a@x", "b@x", "c@x", "d@x"].enumerated() {
+            try db.run(users.insert(email <- address, score <- Int64(index * 10)))
+        }
+        // swift-format-ignore: NoAssignmentInExpressions
+        XCTAssertEqual(try db.run(users.filter(score >= 10).update(score += 1, nickname <- "B")), 3)
+        XCTAssertEqual(try db.fetchAll(users.order(id)).map { row throws(DatabaseError) in try row[score] }, [0, 11, 21, 31])
+        // swift-format-ignore: NoAssignmentInExpressions
+        XCTAssertEqual(try db.run(users.filter(id == 2).update(score -= 1, score *= 3)), 1)
+        XCTAssertEqual(try db.scalar(users.filter(id == 2).select(score)), 33, "each assignment reads the old row; the last one wins")
+        // swift-format-ignore: NoAssignmentInExpressions
+        XCTAssertEqual(try db.run(users.filter(id == 4).update(score /= 2)), 1)
+        XCTAssertEqual(try db.scalar(users.filter(id == 4).select(score)), 15)
+        XCTAssertEqual(try db.run(users.filter(id == 1).update(nickname <- email)), 1)
+        XCTAssertEqual(try db.scalar(users.filter(id == 1).select(nickname)), "a@x")
+        XCTAssertEqual(try db.run(users.filter(id == 99).update(nickname <- "none")), 0)
+
+        // An ordered, limited delete goes through the rowids the query selects.
+        XCTAssertEqual(try db.run(users.order(score.desc).limit(2).delete()), 2)
+        XCTAssertEqual(
+            try db.fetchAll(users.order(id)).map { row throws(DatabaseError) in try row[email] }, ["a@x", "d@x"], "33 and 21 went")
+        XCTAssertEqual(try db.run(users.filter(email == "a@x").delete()), 1)
+        XCTAssertEqual(try db.run(users.delete()), 1)
+        XCTAssertEqual(try db.scalar(users.count), 0)
+    }
+
+    func testWritesInsideATransactionRollBack() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        try db.inTransaction {
+            try db.run(users.insert(email <- "gone@x"))
+            return .rollback
+        }
+        XCTAssertFalse(try db.scalar(users.exists))
+    }
+}
+
+/// Several rows in one insert, upserts, and compound queries.
+final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
+    private let users = Fixture.users
+    private let id = Fixture.id, email = Fixture.email, nickname = Fixture.nickname, score = Fixture.score
+
+    func testInsertManyWritesEveryRowInOneStatement() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let insert = try users.insertMany([[email <- "a@x", score <- 1], [email <- "b@x", score <- 2], [email <- "c@x", score <- 3]])
+        XCTAssertEqual(insert.sql, #"INSERT INTO "users" ("email", "score") VALUES (?, ?), (?, ?), (?, ?)"#)
+        XCTAssertEqual(try db.run(insert), 3)
+        XCTAssertEqual(try db.scalar(users.select(score.sum)), 6)
+        assertThrows(.invalidArguments) { _ = try users.insertMany([]) }
+        assertThrows(.invalidArguments) { _ = try users.insertMany([[email <- "d@x"], [score <- 4]]) }
+    }
+
+    func testUpsertUpdatesTheConflictingRowOrIsUnsupported() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        try db.run(users.insert(email <- "a@x", score <- 1))
+        let excluded = Table("excluded")
+        let upsert = users.upsert(email <- "a@x", score <- 5, onConflictOf: email, set: [score <- score + excluded[score]])
+        XCTAssertEqual(
+            upsert.sql,
+            #"INSERT INTO "users" ("email", "score") VALUES (?, ?) ON CONFLICT ("email") DO UPDATE SET "score" = "score" + "excluded"."score""#
+        )
+        let ignore = users.upsert(email <- "a@x", onConflictOf: email, set: [])
+        XCTAssertEqual(ignore.sql, #"INSERT INTO "users" ("email") VALUES (?) ON CONFLICT ("email") DO NOTHING"#)
+        guard SQLiteFeature.upsert.isAvailable else {
+            assertThrows(.unsupported) { try db.run(upsert) }
+            return
+        }
+        try db.run(upsert)
+        try db.run(ignore)
+        XCTAssertEqual(try db.scalar(users.count), 1)
+        XCTAssertEqual(try db.scalar(users.select(score)), 6)
+    }
+
+    func testUnionCombinesQueries() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        try db.run(try users.insertMany([[email <- "a@x", score <- 1], [email <- "b@x", score <- 20]]))
+        let union = users.select(email).filter(score < 5).union(users.select(email).filter(score > 10)).order(email)
+        XCTAssertEqual(
+            union.sql,
+            #"SELECT "email" FROM "users" WHERE "score" < ? UNION SELECT "email" FROM "users" WHERE "score" > ? ORDER BY "email""#)
+        XCTAssertEqual(union.arguments, [.integer(5), .integer(10)])
+        XCTAssertEqual(try db.fetchAll(union).map { row throws(DatabaseError) in try row[email] }, ["a@x", "b@x"])
+        XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email), all: true).count), 4)
+        XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email)).count), 2)
+    }
+}
