@@ -51,7 +51,11 @@ public final class TableBuilder {
         }
         if Value.self == Value.Unwrapped.self { definition += " NOT NULL" }
         if unique { definition += " UNIQUE" }
-        if let defaultValue { definition += " DEFAULT " + defaultValue.databaseValue.sqlLiteral }
+        if let defaultValue {
+            // A literal is a DEFAULT as it is; an expression (text holding NUL, as a cast) needs parentheses.
+            let literal = defaultValue.databaseValue.sqlLiteral
+            definition += " DEFAULT " + (literal.hasPrefix("CAST(") ? "(" + literal + ")" : literal)
+        }
         definitions.append(definition)
     }
 

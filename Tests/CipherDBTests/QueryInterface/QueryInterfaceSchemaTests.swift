@@ -61,4 +61,16 @@ final class QueryInterfaceSchemaTests: DatabaseTestCase {
         try db.run(users.drop(ifExists: true))
         assertThrows(.sqlite) { try db.run(users.drop()) }
     }
+
+    /// Text holding a NUL byte becomes a cast of a blob, which a column's DEFAULT takes only in
+    /// parentheses: without them the CREATE TABLE was a syntax error.
+    func testADefaultHoldingANulByteRoundTrips() throws {
+        let db = try openDatabase("nul.db", key: passphrase("nul"))
+        defer { db.close() }
+        let notes = Table("notes")
+        let body = Column<String>("body")
+        try db.run(notes.create { t in t.column(body, defaultValue: "a\u{0}b") })
+        try db.run(notes.insert())
+        XCTAssertEqual(try db.fetchOne(notes.select(body))?[body], "a\u{0}b")
+    }
 }
