@@ -35,6 +35,8 @@ test: test-sqlcipher3 test-sqlcipher4
 
 test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
+	@# Peers the tests install on first use are installed here, once: parallel tests would race to.
+	@tools/openbao-env.sh >/dev/null || echo "OpenBao could not be set up: the Transit tests will say so"
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
 	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel
