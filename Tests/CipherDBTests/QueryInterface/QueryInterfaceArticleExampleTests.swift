@@ -28,6 +28,7 @@ final class QueryInterfaceArticleExampleTests: DatabaseTestCase {
 
         let ada = try db.run(users.insert(email <- "ada@example.com", name <- "Ada"))
         try db.run(users.insert(email <- "bob@example.com", name <- nil, score <- 3))
+        // swift-format-ignore: NoAssignmentInExpressions
         try db.run(users.filter(id == ada).update(score += 10))
 
         for row in try db.fetchAll(users.filter(score > 5).order(score.desc).limit(10)) {
