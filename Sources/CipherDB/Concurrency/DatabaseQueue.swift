@@ -102,7 +102,8 @@ public final class DatabaseQueue: DatabaseWriter {
         try await serialized.async(body)
     }
 
-    /// Runs `body` in a read-only (`query_only`) deferred transaction and returns its value.
+    /// Runs `body` in a read-only deferred transaction (statements that write are refused with
+    /// `readOnly`) and returns its value.
     ///
     /// ```swift
     /// let names = try queue.read { db in try db.executeQuery("SELECT name FROM people") … }
@@ -117,10 +118,10 @@ public final class DatabaseQueue: DatabaseWriter {
     }
 
     private func readOnly<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
-        // query_only makes reads through a queue behave as reads through a pool: writes fail.
-        let toggles = !configuration.readOnly
-        if toggles { try db.executeUpdate("PRAGMA query_only = 1") }
-        defer { if toggles { _ = try? db.executeUpdate("PRAGMA query_only = 0") } }
+        // Reads through a queue behave as reads through a pool: writes fail.
+        let refused = db.refusesWrites
+        db.refusesWrites = true
+        defer { db.refusesWrites = refused }
         return try db.runReadTransaction(body) { db in serialized.closeLeakedResultSets(db) }
     }
 

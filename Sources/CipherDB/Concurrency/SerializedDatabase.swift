@@ -146,6 +146,8 @@ final class SerializedDatabase: @unchecked Sendable {
             busyFlag.store(true, ordering: .relaxed)
             defer {
                 cleanUp(db)
+                // Observations hear of the block's commits now that they are complete.
+                db.commitObservers?.deliverPending()
                 // A block may have closed the connection (db.close(), a failed key change):
                 // isOpen says so until the next block reopens it.
                 openFlag.store(db.isOpen, ordering: .relaxed)

@@ -5,23 +5,50 @@ import Foundation
 /// several features need it.
 ///
 /// - Refuse key PRAGMAs, cipher settings and `ATTACH … KEY` (``Database/refuseKeyPragmas()``).
-/// - Record the tables that statements compiled now read (a ``ValueObservation``'s region).
+/// - Record the tables each statement reads when it is compiled (a ``ValueObservation``'s region).
 /// - Make `DELETE` delete row by row: SQLite's truncate optimization empties a table without
 ///   telling the update hook, and an observation would miss it.
 ///
 /// The authorizer runs when a statement is compiled, not when it runs: statements compiled
-/// before a policy changed keep the old one.
+/// before a policy changed keep the old one. It is installed once per connection and then only
+/// its flags change: `sqlite3_set_authorizer` expires every prepared statement of the
+/// connection, so installing it per observed fetch recompiled the writer's cached statements
+/// after every commit.
 final class Authorizer {
     @exclusivity(unchecked) var refusesKeyPragmas = false
     @exclusivity(unchecked) var deletesRowByRow = false
-    /// The tables read by statements compiled while this is not `nil`, lowercased.
+    /// Whether the authorizer is installed on the connection.
+    @exclusivity(unchecked) private(set) var isInstalled = false
+    /// The tables read by the statement being compiled through ``attributing(_:)``, lowercased.
+    @exclusivity(unchecked) private var compilingTables: Set<String>?
+    /// Counts compiles the authorizer saw outside ``attributing(_:)``: SQLite recompiling a
+    /// cached statement after a schema change, or a statement compiled without attribution.
+    /// Tables a statement recorded under an older generation may be stale (a view redefined).
+    @exclusivity(unchecked) private(set) var generation = 0
+    /// The tables read during ``Database/recordingReadTables(_:)``, lowercased; `nil` when not
+    /// recording.
     @exclusivity(unchecked) var readTables: Set<String>?
+    /// Whether the last action seen dropped a table or view.
+    @exclusivity(unchecked) private var previousActionDrops = false
+    /// Whether the statement being compiled through ``attributing(_:)`` changes the schema.
+    @exclusivity(unchecked) private var compilingChangesSchema = false
+    /// Set when a statement that changes the schema (a table, view, index or trigger made,
+    /// dropped or altered) ran, or was compiled outside ``attributing(_:)``: what a query reads
+    /// through a view may have changed, so the commit observers tell every observation.
+    @exclusivity(unchecked) var ranSchemaChange = false
+    /// Set while recording when a statement ran whose tables are not known (a
+    /// ``PreparedStatement`` compiled before the authorizer was installed): the region is then
+    /// every table.
+    @exclusivity(unchecked) var readTablesUnknown = false
     /// Set when an `ATTACH` was compiled while key PRAGMAs are refused: its text is checked for a
     /// `KEY` clause, which the authorizer is not shown (``Database/refuseAttachKey(_:)``).
     @exclusivity(unchecked) var compiledAttach = false
 
-    /// Installs the policy on `handle` (once is enough; later changes to the flags apply).
+    /// Installs the policy on `handle` unless it is installed; later changes to the flags apply
+    /// to statements compiled after them.
     func install(on handle: OpaquePointer) {
+        guard !isInstalled else { return }
+        isInstalled = true
         sqlite3_set_authorizer(
             handle,
             { context, action, first, second, _, _ in
@@ -32,6 +59,11 @@ final class Authorizer {
     }
 
     private func decide(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?) -> Int32 {
+        let previousActionDrops = self.previousActionDrops
+        self.previousActionDrops = Self.drops(action)
+        if Self.changesSchema(action) {
+            if compilingTables != nil { compilingChangesSchema = true } else { ranSchemaChange = true }
+        }
         switch action {
         case SQLITE_PRAGMA where refusesKeyPragmas:
             guard let first else { return SQLITE_OK }
@@ -40,13 +72,75 @@ final class Authorizer {
             compiledAttach = true
             return SQLITE_OK
         case SQLITE_READ:
-            if readTables != nil, let first { readTables?.insert(String(cString: first).lowercased()) }
+            if compilingTables != nil {
+                if let first { compilingTables?.insert(String(cString: first).lowercased()) }
+            } else {
+                generation &+= 1
+                // A recompile while recording: what it reads belongs to the fetch.
+                if readTables != nil, let first { readTables?.insert(String(cString: first).lowercased()) }
+            }
             return SQLITE_OK
-        case SQLITE_DELETE where deletesRowByRow:
+        case SQLITE_DELETE where deletesRowByRow && !previousActionDrops && !Self.isSchemaTable(first):
             // SQLITE_IGNORE on a DELETE: the rows are deleted, one by one, as the update hook needs.
+            // Not on the DELETEs a DROP TABLE or DROP VIEW asks about (from the schema table
+            // before its own action, from the table just after it): SQLite would skip the drop
+            // without a word.
             return SQLITE_IGNORE
         default:
+            if compilingTables == nil { generation &+= 1 }
             return SQLITE_OK
+        }
+    }
+
+    /// Runs `compile` (one `sqlite3_prepare_v2`) and returns the tables the compiled statement
+    /// reads, lowercased; `nil` when the authorizer is not installed and so saw nothing.
+    /// `changesSchema` says whether it makes, drops or alters a table, view, index or trigger.
+    @inline(__always)
+    func attributing<T>(_ compile: () -> T) -> (result: T, tables: Set<String>?, changesSchema: Bool) {
+        guard isInstalled else { return (compile(), nil, false) }
+        compilingTables = []
+        compilingChangesSchema = false
+        let result = compile()
+        let tables = compilingTables
+        compilingTables = nil
+        return (result, tables, compilingChangesSchema)
+    }
+
+    /// Notes a statement about to run: a schema change, and, when recording, the tables it
+    /// reads. Tables recorded under another ``generation`` (or never) count as unknown.
+    @inline(__always)
+    func noteRun(of statement: Statement) {
+        if statement.changesSchema { ranSchemaChange = true }
+        guard readTables != nil else { return }
+        if let tables = statement.readTables, statement.readTablesGeneration == generation {
+            readTables?.formUnion(tables)
+        } else {
+            readTablesUnknown = true
+        }
+    }
+
+    /// Whether an authorizer action makes, drops or alters a table, view, index or trigger.
+    static func changesSchema(_ action: Int32) -> Bool {
+        switch action {
+        case SQLITE_CREATE_INDEX...SQLITE_CREATE_VIEW, SQLITE_DROP_INDEX...SQLITE_DROP_VIEW, SQLITE_ALTER_TABLE,
+            SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether `name` is SQLite's schema table (`sqlite_master`, `sqlite_temp_master`).
+    static func isSchemaTable(_ name: UnsafePointer<CChar>?) -> Bool {
+        guard let name else { return false }
+        return strcasecmp(name, "sqlite_master") == 0 || strcasecmp(name, "sqlite_temp_master") == 0
+    }
+
+    /// Whether an authorizer action drops a table or view (SQLite then asks about a DELETE).
+    static func drops(_ action: Int32) -> Bool {
+        switch action {
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW: return true
+        default: return false
         }
     }
 

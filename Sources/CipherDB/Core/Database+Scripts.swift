@@ -17,12 +17,17 @@ extension Database {
             while let current = cursor, current.pointee != 0 {
                 var compiled: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
-                let code = sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
+                let (code, readTables, changesSchema) = authorizer.attributing {
+                    sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
+                }
+                if let readTables { authorizer.readTables?.formUnion(readTables) }
+                if changesSchema { authorizer.ranSchemaChange = true }
                 guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
                 cursor = tail
                 guard let compiled else { continue }
                 try refuseAttachKey(compiled)
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
+                if refusesWrites { try refuseWrite(compiled, sql: statement.sql) }
                 // No arguments can be given here: a parameter would silently be NULL.
                 guard statement.parameterCount == 0 else {
                     throw DatabaseError(
@@ -67,7 +72,11 @@ extension Database {
             while failure == nil, let current = cursor, current.pointee != 0 {
                 var compiled: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
-                let code = sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
+                let (code, readTables, changesSchema) = authorizer.attributing {
+                    sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
+                }
+                if let readTables { authorizer.readTables?.formUnion(readTables) }
+                if changesSchema { authorizer.ranSchemaChange = true }
                 guard code == SQLITE_OK else {
                     var failed = error(code: code, sql: sql)
                     // SQLite counts from the statement being compiled; callers see the whole script.
@@ -82,6 +91,13 @@ extension Database {
                     return
                 }
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
+                if refusesWrites {
+                    do { try refuseWrite(compiled, sql: statement.sql) } catch {
+                        statement.finalize()
+                        failure = error
+                        return
+                    }
+                }
                 guard statement.parameterCount == 0 else {
                     statement.finalize()
                     failure = DatabaseError(

@@ -95,6 +95,10 @@ public final class Database {
     @exclusivity(unchecked) public private(set) var openResultSetCount = 0
     /// What the connection's one SQLite authorizer does (see `Authorizer`).
     let authorizer = Authorizer()
+    /// Whether statements that write are refused (a queue's read blocks), checked as each
+    /// statement starts. `PRAGMA query_only` would do the same, but setting it expires every
+    /// prepared statement of the connection: twice per read, the writer's cache included.
+    @exclusivity(unchecked) var refusesWrites = false
     /// The observations of commits on this connection (see `ValueObservation`), `nil` until one starts.
     var commitObservers: CommitObservers?
     /// The statements of live ``PreparedStatement``s, finalized when the connection closes.
@@ -307,20 +311,29 @@ public final class Database {
     @usableFromInline
     func prepareStatement(_ sql: String, cached: Bool = true) throws(DatabaseError) -> Statement {
         let handle = try requireHandle(sql: sql)
-        // While the tables a read touches are recorded, statements compile anew: the authorizer
-        // sees a statement only when it is compiled.
-        let cacheable = cached && shouldCacheStatements && authorizer.readTables == nil
+        let cacheable = cached && shouldCacheStatements
         if cacheable, let cached = statementCache.idleStatement(for: sql) {
-            cached.isInUse = true
-            return cached
+            // While an observation records what its fetch reads, a cached statement answers with
+            // the tables it recorded when compiled, unless they may be stale: then it compiles anew.
+            if authorizer.readTables == nil
+                || (cached.readTables != nil && cached.readTablesGeneration == authorizer.generation)
+            {
+                if refusesWrites { try refuseWrite(cached.handle, sql: sql) }
+                cached.isInUse = true
+                authorizer.noteRun(of: cached)
+                return cached
+            }
+            statementCache.remove(cached)
         }
         var compiled: OpaquePointer?
         var trailingSQL = false
-        let code = sql.withCString { text -> Int32 in
-            var tail: UnsafePointer<CChar>?
-            let code = sqlite3_prepare_v2(handle, text, -1, &compiled, &tail)
-            if code == SQLITE_OK, let tail { trailingSQL = Self.hasStatement(tail, handle: handle) }
-            return code
+        let (code, readTables, changesSchema) = authorizer.attributing {
+            sql.withCString { text -> Int32 in
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v2(handle, text, -1, &compiled, &tail)
+                if code == SQLITE_OK, let tail { trailingSQL = Self.hasStatement(tail, handle: handle) }
+                return code
+            }
         }
         guard code == SQLITE_OK else {
             throw error(code: code, sql: sql)
@@ -329,6 +342,12 @@ public final class Database {
             throw DatabaseError(kind: .misuse, resultCode: SQLITE_MISUSE, message: "the SQL contains no statement", sql: sql)
         }
         try refuseAttachKey(compiled)
+        if refusesWrites {
+            do { try refuseWrite(compiled, sql: sql) } catch {
+                sqlite3_finalize(compiled)
+                throw error
+            }
+        }
         guard !trailingSQL else {
             sqlite3_finalize(compiled)
             throw DatabaseError(
@@ -336,9 +355,20 @@ public final class Database {
                 message: "the SQL holds more than one statement: use executeStatements", sql: sql)
         }
         let statement = Statement(handle: compiled, sql: sql, isCached: cacheable)
+        statement.readTables = readTables
+        statement.readTablesGeneration = authorizer.generation
+        statement.changesSchema = changesSchema
         if cacheable { statementCache.insert(statement) }
         statement.isInUse = true
+        authorizer.noteRun(of: statement)
         return statement
+    }
+
+    /// Throws `readOnly` when ``refusesWrites`` is set and `compiled` writes.
+    func refuseWrite(_ compiled: OpaquePointer?, sql: String) throws(DatabaseError) {
+        guard let compiled, sqlite3_stmt_readonly(compiled) == 0 else { return }
+        throw DatabaseError(
+            kind: .readOnly, resultCode: SQLITE_READONLY, message: "attempt to write in a read-only block (read: use write)", sql: sql)
     }
 
     /// Whether `text` holds another statement (not just spaces, semicolons or comments).

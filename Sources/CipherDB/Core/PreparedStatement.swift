@@ -133,6 +133,8 @@ public final class PreparedStatement {
     public func execute() throws(DatabaseError) {
         let handle = try requireRunnable()
         defer { sqlite3_reset(handle) }
+        if database.refusesWrites { try database.refuseWrite(handle, sql: sql) }
+        database.authorizer.noteRun(of: statement)
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
         guard code == SQLITE_DONE else { throw database.error(code: code, sql: sql) }
@@ -147,7 +149,9 @@ public final class PreparedStatement {
     /// Runs the query with the values bound now and returns its rows. Until the result set
     /// closes, the statement can be neither rebound nor run again.
     public func executeQuery() throws(DatabaseError) -> ResultSet {
-        _ = try requireRunnable()
+        let handle = try requireRunnable()
+        if database.refusesWrites { try database.refuseWrite(handle, sql: sql) }
+        database.authorizer.noteRun(of: statement)
         statement.isInUse = true
         let rows = ResultSet(statement: statement, database: database)
         database.register(rows)

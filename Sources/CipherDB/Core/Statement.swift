@@ -37,6 +37,14 @@ final class Statement {
     /// every row, so one string comparison usually answers instead of hashing the name.
     @exclusivity(unchecked) private var recentLookups: [(name: String, index: Int32)] = []
     @exclusivity(unchecked) private var nextLookup = 0
+    /// The tables the statement reads, lowercased, as the connection's authorizer saw them when
+    /// it compiled the statement; `nil` when no authorizer was installed then.
+    @exclusivity(unchecked) var readTables: Set<String>?
+    /// The authorizer's generation when ``readTables`` was recorded (see `Authorizer`).
+    @exclusivity(unchecked) var readTablesGeneration = 0
+    /// Whether the statement makes, drops or alters a table, view, index or trigger (known
+    /// when an authorizer saw it compiled).
+    @exclusivity(unchecked) var changesSchema = false
 
     init(handle: OpaquePointer, sql: String, isCached: Bool) {
         self.handle = handle

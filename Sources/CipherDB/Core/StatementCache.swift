@@ -24,6 +24,14 @@ final class StatementCache {
         mostRecent = statement
     }
 
+    /// Finalizes and forgets one idle statement.
+    func remove(_ statement: Statement) {
+        statements[statement.sql]?.removeAll { $0 === statement }
+        if statements[statement.sql]?.isEmpty == true { statements[statement.sql] = nil }
+        if mostRecent === statement { mostRecent = nil }
+        statement.finalize()
+    }
+
     /// The number of cached statements.
     var count: Int { statements.values.reduce(0) { $0 + $1.count } }
 

@@ -14,7 +14,11 @@ final class CommitObservers {
         let matches: @Sendable (Set<String>) -> Bool
     }
 
+    /// The connection's authorizer, which notes statements that change the schema.
+    private let authorizer: Authorizer
     @exclusivity(unchecked) private var entries: [ObjectIdentifier: Entry] = [:]
+
+    private init(authorizer: Authorizer) { self.authorizer = authorizer }
     /// Tables changed by the transaction under way, lowercased.
     @exclusivity(unchecked) private var changedTables: Set<String> = []
 
@@ -22,7 +26,7 @@ final class CommitObservers {
     static func install(on db: Database) throws(DatabaseError) -> CommitObservers {
         if let observers = db.commitObservers { return observers }
         let handle = try db.requireHandle()
-        let observers = CommitObservers()
+        let observers = CommitObservers(authorizer: db.authorizer)
         db.commitObservers = observers
         db.authorizer.deletesRowByRow = true
         db.authorizer.install(on: handle)
@@ -47,7 +51,9 @@ final class CommitObservers {
             handle,
             { context in
                 guard let context else { return }
-                Unmanaged<CommitObservers>.fromOpaque(context).takeUnretainedValue().changedTables.removeAll()
+                let observers = Unmanaged<CommitObservers>.fromOpaque(context).takeUnretainedValue()
+                observers.changedTables.removeAll()
+                observers.authorizer.ranSchemaChange = false
             }, context)
         return observers
     }
@@ -55,25 +61,60 @@ final class CommitObservers {
     func add(_ id: ObjectIdentifier, _ entry: Entry) { entries[id] = entry }
     func remove(_ id: ObjectIdentifier) { entries[id] = nil }
 
-    /// Tells every observation whose tables the transaction changed; called by SQLite just
-    /// before the commit completes (the observation fetches once the writer has moved on).
+    /// Notes every observation whose tables the transaction changed; called by SQLite just
+    /// before the commit completes. They hear of it from ``deliverPending()``, once the commit
+    /// is over and a read sees it.
+    ///
+    /// A transaction that changed the schema concerns every observation: a view it redefined
+    /// may now read other tables than the last fetch did.
     private func didCommit() {
-        guard !changedTables.isEmpty else { return }
+        let schemaChanged = authorizer.ranSchemaChange
+        authorizer.ranSchemaChange = false
+        guard !changedTables.isEmpty || schemaChanged else { return }
         let changed = changedTables
         changedTables.removeAll()
-        for entry in entries.values where entry.matches(changed) { entry.changed() }
+        for (id, entry) in entries where schemaChanged || entry.matches(changed) { pending[id] = entry }
+    }
+
+    /// Observations told of a commit that are still to hear of it.
+    @exclusivity(unchecked) private var pending: [ObjectIdentifier: Entry] = [:]
+
+    /// Tells the observations noted at commits; called by the writer after each block, when
+    /// every commit the block made is complete. (A commit that failed after the hook costs one
+    /// needless fetch, never a missed one.)
+    func deliverPending() {
+        guard !pending.isEmpty else { return }
+        let delivered = pending
+        pending.removeAll()
+        for entry in delivered.values { entry.changed() }
     }
 }
 
 extension Database {
-    /// Runs `body` and returns its value with the tables its statements read (lowercased).
-    func recordingReadTables<T>(_ body: () throws -> T) throws -> (value: T, tables: Set<String>) {
+    /// Runs `body` and returns its value with the tables its statements read (lowercased), or
+    /// `nil` when a statement ran whose tables are not known.
+    ///
+    /// Statements report the tables they recorded when compiled, so a cached statement costs a
+    /// set union here, not a compile.
+    func recordingReadTables<T>(_ body: () throws -> T) throws -> (value: T, tables: Set<String>?) {
         let handle = try requireHandle()
-        let outer = authorizer.readTables
-        authorizer.readTables = []
         authorizer.install(on: handle)
-        defer { authorizer.readTables = outer }
-        let value = try body()
-        return (value, authorizer.readTables ?? [])
+        let outer = authorizer.readTables
+        let outerUnknown = authorizer.readTablesUnknown
+        authorizer.readTables = []
+        authorizer.readTablesUnknown = false
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            authorizer.readTables = outer.map { $0.union(authorizer.readTables ?? []) }
+            authorizer.readTablesUnknown = outerUnknown || authorizer.readTablesUnknown
+            throw error
+        }
+        let read = authorizer.readTablesUnknown ? nil : authorizer.readTables
+        // A recording inside another one: the outer fetch read these tables too.
+        authorizer.readTables = outer.map { $0.union(authorizer.readTables ?? []) }
+        authorizer.readTablesUnknown = outerUnknown || authorizer.readTablesUnknown
+        return (value, read)
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 /// Observes the value of a query: delivers it once, then again after every commit that changed a
 /// table the query read.
 ///
-/// The tables are those the query's statements read (found by SQLite's authorizer each time it
-/// runs, so a query whose tables depend on the data follows them). Commits that change none of
+/// The tables are those the statements of the last fetch read (each statement's tables are
+/// found by SQLite's authorizer when it is compiled, and gathered on every fetch, so a query
+/// whose tables depend on the data follows them). Commits that change none of
 /// them deliver nothing. A query that reads no column (`SELECT count(*) FROM t`: SQLite 3.15
 /// reports no table for it) is fetched again after every commit: read a column
 /// (`count(id)`) to narrow it. Fetches run away from the writer: on a pool's readers, on a queue's
@@ -22,8 +23,9 @@ import Foundation
 /// for try await players in observation.values(in: pool) { print(players.count) }
 /// ```
 ///
-/// Start an observation outside the writer's blocks. Statements the fetch compiled before the
-/// observation started (a ``PreparedStatement``) do not report what they read: fetch with SQL.
+/// Start an observation outside the writer's blocks. A ``PreparedStatement`` made on the
+/// connection before any observation ran there cannot say what it reads: a fetch that runs one
+/// is fetched again after every commit.
 public struct ValueObservation<Value: Sendable>: Sendable {
     private let fetch: @Sendable (Database) throws -> Value
 
@@ -150,14 +152,13 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
         state.withLock { $0.fetchScheduled = false }
         guard !state.withLock({ $0.cancelled }) else { return }
         do {
-            // Called from a commit hook, the commit is not over yet: an empty writer block ends
-            // after it, and the read then sees it.
-            try writer.writeWithoutTransaction { _ in }
+            // The writer tells of a commit once it is complete (after its block): a read sees it.
             let fetch = self.fetch
             let (value, read) = try writer.read { db in try db.recordingReadTables { try fetch(db) } }
             // A fetch that read no column of any table (`SELECT count(*) FROM t` on SQLite
-            // before 3.x reports none to the authorizer) is fetched again after every commit.
-            tables.withLock { $0 = read.isEmpty ? nil : read }
+            // before 3.x reports none to the authorizer), or ran a statement whose tables are
+            // unknown, is fetched again after every commit.
+            tables.withLock { $0 = (read?.isEmpty ?? true) ? nil : read }
             guard !state.withLock({ $0.cancelled }) else { return }
             onChange(value)
         } catch {

@@ -1,0 +1,155 @@
+import Foundation
+import XCTest
+
+@testable import CipherDB
+
+/// Which tables an observation follows, and what finding them costs the connection: tables
+/// recorded when statements compile, no statement recompiled per fetch, schema changes followed.
+final class ValueObservationRegionTests: DatabaseTestCase {
+    /// Values delivered so far, in order.
+    private final class Values: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var stored: [Int] = []
+
+        func append(_ value: Int) {
+            condition.lock()
+            stored.append(value)
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Waits until `count` values arrived (or 5 seconds passed); returns them all.
+        func wait(for count: Int) -> [Int] {
+            condition.lock()
+            defer { condition.unlock() }
+            let deadline = Date().addingTimeInterval(5)
+            while stored.count < count, condition.wait(until: deadline) {}
+            return stored
+        }
+    }
+
+    private func checkFetchesLeaveTheWritersStatementsCompiled(_ writer: some DatabaseWriter) throws {
+        try writer.write { db in try db.executeUpdate("CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT)") }
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(name) FROM player") ?? 0 }
+        let observers = (0..<10).map { _ in Values() }
+        let cancellables = observers.map { values in
+            observation.start(in: writer, onError: { XCTFail("\($0)") }, onChange: values.append)
+        }
+        for values in observers { XCTAssertEqual(values.wait(for: 1), [0]) }
+        try writer.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES (?)", "warm-up") }
+        for values in observers { XCTAssertEqual(values.wait(for: 2).last, 1) }
+
+        // From here on every statement is compiled and cached, the writer's and the fetches'.
+        let before = try writer.writeWithoutTransaction { db in db.authorizer.generation }
+        for index in 0..<20 {
+            try writer.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES (?)", "p\(index)") }
+            for values in observers {
+                let deadline = Date().addingTimeInterval(5)
+                while values.wait(for: 1).last != index + 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+                XCTAssertEqual(values.wait(for: 1).last, index + 2)
+            }
+        }
+        // SQLite recompiles an expired statement where the authorizer sees it outside a compile
+        // of ours: the generation counts those. Installing the authorizer per fetch (as before)
+        // expired every statement of the connection, the writer's INSERT included.
+        XCTAssertEqual(try writer.writeWithoutTransaction { db in db.authorizer.generation }, before, "no statement recompiled")
+        for cancellable in cancellables { cancellable.cancel() }
+    }
+
+    func testObservedFetchesOnAQueueRecompileNoStatement() throws {
+        try checkFetchesLeaveTheWritersStatementsCompiled(try DatabaseQueue(path: path("queue.db"), key: rawKey(0x21)))
+    }
+
+    func testObservedFetchesOnAPoolRecompileNoStatement() throws {
+        try checkFetchesLeaveTheWritersStatementsCompiled(try DatabasePool(path: path("pool.db"), key: rawKey(0x22)))
+    }
+
+    private func checkARedefinedViewIsFollowed(_ writer: some DatabaseWriter) throws {
+        try writer.write { db in
+            try db.executeUpdate("CREATE TABLE a(x)")
+            try db.executeUpdate("CREATE TABLE b(x)")
+            try db.executeUpdate("INSERT INTO b VALUES (1), (2)")
+            try db.executeUpdate("CREATE VIEW v AS SELECT x FROM a")
+        }
+        let values = Values()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM v") ?? 0 }
+        let cancellable = observation.start(in: writer, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+
+        // The view now reads b: a commit that changed no table the last fetch read, but the schema.
+        try writer.write { db in
+            try db.executeUpdate("DROP VIEW v")
+            try db.executeUpdate("CREATE VIEW v AS SELECT x FROM b")
+        }
+        XCTAssertEqual(values.wait(for: 2), [0, 2], "the schema change is delivered")
+        try writer.write { db in try db.executeUpdate("INSERT INTO b VALUES (3)") }
+        XCTAssertEqual(values.wait(for: 3), [0, 2, 3], "b is followed")
+        // a is no longer read: its commit delivers nothing (else 3 would come twice).
+        try writer.write { db in try db.executeUpdate("INSERT INTO a VALUES (1)") }
+        try writer.write { db in try db.executeUpdate("INSERT INTO b VALUES (4)") }
+        XCTAssertEqual(values.wait(for: 4), [0, 2, 3, 4], "a is no longer followed")
+        cancellable.cancel()
+    }
+
+    func testARedefinedViewIsFollowedOnAQueue() throws {
+        try checkARedefinedViewIsFollowed(try DatabaseQueue(path: path("view-queue.db"), key: rawKey(0x23)))
+    }
+
+    func testARedefinedViewIsFollowedOnAPool() throws {
+        try checkARedefinedViewIsFollowed(try DatabasePool(path: path("view-pool.db"), key: rawKey(0x24)))
+    }
+
+    /// A fetch whose tables depend on the data reads other tables from one fetch to the next,
+    /// through the same cached statements: the region follows.
+    func testARegionFollowsTheData() throws {
+        let queue = try DatabaseQueue(path: path("data.db"), key: rawKey(0x25))
+        try queue.write { db in
+            try db.executeUpdate("CREATE TABLE choice(name TEXT)")
+            try db.executeUpdate("CREATE TABLE a(x)")
+            try db.executeUpdate("CREATE TABLE b(x)")
+            try db.executeUpdate("INSERT INTO choice VALUES ('a')")
+        }
+        let values = Values()
+        let observation = ValueObservation { db in
+            let table = try db.stringForQuery("SELECT name FROM choice") ?? "a"
+            return try db.intForQuery(table == "a" ? "SELECT count(x) FROM a" : "SELECT count(x) FROM b") ?? 0
+        }
+        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+        try queue.write { db in try db.executeUpdate("INSERT INTO b VALUES (1), (2)") }
+        try queue.write { db in try db.executeUpdate("UPDATE choice SET name = 'b'") }
+        XCTAssertEqual(values.wait(for: 2), [0, 2])
+        try queue.write { db in try db.executeUpdate("INSERT INTO b VALUES (3)") }
+        XCTAssertEqual(values.wait(for: 3), [0, 2, 3], "b is followed once the data says so")
+        cancellable.cancel()
+    }
+}
+
+/// Statements that drop a table or view while commits are observed (the observation's DELETE
+/// policy must not swallow them).
+final class ValueObservationDropTests: DatabaseTestCase {
+    func testTablesAndViewsDropWhileObserved() throws {
+        let queue = try DatabaseQueue(path: path("drop.db"), key: rawKey(0x26))
+        try queue.write { db in
+            try db.executeUpdate("CREATE TABLE t(x)")
+            try db.executeUpdate("CREATE TABLE gone(x)")
+            try db.executeUpdate("CREATE VIEW v AS SELECT x FROM t")
+        }
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM t") ?? 0 }
+        let delivered = DispatchSemaphore(value: 0)
+        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: { _ in delivered.signal() })
+        XCTAssertEqual(delivered.wait(timeout: .now() + 5), .success)
+        try queue.write { db in
+            try db.executeUpdate("DROP VIEW v")
+            try db.executeUpdate("DROP TABLE gone")
+        }
+        let names = try queue.read { db in
+            let rows = try db.executeQuery("SELECT name FROM sqlite_master ORDER BY name")
+            var names: [String] = []
+            while try rows.next() { names.append(rows.string(at: 0) ?? "") }
+            return names
+        }
+        XCTAssertEqual(names, ["t"], "both dropped")
+        cancellable.cancel()
+    }
+}
