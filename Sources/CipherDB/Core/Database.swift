@@ -95,6 +95,9 @@ public final class Database {
     @exclusivity(unchecked) public private(set) var openResultSetCount = 0
     /// What the connection's one SQLite authorizer does (see `Authorizer`).
     let authorizer = Authorizer()
+    /// The SQL of each record type's writes on this connection (the record layer's, see
+    /// `RecordLayout`), built at a type's first write.
+    @exclusivity(unchecked) var recordLayouts: [ObjectIdentifier: RecordLayout] = [:]
     /// Whether statements that write are refused (a queue's read blocks), checked as each
     /// statement starts. `PRAGMA query_only` would do the same, but setting it expires every
     /// prepared statement of the connection: twice per read, the writer's cache included.

@@ -1,3 +1,4 @@
+import CSQLCipher
 import Foundation
 
 /// An `Encodable` type written to its table: each encoded property is a column (named by
@@ -18,8 +19,8 @@ import Foundation
 public protocol PersistableRecord: Encodable, TableRecord {}
 
 extension PersistableRecord {
-    /// The record's columns and values, in the order its properties encode.
-    func databaseColumns() throws -> [(column: String, value: Bindable?)] {
+    /// The record's columns and values, in the order its properties encode, with their coding keys.
+    func databaseColumns() throws -> [(key: String, column: String, value: Bindable?)] {
         let encoder = RecordEncoder(naming: Self.databaseColumnNaming)
         try encode(to: encoder)
         return encoder.storage.columns
@@ -27,16 +28,51 @@ extension PersistableRecord {
 
     private static var table: String { quoteIdentifier(databaseTableName) }
 
+    /// Runs one of the record's writes and returns what `run` makes of its statement.
+    ///
+    /// With the connection's layout of the type (see ``RecordLayout``), the record encodes
+    /// straight into the cached statement's parameters. The first time, or when the record
+    /// encodes other columns than the layout, its columns are collected instead, and become the
+    /// layout.
+    private func perform<Result>(
+        _ write: RecordWrite, in db: Database, run: (Statement) throws(DatabaseError) -> Result
+    ) throws -> Result? {
+        let type = ObjectIdentifier(Self.self)
+        if let layout = db.recordLayouts[type], layout.tableName == Self.databaseTableName {
+            let plan = try layout.plan(write)
+            if plan.isEmpty { return nil }
+            let statement = try db.prepareStatement(plan.sql)
+            defer { statement.release() }
+            let binder = RecordBinder(layout: layout, plan: plan, statement: statement, dateFormatter: db.dateFormatter)
+            do {
+                try encode(to: binder)
+                if binder.isComplete { return try run(statement) }
+            } catch is RecordBinder.Mismatch {}
+        }
+        let columns = try databaseColumns()
+        let layout = RecordLayout(
+            typeName: "\(Self.self)", tableName: Self.databaseTableName, columns: columns.map { ($0.key, $0.column) },
+            primaryKey: Self.databasePrimaryKey)
+        db.recordLayouts[type] = layout
+        let plan = try layout.plan(write)
+        if plan.isEmpty { return nil }
+        var values = [Bindable?](repeating: nil, count: plan.parameters.count { $0 > 0 })
+        for (position, parameter) in plan.parameters.enumerated() where parameter > 0 {
+            values[Int(parameter) - 1] = columns[position].value
+        }
+        let statement = try db.prepareStatement(plan.sql)
+        defer { statement.release() }
+        try statement.bind(.positional(values), dateFormatter: db.dateFormatter)
+        return try run(statement)
+    }
+
     /// Inserts the record; returns the new row's rowid (for an `INTEGER PRIMARY KEY` left `nil`,
     /// the id SQLite chose).
     ///
     /// - Throws: `constraint` when a row with the same primary key (or another unique value) exists.
     @discardableResult
     public func insert(_ db: Database) throws -> Int64 {
-        let columns = try databaseColumns()
-        let names = columns.map { quoteIdentifier($0.column) }.joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try db.executeUpdate("INSERT INTO \(Self.table)(\(names)) VALUES (\(marks))", arguments: .positional(columns.map(\.value)))
+        try perform(.insert, in: db, run: db.stepToEnd)
         return db.lastInsertRowID
     }
 
@@ -44,11 +80,7 @@ extension PersistableRecord {
     ///
     /// - Throws: `recordNotFound` when no row has that key.
     public func update(_ db: Database) throws {
-        let (assignments, values, keyValues) = try split()
-        guard !assignments.isEmpty else { return }
-        try db.executeUpdate(
-            "UPDATE \(Self.table) SET \(assignments.joined(separator: ", ")) WHERE \(try Self.primaryKeyCondition())",
-            arguments: .positional(values + keyValues))
+        guard try perform(.update, in: db, run: db.stepToEnd) != nil else { return }
         guard db.changes > 0 else {
             throw DatabaseError(
                 kind: .recordNotFound, message: "no row of \(Self.databaseTableName) has the primary key of this \(Self.self)")
@@ -87,41 +119,22 @@ extension PersistableRecord {
     /// Deletes the row with the record's primary key; returns whether there was one.
     @discardableResult
     public func delete(_ db: Database) throws -> Bool {
-        let (_, _, keyValues) = try split()
-        try db.executeUpdate("DELETE FROM \(Self.table) WHERE \(try Self.primaryKeyCondition())", arguments: .positional(keyValues))
+        try perform(.delete, in: db, run: db.stepToEnd)
         return db.changes > 0
     }
 
     /// Whether a row has the record's primary key.
     public func exists(_ db: Database) throws -> Bool {
-        let (_, _, keyValues) = try split()
-        return try db.scalar(
-            Int.self, "SELECT count(*) FROM \(Self.table) WHERE \(try Self.primaryKeyCondition())", arguments: .positional(keyValues))
-            ?? 0 > 0
+        try perform(.exists, in: db) { (statement) throws(DatabaseError) in
+            guard let handle = statement.handle else { throw statement.finalizedError() }
+            let code = sqlite3_step(handle)
+            guard code == SQLITE_ROW else { throw db.error(code: code, sql: statement.sql) }
+            return sqlite3_column_int64(handle, 0) > 0
+        } ?? false
     }
 
     /// Whether `column` belongs to the primary key (compared as SQLite compares names).
     private func isKey(_ column: String) -> Bool {
         Self.databasePrimaryKey.contains { $0.caseInsensitiveCompare(column) == .orderedSame }
-    }
-
-    /// `"a" = ?` assignments and values of the other columns, and the primary key's values in
-    /// ``TableRecord/databasePrimaryKey`` order.
-    private func split() throws -> (assignments: [String], values: [Bindable?], keyValues: [Bindable?]) {
-        let columns = try databaseColumns()
-        var assignments: [String] = []
-        var values: [Bindable?] = []
-        for (column, value) in columns where !isKey(column) {
-            assignments.append("\(quoteIdentifier(column)) = ?")
-            values.append(value)
-        }
-        var keyValues: [Bindable?] = []
-        for key in Self.databasePrimaryKey {
-            guard let entry = columns.first(where: { $0.column.caseInsensitiveCompare(key) == .orderedSame }) else {
-                throw DatabaseError.misuse("\(Self.self) does not encode its primary key column \(key)")
-            }
-            keyValues.append(entry.value)
-        }
-        return (assignments, values, keyValues)
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 
 /// Collects a record's properties as columns and bindable values (see ``PersistableRecord``).
 final class RecordEncoder: Encoder {
-    /// The columns in encoding order; a key encoded twice keeps its last value.
+    /// The columns in encoding order, with the coding key of each; a key encoded twice keeps
+    /// its last value.
     final class Storage {
-        var columns: [(column: String, value: Bindable?)] = []
+        var columns: [(key: String, column: String, value: Bindable?)] = []
     }
 
     let naming: ColumnNaming
@@ -13,6 +14,16 @@ final class RecordEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(naming: ColumnNaming) { self.naming = naming }
+
+    /// What a property of a type other than the standard scalars stores: a ``Bindable`` (dates,
+    /// UUIDs, data, ``DatabaseValue``) as it binds, anything else as JSON text.
+    static func bindable<T: Encodable>(_ value: T) throws -> Bindable {
+        if let bindable = value as? Bindable { return bindable }
+        // Sorted keys: the same value is always the same text (equal values compare equal in SQL).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(ColumnContainer<Key>(naming: naming, storage: storage))
@@ -39,7 +50,7 @@ private struct ColumnContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if let index = storage.columns.firstIndex(where: { $0.column == column }) {
             storage.columns[index].value = value
         } else {
-            storage.columns.append((column, value))
+            storage.columns.append((key.stringValue, column, value))
         }
     }
 
@@ -61,15 +72,7 @@ private struct ColumnContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     /// Bindable values (dates, UUIDs, data, ``DatabaseValue``) as they bind; anything else as JSON text.
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        if let bindable = value as? Bindable {
-            store(bindable, key)
-        } else {
-            // Sorted keys: the same value is always the same text (equal values compare equal in SQL).
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let json = try encoder.encode(value)
-            store(String(decoding: json, as: UTF8.self), key)
-        }
+        store(try RecordEncoder.bindable(value), key)
     }
 
     mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { store(value, key) }
@@ -118,7 +121,7 @@ private struct RecordEncoderView: Encoder {
     func singleValueContainer() -> SingleValueEncodingContainer { FailingContainer<ColumnKey>(message: "a record is not a single value") }
 }
 
-private struct ColumnKey: CodingKey {
+struct ColumnKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }
     init(stringValue: String) { self.stringValue = stringValue }
@@ -126,7 +129,7 @@ private struct ColumnKey: CodingKey {
 }
 
 /// A container for shapes a row cannot hold: every write throws `EncodingError.invalidValue`.
-private struct FailingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, UnkeyedEncodingContainer, SingleValueEncodingContainer {
+struct FailingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, UnkeyedEncodingContainer, SingleValueEncodingContainer {
     let message: String
     var codingPath: [CodingKey] { [] }
     var count: Int { 0 }
@@ -156,7 +159,7 @@ private struct FailingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol,
     mutating func nestedUnkeyedContainer() -> UnkeyedEncodingContainer { self }
 }
 
-private struct FailingEncoder: Encoder {
+struct FailingEncoder: Encoder {
     let message: String
     var codingPath: [CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
