@@ -27,6 +27,8 @@ public final class ResultSet {
     @exclusivity(unchecked) private var columns: Int32
     /// Whether the first step has checked that SQLite did not recompile the statement.
     @exclusivity(unchecked) private var columnsChecked = false
+    /// Where ``decode(_:columnNaming:)`` found each coding key's column (see `RowDecodingPlan`).
+    @exclusivity(unchecked) var decodingPlan: RowDecodingPlan?
     /// Links in the database's list of open result sets (see `Database.register(_:)`).
     @exclusivity(unchecked) unowned(unsafe) var previousOpen: ResultSet?
     @exclusivity(unchecked) unowned(unsafe) var nextOpen: ResultSet?
@@ -64,7 +66,10 @@ public final class ResultSet {
             if !columnsChecked {
                 // A schema change since the statement was cached recompiles it during this step.
                 columnsChecked = true
-                if let statement, statement.refreshColumnsIfRecompiled() { columns = statement.columnCount }
+                if let statement, statement.refreshColumnsIfRecompiled() {
+                    columns = statement.columnCount
+                    decodingPlan = nil
+                }
             }
             return true
         }
@@ -95,6 +100,9 @@ public final class ResultSet {
 
     /// The number of columns.
     public var columnCount: Int { Int(columns) }
+
+    /// The storage class of column `index` of the current row (`INTEGER`, `REAL`, `TEXT`, `BLOB`, `NULL`).
+    func storageClass(at index: Int) -> String { SQLiteValue.storageClass(cell(index)) }
 
     /// The name of the column at `index`, as SQLite reports it (aliases included, case kept).
     public func columnName(at index: Int) -> String? {
@@ -195,16 +203,24 @@ public final class ResultSet {
     /// The column at `index`, decoded as `T`.
     ///
     /// - Throws: `columnNotFound` for an index out of range or when there is no current row;
-    ///   `unexpectedNull` for NULL unless `T` is optional.
+    ///   `unexpectedNull` for NULL unless `T` is optional; `typeMismatch` for a value that `T`
+    ///   does not read (its ``ColumnDecodable/decode(from:at:)`` returned `nil`).
     public func get<T: ColumnDecodable>(at index: Int, as type: T.Type = T.self) throws(DatabaseError) -> T {
-        guard cell(index) != nil else {
+        guard let value = cell(index) else {
             throw DatabaseError(
                 kind: .columnNotFound, message: rowHandle != nil ? "no column at index \(index)" : "no current row", sql: sql)
         }
-        guard let value = T.decode(from: self, at: index) else {
-            throw DatabaseError(kind: .unexpectedNull, message: "column \(index) is NULL", sql: sql)
+        guard let decoded = T.decode(from: self, at: index) else {
+            let name = columnName(at: index) ?? "\(index)"
+            guard sqlite3_value_type(value) != SQLITE_NULL else {
+                throw DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: sql)
+            }
+            throw DatabaseError(
+                kind: .typeMismatch,
+                message: "column \(name) holds a value of type \(SQLiteValue.storageClass(value)) that \(T.self) does not read",
+                sql: sql)
         }
-        return value
+        return decoded
     }
 
     // MARK: - Rows

@@ -19,19 +19,65 @@ extension ResultSet {
     ///   key `authorID` reads the column `author_id`).
     public func decode<T: Decodable>(_ type: T.Type = T.self, columnNaming: ColumnNaming = .exact) throws -> T {
         guard !isClosed else { throw DatabaseError.misuse("decode on a closed result set", sql: sql) }
-        return try T(from: RowDecoder(row: self, naming: columnNaming))
+        // One plan for all the rows of this result set: each coding key finds its column once.
+        let plan: RowDecodingPlan
+        if let current = decodingPlan, current.naming == columnNaming {
+            plan = current
+        } else {
+            plan = RowDecodingPlan(naming: columnNaming)
+            decodingPlan = plan
+        }
+        return try T(from: RowDecoder(row: self, plan: plan))
+    }
+}
+
+/// Where each coding key's column is in a result set's rows, learned on the first row.
+///
+/// A type decodes its keys in the same order on every row, so the key expected next is compared
+/// first (one string comparison, usually of the very same literal): the column name is neither
+/// derived from the key nor looked up again.
+final class RowDecodingPlan {
+    let naming: ColumnNaming
+    @exclusivity(unchecked) private var entries: [(key: String, index: Int)] = []
+    @exclusivity(unchecked) private var next = 0
+
+    init(naming: ColumnNaming) { self.naming = naming }
+
+    /// The index of the column for coding key `key`, or `nil` when the row has no such column.
+    @inline(__always)
+    func index(of key: String, in row: ResultSet) -> Int? {
+        if next < entries.count, entries[next].key == key {
+            let index = entries[next].index
+            next = next + 1 == entries.count ? 0 : next + 1
+            return index
+        }
+        return lookUp(key, in: row)
+    }
+
+    private func lookUp(_ key: String, in row: ResultSet) -> Int? {
+        if let position = entries.firstIndex(where: { $0.key == key }) {
+            next = position + 1 == entries.count ? 0 : position + 1
+            return entries[position].index
+        }
+        guard let index = row.columnIndex(named: naming.column(for: key)) else { return nil }
+        // Bounded: a decoder that asks for ever new keys falls back to looking them up.
+        if entries.count < max(row.columnCount, 1) * 2 {
+            entries.append((key, index))
+            next = 0
+        }
+        return index
     }
 }
 
 /// A `Decoder` over one row of a ``ResultSet``.
 private struct RowDecoder: Decoder {
     let row: ResultSet
-    let naming: ColumnNaming
+    let plan: RowDecodingPlan
     var codingPath: [CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowContainer<Key>(row: row, naming: naming))
+        KeyedDecodingContainer(RowContainer<Key>(row: row, plan: plan))
     }
 
     func unkeyedContainer() throws -> UnkeyedDecodingContainer {
@@ -43,50 +89,128 @@ private struct RowDecoder: Decoder {
     }
 }
 
-/// Reads a row's columns by coding key.
+/// Reads a row's columns by coding key. The standard scalar types read their column directly,
+/// with no conformance lookup or cast per value.
 private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: ResultSet
-    let naming: ColumnNaming
+    let plan: RowDecodingPlan
     var codingPath: [CodingKey] { [] }
     var allKeys: [Key] {
         (0..<row.columnCount).compactMap { row.columnName(at: $0).flatMap(Key.init(stringValue:)) }
     }
 
-    func contains(_ key: Key) -> Bool { row.columnIndex(named: naming.column(for: key.stringValue)) != nil }
+    func contains(_ key: Key) -> Bool { plan.index(of: key.stringValue, in: row) != nil }
 
+    private func column(_ key: Key) -> String { plan.naming.column(for: key.stringValue) }
+
+    @inline(__always)
     private func index(_ key: Key) throws -> Int {
-        let column = naming.column(for: key.stringValue)
-        guard let index = row.columnIndex(named: column) else {
+        guard let index = plan.index(of: key.stringValue, in: row) else {
             throw DatabaseError(
-                kind: .columnNotFound, message: "no column named \(column) (for the property \(key.stringValue))", sql: row.sql)
+                kind: .columnNotFound, message: "no column named \(column(key)) (for the property \(key.stringValue))", sql: row.sql)
         }
         return index
     }
 
+    /// The column of `key` read by `read`: NULL throws `unexpectedNull`, a value `read` refuses
+    /// `typeMismatch`.
+    @inline(__always)
+    private func required<T>(_ key: Key, _ read: (Int) -> T?) throws -> T {
+        let index = try index(key)
+        if let value = read(index) { return value }
+        throw failure(T.self, key, at: index)
+    }
+
+    /// The column of `key` read by `read`, `nil` for NULL or a missing column.
+    @inline(__always)
+    private func optional<T>(_ key: Key, _ read: (Int) -> T?) throws -> T? {
+        guard let index = plan.index(of: key.stringValue, in: row), !row.isNull(at: index) else { return nil }
+        if let value = read(index) { return value }
+        throw failure(T.self, key, at: index)
+    }
+
+    private func failure<T>(_ type: T.Type, _ key: Key, at index: Int) -> DatabaseError {
+        if row.isNull(at: index) {
+            return DatabaseError(kind: .unexpectedNull, message: "column \(column(key)) is NULL", sql: row.sql)
+        }
+        return DatabaseError(
+            kind: .typeMismatch,
+            message: "column \(column(key)) holds a value of type \(row.storageClass(at: index)) that \(T.self) does not read",
+            sql: row.sql)
+    }
+
+    /// An integer column that fits `T`.
+    @inline(__always)
+    private func integer<T: FixedWidthInteger>(_ index: Int) -> T? { row.int64(at: index).flatMap { T(exactly: $0) } }
+
     func decodeNil(forKey key: Key) throws -> Bool { row.isNull(at: try index(key)) }
 
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try required(key, row.bool(at:)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try required(key, row.string(at:)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try required(key, row.double(at:)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try required(key) { row.double(at: $0).map(Float.init) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try required(key, row.int(at:)) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try required(key, integer) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try required(key, integer) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try required(key, integer) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try required(key, row.int64(at:)) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try required(key) { row.uint64(at: $0).map { UInt($0) } } }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try required(key, integer) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try required(key, integer) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try required(key, integer) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try required(key, row.uint64(at:)) }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(key, row.bool(at:)) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(key, row.string(at:)) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optional(key, row.double(at:)) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try optional(key) { row.double(at: $0).map(Float.init) }
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optional(key, row.int(at:)) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optional(key, integer) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optional(key, integer) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optional(key, integer) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optional(key, row.int64(at:)) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        try optional(key) { row.uint64(at: $0).map { UInt($0) } }
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optional(key, integer) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optional(key, integer) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optional(key, integer) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(key, row.uint64(at:)) }
+
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let index = try index(key)
-        let column = naming.column(for: key.stringValue)
+        try decode(type, key, at: try index(key))
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let index = plan.index(of: key.stringValue, in: row), !row.isNull(at: index) else { return nil }
+        return try decode(type, key, at: index)
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ key: Key, at index: Int) throws -> T {
+        // The common non-scalar columns without a conformance lookup (the cast is to T itself).
+        if T.self == Data.self {
+            guard let data = row.data(at: index) else { throw failure(T.self, key, at: index) }
+            return unsafeBitCast(data, to: T.self)
+        }
+        if T.self == Date.self {
+            guard let date = row.date(at: index) else { throw failure(T.self, key, at: index) }
+            return unsafeBitCast(date, to: T.self)
+        }
         if let columnType = T.self as? ColumnDecodable.Type {
-            guard let value = columnType.decode(from: row, at: index) as? T else {
-                if row.isNull(at: index) {
-                    throw DatabaseError(kind: .unexpectedNull, message: "column \(column) is NULL", sql: row.sql)
-                }
-                throw DatabaseError(
-                    kind: .typeMismatch, message: "column \(column) holds \(row.value(at: index)?.description ?? "?"), not a \(T.self)",
-                    sql: row.sql)
-            }
+            guard let value = columnType.decode(from: row, at: index) as? T else { throw failure(T.self, key, at: index) }
             return value
         }
         // Anything else (nested structs, arrays, enums with raw values) is stored as JSON text.
         guard let text = row.string(at: index) else {
-            throw DatabaseError(kind: .unexpectedNull, message: "column \(column) is NULL", sql: row.sql)
+            throw DatabaseError(kind: .unexpectedNull, message: "column \(column(key)) is NULL", sql: row.sql)
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(text.utf8))
         } catch {
-            throw DatabaseError(kind: .typeMismatch, message: "column \(column) does not hold a \(T.self) as JSON: \(error)", sql: row.sql)
+            throw DatabaseError(
+                kind: .typeMismatch, message: "column \(column(key)) does not hold a \(T.self) as JSON: \(error)", sql: row.sql)
         }
     }
 
@@ -98,6 +222,6 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         throw DecodingError.typeMismatch([Any].self, .init(codingPath: [key], debugDescription: "columns do not nest"))
     }
 
-    func superDecoder() throws -> Decoder { RowDecoder(row: row, naming: naming) }
-    func superDecoder(forKey key: Key) throws -> Decoder { RowDecoder(row: row, naming: naming) }
+    func superDecoder() throws -> Decoder { RowDecoder(row: row, plan: plan) }
+    func superDecoder(forKey key: Key) throws -> Decoder { RowDecoder(row: row, plan: plan) }
 }

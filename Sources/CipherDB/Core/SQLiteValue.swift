@@ -65,6 +65,19 @@ enum SQLiteValue {
         }
     }
 
+    /// The value's storage class (`INTEGER`, `REAL`, `TEXT`, `BLOB`, `NULL`): what an error may
+    /// say about a value without showing it.
+    static func storageClass(_ value: OpaquePointer?) -> String {
+        guard let value else { return "NULL" }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return "INTEGER"
+        case SQLITE_FLOAT: return "REAL"
+        case SQLITE_TEXT: return "TEXT"
+        case SQLITE_BLOB: return "BLOB"
+        default: return "NULL"
+        }
+    }
+
     static func databaseValue(_ value: OpaquePointer?) -> DatabaseValue {
         guard let value else { return .null }
         switch sqlite3_value_type(value) {
