@@ -8,6 +8,9 @@
 //   CoreBenchmark --once-side SIDE [--rows N] [--commits N]
 //                                               one side once, for
 //                                               valgrind --tool=callgrind --instr-atstart=no
+//   CoreBenchmark --make-files --files DIR [--rows N]
+//                                               the files the read sides read, made once in DIR
+//                                               (then pass --files DIR to the runs above)
 //   CoreBenchmark --list                        the workloads and their sides
 //
 // `make bench` (tools/benchmarks/run.py) runs them all and writes docs/performance/.
@@ -107,12 +110,27 @@ func openDefault(_ path: String, encrypted: Bool, pageSize: Int? = nil) throws -
     return db
 }
 
-/// Files made once, when a side first needs them (a side run alone under callgrind makes only its own).
+/// Files made once, when a side first needs them (a side run alone under callgrind makes only its
+/// own). With `--files DIR` they are kept in DIR and reused by later runs (run.py makes them once,
+/// outside valgrind); they are only read.
 nonisolated(unsafe) var madeFiles: [String: String] = [:]
+let keptFiles = option("--files")
 func made(_ name: String, _ make: (String) throws -> Void) rethrows -> String {
     if let path = madeFiles[name] { return path }
-    let path = freshPath(name)
-    try make(path)
+    let path: String
+    if let keptFiles {
+        path = keptFiles + "/\(rowCount)-" + name
+        if !FileManager.default.fileExists(atPath: path) {
+            let partial = path + ".partial"
+            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(partial + suffix) }
+            try make(partial)
+            rename(partial, path)
+            for suffix in ["-wal", "-shm"] { rename(partial + suffix, path + suffix) }
+        }
+    } else {
+        path = freshPath(name)
+        try make(path)
+    }
     madeFiles[name] = path
     return path
 }
@@ -465,6 +483,11 @@ if let name = option("--once-side") {
         exit(64)
     }
     try side(Meter(counting: true))
+    exit(0)
+}
+if arguments.contains("--make-files") {
+    _ = (filled(), playersFile(), walFile())
+    _ = try (defaultFile(encrypted: false), defaultFile(encrypted: true), defaultFile(encrypted: true, pageSize: 4096))
     exit(0)
 }
 if arguments.contains("--list") {
