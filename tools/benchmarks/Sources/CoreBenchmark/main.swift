@@ -66,7 +66,7 @@ func option(_ name: String) -> String? {
     return arguments[index + 1]
 }
 let quick = arguments.contains("--quick")
-let rowCount = option("--rows").flatMap(Int.init) ?? (quick ? 20_000 : 100_000)
+let rowCount = option("--rows").flatMap(Int.init) ?? (quick ? 10_000 : 100_000)
 let commitCount = option("--commits").flatMap(Int.init) ?? (quick ? 200 : 1_000)
 let runs = quick ? 3 : 5
 let fixture = Fixture(rowCount: rowCount)
