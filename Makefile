@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large fuzz format format-check install uninstall docs clean
 
 all: build
 
@@ -90,15 +90,19 @@ harness-quick: build
 	@tools/sqlcipher4-env.sh >/dev/null
 	CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" python3 tools/harness/harness.py --quick
 
-# CipherDB against the C API and the CLI against the sqlcipher shell, wall times and callgrind
-# instruction counts, results in docs/performance/ (see docs/performance.md); then the pool figures.
-# bench-quick is the same at CI size (about a minute).
+# CipherDB against a C baseline written in C and the CLI against the sqlcipher shell, wall times
+# and callgrind instruction counts, results in docs/performance/ (see docs/performance.md); then
+# the pool figures. bench-quick is the same at CI size (under two minutes once built);
+# bench-large adds the whole-file operations at 1 GB (long).
 bench: deps
 	python3 tools/benchmarks/run.py
 	cd tools/benchmarks && $(SWIFT) run -c release PoolBenchmark
 
 bench-quick: deps
 	python3 tools/benchmarks/run.py --quick
+
+bench-large: deps
+	python3 tools/benchmarks/run.py --large
 
 # swift-format (in the toolchain) with .swift-format: 140 columns, 4 spaces. CI runs the check.
 FORMATTED := Sources Tests tools/keystore-crash-driver tools/fuzz/Sources tools/benchmarks/Sources

@@ -11,13 +11,18 @@ let package = Package(
     targets: [
         // The raw C API, for the wrapper-overhead baseline.
         .systemLibrary(name: "CSQLCipherRaw", pkgConfig: "sqlcipher"),
-        // CipherDB's Database against the raw C API: inserts, scans, point lookups.
+        // The headline baseline: every workload written in C on the same SQLCipher, copying text
+        // and blobs where Swift makes String and Data.
+        .target(name: "CBaseline", dependencies: ["CSQLCipherRaw"]),
+        // CipherDB against the C baseline: inserts, scans, lookups, records, the query interface,
+        // a pool's concurrent readers, observation.
         .executableTarget(
             name: "CoreBenchmark",
             dependencies: [
                 .product(name: "CipherDB", package: "CipherDB"),
                 .product(name: "CipherCrypto", package: "CipherDB"),
                 "CSQLCipherRaw",
+                "CBaseline",
             ]
         ),
         // DatabasePool: opening with a passphrase (derive once vs per connection), pool vs queue reads.

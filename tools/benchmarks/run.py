@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
-"""CipherDB's benchmarks: the wrapper against SQLCipher's C API, and the CLI's whole-file
-operations against the stock sqlcipher shell, in one run on one machine.
+"""CipherDB's benchmarks: the wrapper against a C baseline written in C, and the CLI's whole-file
+operations and .import against the stock sqlcipher shell, in one run on one machine.
 
-  python3 tools/benchmarks/run.py [--quick] [--out docs/performance]
+  python3 tools/benchmarks/run.py [--quick | --large] [--out docs/performance]
 
-Three kinds of figures:
-  * wall times of the core workloads (CoreBenchmark: interleaved runs, medians);
-  * instruction counts of the same workloads under valgrind's callgrind (repeatable on a loaded
-    machine; only the measured part of each side is counted);
-  * wall time and peak memory of `cipherdb rekey | verify | export --format sql` against the
-    sqlcipher shell's `PRAGMA rekey`, `PRAGMA integrity_check` and `.dump` on one file.
+The figures:
+  * wall times of the core workloads (CoreBenchmark: interleaved runs; median ratio and the
+    min-max of the per-run ratios);
+  * instruction counts of each side of each workload under valgrind's callgrind (deterministic;
+    only the measured part is counted; every thread, and for observation the writer's thread
+    alone as well);
+  * ValueObservation's notification latency (median, p95);
+  * `.import` of 1M CSV rows (100k in the quick mode) by `cipherdb shell` and the sqlcipher shell;
+  * `cipherdb rekey | verify | export --format sql` against the shell's `PRAGMA rekey`,
+    `PRAGMA integrity_check` and `.dump` at 10 MB and 100 MB (and 1 GB with --large; 10 MB
+    only with --quick); rekey both with the second core idle and with it busy (a spinning
+    process); wall time, CPU time and peak RSS of each process.
 
-Writes results.json and ratios.png (when matplotlib can be installed into .build-bench/venv)
-into the output folder. The quick mode (CI-sized: 20k rows, 5k under callgrind, a 10 MB file)
-finishes in about a minute on two cores.
+Writes results.json and ratios.png (results-quick.json, ratios-quick.png in the quick mode;
+results-large.json, ratios-large.png with --large) into the output folder, with the goals of
+issues 23 and 24. The quick mode (CI-sized: 10k rows, 2k and 50 commits under callgrind, a 10 MB file, 100k
+rows to import) takes about one and a half minutes on two cores once built.
 """
 import argparse
+import concurrent.futures
+import glob
 import json
 import os
 import platform
@@ -33,6 +42,32 @@ CORE = os.path.join(BENCH, ".build", "release", "CoreBenchmark")
 CLI = os.path.join(ROOT, ".build-static", "release", "cipherdb")
 RAW_KEY = "5a" * 32
 NEW_KEY = "a5" * 32
+
+# The goals of issue 23 (Goals) and issue 24 (Speed), as results.json states them; each row of
+# the tables below carries its own `goal` too.
+GOALS = [
+    {"issue": 23, "workload": "Codable insert / C, instructions", "goal": "<= 1.5", "rows": ["Codable insert, one transaction"]},
+    {"issue": 23, "workload": "Codable fetchAll / C", "goal": "<= 1.5", "rows": ["Codable fetchAll (SQL)"]},
+    {"issue": 23, "workload": "scan by index / C copying", "goal": "<= 1.15", "rows": ["scan, columns by index"]},
+    {"issue": 23, "workload": "lookups with cached pages / C copying", "goal": "<= 1.15",
+     "rows": ["lookups, cached pages, executeQuery", "lookups, cached pages, stringForQuery", "lookups, cached pages, PreparedStatement"]},
+    {"issue": 23, "workload": "insert of 8 values / C", "goal": "<= 1.10", "rows": ["insert of 8 values, executeUpdate"]},
+    {"issue": 23, "workload": "one-row write transaction with 1 / 10 observers, against none", "goal": "<= 1.15 / <= 2.0",
+     "rows": ["write txs, DatabaseQueue, 1 observer", "write txs, DatabaseQueue, 10 observers",
+              "write txs, DatabasePool, 1 observer", "write txs, DatabasePool, 10 observers"]},
+    {"issue": 23, "workload": ".import 1M rows: time / sqlcipher shell, peak memory", "goal": "<= 1.0, <= 2x the shell's",
+     "rows": [".import CSV"]},
+    {"issue": 23, "workload": "verify 1 GB: peak memory", "goal": "<= 64 MiB, time <= 1.0 of integrity_check", "rows": ["verify"]},
+    {"issue": 23, "workload": "rekey / shell PRAGMA rekey, 10 MB / 100 MB / 1 GB, idle and busy",
+     "goal": "report both; <= 0.30 idle at every size, CPU <= 1.1x the codec's design floor",
+     "rows": ["rekey, second core idle", "rekey, second core busy"]},
+    {"issue": 24, "workload": "100k point lookups through a builder query, typed values", "goal": "<= 1.10 of executeQuery with SQL, <= 1.15 of C",
+     "rows": ["builder lookups / executeQuery with SQL", "builder lookups (scalar), cached pages"]},
+    {"issue": 24, "workload": "Player.filter(...).fetchAll(db) of 100k rows", "goal": "<= 1.5 of C building the same structs",
+     "rows": ["Player.filter(...).fetchAll, all rows"]},
+    {"issue": 24, "workload": "100k inserts through table.insert(...) in one transaction", "goal": "<= 1.15 of C",
+     "rows": ["table.insert(...) + run, one transaction"]},
+]
 
 
 def log(message):
@@ -56,34 +91,60 @@ def machine():
     return {"cpu": model, "cores": os.cpu_count(), "system": platform.platform(), "date": time.strftime("%Y-%m-%d")}
 
 
-def wall_times(quick):
+def core_json(arguments):
     with tempfile.NamedTemporaryFile(suffix=".json") as output:
-        command = [CORE, "--json", output.name] + (["--quick"] if quick else [])
-        subprocess.run(command, check=True)
+        subprocess.run([CORE, "--json", output.name] + arguments, check=True)
         with open(output.name) as handle:
             return json.load(handle)
 
 
-def instructions(name, side, rows):
-    """Instructions of one side's measured part (callgrind, collection on only inside it)."""
+def instructions(side, rows, commits, files):
+    """Instructions of one side's measured part (callgrind, collection on only inside it):
+    (every thread, the main thread). The main thread is the one that runs the workload (for
+    observation: the writer; its fetches run on other threads)."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
         subprocess.run(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-             CORE, "--once", name, "--side", side, "--rows", str(rows)],
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", f"--callgrind-out-file={out}",
+             CORE, "--once-side", side, "--rows", str(rows), "--commits", str(commits), "--files", files],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        with open(out) as handle:
-            # "totals" counts what was collected; the "summary" header stays 0 when collection
-            # starts late.
-            for line in handle:
-                match = re.match(r"totals: (\d+)", line)
-                if match:
-                    return int(match.group(1))
-    raise RuntimeError(f"no instruction count for {name} / {side}")
+        per_thread = {}
+        for path in glob.glob(out + "-*"):
+            with open(path) as handle:
+                # "totals" counts what was collected; the "summary" header stays 0 when
+                # collection starts late.
+                for line in handle:
+                    match = re.match(r"totals: (\d+)", line)
+                    if match:
+                        per_thread[int(path.rsplit("-", 1)[1])] = int(match.group(1))
+                        break
+        if 1 not in per_thread:
+            raise RuntimeError(f"no instruction count for {side}")
+        return sum(per_thread.values()), per_thread[1]
+
+
+def core_instructions(workloads, rows, commits):
+    """Counts every side once (sides shared by several rows are counted once), two at a time."""
+    sides = sorted({w["baseline_side"] for w in workloads} | {w["subject_side"] for w in workloads})
+    with tempfile.TemporaryDirectory(prefix="cipherdb-bench-files-") as files:
+        subprocess.run([CORE, "--make-files", "--files", files, "--rows", str(rows)], check=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            counts = dict(zip(sides, pool.map(lambda side: instructions(side, rows, commits, files), sides)))
+    for w in workloads:
+        (base_all, base_main), (subject_all, subject_main) = counts[w["baseline_side"]], counts[w["subject_side"]]
+        observation = w["group"] == "observation"
+        # The headline: every thread's instructions; for observation the writer's thread's (the
+        # observers' fetches, on other threads, are reported beside it).
+        base, subject = (base_main, subject_main) if observation else (base_all, subject_all)
+        w.update(baseline_instructions=base, subject_instructions=subject, instruction_ratio=subject / base,
+                 instruction_rows=rows, instructions_counted="writer thread" if observation else "all threads")
+        if observation:
+            w.update(instruction_commits=commits, baseline_instructions_all_threads=base_all,
+                     subject_instructions_all_threads=subject_all, instruction_ratio_all_threads=subject_all / base_all)
 
 
 def run_measured(command, stdin_text=None, env=None):
-    """Runs a command; returns (seconds, peak RSS in MiB) of that child alone."""
+    """Runs a command; returns (seconds, peak RSS in MiB, CPU seconds) of that child alone."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     if stdin_text is not None:
@@ -95,11 +156,17 @@ def run_measured(command, stdin_text=None, env=None):
     process.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{command[0]} failed: {stderr.strip()}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def shell_key_lines(key):
     return f"PRAGMA key = \"x'{key}'\";\nPRAGMA cipher_page_size = 4096;\n"
+
+
+def shell_query(path, sql):
+    result = subprocess.run(["sqlcipher", path], input=(shell_key_lines(RAW_KEY) + sql + "\n").encode(), check=True,
+                            capture_output=True)
+    return result.stdout.decode().strip().splitlines()[-1]
 
 
 def make_file(path, megabytes):
@@ -113,60 +180,142 @@ def make_file(path, megabytes):
     subprocess.run(["sqlcipher", path], input=script.encode(), check=True, stdout=subprocess.DEVNULL)
 
 
-def cli_operations(quick, folder):
-    megabytes = 10 if quick else 100
-    runs = 3
-    source = os.path.join(folder, "source.db")
-    make_file(source, megabytes)
-    size = os.path.getsize(source)
+def write_keys(folder):
     key_file = os.path.join(folder, "key")
     new_key_file = os.path.join(folder, "new-key")
     for path, key in ((key_file, RAW_KEY), (new_key_file, NEW_KEY)):
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
             handle.write(key)
+    return key_file, new_key_file
+
+
+class Spinner:
+    """A process spinning on one core (the second core busy) while the block runs."""
+
+    def __enter__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        time.sleep(0.2)
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+
+def compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra=None):
+    """`runs` interleaved runs of both commands (each on a fresh copy); medians, per-run ratio
+    spread, peak RSS and CPU of each."""
+    subject_samples, baseline_samples = [], []
+    for _ in range(runs):
+        fresh()
+        command, script = baseline()
+        baseline_samples.append(run_measured(command, script))
+        fresh()
+        command, script = subject()
+        subject_samples.append(run_measured(command, script))
+    baseline_seconds = statistics.median(s for s, _, _ in baseline_samples)
+    subject_seconds = statistics.median(s for s, _, _ in subject_samples)
+    ratios = [s[0] / b[0] for s, b in zip(subject_samples, baseline_samples)]
+    row = {
+        "name": name, "baseline": baseline_name, "goal": goal, "runs": runs,
+        "baseline_seconds": baseline_seconds, "subject_seconds": subject_seconds,
+        "wall_ratio": subject_seconds / baseline_seconds, "wall_ratio_min": min(ratios), "wall_ratio_max": max(ratios),
+        "subject_cpu_seconds": statistics.median(c for _, _, c in subject_samples),
+        "baseline_cpu_seconds": statistics.median(c for _, _, c in baseline_samples),
+        "subject_peak_rss_mib": max(r for _, r, _ in subject_samples),
+        "baseline_peak_rss_mib": max(r for _, r, _ in baseline_samples),
+    }
+    row.update(extra or {})
+    goal_text = f"{goal:5.2f}" if goal is not None else "    -"
+    log(f"{name:34} {row.get('size', ''):>7} {baseline_seconds * 1000:9.1f} ms {subject_seconds * 1000:9.1f} ms  "
+        f"{row['wall_ratio']:5.2f} ({row['wall_ratio_min']:.2f}-{row['wall_ratio_max']:.2f})  {goal_text}  "
+        f"peak {row['baseline_peak_rss_mib']:5.0f} / {row['subject_peak_rss_mib']:5.0f} MiB  "
+        f"cpu {row['baseline_cpu_seconds']:.2f} / {row['subject_cpu_seconds']:.2f} s")
+    return row
+
+
+def cli_operations(sizes, folder):
+    key_file, new_key_file = write_keys(folder)
     work = os.path.join(folder, "work.db")
+    results = []
+    for megabytes in sizes:
+        source = os.path.join(folder, f"source-{megabytes}.db")
+        make_file(source, megabytes)
+        size = os.path.getsize(source)
+        runs = 3 if megabytes <= 100 else 1
+
+        def fresh():
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                if os.path.exists(work + suffix):
+                    os.unlink(work + suffix)
+            shutil.copyfile(source, work)
+
+        rekey = (lambda: ([CLI, "rekey", work, "--raw-key-file", key_file, "--new-raw-key-file", new_key_file], None),
+                 lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + f"PRAGMA rekey = \"x'{NEW_KEY}'\";\n"))
+        cases = [
+            ("rekey, second core idle", "shell PRAGMA rekey", 0.30, rekey[1], rekey[0], False),
+            ("rekey, second core busy", "shell PRAGMA rekey", None, rekey[1], rekey[0], True),
+            ("verify", "shell PRAGMA integrity_check", 1.0,
+             lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + "PRAGMA integrity_check;\n"),
+             lambda: ([CLI, "verify", work, "--raw-key-file", key_file], None), False),
+            ("export --format sql", "shell .dump", 1.2,
+             lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + ".output " + os.path.join(folder, "shell.sql") + "\n.dump\n"),
+             lambda: ([CLI, "export", work, os.path.join(folder, "dump.sql"), "--raw-key-file", key_file, "--format", "sql", "--force"],
+                      None), False),
+        ]
+        for name, baseline_name, goal, baseline, subject, busy in cases:
+            extra = {"file_bytes": size, "size": f"{megabytes} MB", "second_core_busy": busy}
+            if busy:
+                with Spinner():
+                    row = compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra)
+            else:
+                row = compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra)
+            row["subject_megabytes_per_second"] = size / row["subject_seconds"] / 1e6
+            results.append(row)
+        os.unlink(source)
+        for path in glob.glob(os.path.join(folder, "*.sql")):
+            os.unlink(path)
+    return results
+
+
+def import_csv(rows, folder):
+    """`.import` of `rows` CSV records into an existing table of a new raw-key file: the stock
+    shell (`.mode csv`, `.import FILE t`) against `cipherdb shell` (`.import --csv FILE t`); both
+    counted afterwards."""
+    key_file, _ = write_keys(folder)
+    csv = os.path.join(folder, "import.csv")
+    with open(csv, "w") as handle:
+        for i in range(rows):
+            email = "" if i % 4 == 0 else f"player{i}@example.com"
+            handle.write(f"{i},Player number {i},{email},{(i * 2654435761) % 1000003},{i * 0.25}\n")
+    empty = os.path.join(folder, "empty.db")
+    subprocess.run(["sqlcipher", empty], input=(shell_key_lines(RAW_KEY) +
+                   "CREATE TABLE t(id INTEGER, name TEXT, email TEXT, score INTEGER, rating REAL);\n").encode(),
+                   check=True, stdout=subprocess.DEVNULL)
+    work = os.path.join(folder, "import.db")
 
     def fresh():
         for suffix in ("", "-journal", "-wal", "-shm"):
             if os.path.exists(work + suffix):
                 os.unlink(work + suffix)
-        shutil.copyfile(source, work)
+        shutil.copyfile(empty, work)
 
-    cases = [
-        ("rekey (raw key to raw key)", "shell PRAGMA rekey", 0.15,
-         lambda: [CLI, "rekey", work, "--raw-key-file", key_file, "--new-raw-key-file", new_key_file], None,
-         lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + f"PRAGMA rekey = \"x'{NEW_KEY}'\";\n")),
-        ("verify", "shell PRAGMA integrity_check", 1.0,
-         lambda: [CLI, "verify", work, "--raw-key-file", key_file], None,
-         lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + "PRAGMA integrity_check;\n")),
-        ("export --format sql", "shell .dump", 1.2,
-         lambda: [CLI, "export", work, os.path.join(folder, "dump.sql"), "--raw-key-file", key_file, "--format", "sql", "--force"],
-         None,
-         lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + ".output " + os.path.join(folder, "shell.sql") + "\n.dump\n")),
-    ]
-    results = []
-    for name, baseline_name, goal, subject, subject_stdin, baseline in cases:
-        subject_samples, baseline_samples = [], []
-        for _ in range(runs):
-            fresh()
-            command, script = baseline()
-            baseline_samples.append(run_measured(command, script))
-            fresh()
-            subject_samples.append(run_measured(subject(), subject_stdin))
-        baseline_seconds = statistics.median(s for s, _ in baseline_samples)
-        subject_seconds = statistics.median(s for s, _ in subject_samples)
-        results.append({
-            "name": name, "baseline": baseline_name, "goal": goal, "file_bytes": size,
-            "baseline_seconds": baseline_seconds, "subject_seconds": subject_seconds,
-            "wall_ratio": subject_seconds / baseline_seconds,
-            "subject_megabytes_per_second": size / subject_seconds / 1e6,
-            "subject_peak_rss_mib": max(r for _, r in subject_samples),
-            "baseline_peak_rss_mib": max(r for _, r in baseline_samples),
-        })
-        row = results[-1]
-        log(f"{name:32} {baseline_seconds * 1000:9.1f} ms {subject_seconds * 1000:9.1f} ms  {row['wall_ratio']:6.2f}  "
-            f"{goal:5.2f}  {row['subject_megabytes_per_second']:7.1f} MB/s  peak {row['subject_peak_rss_mib']:.0f} MiB")
-    return results
+    row = compare(".import CSV", "sqlcipher shell .import", 1.0, 3, fresh,
+                  lambda: (["sqlcipher", work], shell_key_lines(RAW_KEY) + f".mode csv\n.import {csv} t\n"),
+                  lambda: ([CLI, "shell", work, "--raw-key-file", key_file], f".import --csv {csv} t\n"),
+                  {"rows": rows, "csv_bytes": os.path.getsize(csv), "size": f"{rows // 1000}k rows"})
+    # The last run was cipherdb's: every record in.
+    count = int(shell_query(work, "SELECT count(*) FROM t;"))
+    if count != rows:
+        raise RuntimeError(f"cipherdb shell imported {count} rows of {rows}")
+    fresh()
+    subprocess.run(["sqlcipher", work], input=(shell_key_lines(RAW_KEY) + f".mode csv\n.import {csv} t\n").encode(), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    count = int(shell_query(work, "SELECT count(*) FROM t;"))
+    if count != rows:
+        raise RuntimeError(f"the sqlcipher shell imported {count} rows of {rows}")
+    os.unlink(csv)
+    return row
 
 
 def chart(report, path):
@@ -184,21 +333,26 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 report = json.load(open(sys.argv[1]))
-rows = [(w["name"], w.get("instruction_ratio"), w["wall_ratio"], w["goal"]) for w in report["core"]]
-rows += [("cipherdb " + w["name"], None, w["wall_ratio"], w["goal"]) for w in report["cli"]]
-fig, ax = plt.subplots(figsize=(10, 0.55 * len(rows) + 1.5))
+rows = [(w["name"] + " / " + w["baseline"], w.get("instruction_ratio"), w["wall_ratio"],
+         w.get("wall_ratio_min", w["wall_ratio"]), w.get("wall_ratio_max", w["wall_ratio"]), w["goal"]) for w in report["core"]]
+rows += [("cipherdb " + w["name"] + " " + w.get("size", "") + " / shell", None, w["wall_ratio"],
+          w.get("wall_ratio_min", w["wall_ratio"]), w.get("wall_ratio_max", w["wall_ratio"]), w["goal"]) for w in report["cli"]]
+fig, ax = plt.subplots(figsize=(11, 0.42 * len(rows) + 1.5))
 ys = range(len(rows))
-ax.barh([y + 0.2 for y in ys], [r[1] or 0 for r in rows], height=0.4, label="instructions", color="#4c72b0")
-ax.barh([y - 0.2 for y in ys], [r[2] for r in rows], height=0.4, label="wall time", color="#dd8452")
+ax.barh([y + 0.2 for y in ys], [r[1] or 0 for r in rows], height=0.4, label="instructions (callgrind)", color="#4c72b0")
+ax.barh([y - 0.2 for y in ys], [r[2] for r in rows], height=0.4, label="wall time, median; whiskers: min-max of the runs",
+        color="#dd8452", xerr=[[r[2] - r[3] for r in rows], [r[4] - r[2] for r in rows]], error_kw={"elinewidth": 0.8})
 for y, r in zip(ys, rows):
-    ax.plot([r[3], r[3]], [y - 0.45, y + 0.45], color="black", linewidth=2)
+    if r[5] is not None:
+        ax.plot([r[5], r[5]], [y - 0.45, y + 0.45], color="black", linewidth=2)
 ax.set_yticks(list(ys))
-ax.set_yticklabels([r[0] for r in rows])
+ax.set_yticklabels([r[0] for r in rows], fontsize=8)
 ax.invert_yaxis()
 ax.axvline(1.0, color="grey", linestyle=":")
-ax.set_xlabel("cost relative to the baseline (C API, plaintext, or the sqlcipher shell); black: goal")
+ax.set_xscale("log")
+ax.set_xlabel("cost relative to the baseline named in the row (log scale); black: goal")
 ax.set_title("CipherDB on SQLCipher %s, %s rows (%s)" % (report["sqlcipher"], report["rows"], report["machine"]["date"]))
-ax.legend(loc="lower right")
+ax.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=110)
 '''
@@ -210,38 +364,51 @@ fig.savefig(sys.argv[2], dpi=110)
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="CI-sized run (about a minute)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="CI-sized run (under two minutes once built)")
+    mode.add_argument("--large", action="store_true", help="the full run plus the whole-file operations at 1 GB (long)")
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--no-instructions", action="store_true", help="skip callgrind")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "performance"))
     options = parser.parse_args()
     if not options.skip_build:
         build()
+    quick = ["--quick"] if options.quick else []
 
-    core = wall_times(options.quick)
+    core = core_json(quick)
+    log("")
+    latency = core_json(["--latency"] + quick)
     if not options.no_instructions and shutil.which("valgrind"):
-        rows = 5_000 if options.quick else 20_000
-        log(f"\ninstructions (callgrind, {rows} rows): baseline, CipherDB, ratio")
-        for workload in core["workloads"]:
-            baseline = instructions(workload["name"], "baseline", rows)
-            subject = instructions(workload["name"], "subject", rows)
-            workload.update(baseline_instructions=baseline, subject_instructions=subject,
-                            instruction_ratio=subject / baseline, instruction_rows=rows)
-            log(f"{workload['name']:44} {baseline:>13,} {subject:>13,}  {subject / baseline:6.2f}")
+        rows, commits = (2_000, 50) if options.quick else (20_000, 1_000)
+        log(f"\ninstructions (callgrind, {rows} rows, {commits} commits): baseline, CipherDB, ratio, goal")
+        core_instructions(core["workloads"], rows, commits)
+        for w in core["workloads"]:
+            goal = f"{w['goal']:5.2f}" if w["goal"] is not None else "    -"
+            extra = ""
+            if "instruction_ratio_all_threads" in w:
+                extra = f"  (writer thread; every thread {w['instruction_ratio_all_threads']:.2f})"
+            log(f"{w['name']:44} {w['baseline_instructions']:>14,} {w['subject_instructions']:>14,}  "
+                f"{w['instruction_ratio']:6.2f}  {goal}{'' if w['goal'] is None or w['instruction_ratio'] <= w['goal'] else '  (above goal)'}"
+                f"{extra}")
 
-    log("\nwhole-file operations against the sqlcipher shell: shell, cipherdb, ratio, goal")
+    sizes = [10] if options.quick else [10, 100, 1000] if options.large else [10, 100]
+    import_rows = 100_000 if options.quick else 1_000_000
     with tempfile.TemporaryDirectory(prefix="cipherdb-bench-") as folder:
-        cli = cli_operations(options.quick, folder)
+        log(f"\n.import of {import_rows:,} CSV rows and whole-file operations against the sqlcipher shell:"
+            "\n  shell, cipherdb, ratio (min-max), goal, peak RSS shell / cipherdb, CPU shell / cipherdb")
+        cli = [import_csv(import_rows, folder)]
+        cli += cli_operations(sizes, folder)
 
-    report = {"sqlcipher": core["sqlcipher"], "rows": core["rows"], "runs": core["runs"], "quick": options.quick,
-              "machine": machine(), "core": core["workloads"], "cli": cli}
+    report = {"sqlcipher": core["sqlcipher"], "rows": core["rows"], "commits": core["commits"], "runs": core["runs"],
+              "quick": options.quick, "large": options.large, "machine": machine(), "goals": GOALS,
+              "core": core["workloads"], "latency": latency["latency"], "cli": cli}
     os.makedirs(options.out, exist_ok=True)
-    name = "results-quick" if options.quick else "results"
-    with open(os.path.join(options.out, name + ".json"), "w") as handle:
+    suffix = "-quick" if options.quick else "-large" if options.large else ""
+    with open(os.path.join(options.out, f"results{suffix}.json"), "w") as handle:
         json.dump(report, handle, indent=2, sort_keys=True)
         handle.write("\n")
-    chart(report, os.path.join(options.out, ("ratios-quick" if options.quick else "ratios") + ".png"))
-    log(f"\nwrote {options.out}/{name}.json")
+    chart(report, os.path.join(options.out, f"ratios{suffix}.png"))
+    log(f"\nwrote {options.out}/results{suffix}.json")
 
 
 if __name__ == "__main__":

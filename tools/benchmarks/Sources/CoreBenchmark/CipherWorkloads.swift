@@ -92,4 +92,76 @@ enum Cipher {
         try db.commit()
         return sum
     }
+
+    // MARK: Eight values: above executeUpdate's fixed-arity overloads
+
+    static func insert8(_ db: Database, _ fixture: Fixture) throws {
+        try db.beginDeferredTransaction()
+        for row in 0..<fixture.rowCount {
+            try db.executeUpdate(
+                Fixture.insert8, row, fixture.integers[row], fixture.reals[row], fixture.texts[row], fixture.blobs[row],
+                fixture.integers[row] * 2, fixture.reals[row] * 2, fixture.texts[row])
+        }
+        try db.commit()
+    }
+
+    // MARK: Codable records
+
+    static func insertPlayers(_ db: Database, _ players: [Player]) throws {
+        try db.beginDeferredTransaction()
+        var last: Int64 = 0
+        for player in players { last &+= try player.insert(db) }
+        try db.commit()
+        precondition(last != -1)
+    }
+
+    static func fetchPlayers(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        for player in try Player.fetchAll(db, sql: Fixture.selectPlayers) { sum.add(player) }
+        return sum
+    }
+
+    // MARK: The query interface
+
+    /// The tables and columns as an app declares them once.
+    enum Schema {
+        static let t = Table("t")
+        static let id = Column<Int64>("id")
+        static let i = Column<Int64>("i")
+        static let r = Column<Double>("r")
+        static let s = Column<String>("s")
+        static let b = Column<Data>("b")
+        static let score = Column<Int>("score")
+    }
+
+    /// Point lookups through a builder query, fetched as a typed value (`db.scalar` of a
+    /// one-column query: a `String`).
+    static func lookupsBuilder(_ db: Database, _ fixture: Fixture) throws -> Checksum {
+        var sum = Checksum()
+        try db.beginDeferredTransaction()
+        for id in fixture.lookupIDs {
+            sum.add(try db.scalar(Schema.t.filter(Schema.id == id).select(Schema.s)))
+        }
+        try db.commit()
+        return sum
+    }
+
+    /// Every player through `Player.filter(...)` (a condition every row meets).
+    static func filterPlayers(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        for player in try Player.filter(Schema.score >= 0).fetchAll(db) { sum.add(player) }
+        return sum
+    }
+
+    /// Five values inserted with `table.insert(column <- value, ...)` and `db.run`.
+    static func insertBuilder(_ db: Database, _ fixture: Fixture) throws {
+        try db.beginDeferredTransaction()
+        for row in 0..<fixture.rowCount {
+            try db.run(
+                Schema.t.insert(
+                    Schema.id <- Int64(row), Schema.i <- fixture.integers[row], Schema.r <- fixture.reals[row],
+                    Schema.s <- fixture.texts[row], Schema.b <- fixture.blobs[row]))
+        }
+        try db.commit()
+    }
 }
