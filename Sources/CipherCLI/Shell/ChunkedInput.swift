@@ -27,11 +27,24 @@ final class ChunkedInput {
     let name: String
     private let descriptor: Int32
     private let closes: Bool
-    private var chunk = [UInt8](repeating: 0, count: ChunkedInput.chunkSize)
-    private var position = 0
-    private var count = 0
-    private var finished = false
+    // One thread reads an input: its state needs no run-time exclusivity checks (a few per byte).
+    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: ChunkedInput.chunkSize)
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var count = 0
+    @exclusivity(unchecked) private var finished = false
+    /// The bytes of the chunks before this one.
+    @exclusivity(unchecked) private var before = 0
     private static let chunkSize = 64 * 1024
+
+    /// How many bytes have been taken.
+    var consumed: Int { before + position }
+
+    /// The size of a regular file, `nil` for a pipe, a terminal or a device (for progress).
+    var size: Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(status.st_size)
+    }
 
     /// Reads stdin (left open).
     init() {
@@ -67,6 +80,7 @@ final class ChunkedInput {
                 if errno == EINTR { continue }
                 throw CLIError(.ioError, "cannot read \(name): \(String(cString: strerror(errno)))")
             }
+            before += count
             position = 0
             count = got
             finished = got == 0
@@ -93,6 +107,64 @@ final class ChunkedInput {
             return
         }
         position += prefix.count
+    }
+
+    /// A set of ASCII bytes that end a run (``appendRun(to:limit:stops:highBits:)``).
+    struct StopBytes {
+        private var low: UInt64 = 0
+        private var high: UInt64 = 0
+
+        /// The set of `bytes`, each below 0x80.
+        init(_ bytes: [UInt8]) {
+            for byte in bytes where byte < 0x80 {
+                if byte < 64 { low |= 1 << byte } else { high |= 1 << (byte - 64) }
+            }
+        }
+
+        /// Whether `byte` is in the set.
+        @inline(__always)
+        func contains(_ byte: UInt8) -> Bool {
+            byte < 64 ? low >> byte & 1 != 0 : byte < 128 && high >> (byte - 64) & 1 != 0
+        }
+    }
+
+    /// How a run ended (``appendRun(to:limit:stops:highBits:)``).
+    enum RunEnd {
+        /// At a byte of the stop set, left unread.
+        case stop
+        /// At the end of the input.
+        case endOfInput
+        /// `bytes` would have held more than its limit; what fit is appended, the rest left unread.
+        case tooLong
+    }
+
+    /// Appends the bytes before the next byte of `stops` to `bytes`, never more than `limit` in
+    /// all, and ORs each into `highBits`: a scan of the chunk, for the byte-by-byte readers'
+    /// long stretches of ordinary bytes.
+    func appendRun(to bytes: inout [UInt8], limit: Int, stops: StopBytes, highBits: inout UInt8) throws(CLIError) -> RunEnd {
+        while try fill() {
+            let start = position
+            var bits: UInt8 = 0
+            let end = chunk.withUnsafeBufferPointer { buffer in
+                var index = start
+                while index < count, !stops.contains(buffer[index]) {
+                    bits |= buffer[index]
+                    index += 1
+                }
+                return index
+            }
+            let room = limit - bytes.count
+            guard end - start <= room else {
+                bytes.append(contentsOf: chunk[start..<(start + max(0, room))])
+                position = start + max(0, room)
+                return .tooLong
+            }
+            highBits |= bits
+            bytes.append(contentsOf: chunk[start..<end])
+            position = end
+            if end < count { return .stop }
+        }
+        return .endOfInput
     }
 
     /// Appends the bytes before the next newline to `line`, never more than `limit` in all.

@@ -71,7 +71,7 @@ extension ShellSession {
                 try checker.open(flags: .readOnly, key: self.opened.key?.key, settings: self.opened.settings)
                 // Ctrl-C while the key was derived reached no statement: SQLite would not see it.
                 try cancellation.throwIfCancelled("verification")
-                problems = try checker.integrityCheck(cacheBytes: VerifyCommand.cacheBytes(forFileOf: self.opened.path))
+                problems = try checker.integrityCheck(cacheBytes: VerifyCommand.integrityCheckCacheBytes)
             } catch {
                 checkError = error
                 return false
@@ -168,23 +168,28 @@ extension ShellSession {
         // Records are read one at a time, never the whole file. A row longer than the length
         // limit, or with more fields than a table may have columns, SQLite would refuse anyway:
         // reading stops there, so what is held stays within what SQLite could store.
+        let input = try ChunkedInput(path: path)
         let reader = DelimitedRecordReader(
-            input: try ChunkedInput(path: path), format: chosen, maximumRecordLength: limit(SQLITE_LIMIT_LENGTH),
-            maximumFields: limit(SQLITE_LIMIT_COLUMN))
+            input: input, format: chosen, maximumRecordLength: limit(SQLITE_LIMIT_LENGTH), maximumFields: limit(SQLITE_LIMIT_COLUMN))
         // sqlite3 in ascii mode stops a record at an empty first field and drops it.
         let dropsEmptyRecords = style.mode == .ascii
-        func nextRecord() throws(CLIError) -> [String]? {
-            while let record = try reader.next() {
-                if dropsEmptyRecords, record.first?.isEmpty ?? true { continue }
-                return record
+        // One record, its storage reused by every record read into it.
+        var record = DelimitedRecord()
+        func nextRecord() throws(CLIError) -> Bool {
+            while try reader.read(into: &record) {
+                if dropsEmptyRecords, record.firstFieldIsEmpty { continue }
+                return true
             }
-            return nil
+            return false
         }
         for _ in 0..<skip {
-            guard try reader.next() != nil else { return }
+            guard try reader.read(into: &record) else { return }
         }
         do { try cancellation.throwIfCancelled("import") } catch { throw CLIError.database(error, path: opened.path) }
-        guard var record = try nextRecord() else { return }
+        guard try nextRecord() else { return }
+        let progress = ProgressReporter(quiet: false)
+        let fileSize = input.size ?? 0
+        defer { progress.finish() }
         do {
             try database.inSavePoint {
                 var columns: Int
@@ -193,17 +198,18 @@ extension ShellSession {
                 if try database.tableExists(table) {
                     columns = try database.columns(ofTable: table).count
                 } else {
-                    let header = record
+                    let header = record.strings()
                     columns = header.count
                     try database.executeUpdate(
                         "CREATE TABLE \(quoteIdentifier(table))(" + header.map { "\(quoteIdentifier($0)) TEXT" }.joined(separator: ",")
                             + ")")
-                    guard let first = try nextRecord() else { return .commit }
-                    record = first
+                    guard try nextRecord() else { return .commit }
                     number += 1
                 }
-                let insert =
-                    "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+                // One statement for every record, as sqlite3 does: compiled once, bound anew.
+                let insert = try database.makeStatement(
+                    "INSERT INTO \(quoteIdentifier(table)) VALUES(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")")
+                defer { insert.close() }
                 while true {
                     try cancellation.throwIfCancelled("import")
                     if record.count != columns {
@@ -211,10 +217,10 @@ extension ShellSession {
                             "\(path):\(number): expected \(columns) columns but found \(record.count): "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
-                    let values: [Bindable?] = (0..<columns).map { $0 < record.count ? record[$0] : nil }
-                    try database.executeUpdate(insert, arguments: .positional(values))
-                    guard let following = try nextRecord() else { break }
-                    record = following
+                    try record.bind(to: insert, columns: columns)
+                    try insert.execute()
+                    if number % 4096 == 0 { progress.update("importing \(path) (bytes)", done: input.consumed, total: fileSize) }
+                    guard try nextRecord() else { break }
                     number += 1
                 }
                 return .commit
@@ -225,6 +231,47 @@ extension ShellSession {
             throw CLIError.database(error, path: opened.path)
         } catch {
             throw CLIError(.sqlFailed, "\(error)")
+        }
+    }
+}
+
+/// One record as ``DelimitedRecordReader`` reads it: its fields' bytes end to end. Read every
+/// record into the same one: its storage is kept, so a record costs no allocation once the
+/// longest has been seen.
+struct DelimitedRecord {
+    /// The fields' bytes, one after another.
+    fileprivate var bytes: [UInt8] = []
+    /// Where each field ends in `bytes` (each starts where the one before it ends).
+    fileprivate var ends: [Int] = []
+    /// Every byte ORed together: below 0x80, the record is ASCII and so UTF-8 as it is.
+    fileprivate var highBits: UInt8 = 0
+
+    /// The number of fields.
+    var count: Int { ends.count }
+
+    /// Whether the record has no first field or an empty one.
+    var firstFieldIsEmpty: Bool { ends.first.map { $0 == 0 } ?? true }
+
+    /// The bytes of field `index`.
+    private func range(of index: Int) -> Range<Int> { (index == 0 ? 0 : ends[index - 1])..<ends[index] }
+
+    /// The fields as text, an invalid UTF-8 sequence replaced (U+FFFD).
+    func strings() -> [String] {
+        (0..<count).map { String(decoding: bytes[range(of: $0)], as: UTF8.self) }
+    }
+
+    /// Binds the first `columns` fields to the parameters of `statement` as text, NULL where the
+    /// record is short. ASCII binds straight from the bytes; other text is made a `String` first,
+    /// which replaces invalid UTF-8 (SQLite stores text as it is given).
+    func bind(to statement: PreparedStatement, columns: Int) throws(DatabaseError) {
+        for index in count..<max(count, columns) { try statement.bindNull(at: index + 1) }
+        let fields = min(count, columns)
+        guard highBits < 0x80 else {
+            for index in 0..<fields { try statement.bind(String(decoding: bytes[range(of: index)], as: UTF8.self), at: index + 1) }
+            return
+        }
+        try bytes.withUnsafeBufferPointer { (buffer) throws(DatabaseError) in
+            for index in 0..<fields { try statement.bindText(utf8: UnsafeBufferPointer(rebasing: buffer[range(of: index)]), at: index + 1) }
         }
     }
 }
@@ -241,9 +288,15 @@ final class DelimitedRecordReader {
     private let format: ShellSession.ImportFormat
     private let maximumRecordLength: Int
     private let maximumFields: Int
-    /// The line the next byte is on, from 1 (every newline counts, quoted or not).
-    private var line = 1
-    private var started = false
+    /// The line the next byte is on, from 1 (every newline counts, quoted or not). One thread
+    /// reads a file: no run-time exclusivity check.
+    @exclusivity(unchecked) private var line = 1
+    @exclusivity(unchecked) private var started = false
+    /// The bytes that end a run of ordinary bytes: in ascii mode's fields, CSV's unquoted
+    /// fields, and CSV's quoted ones (every byte the quote state looks at). A NUL and a newline
+    /// always stop a run: the one is refused, the other counted.
+    private let fieldStops: ChunkedInput.StopBytes
+    private let quotedStops: ChunkedInput.StopBytes
 
     /// Reads `input` in `format`, refusing a record of more than `maximumRecordLength` bytes or
     /// `maximumFields` fields.
@@ -252,35 +305,44 @@ final class DelimitedRecordReader {
         self.format = format
         self.maximumRecordLength = maximumRecordLength
         self.maximumFields = maximumFields
+        let (quote, carriageReturn, newline) = (UInt8(ascii: "\""), UInt8(ascii: "\r"), UInt8(ascii: "\n"))
+        switch format {
+        case .ascii(let column, let row):
+            fieldStops = ChunkedInput.StopBytes([column, row, 0, newline])
+            quotedStops = fieldStops
+        case .csv(let separator, let row):
+            fieldStops = ChunkedInput.StopBytes([separator, row, 0, newline])
+            quotedStops = ChunkedInput.StopBytes([quote, carriageReturn, separator, row, 0, newline])
+        }
     }
 
-    /// The next record, `nil` at the end of the input.
+    /// Reads the next record into `record`, replacing what it held; `false` at the end of the input.
     ///
     /// - Throws: 65 for a record past the limits or a NUL byte (the file and line named), 74
     ///   when the file cannot be read.
-    func next() throws(CLIError) -> [String]? {
+    func read(into record: inout DelimitedRecord) throws(CLIError) -> Bool {
         if !started {
             started = true
             if case .csv = format { try input.skipPrefix([0xEF, 0xBB, 0xBF]) }
         }
         let recordLine = line
-        var record: [String] = []
-        var length = 0
+        record.bytes.removeAll(keepingCapacity: true)
+        record.ends.removeAll(keepingCapacity: true)
+        record.highBits = 0
         while true {
-            guard let (field, terminator) = try nextField(room: maximumRecordLength - length, recordLine: recordLine) else {
-                guard !record.isEmpty else { return nil }
-                record.append("")
-                return record
+            guard let terminator = try nextField(into: &record, recordLine: recordLine) else {
+                guard !record.ends.isEmpty else { return false }
+                record.ends.append(record.bytes.count)
+                return true
             }
-            guard record.count < maximumFields else {
+            guard record.ends.count < maximumFields else {
                 throw CLIError(
                     .dataError,
                     "\(input.name):\(recordLine): a record of more than \(maximumFields) fields, the most columns SQLite allows "
                         + "on this connection (.limit column)")
             }
-            length += field.count
-            record.append(String(decoding: field, as: UTF8.self))
-            if terminator != fieldSeparator { return record }
+            record.ends.append(record.bytes.count)
+            if terminator != fieldSeparator { return true }
         }
     }
 
@@ -301,30 +363,47 @@ final class DelimitedRecordReader {
         return byte
     }
 
-    /// Appends `byte` to `field` if the record has `room` for it.
-    private func append(_ byte: UInt8, to field: inout [UInt8], room: Int, recordLine: Int) throws(CLIError) {
-        guard field.count < room else {
-            throw CLIError(
-                .dataError,
-                "\(input.name):\(recordLine): a record longer than \(maximumRecordLength) bytes, the longest row SQLite stores "
-                    + "on this connection (.limit length)")
+    /// Appends the bytes before the next byte of `stops` to the record, then takes that byte
+    /// (``take()``) and returns it; `nil` at the end of the file.
+    private func takeRun(into record: inout DelimitedRecord, stops: ChunkedInput.StopBytes, recordLine: Int) throws(CLIError) -> UInt8? {
+        switch try input.appendRun(to: &record.bytes, limit: maximumRecordLength, stops: stops, highBits: &record.highBits) {
+        case .stop: return try take()
+        case .endOfInput: return nil
+        case .tooLong: throw tooLong(recordLine: recordLine)
         }
-        field.append(byte)
     }
 
-    /// The next field and the byte that ended it (`nil`: the end of the file); `nil` once none is left.
-    private func nextField(room: Int, recordLine: Int) throws(CLIError) -> (field: [UInt8], terminator: UInt8?)? {
+    private func tooLong(recordLine: Int) -> CLIError {
+        CLIError(
+            .dataError,
+            "\(input.name):\(recordLine): a record longer than \(maximumRecordLength) bytes, the longest row SQLite stores "
+                + "on this connection (.limit length)")
+    }
+
+    /// Appends `byte` to the record's bytes if the record has room for it.
+    private func append(_ byte: UInt8, to record: inout DelimitedRecord, recordLine: Int) throws(CLIError) {
+        guard record.bytes.count < maximumRecordLength else { throw tooLong(recordLine: recordLine) }
+        record.bytes.append(byte)
+        record.highBits |= byte
+    }
+
+    /// Appends the next field's bytes to `record` and returns the byte that ended it: `.some(nil)`
+    /// for the end of the file, `nil` when no field is left (its end is not recorded).
+    ///
+    /// Runs of ordinary bytes are appended a chunk at a time (``takeRun(into:stops:recordLine:)``);
+    /// each byte that may end the field, or matter to a quote, is looked at alone.
+    private func nextField(into record: inout DelimitedRecord, recordLine: Int) throws(CLIError) -> UInt8?? {
         guard let first = try input.peek() else { return nil }
-        var field: [UInt8] = []
+        let start = record.bytes.count
         let separator: UInt8
         let row: UInt8
         switch format {
         case .ascii(let column, let rowByte):
-            while let byte = try take() {
-                if byte == column || byte == rowByte { return (field, byte) }
-                try append(byte, to: &field, room: room, recordLine: recordLine)
+            while let byte = try takeRun(into: &record, stops: fieldStops, recordLine: recordLine) {
+                if byte == column || byte == rowByte { return .some(byte) }
+                try append(byte, to: &record, recordLine: recordLine)
             }
-            return (field, nil)
+            return .some(nil)
         case .csv(let separatorByte, let rowByte):
             separator = separatorByte
             row = rowByte
@@ -332,21 +411,29 @@ final class DelimitedRecordReader {
         let quote = UInt8(ascii: "\"")
         let carriageReturn = UInt8(ascii: "\r")
         guard first == quote else {
-            while let byte = try take() {
+            while let byte = try takeRun(into: &record, stops: fieldStops, recordLine: recordLine) {
                 if byte == separator || byte == row {
-                    if byte == row, field.last == carriageReturn { field.removeLast() }
-                    return (field, byte)
+                    if byte == row, record.bytes.count > start, record.bytes.last == carriageReturn { record.bytes.removeLast() }
+                    return .some(byte)
                 }
-                try append(byte, to: &field, room: room, recordLine: recordLine)
+                try append(byte, to: &record, recordLine: recordLine)
             }
-            return (field, nil)
+            return .some(nil)
         }
         _ = try take()
+        // Every byte the state below looks at stops a run; a run of other bytes leaves it as
+        // the same bytes taken one at a time would.
         // What was read before, to find a closing quote (followed by CR) and doubled quotes.
         var previous: UInt8?
         var beforePrevious: UInt8?
         while true {
-            let byte = try take()
+            let runStart = record.bytes.count
+            let byte = try takeRun(into: &record, stops: quotedStops, recordLine: recordLine)
+            let run = record.bytes.count - runStart
+            if run > 0 {
+                beforePrevious = run > 1 ? record.bytes[record.bytes.count - 2] : previous
+                previous = record.bytes[record.bytes.count - 1]
+            }
             if byte == quote, previous == quote {
                 previous = nil
                 continue
@@ -355,12 +442,12 @@ final class DelimitedRecordReader {
                 || byte == row && previous == carriageReturn && beforePrevious == quote
             {
                 // The closing quote and what followed it are not the field's.
-                if let closing = field.lastIndex(of: quote) { field.removeSubrange(closing...) }
-                return (field, byte)
+                if let closing = record.bytes[start...].lastIndex(of: quote) { record.bytes.removeSubrange(closing...) }
+                return .some(byte)
             }
             // An unterminated quote runs to the end of the file.
-            guard let byte else { return (field, nil) }
-            try append(byte, to: &field, room: room, recordLine: recordLine)
+            guard let byte else { return .some(nil) }
+            try append(byte, to: &record, recordLine: recordLine)
             beforePrevious = previous
             previous = byte
         }

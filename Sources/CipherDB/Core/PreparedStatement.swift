@@ -81,6 +81,29 @@ public final class PreparedStatement {
         }
     }
 
+    /// Binds the bytes `utf8` as TEXT to parameter `index` (1-based), copied by SQLite: for text
+    /// held as bytes (a field read from a file), with no `String` made for it.
+    ///
+    /// The bytes go to SQLite as they are, unchecked, as the C API's `sqlite3_bind_text` takes
+    /// them: they must be UTF-8 (a `String` made with `String(decoding:as:)` is, with any
+    /// invalid sequence replaced). Empty bytes bind empty text, not NULL.
+    ///
+    /// ```swift
+    /// let insert = try db.makeStatement("INSERT INTO t(name) VALUES (?)")
+    /// let field: [UInt8] = Array("Arthur".utf8)
+    /// try field.withUnsafeBufferPointer { try insert.bindText(utf8: $0, at: 1) }
+    /// try insert.execute()
+    /// ```
+    ///
+    /// - Throws: `invalidArguments` for an index out of range; `misuse` while a result set of
+    ///   this statement is open or after the statement was closed.
+    public func bindText(utf8: UnsafeBufferPointer<UInt8>, at index: Int) throws(DatabaseError) {
+        let handle = try requireIdle()
+        let code = Statement.bindText(utf8: utf8, at: Int32(clamping: index), to: handle)
+        guard code == SQLITE_OK else { throw statement.bindError(code: code, index: Int32(clamping: index)) }
+        markBound(index)
+    }
+
     /// Binds NULL to parameter `index` (1-based).
     public func bindNull(at index: Int) throws(DatabaseError) {
         try bind(DatabaseValue.null, at: index)

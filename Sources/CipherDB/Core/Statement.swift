@@ -352,20 +352,22 @@ final class Statement {
     /// Binds `text` as UTF-8 text, copied by SQLite.
     @usableFromInline
     static func bindText(_ text: String, at index: Int32, to handle: OpaquePointer) -> Int32 {
-        func bind(_ buffer: UnsafeBufferPointer<UInt8>) -> Int32 {
-            // An empty string must still bind as text: a nil pointer would bind NULL.
-            guard let address = buffer.baseAddress, buffer.count > 0 else {
-                return sqlite3_bind_text(handle, index, "", 0, cipherdb_sqlite_static())
-            }
-            return address.withMemoryRebound(to: CChar.self, capacity: buffer.count) { characters in
-                sqlite3_bind_text64(
-                    handle, index, characters, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
-            }
-        }
+        func bind(_ buffer: UnsafeBufferPointer<UInt8>) -> Int32 { bindText(utf8: buffer, at: index, to: handle) }
         // A native string lends its UTF-8 as it is; a bridged or lazy one is made contiguous in a copy.
         if let code = text.utf8.withContiguousStorageIfAvailable(bind) { return code }
         var contiguous = text
         return contiguous.withUTF8(bind)
+    }
+
+    /// Binds the UTF-8 bytes `utf8` as text, copied by SQLite.
+    static func bindText(utf8: UnsafeBufferPointer<UInt8>, at index: Int32, to handle: OpaquePointer) -> Int32 {
+        // Empty text must still bind as text: a nil pointer would bind NULL.
+        guard let address = utf8.baseAddress, utf8.count > 0 else {
+            return sqlite3_bind_text(handle, index, "", 0, cipherdb_sqlite_static())
+        }
+        return address.withMemoryRebound(to: CChar.self, capacity: utf8.count) { characters in
+            sqlite3_bind_text64(handle, index, characters, sqlite3_uint64(utf8.count), cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
+        }
     }
 
     /// Binds `data` as a blob, copied by SQLite; an empty one stays a zero-length blob, not NULL.

@@ -33,6 +33,27 @@ final class PreparedStatementTests: DatabaseTestCase {
         XCTAssertEqual(try reopened.dataForQuery("SELECT data FROM t WHERE id = 17"), Data([17, 0, 0xFF]))
     }
 
+    func testTextBoundFromBytesIsTextEmptyIncludedAndSQLiteKeepsItsOwnCopy() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(id, name) VALUES (?, ?)")
+        var field = Array("Zoë, \"quoted\"".utf8)
+        try insert.bind(1, at: 1)
+        try field.withUnsafeBufferPointer { try insert.bindText(utf8: $0, at: 2) }
+        // The buffer is reused at once, as an import reuses it: SQLite copied the bytes.
+        field.replaceSubrange(0..<3, with: Array("XXX".utf8))
+        try insert.execute()
+        try insert.bind(2, at: 1)
+        try [UInt8]().withUnsafeBufferPointer { try insert.bindText(utf8: $0, at: 2) }
+        try insert.execute()
+        assertThrows(.invalidArguments) { try field.withUnsafeBufferPointer { try insert.bindText(utf8: $0, at: 3) } }
+        insert.close()
+        db.close()
+
+        let reopened = try openDatabase("prepared.db", key: rawKey(0x21))
+        XCTAssertEqual(try reopened.stringForQuery("SELECT name FROM t WHERE id = 1"), "Zoë, \"quoted\"")
+        XCTAssertEqual(try reopened.stringForQuery("SELECT typeof(name) || ':' || length(name) FROM t WHERE id = 2"), "text:0")
+    }
+
     func testValuesStayBoundBetweenRunsAndOptionalsBindNull() throws {
         let db = try encryptedDatabase()
         let insert = try db.makeStatement("INSERT INTO t(name, score) VALUES (?, ?)")
