@@ -1,14 +1,15 @@
-/// A schema change built from typed columns: `CREATE TABLE`, `DROP TABLE`, `CREATE INDEX`,
-/// `DROP INDEX`. Run it with `try db.run(statement)`.
+/// A schema change built from typed columns: `CREATE TABLE`, `DROP TABLE`, `ALTER TABLE`,
+/// `CREATE INDEX`, `DROP INDEX`, `CREATE VIEW`, `DROP VIEW`. Run it with `try db.run(statement)`,
+/// in a migration as anywhere else.
 ///
-/// SQLite takes no parameters in schema statements, so a column's default value is written
-/// into the SQL as a literal (quoted, never spliced in as raw text); names go through
-/// `quoteIdentifier(_:)`.
+/// SQLite takes no parameters in schema statements, so a column's default value, the values in
+/// a `CHECK` constraint and in a view's query are written into the SQL as literals (quoted,
+/// never spliced in as raw text); names go through `quoteIdentifier(_:)`.
 ///
 /// ```swift
 /// try db.run(users.create(ifNotExists: true) { t in
 ///     t.column(id, primaryKey: .autoincrement)
-///     t.column(email, unique: true)
+///     t.column(email, unique: true, check: email.like("%@%"))
 ///     t.column(score, defaultValue: 0)
 /// })
 /// try db.run(users.createIndex(score, email))
@@ -16,6 +17,14 @@
 public struct SchemaStatement: Sendable {
     /// The SQL that runs.
     public let sql: String
+    /// Why the statement cannot run (a constraint whose values could not be written as
+    /// literals), thrown by `run`.
+    let failure: DatabaseError?
+
+    init(sql: String, failure: DatabaseError? = nil) {
+        self.sql = sql
+        self.failure = failure
+    }
 }
 
 /// The columns and constraints of a table being created, given to the block of
@@ -29,7 +38,23 @@ public final class TableBuilder {
         case autoincrement
     }
 
+    /// What a foreign key does when the row it refers to is deleted or its key updated.
+    public enum ForeignKeyAction: String, Sendable {
+        /// `CASCADE`: delete or update the referring rows too.
+        case cascade = "CASCADE"
+        /// `SET NULL`: the referring column becomes NULL.
+        case setNull = "SET NULL"
+        /// `SET DEFAULT`: the referring column takes its default.
+        case setDefault = "SET DEFAULT"
+        /// `RESTRICT`: refuse the change at once.
+        case restrict = "RESTRICT"
+        /// `NO ACTION`: refuse the change if the reference is still broken at the statement's end.
+        case noAction = "NO ACTION"
+    }
+
     private(set) var definitions: [String] = []
+    /// The first constraint whose values could not be written as literals.
+    private(set) var failure: DatabaseError?
 
     init() {}
 
@@ -37,12 +62,40 @@ public final class TableBuilder {
     /// optional, and the constraints asked for.
     ///
     /// ```swift
-    /// t.column(Column<String?>("name"))                    // "name" TEXT
-    /// t.column(Column<Int64>("score"), defaultValue: 0)     // "score" INTEGER NOT NULL DEFAULT 0
+    /// t.column(Column<String?>("name"))                           // "name" TEXT
+    /// t.column(Column<Int64>("score"), defaultValue: 0)            // "score" INTEGER NOT NULL DEFAULT 0
+    /// t.column(email, unique: true, check: email.like("%@%"))     // … UNIQUE CHECK ("email" LIKE '%@%')
+    /// t.column(teamID, references: teams, id, onDelete: .cascade) // … REFERENCES "teams" ("id") ON DELETE CASCADE
     /// ```
+    ///
+    /// - Parameters:
+    ///   - collation: the column's collation (`"NOCASE"`, `"RTRIM"`, or one made with
+    ///     ``Database/createCollation(_:_:)``).
     public func column<Value>(
-        _ column: Column<Value>, primaryKey: PrimaryKey? = nil, unique: Bool = false, defaultValue: Value? = nil
+        _ column: Column<Value>, primaryKey: PrimaryKey? = nil, unique: Bool = false,
+        check: SQLExpression<Bool>? = nil, defaultValue: Value? = nil, collation: String? = nil
     ) {
+        definitions.append(
+            definition(of: column, primaryKey: primaryKey, unique: unique, check: check, defaultValue: defaultValue, collation: collation))
+    }
+
+    /// Adds `column`, a reference to `referenced` of `table` (see
+    /// ``column(_:primaryKey:unique:check:defaultValue:collation:)`` for the rest).
+    public func column<Value, Referenced>(
+        _ column: Column<Value>, unique: Bool = false, check: SQLExpression<Bool>? = nil, defaultValue: Value? = nil,
+        references table: Table, _ referenced: Column<Referenced>, onDelete: ForeignKeyAction? = nil,
+        onUpdate: ForeignKeyAction? = nil
+    ) where Value.Unwrapped == Referenced.Unwrapped {
+        definitions.append(
+            definition(of: column, primaryKey: nil, unique: unique, check: check, defaultValue: defaultValue, collation: nil)
+                + Self.reference(table, [referenced.name], onDelete: onDelete, onUpdate: onUpdate))
+    }
+
+    /// The definition of `column` in `CREATE TABLE` or `ALTER TABLE … ADD COLUMN`.
+    func definition<Value>(
+        of column: Column<Value>, primaryKey: PrimaryKey?, unique: Bool, check: SQLExpression<Bool>?, defaultValue: Value?,
+        collation: String?
+    ) -> String {
         var definition = quoteIdentifier(column.name) + " " + Value.declaredType
         switch primaryKey {
         case .default?: definition += " PRIMARY KEY"
@@ -51,12 +104,56 @@ public final class TableBuilder {
         }
         if Value.self == Value.Unwrapped.self { definition += " NOT NULL" }
         if unique { definition += " UNIQUE" }
+        if let check { definition += " " + checkClause(check) }
         if let defaultValue {
             // A literal is a DEFAULT as it is; an expression (text holding NUL, as a cast) needs parentheses.
             let literal = defaultValue.databaseValue.sqlLiteral
             definition += " DEFAULT " + (literal.hasPrefix("CAST(") ? "(" + literal + ")" : literal)
         }
-        definitions.append(definition)
+        if let collation { definition += " COLLATE " + quoteIdentifier(collation) }
+        return definition
+    }
+
+    /// Adds a table constraint: `CHECK (condition)`, its values written as literals.
+    ///
+    /// ```swift
+    /// t.check(score >= 0 && score <= 100)
+    /// ```
+    public func check(_ condition: SQLExpression<Bool>) {
+        definitions.append(checkClause(condition))
+    }
+
+    /// Adds a foreign key over `column`, referring to `referenced` of `table`.
+    ///
+    /// ```swift
+    /// t.foreignKey(authorID, references: users, id, onDelete: .setNull)
+    /// ```
+    public func foreignKey<Value, Referenced>(
+        _ column: Column<Value>, references table: Table, _ referenced: Column<Referenced>, onDelete: ForeignKeyAction? = nil,
+        onUpdate: ForeignKeyAction? = nil
+    ) where Value.Unwrapped == Referenced.Unwrapped {
+        definitions.append(
+            "FOREIGN KEY (" + quoteIdentifier(column.name) + ")"
+                + Self.reference(table, [referenced.name], onDelete: onDelete, onUpdate: onUpdate))
+    }
+
+    private func checkClause(_ condition: SQLExpression<Bool>) -> String {
+        do {
+            return "CHECK (" + (try condition.inlinedSQL()) + ")"
+        } catch {
+            if failure == nil { failure = error }
+            return "CHECK (" + condition.sql + ")"
+        }
+    }
+
+    private static func reference(
+        _ table: Table, _ columns: [String], onDelete: ForeignKeyAction?, onUpdate: ForeignKeyAction?
+    ) -> String {
+        // A foreign key names a table of the same schema, unqualified.
+        var clause = " REFERENCES " + quoteIdentifier(table.name) + " (" + columns.map(quoteIdentifier).joined(separator: ", ") + ")"
+        if let onDelete { clause += " ON DELETE " + onDelete.rawValue }
+        if let onUpdate { clause += " ON UPDATE " + onUpdate.rawValue }
+        return clause
     }
 
     /// Adds a primary key over several columns: `PRIMARY KEY ("a", "b")`.
@@ -85,12 +182,48 @@ extension Table {
         if ifNotExists { sql += "IF NOT EXISTS " }
         sql += quotedName + " (" + builder.definitions.joined(separator: ", ") + ")"
         if withoutRowID { sql += " WITHOUT ROWID" }
-        return SchemaStatement(sql: sql)
+        return SchemaStatement(sql: sql, failure: builder.failure)
     }
 
     /// `DROP TABLE`.
     public func drop(ifExists: Bool = false) -> SchemaStatement {
         SchemaStatement(sql: "DROP TABLE " + (ifExists ? "IF EXISTS " : "") + quotedName)
+    }
+
+    /// `ALTER TABLE … RENAME TO`: the table under a new name, in the same schema.
+    ///
+    /// ```swift
+    /// try db.run(users.rename(to: "people"))
+    /// ```
+    public func rename(to newName: String) -> SchemaStatement {
+        SchemaStatement(sql: "ALTER TABLE " + quotedName + " RENAME TO " + quoteIdentifier(newName))
+    }
+
+    /// `ALTER TABLE … ADD COLUMN` (SQLite's rules apply: a `NOT NULL` column needs a default,
+    /// a `UNIQUE` or `PRIMARY KEY` one cannot be added).
+    ///
+    /// ```swift
+    /// try db.run(users.addColumn(Column<String?>("city")))
+    /// try db.run(users.addColumn(Column<Int64>("level"), check: Column<Int64>("level") >= 0, defaultValue: 1))
+    /// ```
+    public func addColumn<Value>(
+        _ column: Column<Value>, check: SQLExpression<Bool>? = nil, defaultValue: Value? = nil, collation: String? = nil
+    ) -> SchemaStatement {
+        let builder = TableBuilder()
+        let definition = builder.definition(
+            of: column, primaryKey: nil, unique: false, check: check, defaultValue: defaultValue, collation: collation)
+        return SchemaStatement(sql: "ALTER TABLE " + quotedName + " ADD COLUMN " + definition, failure: builder.failure)
+    }
+
+    /// `ALTER TABLE … ADD COLUMN` of a column that refers to `referenced` of `table`. SQLite
+    /// requires such a column to default to NULL while foreign keys are enforced.
+    public func addColumn<Value, Referenced>(
+        _ column: Column<Value>, references table: Table, _ referenced: Column<Referenced>,
+        onDelete: TableBuilder.ForeignKeyAction? = nil, onUpdate: TableBuilder.ForeignKeyAction? = nil
+    ) -> SchemaStatement where Value.Unwrapped == Referenced.Unwrapped {
+        let builder = TableBuilder()
+        builder.column(column, references: table, referenced, onDelete: onDelete, onUpdate: onUpdate)
+        return SchemaStatement(sql: "ALTER TABLE " + quotedName + " ADD COLUMN " + builder.definitions.joined(), failure: builder.failure)
     }
 
     /// `CREATE INDEX` on `columns`, named `index_<table>_on_<columns>` unless `name` is given.
@@ -132,7 +265,11 @@ extension Database {
     /// ```swift
     /// try db.run(users.drop(ifExists: true))
     /// ```
+    ///
+    /// - Throws: `misuse` when a `CHECK` condition or a view's query holds a raw fragment whose
+    ///   placeholders do not match its values; SQLite's error otherwise.
     public func run(_ statement: SchemaStatement) throws(DatabaseError) {
+        if let failure = statement.failure { throw failure }
         try executeUpdate(statement.sql, arguments: .none)
     }
 }

@@ -1,7 +1,15 @@
-extension Table {
+/// What a query starts from: a ``Table`` or a ``View``, with the same ways to begin a query.
+public protocol QuerySource: Sendable {
+    /// All the rows: `SELECT * FROM source`.
+    var all: Query { get }
+}
+
+extension Table: QuerySource {
     /// All the table's rows: `SELECT * FROM table`.
     public var all: Query { Query(source: .table(self)) }
+}
 
+extension QuerySource {
     /// The table's rows with these result columns.
     public func select<each E: SQLExpressible>(_ columns: repeat each E) -> Query {
         all.select(repeat each columns)

@@ -122,16 +122,16 @@ final class RecordDecodingTests: DatabaseTestCase {
             }
         }
         let db = try database()
-        let rows = try db.executeQuery("SELECT 3 AS odd, NULL AS nothing, 4 AS even")
+        let rows = try db.executeQuery("SELECT 3 AS odd, NULL AS absent, 4 AS even")
         XCTAssertTrue(try rows.next())
         XCTAssertEqual(try rows.get(at: 2, as: Even.self).value, 4)
         let rejected = captureError { _ = try rows.get(at: 0, as: Even.self) }
         XCTAssertEqual(rejected?.kind, .typeMismatch)
         XCTAssertTrue(rejected?.message.contains("column odd") ?? false, "\(String(describing: rejected))")
         XCTAssertFalse(rejected?.message.contains("3") ?? true, "the value stays out of the message")
-        let null = captureError { _ = try rows.get("nothing", as: Even.self) }
+        let null = captureError { _ = try rows.get("absent", as: Even.self) }
         XCTAssertEqual(null?.kind, .unexpectedNull)
-        XCTAssertTrue(null?.message.contains("column nothing is NULL") ?? false, "\(String(describing: null))")
+        XCTAssertTrue(null?.message.contains("column absent is NULL") ?? false, "\(String(describing: null))")
         rows.close()
     }
 }

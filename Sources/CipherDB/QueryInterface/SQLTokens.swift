@@ -1,0 +1,116 @@
+/// SQL text cut into tokens as SQLite's tokenizer cuts it, enough to edit schema SQL and to
+/// write values into placeholders: quoted strings and identifiers, comments, `?`, words,
+/// punctuation. Each token keeps its exact text, so joining the tokens gives the text back.
+struct SQLTokens {
+    enum Kind: Equatable {
+        /// A word: a keyword or a bare identifier.
+        case word
+        /// `"…"`, `` `…` `` or `[…]`.
+        case quotedIdentifier
+        /// `'…'`.
+        case string
+        /// `-- …` or `/* … */`.
+        case comment
+        /// Spaces, tabs, newlines.
+        case space
+        /// `?` (a numbered `?NNN` is a word after it).
+        case placeholder
+        /// Anything else, one byte at a time: `(`, `)`, `,`, operators, digits.
+        case other
+    }
+
+    struct Token {
+        let kind: Kind
+        let text: Substring
+
+        /// The identifier the token names, unquoted (a word as written); `nil` for other kinds.
+        var identifier: String? {
+            switch kind {
+            case .word: return String(text)
+            case .quotedIdentifier:
+                guard let first = text.first, text.count >= 2 else { return nil }
+                let inner = text.dropFirst().dropLast()
+                if first == "[" { return String(inner) }
+                return inner.replacingOccurrences(of: String(first) + String(first), with: String(first))
+            default: return nil
+            }
+        }
+
+        /// Whether the token is the word or identifier `name`, compared as SQLite compares
+        /// names (ASCII letters without case).
+        func names(_ name: String) -> Bool {
+            guard let identifier else { return false }
+            return identifier.lowercased() == name.lowercased()
+        }
+
+        /// Whether the token is the keyword `keyword` (a bare word, any case).
+        func isKeyword(_ keyword: String) -> Bool {
+            kind == .word && text.uppercased() == keyword
+        }
+    }
+
+    let tokens: [Token]
+
+    init(_ sql: String) {
+        var tokens: [Token] = []
+        let utf8 = sql.utf8
+        var index = utf8.startIndex
+        func isWordByte(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+        }
+        while index < utf8.endIndex {
+            let start = index
+            let byte = utf8[index]
+            var kind = Kind.other
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "["):
+                kind = byte == UInt8(ascii: "'") ? .string : .quotedIdentifier
+                let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : byte
+                index = utf8.index(after: index)
+                while index < utf8.endIndex {
+                    if utf8[index] == close {
+                        // A doubled quote is one quote inside; `]` has no escape.
+                        let after = utf8.index(after: index)
+                        if close != UInt8(ascii: "]"), after < utf8.endIndex, utf8[after] == close {
+                            index = utf8.index(after: after)
+                            continue
+                        }
+                        index = after
+                        break
+                    }
+                    index = utf8.index(after: index)
+                }
+            case UInt8(ascii: "-") where utf8.index(after: index) < utf8.endIndex && utf8[utf8.index(after: index)] == UInt8(ascii: "-"):
+                kind = .comment
+                while index < utf8.endIndex, utf8[index] != UInt8(ascii: "\n") { index = utf8.index(after: index) }
+            case UInt8(ascii: "/") where utf8.index(after: index) < utf8.endIndex && utf8[utf8.index(after: index)] == UInt8(ascii: "*"):
+                kind = .comment
+                index = utf8.index(index, offsetBy: 2)
+                while index < utf8.endIndex {
+                    let after = utf8.index(after: index)
+                    if utf8[index] == UInt8(ascii: "*"), after < utf8.endIndex, utf8[after] == UInt8(ascii: "/") {
+                        index = utf8.index(after: after)
+                        break
+                    }
+                    index = after
+                }
+            case UInt8(ascii: " "), 9...13:
+                kind = .space
+                while index < utf8.endIndex, utf8[index] == UInt8(ascii: " ") || (9...13).contains(utf8[index]) {
+                    index = utf8.index(after: index)
+                }
+            case UInt8(ascii: "?"):
+                kind = .placeholder
+                index = utf8.index(after: index)
+            case _ where isWordByte(byte) && !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
+                kind = .word
+                while index < utf8.endIndex, isWordByte(utf8[index]) { index = utf8.index(after: index) }
+            default:
+                index = utf8.index(after: index)
+            }
+            tokens.append(Token(kind: kind, text: Substring(sql.utf8[start..<index])))
+        }
+        self.tokens = tokens
+    }
+}
