@@ -200,6 +200,18 @@ final class Statement {
         }
     }
 
+    /// Binds the query interface's values in order, checking that they match the parameters
+    /// exactly: each value is opened and bound as its own type, with no conversion to
+    /// ``StatementArguments`` on the way.
+    func bind(_ values: [SQLArgument], dateFormatter: DateFormatter?) throws(DatabaseError) {
+        guard values.count == Int(parameterCount) else { throw argumentCountError(values.count) }
+        var index: Int32 = 0
+        for value in values {
+            index += 1
+            try bind(value, at: index, dateFormatter: dateFormatter)
+        }
+    }
+
     /// Binds values of known types in order, checking that they match the parameters exactly.
     @inlinable
     func bind<each Value: Bindable>(_ values: repeat each Value, dateFormatter: DateFormatter?) throws(DatabaseError) {

@@ -13,21 +13,25 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
     public let name: String
     /// The table (or alias) that qualifies the column, if any.
     public let tableName: String?
+    /// The quoted name, unqualified (as `SET` and an insert's column list take it): quoted once,
+    /// when the column is made, not in every query that uses it.
+    let quotedName: String
+    /// The quoted, possibly qualified name.
+    private let quotedSQL: String
 
     /// A column named `name`.
     public init(_ name: String) {
-        self.name = name
-        self.tableName = nil
+        self.init(name, table: nil)
     }
 
     init(_ name: String, table: String?) {
         self.name = name
         self.tableName = table
+        let quoted = quoteIdentifier(name)
+        self.quotedName = quoted
+        self.quotedSQL = table.map { quoteIdentifier($0) + "." + quoted } ?? quoted
     }
 
     /// The quoted, possibly qualified name.
-    public var sqlExpression: SQLExpression<Void> {
-        let quoted = quoteIdentifier(name)
-        return SQLExpression(sql: tableName.map { quoteIdentifier($0) + "." + quoted } ?? quoted)
-    }
+    public var sqlExpression: SQLExpression<Void> { SQLExpression(sql: quotedSQL) }
 }

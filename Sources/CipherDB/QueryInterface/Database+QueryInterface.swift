@@ -55,7 +55,22 @@ extension Database {
     public func executeQuery(_ query: some QueryType) throws(DatabaseError) -> ResultSet {
         let (sql, bindings) = query.query.compiled()
         for feature in query.query.requiredFeatures { try Self.require(feature, sql: sql) }
-        return try executeQuery(sql, arguments: .positional(bindings))
+        let statement = try prepareStatement(sql)
+        do {
+            try statement.bind(bindings, dateFormatter: dateFormatter)
+        } catch {
+            statement.release()
+            throw error
+        }
+        return makeResultSet(statement)
+    }
+
+    /// Runs a write of the query interface: its SQL with its values bound as they are.
+    private func execute(_ sql: String, _ bindings: [SQLArgument]) throws(DatabaseError) {
+        let statement = try prepareStatement(sql)
+        defer { statement.release() }
+        try statement.bind(bindings, dateFormatter: dateFormatter)
+        try stepToEnd(statement)
     }
 
     /// Runs an insert and returns the new row's rowid.
@@ -66,7 +81,7 @@ extension Database {
     @discardableResult
     public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
         if let feature = insert.requiredFeature { try Self.require(feature, sql: insert.sql) }
-        try executeUpdate(insert.sql, arguments: .positional(insert.bindings))
+        try execute(insert.sql, insert.bindings)
         return lastInsertRowID
     }
 
@@ -77,14 +92,14 @@ extension Database {
     /// ```
     @discardableResult
     public func run(_ update: Update) throws(DatabaseError) -> Int {
-        try executeUpdate(update.sql, arguments: .positional(update.bindings))
+        try execute(update.sql, update.bindings)
         return changes
     }
 
     /// Runs a delete and returns the number of rows it removed.
     @discardableResult
     public func run(_ delete: Delete) throws(DatabaseError) -> Int {
-        try executeUpdate(delete.sql, arguments: .positional(delete.bindings))
+        try execute(delete.sql, delete.bindings)
         return changes
     }
 

@@ -44,12 +44,23 @@ extension Table {
     /// An insert of one row from an array of setters.
     public func insert(or conflict: Insert.ConflictResolution? = nil, _ setters: [Setter]) -> Insert {
         var sql = insertPrefix(conflict)
-        if setters.isEmpty {
-            sql += " DEFAULT VALUES"
-        } else {
-            sql += " (" + setters.map(\.column).joined(separator: ", ") + ") VALUES " + valuesRow(setters)
+        guard !setters.isEmpty else { return Insert(sql: sql + " DEFAULT VALUES", bindings: []) }
+        sql.reserveCapacity(sql.utf8.count + setters.count * 16 + 16)
+        var bindings: [SQLArgument] = []
+        bindings.reserveCapacity(setters.count)
+        sql += " ("
+        for (index, setter) in setters.enumerated() {
+            if index > 0 { sql += ", " }
+            sql += setter.column
         }
-        return Insert(sql: sql, bindings: setters.flatMap(\.value.bindings))
+        sql += ") VALUES ("
+        for (index, setter) in setters.enumerated() {
+            if index > 0 { sql += ", " }
+            sql += setter.value.sql
+            bindings += setter.value.bindings
+        }
+        sql += ")"
+        return Insert(sql: sql, bindings: bindings)
     }
 
     /// An insert of several rows in one statement, each given by setters of the same columns in
@@ -87,7 +98,7 @@ extension Table {
     /// ```
     public func upsert<Value>(_ setters: Setter..., onConflictOf target: Column<Value>, set: [Setter]) -> Insert {
         var sql = insertPrefix(nil) + " (" + setters.map(\.column).joined(separator: ", ") + ") VALUES " + valuesRow(setters)
-        sql += " ON CONFLICT (" + quoteIdentifier(target.name) + ") DO "
+        sql += " ON CONFLICT (" + target.quotedName + ") DO "
         if set.isEmpty {
             sql += "NOTHING"
         } else {

@@ -98,12 +98,12 @@ public struct Query: QueryType {
     /// The SQL text and its values, built in one pass.
     func compiled() -> (sql: String, bindings: [SQLArgument]) {
         var sql = isDistinct ? "SELECT DISTINCT " : "SELECT "
+        sql.reserveCapacity(128)
         var bindings: [SQLArgument] = []
         if selection.isEmpty {
             sql += "*"
         } else {
-            sql += selection.map(\.sql).joined(separator: ", ")
-            bindings += selection.flatMap(\.bindings)
+            Self.append(selection, separator: ", ", to: &sql, &bindings)
         }
         switch source {
         case .table(let table): sql += " FROM " + table.quotedName
@@ -151,8 +151,28 @@ public struct Query: QueryType {
     /// Appends ` WHERE a AND b` for the filters, if any.
     func appendWhere(to sql: inout String, _ bindings: inout [SQLArgument]) {
         guard !filters.isEmpty else { return }
-        sql += " WHERE " + (filters.count == 1 ? filters[0].sql : filters.map(\.operand).joined(separator: " AND "))
-        bindings += filters.flatMap(\.bindings)
+        sql += " WHERE "
+        if filters.count == 1 {
+            sql += filters[0].sql
+            bindings += filters[0].bindings
+        } else {
+            for (index, filter) in filters.enumerated() {
+                if index > 0 { sql += " AND " }
+                filter.appendOperand(to: &sql)
+                bindings += filter.bindings
+            }
+        }
+    }
+
+    /// Appends `expressions` joined by `separator`, and their values.
+    static func append(
+        _ expressions: [SQLExpression<Void>], separator: String, to sql: inout String, _ bindings: inout [SQLArgument]
+    ) {
+        for (index, expression) in expressions.enumerated() {
+            if index > 0 { sql += separator }
+            sql += expression.sql
+            if !expression.bindings.isEmpty { bindings += expression.bindings }
+        }
     }
 
     /// Whether the query is only a table and filters (an UPDATE or DELETE can take it as is).

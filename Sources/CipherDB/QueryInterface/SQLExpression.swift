@@ -76,13 +76,39 @@ extension SQLExpression {
     static func binary(_ op: String, _ left: some SQLExpressible, _ right: some SQLExpressible) -> SQLExpression {
         let lhs = left.sqlExpression
         let rhs = right.sqlExpression
-        return SQLExpression(sql: lhs.operand + " " + op + " " + rhs.operand, bindings: lhs.bindings + rhs.bindings, isCompound: true)
+        var sql = ""
+        sql.reserveCapacity(lhs.sql.utf8.count + rhs.sql.utf8.count + op.utf8.count + 6)
+        lhs.appendOperand(to: &sql)
+        sql += " "
+        sql += op
+        sql += " "
+        rhs.appendOperand(to: &sql)
+        return SQLExpression(sql: sql, bindings: lhs.bindings.isEmpty ? rhs.bindings : lhs.bindings + rhs.bindings, isCompound: true)
     }
 
     /// An expression `left op ?` with `value` bound.
     static func binary(_ op: String, _ left: some SQLExpressible, value: SQLArgument) -> SQLExpression {
         let lhs = left.sqlExpression
-        return SQLExpression(sql: lhs.operand + " " + op + " ?", bindings: lhs.bindings + [value], isCompound: true)
+        var sql = ""
+        sql.reserveCapacity(lhs.sql.utf8.count + op.utf8.count + 6)
+        lhs.appendOperand(to: &sql)
+        sql += " "
+        sql += op
+        sql += " ?"
+        var bindings = lhs.bindings
+        bindings.append(value)
+        return SQLExpression(sql: sql, bindings: bindings, isCompound: true)
+    }
+
+    /// Appends ``operand`` to `sql` without a temporary string.
+    func appendOperand(to sql: inout String) {
+        if isCompound {
+            sql += "("
+            sql += self.sql
+            sql += ")"
+        } else {
+            sql += self.sql
+        }
     }
 
     /// A function call `name(arguments...)`: not compound.

@@ -16,12 +16,12 @@ public struct Setter: Sendable {
 
 /// `column = ?` with `value` bound (`nil` stores NULL in an optional column).
 public func <- <Value>(column: Column<Value>, value: Value) -> Setter {
-    Setter(column: quoteIdentifier(column.name), value: .value(value))
+    Setter(column: column.quotedName, value: .value(value))
 }
 
 /// `column = expression`.
 public func <- <Value, E: TypedSQLExpressible>(column: Column<Value>, value: E) -> Setter where E.Value.Unwrapped == Value.Unwrapped {
-    Setter(column: quoteIdentifier(column.name), value: value.sqlExpression)
+    Setter(column: column.quotedName, value: value.sqlExpression)
 }
 
 /// `column = column + ?`.

@@ -10,15 +10,14 @@ public struct Table: Sendable {
     /// The schema (`main`, `temp`, an attached database) if given.
     public let schema: String?
 
+    /// The quoted, possibly schema-qualified name, quoted once when the table is made.
+    let quotedName: String
+
     /// The table `name`, in `schema` when given.
     public init(_ name: String, schema: String? = nil) {
         self.name = name
         self.schema = schema
-    }
-
-    /// The quoted, possibly schema-qualified name.
-    var quotedName: String {
-        schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
+        self.quotedName = schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
     }
 
     /// `column` qualified by this table, for joins: `users[id]` is `"users"."id"`.
