@@ -101,17 +101,13 @@ extension Database {
                 var arguments: [DatabaseValue] = []
                 arguments.reserveCapacity(Int(count))
                 for index in 0..<Int(count) {
-                    arguments.append(databaseValue(of: values?[index]))
+                    arguments.append(SQLiteValue.databaseValue(values?[index]))
                 }
                 do {
                     let result = try box.callbacks.run { try box.body(arguments)?.databaseValue ?? .null }
                     setResult(result, on: context)
                 } catch {
-                    sqlite3_result_error(context, String(describing: error), -1)
-                    // After the message: the code replaces SQLITE_ERROR and keeps the message.
-                    if let error = error as? FunctionError, error.resultCode != SQLITE_ERROR {
-                        sqlite3_result_error_code(context, error.resultCode)
-                    }
+                    reportFunctionError(error, on: context)
                 }
             },
             nil, nil, nil)
@@ -131,7 +127,7 @@ extension Database {
     /// The key of a function's closure: the name folded as SQLite folds it (ASCII letters only),
     /// and the arity. Folding more than SQLite does (`Ä` and `ä` are different functions to it)
     /// would release the closure of a function SQLite still calls.
-    private static func functionKey(_ name: String, _ argumentCount: Int32) -> String {
+    static func functionKey(_ name: String, _ argumentCount: Int32) -> String {
         let folded = String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
         return "\(folded)/\(argumentCount)"
     }
@@ -180,24 +176,8 @@ extension Database {
     }
 }
 
-/// Reads an SQL function argument.
-private func databaseValue(of value: OpaquePointer?) -> DatabaseValue {
-    guard let value else { return .null }
-    switch sqlite3_value_type(value) {
-    case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
-    case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
-    case SQLITE_TEXT:
-        guard let text = sqlite3_value_text(value) else { return .text("") }
-        return .text(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
-    case SQLITE_BLOB:
-        guard let bytes = sqlite3_value_blob(value) else { return .blob(Data()) }
-        return .blob(Data(bytes: bytes, count: Int(sqlite3_value_bytes(value))))
-    default: return .null
-    }
-}
-
 /// Sets an SQL function's result; SQLite copies text and blobs.
-private func setResult(_ value: DatabaseValue, on context: OpaquePointer) {
+func setResult(_ value: DatabaseValue, on context: OpaquePointer) {
     switch value {
     case .null: sqlite3_result_null(context)
     case .integer(let integer): sqlite3_result_int64(context, integer)
@@ -216,5 +196,14 @@ private func setResult(_ value: DatabaseValue, on context: OpaquePointer) {
                 sqlite3_result_blob64(context, buffer.baseAddress, sqlite3_uint64(buffer.count), cipherdb_sqlite_transient())
             }
         }
+    }
+}
+
+/// Makes a statement fail with `error`'s description (and a ``FunctionError``'s code).
+func reportFunctionError(_ error: any Error, on context: OpaquePointer) {
+    sqlite3_result_error(context, String(describing: error), -1)
+    // After the message: the code replaces SQLITE_ERROR and keeps the message.
+    if let error = error as? FunctionError, error.resultCode != SQLITE_ERROR {
+        sqlite3_result_error_code(context, error.resultCode)
     }
 }

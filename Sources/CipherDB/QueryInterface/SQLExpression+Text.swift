@@ -37,3 +37,15 @@ extension TypedSQLExpressible where Value.Unwrapped == String {
     /// `upper(self)`: ASCII letters uppercased, as SQLite's `upper` does.
     public var uppercased: SQLExpression<Value> { .function("upper", [sqlExpression]) }
 }
+
+extension TypedSQLExpressible {
+    /// The expression compared and sorted by the collation `name` (`NOCASE`, `RTRIM`, or one
+    /// made with `Database.createCollation`): `"name" COLLATE "NOCASE"`.
+    ///
+    /// ```swift
+    /// users.filter(email.collating("NOCASE") == "A@X").order(name.collating("localized"))
+    /// ```
+    public func collating(_ name: String) -> SQLExpression<Value> {
+        SQLExpression(sql: operandSQL + " COLLATE " + quoteIdentifier(name), bindings: bindings, isCompound: true)
+    }
+}

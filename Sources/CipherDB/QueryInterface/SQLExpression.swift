@@ -51,6 +51,24 @@ public struct SQLExpression<Value>: SQLExpressible {
         self.init(sql: sql, bindings: arguments.map { $0 ?? DatabaseValue.null }, isCompound: true)
     }
 
+    /// A call of the SQL function or aggregate `name`: one of SQLite's, or one made with
+    /// `Database.createFunction` or `Database.createAggregate`. The name is quoted; the
+    /// arguments are expressions (columns, other calls, `SQLExpression(value:)`).
+    ///
+    /// ```swift
+    /// let doubled = SQLExpression<Int64>(function: "double_it", score)
+    /// let longest = SQLExpression<String?>(function: "longest", name)
+    /// try db.scalar(users.select(longest))
+    /// ```
+    public init(function name: String, _ arguments: any SQLExpressible...) {
+        self = .function(quoteIdentifier(name), arguments.map(\.sqlExpression))
+    }
+
+    /// A value bound to a `?`, as an expression: `SQLExpression<Int>(value: 3)`.
+    public init(value: (any Bindable & Sendable)?) {
+        self.init(sql: "?", bindings: [value ?? DatabaseValue.null])
+    }
+
     /// The values bound to the `?`s, in order, as they bind (a `Date` shows its seconds since
     /// 1970; a database with a date formatter binds its text).
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
