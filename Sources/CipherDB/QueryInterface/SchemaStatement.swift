@@ -68,9 +68,8 @@ public final class TableBuilder {
     /// t.column(teamID, references: teams, id, onDelete: .cascade) // … REFERENCES "teams" ("id") ON DELETE CASCADE
     /// ```
     ///
-    /// - Parameters:
-    ///   - collation: the column's collation (`"NOCASE"`, `"RTRIM"`, or one made with
-    ///     ``Database/createCollation(_:_:)``).
+    /// `collation` names the column's collation: `"NOCASE"`, `"RTRIM"`, or one made with
+    /// ``Database/createCollation(_:_:)``.
     public func column<Value>(
         _ column: Column<Value>, primaryKey: PrimaryKey? = nil, unique: Bool = false,
         check: SQLExpression<Bool>? = nil, defaultValue: Value? = nil, collation: String? = nil
