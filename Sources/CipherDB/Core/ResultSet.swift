@@ -225,7 +225,8 @@ public final class ResultSet {
 
     // MARK: - Rows
 
-    /// The current row as a dictionary from column name (case kept) to value; later duplicates win.
+    /// The current row as a dictionary from column name (case kept) to value. Of two columns
+    /// with the same name the leftmost is kept, as every read by name takes the leftmost.
     public var row: [String: DatabaseValue] {
         guard rowHandle != nil, let statement else { return [:] }
         return Self.row(of: statement)
@@ -237,7 +238,7 @@ public final class ResultSet {
         var result: [String: DatabaseValue] = [:]
         result.reserveCapacity(Int(statement.columnCount))
         for index in 0..<statement.columnCount {
-            if let name = statement.columnName(at: index) {
+            if let name = statement.columnName(at: index), result[name] == nil {
                 result[name] = SQLiteValue.databaseValue(sqlite3_column_value(handle, index))
             }
         }
