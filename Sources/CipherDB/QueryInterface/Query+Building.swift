@@ -82,9 +82,27 @@ extension QueryType {
     /// users.select(email).filter(score > 10).union(admins.select(email))
     /// ```
     public func union(_ other: some QueryType, all: Bool = false) -> Self {
+        compound(all ? "UNION ALL" : "UNION", other)
+    }
+
+    /// The rows both this query and `other` return: `INTERSECT`.
+    ///
+    /// ```swift
+    /// users.select(email).intersect(subscribers.select(email))
+    /// ```
+    public func intersect(_ other: some QueryType) -> Self { compound("INTERSECT", other) }
+
+    /// The rows this query returns and `other` does not: `EXCEPT`.
+    ///
+    /// ```swift
+    /// users.select(email).except(unsubscribed.select(email))
+    /// ```
+    public func except(_ other: some QueryType) -> Self { compound("EXCEPT", other) }
+
+    private func compound(_ operator: String, _ other: some QueryType) -> Self {
         var copy = self
         let (sql, bindings) = other.query.compiled()
-        copy.query.compounds.append((all ? "UNION ALL" : "UNION", SQLExpression(sql: sql, bindings: bindings)))
+        copy.query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
         copy.query.requiredFeatures.formUnion(other.query.requiredFeatures)
         return copy
     }

@@ -106,14 +106,14 @@ public struct Query: QueryType {
             Self.append(selection, separator: ", ", to: &sql, &bindings)
         }
         switch source {
-        case .table(let table): sql += " FROM " + table.quotedName
+        case .table(let table): sql += " FROM " + table.fromSQL
         case .subquery(let subquery):
             sql += " FROM (" + subquery.sql + ")"
             bindings += subquery.bindings
         case .none: break
         }
         for join in joins {
-            sql += " " + join.kind.rawValue + " " + join.table.quotedName
+            sql += " " + join.kind.rawValue + " " + join.table.fromSQL
             if let condition = join.condition {
                 sql += " ON " + condition.sql
                 bindings += condition.bindings

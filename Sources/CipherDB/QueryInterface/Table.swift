@@ -10,6 +10,8 @@ public struct Table: Sendable {
     /// The schema (`main`, `temp`, an attached database) if given.
     public let schema: String?
 
+    /// The name the table goes by in a query (``alias(_:)``), if not its own.
+    public let aliasName: String?
     /// The quoted, possibly schema-qualified name, quoted once when the table is made.
     let quotedName: String
 
@@ -17,11 +19,32 @@ public struct Table: Sendable {
     public init(_ name: String, schema: String? = nil) {
         self.name = name
         self.schema = schema
+        self.aliasName = nil
         self.quotedName = schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
+    }
+
+    private init(_ table: Table, alias: String) {
+        self.name = table.name
+        self.schema = table.schema
+        self.quotedName = table.quotedName
+        self.aliasName = alias
+    }
+
+    /// The table under another name in a query, to join a table with itself.
+    ///
+    /// ```swift
+    /// let managers = employees.alias("managers")
+    /// employees.join(managers, on: employees[managerID] == managers[id]).select(employees[name], managers[name])
+    /// ```
+    public func alias(_ alias: String) -> Table { Table(self, alias: alias) }
+
+    /// The table as a query's `FROM` or `JOIN` names it: `"employees" AS "managers"` when aliased.
+    var fromSQL: String {
+        aliasName.map { quotedName + " AS " + quoteIdentifier($0) } ?? quotedName
     }
 
     /// `column` qualified by this table, for joins: `users[id]` is `"users"."id"`.
     public subscript<Value>(column: Column<Value>) -> Column<Value> {
-        Column(column.name, table: name)
+        Column(column.name, table: aliasName ?? name)
     }
 }

@@ -1,0 +1,52 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// A table joined with itself under an alias, and INTERSECT / EXCEPT beside UNION.
+final class QueryInterfaceAliasAndCompoundTests: DatabaseTestCase {
+    private let employees = Table("employees")
+    private let id = Column<Int64>("id")
+    private let fullName = Column<String>("name")
+    private let managerID = Column<Int64?>("manager_id")
+
+    private func database() throws -> Database {
+        let db = try openDatabase("alias.db", key: passphrase("aliases"))
+        try db.executeStatements(
+            """
+            CREATE TABLE employees(id INTEGER PRIMARY KEY, name TEXT NOT NULL, manager_id INTEGER);
+            INSERT INTO employees VALUES (1, 'Ada', NULL), (2, 'Bo', 1), (3, 'Cy', 1), (4, 'Di', 2);
+            """)
+        return db
+    }
+
+    func testATableJoinsItselfUnderAnAlias() throws {
+        let db = try database()
+        let managers = employees.alias("managers")
+        let query = employees.join(managers, on: employees[managerID] == managers[id])
+            .select(employees[fullName], managers[fullName].aliased("manager")).order(employees[id])
+        XCTAssertEqual(
+            query.sql,
+            #"SELECT "employees"."name", "managers"."name" AS "manager" FROM "employees" INNER JOIN "employees" AS "managers" ON "#
+                + #""employees"."manager_id" = "managers"."id" ORDER BY "employees"."id""#)
+        let pairs = try db.fetchAll(query).map { row in "\(try row[self.fullName])<\(try row[Column<String>("manager")])" }
+        XCTAssertEqual(pairs, ["Bo<Ada", "Cy<Ada", "Di<Bo"])
+        // Without a manager: a left outer join with itself.
+        let top = try db.fetchAll(
+            employees.join(.leftOuter, managers, on: employees[managerID] == managers[id]).filter(managers[id] == nil)
+                .select(employees[fullName]))
+        XCTAssertEqual(try top.map { try $0[self.fullName] }, ["Ada"])
+    }
+
+    func testIntersectAndExcept() throws {
+        let db = try database()
+        let managed = employees.select(managerID).filter(managerID != nil)
+        let everyone = employees.select(id)
+        XCTAssertEqual(
+            try db.fetchAll(everyone.intersect(managed).order(id)).map { try $0[self.id] }, [1, 2], "those who manage someone")
+        XCTAssertEqual(try db.fetchAll(everyone.except(managed).order(id)).map { try $0[self.id] }, [3, 4], "those who do not")
+        XCTAssertEqual(everyone.except(managed).arguments, [], "IS NOT NULL binds nothing")
+        let bound = everyone.filter(id > 1).intersect(employees.select(id).filter(id < 4))
+        XCTAssertEqual(bound.arguments, [.integer(1), .integer(4)], "both sides' values, in order")
+        XCTAssertEqual(try db.fetchAll(bound).count, 2)
+    }
+}
