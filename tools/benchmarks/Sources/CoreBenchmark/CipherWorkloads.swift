@@ -154,6 +154,40 @@ enum Cipher {
     }
 
     /// Five values inserted with `table.insert(column <- value, ...)` and `db.run`.
+    /// The same lookups through a builder query made once into a prepared statement, the id
+    /// rebound each time, the text read through the typed subscript.
+    static func lookupsBuilderPrepared(_ db: Database, _ fixture: Fixture) throws -> Checksum {
+        var sum = Checksum()
+        try db.beginDeferredTransaction()
+        let lookup = try db.makeStatement(Schema.t.filter(Schema.id == 0).select(Schema.s))
+        for id in fixture.lookupIDs {
+            try lookup.bind(id, at: 1)
+            let rows = try lookup.executeQuery()
+            if try rows.next() { sum.add(try rows[Schema.s]) }
+            rows.close()
+        }
+        lookup.close()
+        try db.commit()
+        return sum
+    }
+
+    /// The inserts through a builder insert made once into a prepared statement, rebound per row.
+    static func insertBuilderPrepared(_ db: Database, _ fixture: Fixture) throws {
+        try db.beginDeferredTransaction()
+        let insert = try db.makeStatement(
+            Schema.t.insert(Schema.id <- 0, Schema.i <- 0, Schema.r <- 0, Schema.s <- "", Schema.b <- Data()))
+        for row in 0..<fixture.rowCount {
+            try insert.bind(Int64(row), at: 1)
+            try insert.bind(fixture.integers[row], at: 2)
+            try insert.bind(fixture.reals[row], at: 3)
+            try insert.bind(fixture.texts[row], at: 4)
+            try insert.bind(fixture.blobs[row], at: 5)
+            try insert.execute()
+        }
+        insert.close()
+        try db.commit()
+    }
+
     static func insertBuilder(_ db: Database, _ fixture: Fixture) throws {
         try db.beginDeferredTransaction()
         for row in 0..<fixture.rowCount {

@@ -282,6 +282,7 @@ sides["cipher.insert5"] = cipherInsert("t") { try Cipher.insert($0, fixture) }
 sides["cipher.insert5.prepared"] = cipherInsert("t") { try Cipher.insertPrepared($0, fixture) }
 sides["cipher.insert8"] = cipherInsert("t8") { try Cipher.insert8($0, fixture) }
 sides["cipher.qi.insert"] = cipherInsert("t") { try Cipher.insertBuilder($0, fixture) }
+sides["cipher.qi.insert.prepared"] = cipherInsert("t") { try Cipher.insertBuilderPrepared($0, fixture) }
 let players = fixture.players
 sides["cipher.players.insert"] = cipherInsert("player") { try Cipher.insertPlayers($0, players) }
 
@@ -312,6 +313,9 @@ for (suffix, pragma) in [("cached", cachePages), ("misses", missPages)] {
     }
 }
 sides["cipher.qi.lookups"] = cipherRead("lookups", file: filled, pragma: cachePages) { try Cipher.lookupsBuilder($0, fixture) }
+sides["cipher.qi.lookups.prepared"] = cipherRead("lookups", file: filled, pragma: cachePages) {
+    try Cipher.lookupsBuilderPrepared($0, fixture)
+}
 sides["cipher.players.fetchAll"] = cipherRead("players", file: playersFile, Cipher.fetchPlayers)
 sides["cipher.qi.players.filter"] = cipherRead("players", file: playersFile, Cipher.filterPlayers)
 sides["cipher.pool.readers"] = { meter in
@@ -432,6 +436,15 @@ let workloads: [Workload] = [
     Workload(
         group: "query interface", name: "table.insert(...) + run, one transaction", baselineName: "C", goal: 1.15,
         baseline: "c.insert5", subject: "cipher.qi.insert"),
+    Workload(
+        group: "query interface", name: "builder lookups, prepared once, cached pages", baselineName: "C copying", goal: 1.15,
+        baseline: "c.lookups.cached", subject: "cipher.qi.lookups.prepared"),
+    Workload(
+        group: "query interface", name: "builder lookups, prepared once / executeQuery with SQL",
+        baselineName: "CipherDB executeQuery", goal: 1.10, baseline: "cipher.lookups.cached", subject: "cipher.qi.lookups.prepared"),
+    Workload(
+        group: "query interface", name: "table.insert(...), prepared once, one transaction", baselineName: "C", goal: 1.15,
+        baseline: "c.insert5", subject: "cipher.qi.insert.prepared"),
     Workload(
         group: "pool", name: "DatabasePool, 4 concurrent readers", baselineName: "C, 4 threads", goal: nil,
         baseline: "c.pool.readers", subject: "cipher.pool.readers"),
