@@ -44,10 +44,14 @@ extension UInt: ColumnDecodable {
 extension UUID: ColumnDecodable {
     /// The column as a UUID: its 36-character text, or 16 bytes; `nil` for NULL or anything else.
     public static func decode(from row: ResultSet, at index: Int) -> UUID? {
-        switch row.value(at: index) {
-        case .text(let text)?: return UUID(uuidString: text)
-        case .blob(let bytes)? where bytes.count == 16:
-            return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+        row.value(at: index).flatMap(UUID.uuid(from:))
+    }
+
+    /// The UUID a value holds (its text, or 16 bytes): the one rule for a `ResultSet` and a `Row`.
+    static func uuid(from value: DatabaseValue) -> UUID? {
+        switch value {
+        case .text(let text): return UUID(uuidString: text)
+        case .blob(let bytes) where bytes.count == 16: return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
         default: return nil
         }
     }

@@ -11,7 +11,7 @@ extension Database {
         let names = (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }
         var result: [Row] = []
         while try rows.next() {
-            result.append(Row(columnNames: names, values: rows.values))
+            result.append(Row(columnNames: names, values: rows.values, dateFormatter: dateFormatter))
         }
         return result
     }
@@ -22,7 +22,8 @@ extension Database {
         let rows = try executeQuery(query)
         defer { rows.close() }
         guard try rows.next() else { return nil }
-        return Row(columnNames: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, values: rows.values)
+        return Row(
+            columnNames: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, values: rows.values, dateFormatter: dateFormatter)
     }
 
     /// The value of the first column of the first row of `query`, as the query's type.

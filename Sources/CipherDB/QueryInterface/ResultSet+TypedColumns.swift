@@ -25,16 +25,7 @@ extension ResultSet {
         guard let index = columnIndex(named: name) else {
             throw DatabaseError(kind: .columnNotFound, message: "no column named \(name)", sql: sql)
         }
-        do {
-            return try get(at: index, as: Value.self)
-        } catch {
-            // Name the column (`get(at:)` knows only its index), and tell a value the type
-            // rejects (text that is no UUID) from NULL, which `get(at:)` does not.
-            if error.kind == .unexpectedNull && !isNull(at: index) {
-                throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(Value.self)", sql: sql)
-            }
-            let message = error.kind == .unexpectedNull ? "column \(name) is NULL" : "\(error.message) (column \(name))"
-            throw DatabaseError(kind: error.kind, message: message, sql: sql)
-        }
+        // `get` names the column and tells a value the type rejects from NULL.
+        return try get(at: index, as: Value.self)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One row of a query's result, kept after the statement moves on: its column names and values.
 ///
 /// Typed subscripts read a column as its Swift type and throw a ``DatabaseError`` naming the
@@ -16,11 +18,24 @@ public struct Row: Sendable, Equatable {
     public let columnNames: [String]
     /// The values, in column order.
     public let values: [DatabaseValue]
+    /// The fetching connection's ``Database/dateFormatter``: a `Date` column holding text reads
+    /// through it, as it does from a ``ResultSet``.
+    let dateFormatter: SendableDateFormatter?
 
     /// A row of `values` under `columnNames` (the two of equal length).
     public init(columnNames: [String], values: [DatabaseValue]) {
+        self.init(columnNames: columnNames, values: values, dateFormatter: nil)
+    }
+
+    init(columnNames: [String], values: [DatabaseValue], dateFormatter: DateFormatter?) {
         self.columnNames = columnNames
         self.values = values
+        self.dateFormatter = dateFormatter.map(SendableDateFormatter.init)
+    }
+
+    /// Rows are equal when their names and values are.
+    public static func == (lhs: Row, rhs: Row) -> Bool {
+        lhs.columnNames == rhs.columnNames && lhs.values == rhs.values
     }
 
     /// The number of columns.
@@ -57,10 +72,25 @@ public struct Row: Sendable, Equatable {
             throw DatabaseError(kind: .columnNotFound, message: "no column named \(name)")
         }
         let value = values[index]
+        // Text in a date column, as a ResultSet reads it: through the connection's formatter.
+        if case .text(let text) = value, let formatter = dateFormatter?.formatter,
+            Value.self == Date.self || Value.self == Date?.self
+        {
+            guard let date = formatter.date(from: text), let decoded = date as? Value else {
+                throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds text that is not a date of the formatter's")
+            }
+            return decoded
+        }
         guard let decoded = Value.decode(from: value) else {
             if value.isNull { throw DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL") }
             throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(Value.self)")
         }
         return decoded
     }
+}
+
+/// A connection's date formatter carried by the rows it fetched. Rows only read through it,
+/// and a formatter is not changed once set on a connection.
+struct SendableDateFormatter: @unchecked Sendable {
+    let formatter: DateFormatter
 }

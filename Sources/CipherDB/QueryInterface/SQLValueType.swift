@@ -124,13 +124,7 @@ extension UUID: SQLValueType {
     /// `TEXT` (the 36-character form).
     public static var declaredType: String { "TEXT" }
     /// The 36-character text, or 16 bytes, as a result set reads them.
-    public static func decode(from value: DatabaseValue) -> UUID? {
-        switch value {
-        case .text(let text): return UUID(uuidString: text)
-        case .blob(let bytes) where bytes.count == 16: return bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
-        default: return nil
-        }
-    }
+    public static func decode(from value: DatabaseValue) -> UUID? { uuid(from: value) }
 }
 
 extension Optional: SQLValueType where Wrapped: SQLValueType {
