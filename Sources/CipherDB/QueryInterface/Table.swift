@@ -5,29 +5,39 @@
 /// let rows = try db.fetchAll(users.filter(Column<Int64>("score") > 10))
 /// ```
 public struct Table: Sendable {
-    /// The table's name, unquoted.
-    public let name: String
-    /// The schema (`main`, `temp`, an attached database) if given.
-    public let schema: String?
+    /// The names, quoted once, in one shared box: queries copy their table at every step.
+    private final class Names: Sendable {
+        let name: String
+        let schema: String?
+        let aliasName: String?
+        let quotedName: String
 
+        init(name: String, schema: String?, aliasName: String?) {
+            self.name = name
+            self.schema = schema
+            self.aliasName = aliasName
+            self.quotedName = schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
+        }
+    }
+
+    private let names: Names
+
+    /// The table's name, unquoted.
+    public var name: String { names.name }
+    /// The schema (`main`, `temp`, an attached database) if given.
+    public var schema: String? { names.schema }
     /// The name the table goes by in a query (``alias(_:)``), if not its own.
-    public let aliasName: String?
+    public var aliasName: String? { names.aliasName }
     /// The quoted, possibly schema-qualified name, quoted once when the table is made.
-    let quotedName: String
+    var quotedName: String { names.quotedName }
 
     /// The table `name`, in `schema` when given.
     public init(_ name: String, schema: String? = nil) {
-        self.name = name
-        self.schema = schema
-        self.aliasName = nil
-        self.quotedName = schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
+        names = Names(name: name, schema: schema, aliasName: nil)
     }
 
     private init(_ table: Table, alias: String) {
-        self.name = table.name
-        self.schema = table.schema
-        self.quotedName = table.quotedName
-        self.aliasName = alias
+        names = Names(name: table.name, schema: table.schema, aliasName: alias)
     }
 
     /// The table under another name in a query, to join a table with itself.
