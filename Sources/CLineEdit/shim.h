@@ -16,4 +16,11 @@ static inline void cipherdb_line_editing_setup(const char *name) {
     using_history();
 }
 
+// The history's entries, oldest first: history_base and history_length are C globals.
+static inline int cipherdb_history_count(void) { return history_length; }
+static inline const char *cipherdb_history_entry(int offset) {
+    HIST_ENTRY *entry = history_get(history_base + offset);
+    return entry ? entry->line : NULL;
+}
+
 #endif

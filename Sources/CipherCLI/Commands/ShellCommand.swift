@@ -18,8 +18,9 @@ struct ShellCommand: ParsableCommand {
             Unlike the stock sqlcipher shell, no PRAGMA key has to be typed: the key comes from the key flags \
             or a prompt, and a wrong key is reported at once. Statements end with ';' and may span lines. \
             On a terminal the line is edited with libedit (arrows, Ctrl-R search), and the history is kept in \
-            $XDG_STATE_HOME/cipherdb/history or ~/.cipherdb_history (mode 0600; key PRAGMAs and ATTACH ... KEY \
-            are never written to it). Ctrl-C interrupts the running statement (or .verify, .dump, .import) and returns to the prompt; \
+            $CIPHERDB_HISTORY (empty: none), $XDG_STATE_HOME/cipherdb/history or ~/.cipherdb_history (mode 0600; \
+            key PRAGMAs and ATTACH ... KEY are never written to it; for an encrypted database each statement is \
+            kept without its literals, as INSERT INTO t VALUES (?, ?)); --no-history keeps none. Ctrl-C interrupts the running statement (or .verify, .dump, .import) and returns to the prompt; \
             Ctrl-D or .quit leaves. Errors show where in the SQL they are when SQLite says (SQLite 3.38 and later).
 
             Output is sqlite3's: the same modes (.mode list, csv, tabs, line, column, box, table, markdown, \
@@ -44,6 +45,9 @@ struct ShellCommand: ParsableCommand {
     @Argument(help: "The database file.")
     var database: String
 
+    @Flag(name: .customLong("no-history"), help: "Keep no history of this session's lines on disk.")
+    var noHistory = false
+
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
@@ -59,7 +63,8 @@ struct ShellCommand: ParsableCommand {
         var interrupts: DispatchSourceSignal?
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")
-            reader = EditingLineReader(historyPath: EditingLineReader.defaultHistoryPath())
+            reader = EditingLineReader(
+                historyPath: noHistory ? nil : EditingLineReader.defaultHistoryPath(), redactsLiterals: opened.key != nil)
             interrupts = Self.interruptOnControlC(session.interrupter)
         } else {
             reader = PlainLineReader()

@@ -75,17 +75,31 @@ final class PlainLineReader: LineReader {
 
 /// Lines typed on a terminal, with libedit's line editing and a history kept across sessions in a
 /// file only its owner can read. Entries that could hold a key are never kept.
+///
+/// For an encrypted database the file keeps each statement with its literals taken out
+/// (`INSERT INTO t VALUES (?, ?)`): the up arrow brings back this session's statements as typed,
+/// earlier sessions' without their values (see SECURITY.md, "The shell's history").
 final class EditingLineReader: LineReader {
-    /// The history file, `nil` when there is no home folder to keep it in.
+    /// The history file, `nil` for no history.
     let historyPath: String?
-    private static let historyLimit: Int32 = 2000
+    /// Whether the file keeps statements without their literals.
+    let redactsLiterals: Bool
+    private static let historyLimit = 2000
+    /// The entries read from the file at the start, as the file holds them.
+    private var earlierEntries: [String] = []
+    /// This session's entries: as typed (for the up arrow) and as the file keeps them.
+    private var sessionEntries: [(typed: String, kept: String)] = []
 
-    init(historyPath: String?) {
+    init(historyPath: String?, redactsLiterals: Bool) {
         self.historyPath = historyPath
+        self.redactsLiterals = redactsLiterals
         cipherdb_line_editing_setup("cipherdb")
-        stifle_history(Self.historyLimit)
+        stifle_history(Int32(Self.historyLimit))
         if let historyPath, access(historyPath, R_OK) == 0 {
             _ = read_history(historyPath)
+            earlierEntries = (0..<cipherdb_history_count()).compactMap { offset in
+                cipherdb_history_entry(offset).map { String(cString: $0) }
+            }
         }
     }
 
@@ -107,18 +121,37 @@ final class EditingLineReader: LineReader {
         let trimmed = entry.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, !Self.mayHoldKey(trimmed) else { return }
         add_history(trimmed)
+        sessionEntries.append((trimmed, redactsLiterals ? Self.redacted(trimmed) : trimmed))
         save()
     }
 
+    /// A statement without its literals; a dot-command as typed (its arguments are file names,
+    /// table names and settings).
+    static func redacted(_ entry: String) -> String {
+        entry.hasPrefix(".") ? entry : SQLTokens(entry).redactingLiterals()
+    }
+
     /// Writes the history, creating the file 0600 first (libedit would create it with the umask's
-    /// mode) and keeping it 0600 if it existed with another mode.
+    /// mode) and keeping it 0600 if it existed with another mode. When literals are taken out,
+    /// libedit's list is swapped for the kept entries while it writes, then put back.
     private func save() {
         guard let historyPath else { return }
         let descriptor = PathBytes.open(historyPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }
         fchmod(descriptor, 0o600)
         close(descriptor)
+        guard redactsLiterals else {
+            _ = write_history(historyPath)
+            return
+        }
+        replaceHistory(with: earlierEntries + sessionEntries.map(\.kept))
         _ = write_history(historyPath)
+        replaceHistory(with: earlierEntries + sessionEntries.map(\.typed))
+    }
+
+    private func replaceHistory(with entries: [String]) {
+        clear_history()
+        for entry in entries.suffix(Self.historyLimit) { add_history(entry) }
     }
 
     /// Whether `entry` could hold key material: any PRAGMA followed anywhere by `key` (`key`,
@@ -130,8 +163,10 @@ final class EditingLineReader: LineReader {
         return patterns.contains { entry.range(of: $0, options: [.regularExpression, .caseInsensitive]) != nil }
     }
 
+    /// The history file: `$CIPHERDB_HISTORY` when set (empty: none), else
     /// `$XDG_STATE_HOME/cipherdb/history` when XDG_STATE_HOME is set, else `~/.cipherdb_history`.
     static func defaultHistoryPath() -> String? {
+        if let chosen = EnvironmentVariable.value("CIPHERDB_HISTORY") { return chosen.isEmpty ? nil : chosen }
         if let state = EnvironmentVariable.value("XDG_STATE_HOME"), state.hasPrefix("/") {
             let folder = state + "/cipherdb"
             _ = PathBytes.mkdir(folder, 0o700)

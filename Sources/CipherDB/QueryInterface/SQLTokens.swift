@@ -1,8 +1,11 @@
-/// SQL text cut into tokens as SQLite's tokenizer cuts it, enough to edit schema SQL and to
-/// write values into placeholders: quoted strings and identifiers, comments, `?`, words,
-/// punctuation. Each token keeps its exact text, so joining the tokens gives the text back.
-struct SQLTokens {
-    enum Kind: Equatable {
+import Foundation
+
+/// SQL text cut into tokens as SQLite's tokenizer cuts it, enough to edit schema SQL, to write
+/// values into placeholders and to take literals out of a statement: quoted strings and
+/// identifiers, numbers, comments, `?`, words, punctuation. Each token keeps its exact text, so
+/// joining the tokens gives the text back.
+package struct SQLTokens {
+    package enum Kind: Equatable {
         /// A word: a keyword or a bare identifier.
         case word
         /// `"…"`, `` `…` `` or `[…]`.
@@ -13,15 +16,17 @@ struct SQLTokens {
         case comment
         /// Spaces, tabs, newlines.
         case space
-        /// `?` (a numbered `?NNN` is a word after it).
+        /// `?` (a numbered `?NNN` is a number after it).
         case placeholder
+        /// A numeric literal: `12`, `3.5`, `.5`, `1e-3`, `0x1F`.
+        case number
         /// Anything else, one byte at a time: `(`, `)`, `,`, operators, digits.
         case other
     }
 
-    struct Token {
-        let kind: Kind
-        let text: Substring
+    package struct Token {
+        package let kind: Kind
+        package let text: Substring
 
         /// The identifier the token names, unquoted (a word as written); `nil` for other kinds.
         var identifier: String? {
@@ -49,9 +54,9 @@ struct SQLTokens {
         }
     }
 
-    let tokens: [Token]
+    package let tokens: [Token]
 
-    init(_ sql: String) {
+    package init(_ sql: String) {
         var tokens: [Token] = []
         let utf8 = sql.utf8
         var index = utf8.startIndex
@@ -103,6 +108,21 @@ struct SQLTokens {
             case UInt8(ascii: "?"):
                 kind = .placeholder
                 index = utf8.index(after: index)
+            case _
+            where (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (byte == UInt8(ascii: ".") && utf8.index(after: index) < utf8.endIndex
+                    && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(utf8[utf8.index(after: index)])):
+                kind = .number
+                var previous = byte
+                index = utf8.index(after: index)
+                while index < utf8.endIndex {
+                    let next = utf8[index]
+                    let signOfExponent =
+                        (next == UInt8(ascii: "+") || next == UInt8(ascii: "-")) && (previous | 0x20) == UInt8(ascii: "e")
+                    guard isWordByte(next) || next == UInt8(ascii: ".") || signOfExponent else { break }
+                    previous = next
+                    index = utf8.index(after: index)
+                }
             case _ where isWordByte(byte) && !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
                 kind = .word
                 while index < utf8.endIndex, isWordByte(utf8[index]) { index = utf8.index(after: index) }
@@ -112,5 +132,39 @@ struct SQLTokens {
             tokens.append(Token(kind: kind, text: Substring(sql.utf8[start..<index])))
         }
         self.tokens = tokens
+    }
+}
+
+extension SQLTokens {
+    /// The text with every literal a `?`: strings, numbers and blobs (`X'…'`); comments are left
+    /// out. What a statement keeps of its shape without any value written in it (a shell's
+    /// history of an encrypted database).
+    ///
+    /// ```swift
+    /// SQLTokens("INSERT INTO t VALUES ('secret', 42, x'00') -- note").redactingLiterals()
+    /// // INSERT INTO t VALUES (?, ?, ?)
+    /// ```
+    package func redactingLiterals() -> String {
+        var result = ""
+        // An `x` or `X` word: a blob literal's prefix when a string follows at once.
+        var pendingPrefix: Substring?
+        for token in tokens {
+            if let prefix = pendingPrefix {
+                pendingPrefix = nil
+                if token.kind == .string {
+                    result += "?"
+                    continue
+                }
+                result += prefix
+            }
+            switch token.kind {
+            case .string, .number: result += "?"
+            case .comment: continue
+            case .word where token.text == "x" || token.text == "X": pendingPrefix = token.text
+            default: result += token.text
+            }
+        }
+        if let prefix = pendingPrefix { result += prefix }
+        return result.trimmingCharacters(in: .whitespaces)
     }
 }

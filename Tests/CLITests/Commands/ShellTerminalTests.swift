@@ -28,7 +28,8 @@ final class ShellTerminalTests: CLITestCase {
     /// `prompts`, the key at each index waits until the terminal has shown that many prompts
     /// (keys typed while the shell is busy can be lost, and a slow build is slow everywhere).
     private func typed(
-        _ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil, prompts: [Int: Int] = [:]
+        _ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil, prompts: [Int: Int] = [:],
+        options: String = "", env extra: [String: String] = [:]
     ) throws -> CommandResult {
         let typing = keys.enumerated().map { index, key in
             if let count = prompts[index] {
@@ -41,8 +42,8 @@ final class ShellTerminalTests: CLITestCase {
         return try shell(
             """
             (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 180 script -qefc \
-              "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000" "$DIR/screen.txt"
-            """, env: env)
+              "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000 \(options)" "$DIR/screen.txt"
+            """, env: env.merging(extra) { $1 })
     }
 
     /// Adds a table of 200,000 random 1,000-byte blobs (about 230 MB): a page check of a second or
@@ -58,27 +59,40 @@ final class ShellTerminalTests: CLITestCase {
             ] + Self.fastOpen, env: env)
     }
 
-    func testHistoryIsKeptOwnerOnlyWithoutKeysAndRecalledWithTheArrow() throws {
+    func testHistoryIsKeptOwnerOnlyWithoutKeysOrLiteralsAndRecalledWithTheArrow() throws {
         let first = try typed([
-            "SELECT 40 + 2;\\n", "PRAGMA key = \\047typed-secret\\047;\\n", "ATTACH \\047o.db\\047 AS o KEY \\047typed-secret\\047;\\n",
-            "\\004",
+            "SELECT 40 + 2, \\047typed-value\\047;\\n", "\\033[A", "\\n", "PRAGMA key = \\047typed-secret\\047;\\n",
+            "ATTACH \\047o.db\\047 AS o KEY \\047typed-secret\\047;\\n", "\\004",
         ])
-        XCTAssertTrue(first.stdout.contains("42"), first.stdout)
+        XCTAssertEqual(first.stdout.components(separatedBy: "42|typed-value").count - 1, 2, "this session recalls it as typed")
         XCTAssertTrue(first.stdout.contains("refused"), first.stdout)
         var status = stat()
         XCTAssertEqual(stat(path(".cipherdb_history"), &status), 0, "history file")
         XCTAssertEqual(status.st_mode & 0o777, 0o600)
         let history = try String(contentsOfFile: path(".cipherdb_history"), encoding: .utf8)
-        XCTAssertTrue(history.contains("40"), history)
+        // libedit writes a space as \040.
+        XCTAssertTrue(history.replacingOccurrences(of: "\\040", with: " ").contains("SELECT ? + ?, ?;"), history)
+        XCTAssertFalse(history.contains("40 +") || history.contains("typed-value"), "no literal on disk: \(history)")
         XCTAssertFalse(history.contains("typed-secret"), history)
         XCTAssertFalse(history.lowercased().contains("key"), history)
 
-        // A new session: the up arrow brings the statement back; no ^[[A on the screen.
+        // A new session: the up arrow brings the statement back without its values (run, it
+        // asks for them); no ^[[A.
         let second = try typed(["\\033[A", "\\n", "\\004"])
-        XCTAssertTrue(second.stdout.contains("SELECT 40 + 2;"), second.stdout)
-        XCTAssertTrue(second.stdout.contains("42\r\n"), second.stdout)
+        XCTAssertTrue(second.stdout.contains("SELECT ? + ?, ?;"), second.stdout)
         XCTAssertFalse(second.stdout.contains("^[[A"), second.stdout)
         XCTAssertEqual(second.status, 0)
+    }
+
+    func testNoHistoryWhenAskedForNone() throws {
+        _ = try typed(["SELECT 1;\\n", "\\004"], options: "--no-history")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path(".cipherdb_history")), "--no-history")
+        _ = try typed(["SELECT 2;\\n", "\\004"], env: ["CIPHERDB_HISTORY": ""])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path(".cipherdb_history")), "CIPHERDB_HISTORY empty")
+        _ = try typed(["SELECT 3;\\n", "\\004"], env: ["CIPHERDB_HISTORY": path("chosen_history")])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path(".cipherdb_history")))
+        let chosen = try String(contentsOfFile: path("chosen_history"), encoding: .utf8)
+        XCTAssertTrue(chosen.contains("SELECT"), chosen)
     }
 
     func testControlCInterruptsTheStatementAndControlDQuits() throws {
