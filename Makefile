@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
 
 all: build
 
@@ -103,6 +103,13 @@ bench-quick: deps
 
 bench-large: deps
 	python3 tools/benchmarks/run.py --large
+
+# What CI runs of the benchmark: it builds (debug: a release build takes minutes) and runs every
+# workload once on a few rows, so that a workload whose two sides read different values (the
+# checksums) or an API change that breaks it fails CI instead of the next `make bench`.
+bench-check: deps
+	cd tools/benchmarks && $(SWIFT) build --product CoreBenchmark
+	tools/benchmarks/.build/debug/CoreBenchmark --quick --rows 300 --commits 10
 
 # swift-format (in the toolchain) with .swift-format: 140 columns, 4 spaces. CI runs the check.
 FORMATTED := Sources Tests tools/keystore-crash-driver tools/fuzz/Sources tools/benchmarks/Sources

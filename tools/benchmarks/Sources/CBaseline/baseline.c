@@ -89,6 +89,9 @@ void cb_exec(sqlite3 *db, const char *sql) {
 sqlite3 *cb_open(const char *path, const char *hex_key, int page_size) {
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) die(db, path);
+    // As CipherDB's connections do: readers opening a WAL file at once can meet another's
+    // recovery and be refused with SQLITE_BUSY instead of waiting (seen at a few hundred rows).
+    sqlite3_busy_timeout(db, 10000);
     if (hex_key) {
         char key[80];
         int length = snprintf(key, sizeof key, "x'%s'", hex_key);
