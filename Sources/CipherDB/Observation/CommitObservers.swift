@@ -103,18 +103,12 @@ extension Database {
         let outerUnknown = authorizer.readTablesUnknown
         authorizer.readTables = []
         authorizer.readTablesUnknown = false
-        let value: T
-        do {
-            value = try body()
-        } catch {
+        defer {
+            // A recording inside another one: the outer fetch read these tables too.
             authorizer.readTables = outer.map { $0.union(authorizer.readTables ?? []) }
             authorizer.readTablesUnknown = outerUnknown || authorizer.readTablesUnknown
-            throw error
         }
-        let read = authorizer.readTablesUnknown ? nil : authorizer.readTables
-        // A recording inside another one: the outer fetch read these tables too.
-        authorizer.readTables = outer.map { $0.union(authorizer.readTables ?? []) }
-        authorizer.readTablesUnknown = outerUnknown || authorizer.readTablesUnknown
-        return (value, read)
+        let value = try body()
+        return (value, authorizer.readTablesUnknown ? nil : authorizer.readTables)
     }
 }

@@ -141,7 +141,7 @@ extension SQLTokens {
     /// history of an encrypted database).
     ///
     /// ```swift
-    /// SQLTokens("INSERT INTO t VALUES ('secret', 42, x'00') -- note").redactingLiterals()
+    /// SQLTokens("INSERT INTO t VALUES ('Ada', 42, x'00') -- note").redactingLiterals()
     /// // INSERT INTO t VALUES (?, ?, ?)
     /// ```
     package func redactingLiterals() -> String {

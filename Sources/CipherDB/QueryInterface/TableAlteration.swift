@@ -75,7 +75,8 @@ extension Database {
         }
         let table = alteration.table.quotedName
         // The same refusals on both paths: SQLite's own DROP COLUMN lets a view go stale.
-        try refuseBreakingChanges(alteration)
+        let objects = try schemaObjects(around: alteration.table)
+        try refuseBreakingChanges(alteration, objects)
         if native {
             try inTypedSavePoint { () throws(DatabaseError) in
                 for change in alteration.changes {
@@ -88,13 +89,12 @@ extension Database {
             }
             return
         }
-        try rebuild(alteration.table, alteration.changes)
+        try rebuild(alteration.table, alteration.changes, objects)
     }
 
     /// SQLite's twelve-step table rebuild (https://www.sqlite.org/lang_altertable.html#otheralter).
-    private func rebuild(_ table: Table, _ changes: [TableAlteration.Change]) throws(DatabaseError) {
-        let schema = quoteIdentifier(table.schema ?? "main")
-        let master = table.schema == "temp" ? "sqlite_temp_master" : "sqlite_master"
+    private func rebuild(_ table: Table, _ changes: [TableAlteration.Change], _ objects: SchemaObjects) throws(DatabaseError) {
+        let (schema, master) = (objects.schema, objects.master)
         let foreignKeys = (try intForQuery("PRAGMA foreign_keys") ?? 0) != 0
         if foreignKeys && isInTransaction {
             let referring = try referringTables(table, schema: schema)
@@ -117,8 +117,8 @@ extension Database {
                 throw DatabaseError(kind: .sqlite, message: "no such table: \(table.name)")
             }
             var definition = try TableDefinition(createSQL)
-            var indexes = try schemaObjects(of: table, type: "index", schema: schema, master: master)
-            let triggers = try schemaObjects(of: table, type: "trigger", schema: schema, master: master)
+            var indexes = objects.indexes
+            let triggers = objects.triggers
             var copied: [(from: String, to: String)] = definition.columnNames.map { ($0, $0) }
             for change in changes {
                 switch change {
@@ -174,13 +174,9 @@ extension Database {
 
     /// Refuses to drop a column an index, a trigger or a view mentions, or to rename one a
     /// trigger or a view mentions (indexes follow a rename).
-    private func refuseBreakingChanges(_ alteration: TableAlteration) throws(DatabaseError) {
+    private func refuseBreakingChanges(_ alteration: TableAlteration, _ objects: SchemaObjects) throws(DatabaseError) {
         let table = alteration.table
-        let schema = quoteIdentifier(table.schema ?? "main")
-        let master = table.schema == "temp" ? "sqlite_temp_master" : "sqlite_master"
-        let indexes = try schemaObjects(of: table, type: "index", schema: schema, master: master)
-        let triggers = try schemaObjects(of: table, type: "trigger", schema: schema, master: master)
-        let views = try schemaObjects(of: nil, type: "view", schema: schema, master: master)
+        let (indexes, triggers, views) = (objects.indexes, objects.triggers, objects.views)
         for change in alteration.changes {
             let (column, verb, objects) =
                 switch change {
@@ -193,6 +189,27 @@ extension Database {
                 }
             }
         }
+    }
+
+    /// The schema a table is in, and the SQL objects an alteration of it must keep or refuse for:
+    /// read once, for both the checks and the rebuild.
+    private struct SchemaObjects {
+        /// The quoted schema name, and its schema table.
+        let schema: String
+        let master: String
+        let indexes: [(name: String, sql: String)]
+        let triggers: [(name: String, sql: String)]
+        let views: [(name: String, sql: String)]
+    }
+
+    private func schemaObjects(around table: Table) throws(DatabaseError) -> SchemaObjects {
+        let schema = quoteIdentifier(table.schema ?? "main")
+        let master = table.schema == "temp" ? "sqlite_temp_master" : "sqlite_master"
+        return SchemaObjects(
+            schema: schema, master: master,
+            indexes: try schemaObjects(of: table, type: "index", schema: schema, master: master),
+            triggers: try schemaObjects(of: table, type: "trigger", schema: schema, master: master),
+            views: try schemaObjects(of: nil, type: "view", schema: schema, master: master))
     }
 
     /// The tables with a foreign key to `table`.
