@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <string.h>
+#include <unistd.h>
 
 // SQLITE_TRANSIENT and SQLITE_STATIC are casts of integers to function pointers: Swift cannot import them.
 static inline sqlite3_destructor_type cipherdb_sqlite_transient(void) { return SQLITE_TRANSIENT; }
@@ -24,6 +25,11 @@ static inline sqlite3_destructor_type cipherdb_sqlite_static(void) { return SQLI
 //    fsync and report success to the next one ("fsyncgate"), so a commit retried after a failed
 //    sync could be called durable while its data is gone. Every later xSync on that open file
 //    returns the first failure: the connection can roll back or be closed, never commit over it.
+// 3. A failed folder sync is a failed sync. After creating a -journal or -wal, the unix VFS syncs
+//    its folder on the file's first xSync and drops that sync's result, so a commit whose journal
+//    may vanish at a power loss was called durable. Through this VFS the folder is synced (once,
+//    as before) by the "openDirectory" system call CipherDB puts in SQLite's table, whose result
+//    the xSync (or xDelete) that asked for it returns. Other VFSes see SQLite's own behaviour.
 //
 // Nothing here keeps a pointer to the sqlite3_vfs it is called with: an application may copy
 // this VFS's struct and register the copy under another name (FMDB's tests do), so the unix VFS
@@ -54,10 +60,52 @@ static int cipherdb_write(sqlite3_file *file, const void *buffer, int amount, sq
 static int cipherdb_truncate(sqlite3_file *file, sqlite3_int64 size) {
     return cipherdb_real(file)->pMethods->xTruncate(cipherdb_real(file), size);
 }
+
+// SQLite's own "openDirectory" system call, saved when CipherDB's replaces it.
+typedef int (*cipherdb_open_directory_function)(const char *, int *);
+static inline cipherdb_open_directory_function *cipherdb_sqlite_open_directory(void) {
+    static cipherdb_open_directory_function function = NULL;
+    return &function;
+}
+
+// This thread's folder sync state: 0 outside a call of this VFS (SQLite's behaviour), -1 while
+// an xSync or xDelete of this VFS runs, a SQLite error code once its folder sync failed.
+static inline int *cipherdb_folder_sync_state(void) {
+    static _Thread_local int state = 0;
+    return &state;
+}
+
+// SQLite opens a file's folder to sync it. Inside this VFS's calls the folder is synced here and
+// the result kept for the caller; SQLite is told the folder could not be opened, which it takes
+// as "nothing to sync", so the folder is synced once. Elsewhere this is SQLite's own call.
+static int cipherdb_open_directory(const char *path, int *descriptor) {
+    cipherdb_open_directory_function sqlite_open_directory = *cipherdb_sqlite_open_directory();
+    if (sqlite_open_directory == NULL) return SQLITE_CANTOPEN;
+    int *state = cipherdb_folder_sync_state();
+    int rc = sqlite_open_directory(path, descriptor);
+    if (*state == 0 || rc != SQLITE_OK) return rc;
+    if (fsync(*descriptor) != 0 && *state < 0) *state = SQLITE_IOERR_DIR_FSYNC;
+    close(*descriptor);
+    *descriptor = -1;
+    return SQLITE_CANTOPEN;
+}
+
+// Runs `call` with this thread's folder syncs checked; a failed one turns a success into its code.
+#define CIPHERDB_WITH_FOLDER_SYNC(rc, call)                  \
+    do {                                                     \
+        int *cipherdb_state = cipherdb_folder_sync_state();  \
+        int cipherdb_outer = *cipherdb_state;                \
+        *cipherdb_state = -1;                                \
+        (rc) = (call);                                       \
+        if ((rc) == SQLITE_OK && *cipherdb_state > 0) (rc) = *cipherdb_state; \
+        *cipherdb_state = cipherdb_outer;                    \
+    } while (0)
+
 static int cipherdb_sync(sqlite3_file *file, int flags) {
     cipherdb_file *wrapper = (cipherdb_file *)file;
     if (wrapper->sync_failure != 0) return wrapper->sync_failure;
-    int rc = wrapper->real->pMethods->xSync(wrapper->real, flags);
+    int rc;
+    CIPHERDB_WITH_FOLDER_SYNC(rc, wrapper->real->pMethods->xSync(wrapper->real, flags));
     if (rc != SQLITE_OK) wrapper->sync_failure = rc;
     return rc;
 }
@@ -131,6 +179,15 @@ static int cipherdb_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file,
     return rc;
 }
 
+static int cipherdb_delete(sqlite3_vfs *vfs, const char *path, int sync_folder) {
+    (void)vfs;
+    sqlite3_vfs *unix_vfs = cipherdb_unix_vfs();
+    if (unix_vfs == NULL) return SQLITE_IOERR_DELETE;
+    int rc;
+    CIPHERDB_WITH_FOLDER_SYNC(rc, unix_vfs->xDelete(unix_vfs, path, sync_folder));
+    return rc;
+}
+
 static int cipherdb_full_pathname(sqlite3_vfs *vfs, const char *path, int out_size, char *out) {
     (void)vfs;
     static const char prefix[] = "/proc/self/fd/";
@@ -196,10 +253,15 @@ static inline int cipherdb_register_anonymous_file_vfs(void) {
     shim->szOsFile = (int)sizeof(cipherdb_file) + current->szOsFile;
     shim->xOpen = cipherdb_open;
     shim->xFullPathname = cipherdb_full_pathname;
+    shim->xDelete = cipherdb_delete;
     if (sqlite3_vfs_register(shim, 1) != SQLITE_OK) { sqlite3_free(shim); return 0; }
     if (current->iVersion >= 3 && current->xSetSystemCall != NULL) {
         current->xSetSystemCall(current, "open", (sqlite3_syscall_ptr)cipherdb_posix_open);
         current->xSetSystemCall(current, "fchmod", (sqlite3_syscall_ptr)cipherdb_posix_fchmod);
+        *cipherdb_sqlite_open_directory() = (cipherdb_open_directory_function)current->xGetSystemCall(current, "openDirectory");
+        if (*cipherdb_sqlite_open_directory() != NULL) {
+            current->xSetSystemCall(current, "openDirectory", (sqlite3_syscall_ptr)cipherdb_open_directory);
+        }
     }
     return 1;
 }

@@ -8,8 +8,9 @@ fsyncgate). For each writer a clean run under CIPHERDB_FAULT_LOG lists its calls
 fsync and directory fsync is failed in turn (quick mode: at most QUICK_RUNS of each kind, spread
 over the calls, the first and last call on each file first), and a sample of the writes (every
 write with --full; --eio-writes N sets the sample). A failed directory fsync is labelled by the
-call before it: SQLite's own (after it synced a -journal or -wal; SQLite ignores its result) or
-the one after a file was published (renamed or linked into place).
+call before it: SQLite's own (after it synced a new -journal or -wal; SQLite's unix VFS drops its
+result, CipherDB's VFS reports it) or the one after a file was published (renamed or linked into
+place).
 
 After each run (the log says whether the fault fired and on which file):
   * no death by signal, no timeout;
@@ -75,17 +76,9 @@ WRITERS = [_crash_spec(name) for name in (
 ]
 
 
-# Writers with I/O-error outcomes still open (issue 19), each found by this group: run by name
-# (--only 'eio-*'), left out of the default run (CI) until fixed, and printed as left out.
-KNOWN_OPEN = {
-    "eio-rekey-pages-wal": "only SQLite's own folder sync after it creates a -journal or -wal fails unseen (unixSync ignores "
-                           "its result); everything CipherDB syncs is checked",
-    "eio-rekey-copy-wal": "the same SQLite folder sync as eio-rekey-pages-wal",
-    "eio-backup": "only SQLite's own folder sync after it creates the copy's -journal (as eio-rekey-pages-wal)",
-    "eio-keys-rotate-1": "SQLite's own folder sync of a new -journal (as eio-rekey-pages-wal), and after a failed journal "
-                         "fsync a zeroed, not-hot -journal left beside the database (SQLite removes it at the next write)",
-    "eio-keys-rotate-2": "the same as eio-keys-rotate-1",
-}
+# Writers with I/O-error outcomes still open, {name: why}: run by name (--only 'eio-*'), left out
+# of the default run (CI) until fixed, and printed as left out. Empty since issue 19's last five.
+KNOWN_OPEN = {}
 
 
 def scenarios():

@@ -12,8 +12,9 @@ struct BackupCommand: ParsableCommand {
             processes go on (in WAL mode they keep writing; in rollback-journal mode their commits wait). \
             It is encrypted with the new key flags, or with DB's key when none is given; SQLCipher encrypts \
             every page for the copy. A plaintext DB backs up to a plaintext copy; to encrypt or decrypt, use \
-            `cipherdb export`. OUT is written beside itself under a temporary name, checked with quick_check, \
-            and renamed into place; an existing OUT is replaced only with --force.
+            `cipherdb export`. OUT is written beside itself into a file with no name (a killed backup leaves \
+            nothing), checked with quick_check, and linked into place; an existing OUT is replaced only \
+            with --force.
 
             Examples:
               cipherdb backup app.db /backups/app.db --passphrase-env DB_PASS

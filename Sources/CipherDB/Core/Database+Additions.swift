@@ -161,7 +161,12 @@ extension Database {
 
     /// `PRAGMA journal_mode`, lowercased ("delete", "wal", "memory", ...).
     public func journalMode() throws(DatabaseError) -> String {
-        (try scalarText("PRAGMA journal_mode") ?? "").lowercased()
+        // Reading the mode writes nothing, but SQLite calls every journal_mode statement a write:
+        // a read-only block (DatabaseQueue.read) would refuse it.
+        let refused = refusesWrites
+        refusesWrites = false
+        defer { refusesWrites = refused }
+        return (try scalarText("PRAGMA journal_mode") ?? "").lowercased()
     }
 
     /// Sets the journal mode and returns the mode SQLite reports afterwards.

@@ -79,6 +79,66 @@ final class IOErrorTests: CLITestCase {
             try cipherdb(["query", "k.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n500\n"))
     }
 
+    /// A rotation over a fresh keystore and one database `k.db` of 500 rows; returns the log of a
+    /// clean run of the same rotation (on copies), which lists its fsyncs in order.
+    private func prepareRotation() throws -> [Substring] {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(
+            [
+                "query", "k.db",
+                // 3 MB: more than SQLite's page cache, so the rekey spills pages before its commit.
+                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) "
+                    + "INSERT INTO t SELECT printf('%06000d', i) FROM n",
+                "--key-id", "app",
+            ] + unlock,
+            env: env)
+        try FileManager.default.copyItem(atPath: path("keystore"), toPath: path("probe-keystore"))
+        try FileManager.default.copyItem(atPath: path("k.db"), toPath: path("probe.db"))
+        try cipherdb(
+            ["keys", "rotate", "app", "--database", "probe.db", "--keystore", path("probe-keystore")] + unlock,
+            env: env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log")]) { $1 })
+        return try String(contentsOfFile: path("clean.log"), encoding: .utf8).split(separator: "\n")
+    }
+
+    /// The rotation of `k.db` failed with nothing changed: version 1 opens it with every row, no
+    /// journal is left beside it, and the rotation runs again.
+    private func assertRotationLeftTheOldKey(_ failed: CommandResult) throws {
+        XCTAssertTrue(failed.stderr.contains("keeps version 1"), failed.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("k.db-journal")), "a journal was left beside k.db")
+        XCTAssertTrue(
+            try cipherdb(["query", "k.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n500\n"))
+        try cipherdb(["keys", "rotate", "app", "--database", "k.db"] + unlock, env: env)
+        try cipherdb(["verify", "k.db", "--key-id", "app"] + unlock, env: env)
+    }
+
+    /// SQLite syncs a new journal's folder on the journal's first sync and drops that sync's
+    /// result: the rotation said "rotated" (exit 0) though the journal's name might not survive
+    /// a power loss that then leaves the file half rewritten.
+    func testAFailedFolderSyncOfTheRekeysJournalFailsTheRotation() throws {
+        let log = try prepareRotation()
+        let journalSync = try XCTUnwrap(log.firstIndex { $0 == "fsync \(path("probe.db-journal"))" }, "\(log)")
+        let folderSync = log[..<journalSync].filter { $0.hasPrefix("dirsync ") }.count + 1
+        XCTAssertTrue(log[(journalSync + 1)...].first { $0.hasPrefix("dirsync ") || $0.hasPrefix("fsync ") }?.hasPrefix("dirsync ") == true)
+        let failed = try cipherdb(
+            ["keys", "rotate", "app", "--database", "k.db"] + unlock, env: faulting("dirsync", folderSync, log: "fault.log"), expect: 74)
+        XCTAssertTrue(try String(contentsOfFile: path("fault.log"), encoding: .utf8).contains("FAULT dirsync \(folderSync)"))
+        try assertRotationLeftTheOldKey(failed)
+    }
+
+    /// A journal whose first fsync failed is never hot (its magic is still zero) and was left
+    /// beside the database until the next write; the rotation now removes it under the lock.
+    func testAFailedJournalFsyncDuringRotationLeavesNoJournal() throws {
+        let log = try prepareRotation()
+        let journalSync = try XCTUnwrap(log.filter { $0.hasPrefix("fsync ") }.firstIndex { $0 == "fsync \(path("probe.db-journal"))" }) + 1
+        let failed = try cipherdb(
+            ["keys", "rotate", "app", "--database", "k.db"] + unlock, env: faulting("fsync", journalSync, log: "fault.log"), expect: 74)
+        XCTAssertTrue(
+            try String(contentsOfFile: path("fault.log"), encoding: .utf8).contains("FAULT fsync \(journalSync) \(path("k.db-journal"))"))
+        try assertRotationLeftTheOldKey(failed)
+    }
+
     func testAFailedFolderSyncAfterTheRenameSaysTheChangeIsInPlace() throws {
         try makeDatabase("a.db", rows: 50)
         let rekeyed = try cipherdb(

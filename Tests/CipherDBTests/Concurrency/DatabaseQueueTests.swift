@@ -71,6 +71,10 @@ final class DatabaseQueueTests: DatabaseTestCase {
         // The connection is writable again after the read.
         try queue.write { db in try db.executeUpdate("INSERT INTO t VALUES (2)") }
         XCTAssertEqual(try queue.read { db in try db.intForQuery("SELECT sum(x) FROM t") }, 2)
+        // Asking the journal mode writes nothing (SQLite calls any journal_mode statement a write;
+        // a backup from a read block asks it), while setting it is still refused.
+        XCTAssertEqual(try queue.read { db in try db.journalMode() }, "delete")
+        assertThrows(.readOnly) { try queue.read { db in _ = try db.setJournalMode("wal") } }
     }
 
     func testLeftOpenResultSetsAndTransactionsAreClosedAndReported() throws {

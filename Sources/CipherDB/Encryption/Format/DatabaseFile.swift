@@ -107,6 +107,10 @@ package struct DatabaseFile: Sendable, Equatable {
     /// The length of SQLite's database header at the start of page 1.
     static let sqliteHeaderSize = 100
 
+    /// Where the header keeps its file format write and read versions (offsets 18 and 19): 1 for
+    /// a rollback journal, 2 for WAL, which makes SQLite open a `-wal` beside the file on its first read.
+    static let formatVersionOffsets = 18...19
+
     /// Whether the 100 bytes of a database header read as SQLite's: the 20 bytes SQLite reserves
     /// for expansion (offsets 72 to 91) are zero. Behind a plaintext header of SQLCipher they are
     /// ciphertext, which is never 20 zero bytes in practice. (SQLite itself never checks them, so

@@ -59,6 +59,19 @@ enum RecoveryLog {
         return records
     }
 
+    /// Whether the journal beside `databasePath` was never synced: its magic is still zero, as
+    /// SQLite writes it until the journal's pages are on disk. SQLite never rolls such a journal
+    /// back (it is not hot) and removes it at the next write transaction.
+    static func isUnsyncedJournal(databasePath: String) -> Bool {
+        let path = DatabaseFile.journalPath(databasePath)
+        guard let (descriptor, size) = try? openIfPresent(path) else { return false }
+        defer { close(descriptor) }
+        guard size >= journalMagic.count,
+            let magic = try? DatabaseFile.read(descriptor: descriptor, offset: 0, count: journalMagic.count, path: path)
+        else { return false }
+        return magic.count == journalMagic.count && magic.allSatisfy { $0 == 0 }
+    }
+
     /// SQLite's journal record checksum: the seed plus every 200th byte from the end of the page.
     static func journalChecksum(_ page: [UInt8], seed: UInt32) -> UInt32 {
         var checksum = seed

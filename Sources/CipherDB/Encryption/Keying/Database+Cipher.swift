@@ -187,7 +187,12 @@ extension Database {
                     message: "the rekey of \(displayPath) could not write its transaction; the file keeps the old key")
                 : DatabaseError(
                     kind: .diskFull, resultCode: SQLITE_FULL, message: "no space left to rekey \(displayPath); the file keeps the old key")
+            let (oldPageKey, oldSettings) = (codecKey, appliedSettings)
             invalidate("a rekey failed (\(cause.message)); open it again with the old key")
+            if let oldPageKey {
+                let oldKey = oldPageKey.salt.map { DatabaseKey.rawWithSalt(key: oldPageKey.pageKey, salt: $0) } ?? .raw(oldPageKey.pageKey)
+                Self.removeUnsyncedJournal(of: path, key: oldKey, settings: oldSettings)
+            }
             throw cause
         }
         rememberPageKey(of: check?.keyForSQLite ?? newKey)
@@ -198,6 +203,25 @@ extension Database {
             invalidate("the rekeyed file failed its check (\(error.message))")
             throw error
         }
+    }
+
+    /// Removes the journal a failed commit left beside `path` when it was never synced (see
+    /// `RecoveryLog.isUnsyncedJournal`): it holds nothing SQLite would restore, only the old
+    /// pages of a transaction that never reached the file. It is removed under the exclusive
+    /// lock, taken on a fresh connection with the database's key, so it cannot be the journal of
+    /// a transaction running elsewhere; when the lock or the key fails, the journal stays for
+    /// SQLite to remove at the next write.
+    static func removeUnsyncedJournal(of path: String, key: DatabaseKey, settings: CipherSettings) {
+        guard RecoveryLog.isUnsyncedJournal(databasePath: path) else { return }
+        let cleaner = Database(path: path)
+        defer { cleaner.close() }
+        guard (try? cleaner.open(flags: .readWrite, key: key, settings: settings)) != nil,
+            (try? cleaner.executeUpdate("BEGIN EXCLUSIVE")) != nil
+        else { return }
+        if RecoveryLog.isUnsyncedJournal(databasePath: path) {
+            _ = PathBytes.unlink(DatabaseFile.journalPath(path))
+        }
+        cleaner.rollbackQuietly()
     }
 
     /// Opens `path` on a fresh connection with `key` and checks every b-tree page (unless

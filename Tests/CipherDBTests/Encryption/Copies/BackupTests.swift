@@ -79,6 +79,38 @@ final class BackupTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), rows + steps / 5)
     }
 
+    /// The copy is written into a file with no name until it is proved: a process killed during
+    /// a backup left a full-size hidden copy (plaintext for a plaintext source) beside the target.
+    /// A WAL source's copy is in WAL mode too, under a raw key, a passphrase, or none.
+    func testNoFileOfTheCopyHasANameUntilItIsWhole() throws {
+        let keys: [(String, DatabaseKey?)] = [("raw", rawKey(0x61)), ("passphrase", passphrase("backup passphrase")), ("plaintext", nil)]
+        for mode in ["delete", "wal"] {
+            for (label, key) in keys {
+                let name = "\(mode)-\(label)"
+                let db = try openDatabase(name + ".db", key: key)
+                try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+                try db.executeUpdate(
+                    "INSERT INTO t(v) SELECT randomblob(300) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) SELECT i FROM n)"
+                )
+                _ = try db.setJournalMode(mode)
+                // Other than the source and its own -wal and -shm.
+                func others() throws -> Set<String> { try listing().filter { !$0.hasPrefix(name + ".db") } }
+                let before = try others()
+                var listings: [Set<String>] = []
+                try db.backup(to: path(name + "-copy.db"), key: key, pagesPerStep: 4) { _, _ in listings.append((try? others()) ?? []) }
+                XCTAssertGreaterThan(listings.count, 3, name)
+                for seen in listings { XCTAssertEqual(seen, before, "\(name): a file of the copy is visible while it is written") }
+                XCTAssertEqual(try others(), before.union([name + "-copy.db"]), name)
+                let copy = try openDatabase(name + "-copy.db", key: key)
+                XCTAssertEqual(try copy.journalMode(), mode, name)
+                XCTAssertEqual(try copy.intForQuery("SELECT count(*) FROM t"), 400, name)
+                XCTAssertEqual(try copy.integrityCheck(), [], name)
+                copy.close()
+                db.close()
+            }
+        }
+    }
+
     func testQueueAndPool() throws {
         try source("q.db").close()
         let queue = try DatabaseQueue(path: path("q.db"), key: rawKey(0x61))
