@@ -29,6 +29,22 @@ extension ResultSet {
         }
         return try T(from: RowDecoder(row: self, plan: plan))
     }
+
+    /// Decodes every remaining row as `T` (what `fetchAll` runs): as ``decode(_:columnNaming:)``,
+    /// with one keyed container for all the rows instead of one per row. Making a container
+    /// costs two generic metadata lookups (under a lock) and an allocation, more than decoding
+    /// a small record's columns.
+    func decodeAll<T: Decodable>(_ type: T.Type = T.self, columnNaming: ColumnNaming = .exact) throws -> [T] {
+        guard !isClosed else { throw DatabaseError.misuse("decode on a closed result set", sql: sql) }
+        let plan = RowDecodingPlan(naming: columnNaming)
+        decodingPlan = plan
+        plan.reusesContainer = true
+        // The reused container holds the plan: let it go with the loop, or the two keep each other.
+        defer { plan.stopReusingContainer() }
+        var records: [T] = []
+        while try next() { records.append(try T(from: RowDecoder(row: self, plan: plan))) }
+        return records
+    }
 }
 
 /// Where each coding key's column is in a result set's rows, learned on the first row.
@@ -41,7 +57,34 @@ final class RowDecodingPlan {
     @exclusivity(unchecked) private var entries: [(key: String, index: Int)] = []
     @exclusivity(unchecked) private var next = 0
 
+    /// Whether ``RowDecoder`` hands out one keyed container for every row (see
+    /// `ResultSet.decodeAll`): the container reads whatever row the result set is on.
+    @exclusivity(unchecked) var reusesContainer = false
+    /// The reused container's key type and the container (a `KeyedDecodingContainer<Key>`, whose
+    /// only stored property is a reference to its box).
+    @exclusivity(unchecked) private(set) var reusedContainer: (key: ObjectIdentifier, container: AnyObject)?
+
     init(naming: ColumnNaming) { self.naming = naming }
+
+    /// The container kept for keys of type `Key`, or one made by `make` and kept.
+    @inline(__always)
+    func container<Key: CodingKey>(
+        keyedBy type: Key.Type, _ make: () -> KeyedDecodingContainer<Key>
+    ) -> KeyedDecodingContainer<Key> {
+        guard reusesContainer else { return make() }
+        if let reused = reusedContainer, reused.key == ObjectIdentifier(type) {
+            return unsafeBitCast(reused.container, to: KeyedDecodingContainer<Key>.self)
+        }
+        let container = make()
+        reusedContainer = (ObjectIdentifier(type), unsafeBitCast(container, to: AnyObject.self))
+        return container
+    }
+
+    /// Drops the reused container.
+    func stopReusingContainer() {
+        reusesContainer = false
+        reusedContainer = nil
+    }
 
     /// The index of the column for coding key `key`, or `nil` when the row has no such column.
     @inline(__always)
@@ -77,7 +120,7 @@ private struct RowDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowContainer<Key>(row: row, plan: plan))
+        plan.container(keyedBy: type) { KeyedDecodingContainer(RowContainer<Key>(row: row, plan: plan)) }
     }
 
     func unkeyedContainer() throws -> UnkeyedDecodingContainer {

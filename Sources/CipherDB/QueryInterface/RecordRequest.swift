@@ -22,9 +22,7 @@ public struct RecordRequest<Record: TableRecord>: QueryType {
     public func fetchAll(_ db: Database) throws -> [Record] where Record: FetchableRecord {
         let rows = try db.executeQuery(self)
         defer { rows.close() }
-        var records: [Record] = []
-        while try rows.next() { records.append(try rows.decode(Record.self, columnNaming: Record.databaseColumnNaming)) }
-        return records
+        return try rows.decodeAll(Record.self, columnNaming: Record.databaseColumnNaming)
     }
 
     /// The first row of the request, decoded, or `nil` when there is none.

@@ -15,9 +15,7 @@ extension FetchableRecord {
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = .none) throws -> [Self] {
         let rows = try db.executeQuery(sql, arguments: arguments)
         defer { rows.close() }
-        var records: [Self] = []
-        while try rows.next() { records.append(try rows.decode(Self.self, columnNaming: columnNaming)) }
-        return records
+        return try rows.decodeAll(Self.self, columnNaming: columnNaming)
     }
 
     /// The first row of the query, decoded, or `nil` when there is none.

@@ -1,6 +1,7 @@
-import CipherDB
 import Foundation
 import XCTest
+
+@testable import CipherDB
 
 /// Decoding rows into `Decodable` types: each scalar type read straight from its column, the
 /// column of each key found once per result set, and errors that name the column, never its value.
@@ -100,6 +101,56 @@ final class RecordDecodingTests: DatabaseTestCase {
         XCTAssertEqual(
             try Varying.fetchAll(db, sql: "SELECT detail, kind FROM varying WHERE kind = 'b' ORDER BY rowid"),
             [Varying(kind: "b", detail: "one"), Varying(kind: "b", detail: "two")])
+    }
+
+    /// A subclass and its superclass each ask for a container keyed by their own keys on every
+    /// row: fetchAll keeps one container for all rows, and must not hand one key type's
+    /// container to the other.
+    func testRecordsDecodingTwoKeyTypesPerRowReadEachRow() throws {
+        class Base: Decodable {
+            let kind: String
+            private enum CodingKeys: String, CodingKey { case kind }
+            required init(from decoder: Decoder) throws {
+                kind = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .kind)
+            }
+        }
+        final class Derived: Base, FetchableRecord {
+            let detail: String?
+            private enum CodingKeys: String, CodingKey { case detail }
+            required init(from decoder: Decoder) throws {
+                detail = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .detail)
+                try super.init(from: decoder)
+            }
+        }
+        let db = try database()
+        let rows = try Derived.fetchAll(db, sql: "SELECT kind, detail FROM varying ORDER BY rowid")
+        XCTAssertEqual(rows.map(\.kind), ["a", "b", "a", "b"])
+        XCTAssertEqual(rows.map(\.detail), ["ignored", "one", nil, "two"])
+        // A failure on a later row is the same typed error, and the next fetch starts afresh.
+        XCTAssertEqual(
+            captureError {
+                _ = try Varying.fetchAll(db, sql: "SELECT kind, CASE WHEN rowid = 4 THEN NULL ELSE detail END AS detail FROM varying")
+            }?
+            .kind, .unexpectedNull)
+        XCTAssertEqual(try Varying.fetchAll(db, sql: "SELECT kind, detail FROM varying WHERE kind = 'b'").count, 2)
+    }
+
+    /// The container fetchAll reuses holds the decoding plan, which the result set holds: the
+    /// loop lets it go, or the result set and its plan would never be freed.
+    func testDecodingEveryRowLeavesNoReferenceCycle() throws {
+        let db = try database()
+        weak var released: ResultSet?
+        weak var plan: RowDecodingPlan?
+        try {
+            let rows = try db.executeQuery("SELECT kind, detail FROM varying")
+            released = rows
+            XCTAssertEqual(try rows.decodeAll(Varying.self).count, 4)
+            plan = rows.decodingPlan
+            rows.close()
+        }()
+        XCTAssertNotNil(db)
+        XCTAssertNil(released, "the result set outlived its use")
+        XCTAssertNil(plan, "the decoding plan outlived its result set")
     }
 
     func testACachedStatementRecompiledWithNewColumnsDecodesThem() throws {
