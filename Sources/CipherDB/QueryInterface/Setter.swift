@@ -43,3 +43,22 @@ public func *= <Value>(column: Column<Value>, value: Value.Unwrapped) -> Setter 
 public func /= <Value>(column: Column<Value>, value: Value.Unwrapped) -> Setter where Value.Unwrapped: Numeric {
     column <- Column<Value>(column.name) / value
 }
+
+/// SQLite.swift's increment setter; Swift itself no longer declares the operator.
+postfix operator ++
+/// SQLite.swift's decrement setter; Swift itself no longer declares the operator.
+postfix operator --
+
+/// `column = column + 1`, SQLite.swift's spelling of `column += 1`.
+///
+/// ```swift
+/// try db.run(players.filter(id == 1).update(score++))
+/// ```
+public postfix func ++ <Value>(column: Column<Value>) -> Setter where Value.Unwrapped: Numeric {
+    column += 1
+}
+
+/// `column = column - 1`, SQLite.swift's spelling of `column -= 1`.
+public postfix func -- <Value>(column: Column<Value>) -> Setter where Value.Unwrapped: Numeric {
+    column -= 1
+}

@@ -38,6 +38,13 @@ final class QueryInterfaceWriteTests: DatabaseTestCase {
         // swift-format-ignore: NoAssignmentInExpressions
         XCTAssertEqual(try db.run(users.filter(id == 4).update(score /= 2)), 1)
         XCTAssertEqual(try db.scalar(users.filter(id == 4).select(score)), 15)
+        // SQLite.swift's ++ and --: one more and one less, as `+= 1` and `-= 1`.
+        XCTAssertEqual(try db.run(users.filter(id == 4).update(score++)), 1)
+        XCTAssertEqual(try db.scalar(users.filter(id == 4).select(score)), 16)
+        XCTAssertEqual(users.filter(id == 3).update(score--).sql, try users.filter(id == 3).update(score -= 1).sql)
+        XCTAssertEqual(try db.run(users.filter(id == 3).update(score--, score--)), 1)
+        XCTAssertEqual(try db.scalar(users.filter(id == 3).select(score)), 20, "each assignment reads the old row")
+        try db.run(users.filter(id == 4).update(score--))
         XCTAssertEqual(try db.run(users.filter(id == 1).update(nickname <- email)), 1)
         XCTAssertEqual(try db.scalar(users.filter(id == 1).select(nickname)), "a@x")
         XCTAssertEqual(try db.run(users.filter(id == 99).update(nickname <- "none")), 0)
