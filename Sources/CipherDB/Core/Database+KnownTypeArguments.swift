@@ -2,13 +2,13 @@ import Foundation
 
 // Arguments whose types are known where the call is compiled: bound as they are, with no array of
 // `Bindable?` and no existential (see docs/performance.md). A bare `nil` takes the variadic
-// `Bindable?...` forms in Database.swift instead; so does an `any Bindable` past six arguments
-// (up to six, Swift opens it to the type it holds).
+// `Bindable?...` forms in Database.swift instead; so does an `any Bindable` past eight arguments
+// (up to eight, Swift opens it to the type it holds).
 extension Database {
     /// Runs a statement that returns no rows, with arguments whose types are known where it is
     /// called: each is bound as it is, with no array and no existential made (Swift picks this
-    /// form for seven or more arguments when none is a bare `nil` or an `any Bindable`; for one to
-    /// six, the overloads of fixed arity, which bind the same way, unrolled).
+    /// form for nine or more arguments when none is a bare `nil` or an `any Bindable`; for one to
+    /// eight, the overloads of fixed arity, which bind the same way, unrolled).
     ///
     /// ```swift
     /// try db.executeUpdate("INSERT INTO t(a, b) VALUES (?, ?)", 1, "one")
@@ -22,7 +22,7 @@ extension Database {
         try stepToEnd(statement)
     }
 
-    // One to six arguments of known types also have overloads of fixed arity: Swift 6.3 steps
+    // One to eight arguments of known types also have overloads of fixed arity: Swift 6.3 steps
     // through a parameter pack a value at a time, each copied and bound through its type's
     // witnesses (about 185 instructions a value); a fixed arity binds each value as its own type,
     // unrolled where it is called (an insert of five values: 1.13 -> 1.04 of the C API).
@@ -86,6 +86,28 @@ extension Database {
     ) throws(DatabaseError) {
         try executeUpdate(sql, argumentCount: 6) { (statement) throws(DatabaseError) in
             try statement.bindArguments(a, b, c, d, e, f, dateFormatter: dateFormatter)
+        }
+    }
+
+    /// Runs a statement that returns no rows with seven arguments of known types (see
+    /// ``executeUpdate(_:_:)-61qxt``).
+    @inlinable
+    public func executeUpdate<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable, F: Bindable, G: Bindable>(
+        _ sql: String, _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, _ f: F, _ g: G
+    ) throws(DatabaseError) {
+        try executeUpdate(sql, argumentCount: 7) { (statement) throws(DatabaseError) in
+            try statement.bindArguments(a, b, c, d, e, f, g, dateFormatter: dateFormatter)
+        }
+    }
+
+    /// Runs a statement that returns no rows with eight arguments of known types (see
+    /// ``executeUpdate(_:_:)-61qxt``).
+    @inlinable
+    public func executeUpdate<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable, F: Bindable, G: Bindable, H: Bindable>(
+        _ sql: String, _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, _ f: F, _ g: G, _ h: H
+    ) throws(DatabaseError) {
+        try executeUpdate(sql, argumentCount: 8) { (statement) throws(DatabaseError) in
+            try statement.bindArguments(a, b, c, d, e, f, g, h, dateFormatter: dateFormatter)
         }
     }
 

@@ -269,6 +269,22 @@ final class Statement {
         try bind(f, at: 6, dateFormatter: dateFormatter)
     }
 
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable, F: Bindable, G: Bindable>(
+        _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, _ f: F, _ g: G, dateFormatter: DateFormatter?
+    ) throws(DatabaseError) {
+        try bindArguments(a, b, c, d, e, f, dateFormatter: dateFormatter)
+        try bind(g, at: 7, dateFormatter: dateFormatter)
+    }
+
+    @inlinable @inline(__always)
+    func bindArguments<A: Bindable, B: Bindable, C: Bindable, D: Bindable, E: Bindable, F: Bindable, G: Bindable, H: Bindable>(
+        _ a: A, _ b: B, _ c: C, _ d: D, _ e: E, _ f: F, _ g: G, _ h: H, dateFormatter: DateFormatter?
+    ) throws(DatabaseError) {
+        try bindArguments(a, b, c, d, e, f, g, dateFormatter: dateFormatter)
+        try bind(h, at: 8, dateFormatter: dateFormatter)
+    }
+
     /// The error for `count` positional arguments given to a statement with another number of parameters.
     @usableFromInline
     func argumentCountError(_ count: Int) -> DatabaseError {

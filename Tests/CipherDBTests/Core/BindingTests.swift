@@ -189,17 +189,17 @@ final class BindingTests: DatabaseTestCase {
         XCTAssertEqual(db.openResultSetCount, 0)
     }
 
-    /// One to six arguments take overloads of fixed arity, seven the parameter pack: each binds
+    /// One to eight arguments take overloads of fixed arity, nine the parameter pack: each binds
     /// as the array of `Bindable?` does, and refuses a count that does not match.
     func testEveryArityBindsAsTheArrayFormDoes() throws {
         let db = try memoryDatabase()
         db.dateFormatter = utcDateFormatter()
-        try db.executeUpdate("CREATE TABLE t(n, a, b, c, d, e, f, g)")
+        try db.executeUpdate("CREATE TABLE t(n, a, b, c, d, e, f, g, h, i)")
         let date = Date(timeIntervalSince1970: 1_361_361_600)
         let missing: String? = nil
         let optionalDate: Date? = date
-        let values: [Bindable?] = [date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate]
-        let columns = ["a", "b", "c", "d", "e", "f", "g"]
+        let values: [Bindable?] = [date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate, true, UInt8(9)]
+        let columns = ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
         func insert(_ n: Int) -> String {
             "INSERT INTO t(n, \(columns.prefix(n).joined(separator: ", "))) VALUES (\(n), "
                 + Array(repeating: "?", count: n).joined(separator: ", ") + ")"
@@ -211,11 +211,14 @@ final class BindingTests: DatabaseTestCase {
         try db.executeUpdate(insert(5), date, "s", Data([3]), missing, 2.5)
         try db.executeUpdate(insert(6), date, "s", Data([3]), missing, 2.5, Int64(6))
         try db.executeUpdate(insert(7), date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate)
+        try db.executeUpdate(insert(8), date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate, true)
+        try db.executeUpdate(insert(9), date, "s", Data([3]), missing, 2.5, Int64(6), optionalDate, true, UInt8(9))
         let typed = try rows(db)
         try db.executeUpdate("DELETE FROM t")
-        for n in 1...7 { try db.executeUpdate(insert(n), arguments: .positional(Array(values.prefix(n)))) }
+        for n in 1...9 { try db.executeUpdate(insert(n), arguments: .positional(Array(values.prefix(n)))) }
         XCTAssertEqual(try rows(db), typed)
-        XCTAssertEqual(typed.last, ["7", "2013-02-20 12:00:00", "s", "03", nil, "2.5", "6", "2013-02-20 12:00:00", "text"])
+        XCTAssertEqual(
+            typed.last, ["9", "2013-02-20 12:00:00", "s", "03", nil, "2.5", "6", "2013-02-20 12:00:00", "1", "9", "text"])
 
         assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?", 1) }
         assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?", 1, 2) }
@@ -224,6 +227,8 @@ final class BindingTests: DatabaseTestCase {
         assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?", 1, 2, 3, 4, 5) }
         assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?, ?, ?", 1, 2, 3, 4, 5, 6) }
         assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?, ?", 1, 2, 3, 4, 5, 6, 7) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?, ?, ?", 1, 2, 3, 4, 5, 6, 7, 8) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("SELECT ?, ?, ?, ?, ?, ?, ?, ?", 1, 2, 3, 4, 5, 6, 7, 8, 9) }
         // The statements went back to the cache unbound: the same SQL runs again.
         try db.executeUpdate("SELECT ?, ?", 1, 2)
         XCTAssertEqual(db.openResultSetCount, 0)
@@ -231,9 +236,9 @@ final class BindingTests: DatabaseTestCase {
 
     /// Every row of t as text, with the type of g.
     private func rows(_ db: Database) throws -> [[String?]] {
-        let rows = try db.executeQuery("SELECT n, a, b, hex(c), d, e, f, g, typeof(g) FROM t ORDER BY n")
+        let rows = try db.executeQuery("SELECT n, a, b, hex(c), d, e, f, g, h, i, typeof(g) FROM t ORDER BY n")
         var seen: [[String?]] = []
-        while try rows.next() { seen.append((0..<9).map { rows.string(at: $0) }) }
+        while try rows.next() { seen.append((0..<11).map { rows.string(at: $0) }) }
         return seen
     }
 
