@@ -31,7 +31,19 @@ export CIPHERDB_KEYSTORE="$DIR/keystore"
 rm -f "$CIPHERDB_KEYSTORE" app.db
 
 step() { printf '\n== %s\n' "$*"; }
-show() { printf '$ %s\n' "$*"; "$@"; }
+# Prints a command as it would be typed (an argument with spaces or quotes in single quotes), then runs it.
+show() {
+    local line='$' argument
+    for argument in "$@"; do
+        if [[ $argument =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+            line+=" $argument"
+        else
+            line+=" '${argument//\'/\'\\\'\'}'"
+        fi
+    done
+    printf '%s\n' "$line"
+    "$@"
+}
 
 # A dev server on a free loopback port, with a file audit device (OpenBao 2 takes it from config).
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

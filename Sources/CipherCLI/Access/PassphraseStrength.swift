@@ -74,8 +74,15 @@ struct PassphraseStrength: Equatable {
             warn("warning: \(message) (kept: --allow-weak-passphrase)")
             return
         }
-        throw CLIError(
-            .usage, message,
+        throw weakError(strength)
+    }
+
+    /// The refusal of a weak new passphrase.
+    static func weakError(_ strength: PassphraseStrength) -> CLIError {
+        CLIError(
+            .usage,
+            "the new passphrase is weak: \(strength.summary)"
+                + "; whoever gets a copy of the file can try guesses offline, as fast as their hardware allows",
             hint: "use at least \(minimumBits) bits: 5 random words, or 10+ random characters mixing cases, digits and symbols; "
                 + "--allow-weak-passphrase keeps this one anyway, or use --raw-key-file / --key-id")
     }

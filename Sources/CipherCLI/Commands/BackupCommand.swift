@@ -46,7 +46,8 @@ struct BackupCommand: ParsableCommand {
         var copyKey = opened.key
         var settings = opened.settings
         if newKey.isGiven {
-            let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+            let resolved = try KeyResolver.resolveNew(
+                newKey, keystore: access, label: "New passphrase for \(output)", allowWeakPassphrase: cipher.allowWeakPassphrase)
             try cipher.checkStrength(of: resolved)
             if let fromKey = resolved.settings { settings = settings.overridden(by: fromKey) }
             copyKey = resolved

@@ -60,7 +60,7 @@ struct CreateCommand: ParsableCommand {
         let output = try OutputFile(path: database, force: force)
         let resolved = try KeyResolver.resolve(
             key.source, keystore: KeystoreAccess(keystore), purpose: .create,
-            label: "New passphrase for \(database)", flagList: KeyOptions.flagList)
+            label: "New passphrase for \(database)", flagList: KeyOptions.flagList, allowWeakPassphrase: cipher.allowWeakPassphrase)
         let settings = try cipher.settings(base: resolved.settings ?? .versionDefaults)
         common.detail("\(database): new " + resolved.summary(settings: settings))
         defer { output.discard() }

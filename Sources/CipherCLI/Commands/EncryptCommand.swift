@@ -46,7 +46,8 @@ struct EncryptCommand: ParsableCommand {
         let target = try OutputFile(path: output, force: force)
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
-        let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+        let resolved = try KeyResolver.resolveNew(
+            newKey, keystore: access, label: "New passphrase for \(output)", allowWeakPassphrase: cipher.allowWeakPassphrase)
         try cipher.checkStrength(of: resolved)
         let source = Database(path: plaintext)
         defer { source.close() }

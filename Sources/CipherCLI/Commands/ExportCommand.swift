@@ -96,7 +96,8 @@ struct ExportCommand: ParsableCommand {
         case .sqlcipher:
             let newResolved: ResolvedKey
             if newKey.isGiven {
-                newResolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+                newResolved = try KeyResolver.resolveNew(
+                    newKey, keystore: access, label: "New passphrase for \(output)", allowWeakPassphrase: cipher.allowWeakPassphrase)
                 try cipher.checkStrength(of: newResolved)
             } else if let sameKey = opened.key {
                 newResolved = sameKey

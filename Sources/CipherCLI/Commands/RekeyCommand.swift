@@ -47,7 +47,8 @@ struct RekeyCommand: ParsableCommand {
         if !newKey.isGiven, cipher.isGiven, let sameKey = opened.key {
             resolved = sameKey
         } else {
-            resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(database)")
+            resolved = try KeyResolver.resolveNew(
+                newKey, keystore: access, label: "New passphrase for \(database)", allowWeakPassphrase: cipher.allowWeakPassphrase)
             try cipher.checkStrength(of: resolved)
         }
         let current: CipherSettings

@@ -79,7 +79,8 @@ struct SalvageCommand: ParsableCommand {
         var settings = CipherSettings.versionDefaults
         if !plaintext {
             if newKey.isGiven {
-                let resolved = try KeyResolver.resolveNew(newKey, keystore: access, label: "New passphrase for \(output)")
+                let resolved = try KeyResolver.resolveNew(
+                    newKey, keystore: access, label: "New passphrase for \(output)", allowWeakPassphrase: cipher.allowWeakPassphrase)
                 try cipher.checkStrength(of: resolved)
                 targetKey = resolved
             } else {

@@ -103,6 +103,45 @@ final class DeadEndGuidanceTests: CLITestCase {
         XCTAssertTrue(none.stdout.contains("status=77"), none.stdout)
         XCTAssertFalse(none.stdout.contains("wrong three"), "no echo")
     }
+
+    /// A weak new passphrase typed at the prompt was refused only after it had been typed twice,
+    /// and the command ended: now it is refused at once and asked again, as `passwd` does.
+    func testAWeakPassphraseAtThePromptIsAskedAgain() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            throw XCTSkip("util-linux script(1) gives the pseudo-terminal")
+        }
+        let strong = "correct horse battery staple 9041"
+        secrets.append(strong)
+        func typed(_ answers: [String], database: String, flags: String = "") throws -> CommandResult {
+            let typing = answers.map { "sleep 0.8; printf '\($0)\\n'" }.joined(separator: "; ")
+            return try shell(
+                """
+                (sleep 1.0; \(typing); sleep 1.0) | timeout 30 script -qec \
+                  "\\"$CIPHERDB\\" create \\"$DIR/\(database)\\" --kdf-iter 1000 \(flags); echo status=\\$?" /dev/null
+                """)
+        }
+        let created = try typed(["abc", strong, strong], database: "a.db")
+        XCTAssertTrue(created.stdout.contains("the passphrase is weak: about"), created.stdout)
+        XCTAssertTrue(created.stdout.contains("type a stronger one (2 more)"), created.stdout)
+        XCTAssertTrue(created.stdout.contains("status=0"), created.stdout)
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "a.db", "SELECT 42 AS x", "--csv", "--passphrase-env", "P", "--cipher-kdf-iter", "1000"], env: ["P": strong]
+            )
+            .stdout, "x\r\n42\n")
+        // A mismatch is asked again too; three weak ones end it with the weak refusal and nothing made.
+        let mismatch = try typed([strong, strong + "x", strong, strong], database: "b.db")
+        XCTAssertTrue(mismatch.stdout.contains("the two passphrases differ; try again (2 more)"), mismatch.stdout)
+        XCTAssertTrue(mismatch.stdout.contains("status=0"), mismatch.stdout)
+        let refused = try typed(["abc", "abcd", "abcde"], database: "c.db")
+        XCTAssertTrue(refused.stdout.contains("the new passphrase is weak"), refused.stdout)
+        XCTAssertTrue(refused.stdout.contains("status=64"), refused.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("c.db")))
+        // Allowed weak: asked twice, kept with a warning.
+        let allowed = try typed(["abc", "abc"], database: "d.db", flags: "--allow-weak-passphrase")
+        XCTAssertTrue(allowed.stdout.contains("kept: --allow-weak-passphrase"), allowed.stdout)
+        XCTAssertTrue(allowed.stdout.contains("status=0"), allowed.stdout)
+    }
 }
 
 /// The estimator, through the CLI's type.
