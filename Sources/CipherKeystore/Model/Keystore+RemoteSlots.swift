@@ -22,7 +22,7 @@ extension Keystore {
             let transit = try TransitSlot.make(
                 client: TransitClient(connection: connection), mount: mount, key: key, slotID: slotID,
                 keystoreID: draft.keystoreID, masterKey: draft.masterKey)
-            draft.slots.append(KeySlot(slotID: slotID, transit: transit))
+            draft.insert(KeySlot(slotID: slotID, transit: transit))
             return Int(slotID)
         }
     }
@@ -69,7 +69,7 @@ extension Keystore {
             let slot = try PKCS11Slot.make(
                 token: token, tokenLabel: tokenLabel, keyLabel: keyLabel, createKey: createKey, slotID: slotID,
                 keystoreID: draft.keystoreID, masterKey: draft.masterKey)
-            draft.slots.append(KeySlot(slotID: slotID, pkcs11: slot))
+            draft.insert(KeySlot(slotID: slotID, pkcs11: slot))
             return Int(slotID)
         }
     }

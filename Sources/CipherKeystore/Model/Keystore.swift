@@ -151,7 +151,7 @@ public final class Keystore: @unchecked Sendable {
         return KeystoreSummary(
             path: path, keystoreID: KeystoreID(bytes: file.keystoreID),
             formatVersion: Int(file.formatVersion), generation: file.generation,
-            slots: file.slots.map(\.info), fileSize: bytes.count)
+            slots: file.slots.sorted { $0.slotID < $1.slotID }.map(\.info), fileSize: bytes.count)
     }
 
     /// Creates 32 random bytes for a key-file slot. Store them with `SecretSource/writeKeyFile(_:to:)`.
@@ -187,7 +187,7 @@ public final class Keystore: @unchecked Sendable {
     }
 
     /// The key slots, as last read.
-    public var slots: [KeySlotInfo] { locked { current.slots.map(\.info) } }
+    public var slots: [KeySlotInfo] { locked { current.slots.sorted { $0.slotID < $1.slotID }.map(\.info) } }
 
     /// Re-reads the file to see changes made by other processes.
     ///
@@ -245,6 +245,11 @@ public final class Keystore: @unchecked Sendable {
             guard let slotID = (UInt8(1)...UInt8(255)).first(where: { !used.contains($0) }) else { throw .refused("no free slot id") }
             return slotID
         }
+
+        /// Adds `slot` in the order of slot ids (a freed id is reused, and lists stay in order).
+        mutating func insert(_ slot: KeySlot) {
+            slots.insert(slot, at: slots.firstIndex { $0.slotID > slot.slotID } ?? slots.endIndex)
+        }
     }
 
     /// Applies `change` to the state on disk and writes the result durably, under the file lock.
@@ -295,7 +300,7 @@ public final class Keystore: @unchecked Sendable {
         try transaction { (draft) throws(KeystoreError) -> Int in
             let slotID = try draft.newSlotID()
             if case .passphrase = credential { try KeySlot.checkBudget(of: draft.slots, adding: kdf.cost) }
-            draft.slots.append(
+            draft.insert(
                 try KeySlot.make(
                     credential: credential, kdf: kdf, slotID: slotID,
                     keystoreID: draft.keystoreID, masterKey: draft.masterKey))

@@ -53,6 +53,9 @@ final class KeysSlotsCommandTests: CLITestCase {
         let existing = try makeRawKeyFile("existing.key", hex: true)
         try cipherdb(["keys", "slots", "add", "--key-file", existing, "--keystore-key-file", "ks.key"])
         try cipherdb(["keys", "info", "app", "--keystore-key-file", existing])
+        // It took the freed id 1, and the list stays in id order (it listed 2 before 1).
+        XCTAssertEqual(try slots().map { $0["slot"] as? Int }, [1, 2])
+        XCTAssertTrue(try cipherdb(["keys", "slots", "list"]).stdout.contains("slot 1  key-file  none\n  slot 2  key-file"))
     }
 
     /// A slot that cannot be added leaves no key file behind, and the keystore as it was.
