@@ -1,8 +1,8 @@
 # Re-wraps a restic repository's master key under cheap scrypt parameters (N=1024, r=8, p=1), for the
 # test fixture Tests/Fixtures/restic-repository: restic calibrates its KDF to take half a second on
 # every run, which made each test spend most of its time in scrypt. Made with:
-#   restic -r DIR init --password-file /dev/fd/3 3<<<"repository password"
-#   python3 tools/restic-test-repository.py DIR "repository password"   (needs python3-cryptography)
+#   restic -r DIR init --password-file /dev/fd/3 3<<<"cipherdb-fixture-7f3a9c"
+#   python3 tools/restic-test-repository.py DIR "cipherdb-fixture-7f3a9c"   (needs python3-cryptography)
 # then DIR/config and DIR/keys/ copied. Never use such a key for real data.
 import base64, hashlib, json, os, sys
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes

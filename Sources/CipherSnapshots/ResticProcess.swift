@@ -53,6 +53,7 @@ final class ResticProcess {
     ///   - outputSink: takes stdout as it comes and returns `false` to stop restic; `nil` to collect it.
     static func run(
         executable: String, arguments: [String], password: SecretBytes, repository: String, unreachableTimeout: Double,
+        withholding withheld: Set<String> = [],
         input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
         outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
     ) throws(SnapshotError) -> Outcome {
@@ -86,7 +87,7 @@ final class ResticProcess {
             arguments: ["--password-file", "/dev/fd/\(passwordDescriptor)", "--repository-file", "/dev/fd/\(repositoryDescriptor)"]
                 + arguments,
             stdin: inputPair?.child, stdout: outputPipe.write, stderr: errorPipe.write, password: passwordPipe,
-            repository: repositoryPipe)
+            repository: repositoryPipe, withholding: withheld)
         for index in childEnds.indices {
             close(childEnds[index])
             childEnds[index] = -1
@@ -154,7 +155,8 @@ final class ResticProcess {
     // MARK: - Spawning
 
     private static func spawn(
-        executable: String, arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32, password: Int32, repository: Int32
+        executable: String, arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32, password: Int32, repository: Int32,
+        withholding withheld: Set<String>
     ) throws(SnapshotError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -185,7 +187,7 @@ final class ResticProcess {
         let argv = ([executable] + arguments).map { strdup($0) }
         defer { for pointer in argv { free(pointer) } }
         var argvPointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
-        var environment = childEnvironment()
+        var environment = childEnvironment(withholding: withheldVariables + withheld)
         var pid: pid_t = 0
         let code = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
             environment.withUnsafeMutableBufferPointer { envBuffer in
@@ -205,13 +207,13 @@ final class ResticProcess {
         return pid
     }
 
-    /// This process's environment without ``withheldVariables``: the original `NAME=value`
+    /// This process's environment without the variables `names`: the original `NAME=value`
     /// pointers, never copied into strings.
-    private static func childEnvironment() -> [UnsafeMutablePointer<CChar>?] {
+    private static func childEnvironment(withholding names: [String]) -> [UnsafeMutablePointer<CChar>?] {
         var result: [UnsafeMutablePointer<CChar>?] = []
         var cursor = environ
         while let entry = cursor.pointee {
-            let withheld = withheldVariables.contains { name in
+            let withheld = names.contains { name in
                 strncmp(entry, name, name.utf8.count) == 0 && entry[name.utf8.count] == 0x3D  // "NAME="
             }
             if !withheld { result.append(entry) }

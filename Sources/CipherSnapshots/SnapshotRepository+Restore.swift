@@ -45,11 +45,27 @@ extension SnapshotRepository {
     ) throws(SnapshotError) -> DrillReport {
         let snapshot = try snapshot(id)
         guard let manifest = snapshot.manifest else { throw Self.noManifest(snapshot) }
+        return try drill(snapshot, scratchFolder: scratchFolder, key: try key(manifest))
+    }
+
+    /// Drills `snapshot` (found with ``snapshot(_:)`` or ``list()``) with `key`: see
+    /// ``drill(_:scratchFolder:openingWith:)``.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the snapshot, with its manifest.
+    ///   - scratchFolder: where the private folder is made; `nil` for the temporary folder.
+    ///   - key: the key its manifest names; `nil` for a plaintext snapshot.
+    /// - Returns: what the drill found.
+    /// - Throws: the errors of ``restore(_:to:replacing:progress:)``; ``SnapshotError/Kind/database``
+    ///   with `wrongKey` when the key does not open the copy.
+    public func drill(
+        _ snapshot: Snapshot, scratchFolder: String? = nil, key databaseKey: DatabaseKey?
+    ) throws(SnapshotError) -> DrillReport {
+        guard let manifest = snapshot.manifest else { throw Self.noManifest(snapshot) }
         let folder = try Self.makePrivateFolder(in: scratchFolder ?? NSTemporaryDirectory())
         defer { Self.removeFolder(folder) }
         let copy = folder + "/" + (manifest.database.isEmpty ? "restored.db" : PathBytes.lastComponent(of: manifest.database))
         try restore(snapshot, to: copy, replacing: false, progress: nil)
-        let databaseKey = try key(manifest)
         let settings = manifest.settings.cipherSettings
         var badPages: [Int] = []
         if let databaseKey {

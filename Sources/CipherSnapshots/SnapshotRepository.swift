@@ -35,6 +35,10 @@ public struct SnapshotRepository: Sendable {
     public var unreachableTimeout: Double = 60
     /// How long to wait for other connections' write transactions when a snapshot is pinned.
     public var busyTimeout: Double = 10
+    /// Environment variables restic must not inherit: those that held the caller's secrets (a
+    /// database passphrase, the repository password read with `SecretSource.environment`).
+    /// restic's own password and repository variables are always withheld.
+    public var withheldVariables: Set<String> = []
     private let password: SecretBytes
 
     /// A repository at `location`, opened with `password`.
@@ -121,7 +125,8 @@ public struct SnapshotRepository: Sendable {
     ) throws(SnapshotError) -> ResticProcess.Outcome {
         let outcome = try ResticProcess.run(
             executable: resticExecutable, arguments: (cacheDirectory.map { ["--cache-dir", $0] } ?? []) + arguments,
-            password: password, repository: location, unreachableTimeout: unreachableTimeout, input: input, outputSink: outputSink)
+            password: password, repository: location, unreachableTimeout: unreachableTimeout, withholding: withheldVariables,
+            input: input, outputSink: outputSink)
         guard outcome.status == 0, !outcome.gaveUpUnreachable else {
             throw ResticDiagnosis.error(outcome, action: action, repository: location)
         }

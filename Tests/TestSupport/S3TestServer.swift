@@ -179,7 +179,7 @@ public final class S3TestServer: @unchecked Sendable {
 /// second, which every later run pays again. Copied wherever a test needs a fresh repository.
 public enum ResticTestRepository {
     /// The fixture's password.
-    public static let password = "repository password"
+    public static let password = "cipherdb-fixture-7f3a9c"
 
     /// Copies the fixture into `folder` (created; must not hold a repository yet).
     public static func copy(to folder: String) throws {
