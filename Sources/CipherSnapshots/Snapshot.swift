@@ -101,7 +101,7 @@ public struct CreatedSnapshot: Sendable, Equatable {
     public let bytesAdded: Int
 }
 
-/// What ``SnapshotRepository/drill(_:openingWith:)`` found.
+/// What ``SnapshotRepository/drill(_:scratchFolder:openingWith:)`` found.
 public struct DrillReport: Sendable, Equatable {
     /// One table whose rows differ from the manifest's count.
     public struct Difference: Sendable, Equatable {

@@ -54,7 +54,7 @@ extension SnapshotRepository {
     /// - Parameters:
     ///   - snapshot: the snapshot, with its manifest.
     ///   - scratchFolder: where the private folder is made; `nil` for the temporary folder.
-    ///   - key: the key its manifest names; `nil` for a plaintext snapshot.
+    ///   - databaseKey: the key its manifest names; `nil` for a plaintext snapshot.
     /// - Returns: what the drill found.
     /// - Throws: the errors of ``restore(_:to:replacing:progress:)``; ``SnapshotError/Kind/database``
     ///   with `wrongKey` when the key does not open the copy.
