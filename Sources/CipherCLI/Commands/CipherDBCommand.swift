@@ -41,7 +41,7 @@ package struct CipherDBCommand: ParsableCommand {
             subcommands: [
                 CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,
                 EncryptCommand.self, DecryptCommand.self, RekeyCommand.self, ExportCommand.self,
-                VerifyCommand.self, SalvageCommand.self, BackupCommand.self, KeysCommand.self,
+                VerifyCommand.self, SalvageCommand.self, BackupCommand.self, SnapshotCommand.self, KeysCommand.self,
             ]
         )
     }

@@ -12,7 +12,7 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
     case dataError = 65
     /// `EX_NOINPUT`: an input file (database, key file, schema, keystore, key id) is missing.
     case noInput = 66
-    /// `EX_UNAVAILABLE`: a service the command needs (a Transit server) cannot be reached.
+    /// `EX_UNAVAILABLE`: a service the command needs (a Transit server, a snapshot storage, restic) cannot be reached.
     case serviceUnavailable = 69
     /// `EX_OSERR`: the change is in place, but a step after it failed: its folder could not be
     /// flushed (it may not survive a power loss), or its journal mode could not be restored. Never
@@ -35,7 +35,7 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: return "usage error: bad flags, no key flag and no terminal, unsupported setting"
         case .dataError: return "damaged or tampered data (verify found bad pages), or not a database"
         case .noInput: return "an input is missing (database, key file, keystore, key id)"
-        case .serviceUnavailable: return "a key service (OpenBao/Vault Transit) is unreachable or failed TLS"
+        case .serviceUnavailable: return "a key service (OpenBao/Vault Transit) or a snapshot storage is unreachable, or failed TLS"
         case .changedIncompletely:
             return "the change is in place, but a step after it failed (not flushed to disk, or its WAL mode not restored)"
         case .cannotCreate: return "the output cannot be created, or exists and --force was not given"

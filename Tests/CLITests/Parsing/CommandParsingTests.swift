@@ -28,6 +28,28 @@ final class CommandParsingTests: XCTestCase {
         XCTAssertEqual(rotate.targets.databases, ["a.db", "b.db"])
     }
 
+    /// The `snapshot` commands of issue 21: secrets by flag only, retention rules required.
+    func testSnapshotCommandsParse() throws {
+        let create = try XCTUnwrap(
+            try parse([
+                "snapshot", "create", "app.db", "--key-id", "app", "--repo", "s3:http://127.0.0.1:9000/b/p", "--repo-password-fd", "3",
+            ])
+                as? SnapshotCreateCommand)
+        XCTAssertEqual(create.database, "app.db")
+        XCTAssertEqual(create.repository.location, "s3:http://127.0.0.1:9000/b/p")
+        XCTAssertEqual(create.repository.passwordFD, 3)
+        XCTAssertEqual(create.key.source, .keystore(id: "app"))
+        let restore = try XCTUnwrap(try parse(["snapshot", "restore", "1a2b", "--to", "out.db", "--force"]) as? SnapshotRestoreCommand)
+        XCTAssertEqual(restore.target, "out.db")
+        XCTAssertTrue(restore.force)
+        XCTAssertEqual((try parse(["snapshot", "forget", "--keep-daily", "7", "--prune"]) as? SnapshotForgetCommand)?.keepDaily, 7)
+        XCTAssertThrowsError(try parse(["snapshot", "forget", "--prune"]), "a rule is required")
+        XCTAssertTrue((try parse(["snapshot", "drill", "--latest", "--json"]) as? SnapshotDrillCommand)?.latest ?? false)
+        XCTAssertThrowsError(try parse(["snapshot", "drill", "1a2b", "--latest"]))
+        XCTAssertThrowsError(try parse(["snapshot", "list", "--repo-password", "secret"]), "no flag takes the password itself")
+        XCTAssertTrue(try parse(["snapshot", "init", "--repo-password-env", "P"]) is SnapshotInitCommand)
+    }
+
     /// The `keys` commands of issue 11, by the names scripts use.
     func testKeysSlotAndEntryCommandsParse() throws {
         let add = try XCTUnwrap(

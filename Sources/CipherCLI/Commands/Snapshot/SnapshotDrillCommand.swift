@@ -1,0 +1,96 @@
+import ArgumentParser
+import CipherDB
+import CipherKeystore
+import CipherSnapshots
+
+/// `cipherdb snapshot drill [ID|--latest]`: a restore rehearsal a cron job or CI can run.
+struct SnapshotDrillCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drill",
+        abstract: "Rehearse a restore: restore a snapshot privately, open it with its key, check every page and count.",
+        discussion: """
+            The snapshot (ID, else the latest) is restored into a new private folder (under $TMPDIR, or \
+            --scratch DIR), its SHA-256 checked against the manifest, opened with the key the manifest names \
+            (a keystore key at the manifest's version, or the key flags given for a passphrase), every page's \
+            HMAC checked, then integrity_check, then every table's rows compared with the manifest's. The copy \
+            is deleted afterwards. Exit 0 when all is sound; 65 on any difference; 77 when the key does not \
+            open it (a keystore version destroyed, say).
+
+            Examples:
+              cipherdb snapshot drill --latest --repo-password-file repo-pass.txt --keystore-passphrase-file ks-pass.txt
+              cipherdb snapshot drill 1a2b3c4d --passphrase-env DB_PASS --repo-password-env REPO_PASS --json
+            """
+    )
+
+    @Argument(help: "The snapshot id (or a unique prefix); the latest when left out.")
+    var id: String?
+
+    @Flag(name: .customLong("latest"), help: "Drill the latest snapshot (the default without ID).")
+    var latest = false
+
+    @Option(name: .customLong("scratch"), help: ArgumentHelp("Where the private folder for the copy is made.", valueName: "DIR"))
+    var scratch: String?
+
+    @Flag(name: .customLong("json"), help: "Print the result as JSON.")
+    var json = false
+
+    @OptionGroup(title: "Key (for a snapshot keyed with a passphrase or a raw key)") var key: KeyOptions
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if latest && id != nil { throw ValidationError("give an ID or --latest, not both") }
+    }
+
+    func run() throws {
+        let repository = try repository.open(secretVariables: [key.passphraseEnv, keystore.passphraseEnv])
+        let snapshot: Snapshot
+        do { snapshot = try repository.snapshot(id == "latest" ? nil : id) } catch { throw CLIError.snapshot(error) }
+        guard let manifest = snapshot.manifest else {
+            throw CLIError(
+                .dataError, "snapshot \(snapshot.shortID) has no CipherDB manifest: it was not made by `cipherdb snapshot create`")
+        }
+        let databaseKey = try resolveKey(manifest)
+        let progress = ProgressReporter(quiet: common.quiet)
+        progress.phase("drilling snapshot \(snapshot.shortID) of \(manifest.database)")
+        let report: DrillReport
+        do { report = try repository.drill(snapshot, scratchFolder: scratch, key: databaseKey) } catch {
+            throw CLIError.snapshot(error, path: "snapshot \(snapshot.shortID)")
+        }
+        progress.finish()
+        if json {
+            Console.out(report.json.serialized())
+        } else {
+            for line in report.lines { Console.out(line) }
+        }
+        guard report.isSound else {
+            if json { throw CommandFailure(status: .dataError) }
+            throw CLIError(.dataError, "the drill of snapshot \(snapshot.shortID) found differences: do not rely on it")
+        }
+    }
+
+    /// The key the manifest names: a keystore version straight from the keystore, else the key flags
+    /// (a prompt on a terminal); `nil` for a plaintext snapshot.
+    private func resolveKey(_ manifest: SnapshotManifest) throws(CLIError) -> DatabaseKey? {
+        if manifest.key.kind == SnapshotManifest.KeyReference.plaintext.kind { return nil }
+        let access = KeystoreAccess(keystore)
+        if manifest.key.kind == "keystore", let id = manifest.key.id, let version = manifest.key.version,
+            key.source == nil || key.keyID == id
+        {
+            do {
+                return .raw(try access.keystore().key(id: id, version: version))
+            } catch let error as KeystoreError {
+                throw CLIError.keystore(error, path: keystore.path)
+            } catch let error as CLIError {
+                throw error
+            } catch {
+                throw CLIError(.ioError, "\(error)")
+            }
+        }
+        return try KeyResolver.resolve(
+            key.source, keystore: access, purpose: .open, label: "Passphrase for snapshot of \(manifest.database)",
+            flagList: KeyOptions.flagList
+        ).key
+    }
+}

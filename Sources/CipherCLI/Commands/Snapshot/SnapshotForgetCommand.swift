@@ -1,0 +1,52 @@
+import ArgumentParser
+import CipherSnapshots
+
+/// `cipherdb snapshot forget --keep-… [--prune]`.
+struct SnapshotForgetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget",
+        abstract: "Remove the snapshots a retention policy does not keep (restic forget), and with --prune their data.",
+        discussion: """
+            Give at least one --keep rule; restic applies them per database file (and host). Without --prune \
+            the data stays in the repository until a later --prune. Prints the ids removed.
+
+            Examples:
+              cipherdb snapshot forget --keep-last 10 --repo-password-file repo-pass.txt
+              cipherdb snapshot forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune --repo-password-file repo-pass.txt
+            """
+    )
+
+    @Option(name: .customLong("keep-last"), help: ArgumentHelp("Keep the last N snapshots.", valueName: "N"))
+    var keepLast: Int?
+
+    @Option(name: .customLong("keep-daily"), help: ArgumentHelp("Keep the last snapshot of each of the last N days.", valueName: "N"))
+    var keepDaily: Int?
+
+    @Option(name: .customLong("keep-weekly"), help: ArgumentHelp("Keep the last snapshot of each of the last N weeks.", valueName: "N"))
+    var keepWeekly: Int?
+
+    @Option(
+        name: .customLong("keep-monthly"), help: ArgumentHelp("Keep the last snapshot of each of the last N months.", valueName: "N"))
+    var keepMonthly: Int?
+
+    @Flag(name: .customLong("prune"), help: "Also delete the data that only the removed snapshots used.")
+    var prune = false
+
+    @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        let rules = [keepLast, keepDaily, keepWeekly, keepMonthly].compactMap { $0 }
+        guard !rules.isEmpty else { throw ValidationError("give at least one of --keep-last, --keep-daily, --keep-weekly, --keep-monthly") }
+        guard rules.allSatisfy({ $0 >= 0 }) else { throw ValidationError("--keep-… take a count of 0 or more") }
+    }
+
+    func run() throws {
+        let repository = try repository.open()
+        let policy = RetentionPolicy(keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
+        let removed: [Snapshot]
+        do { removed = try repository.forget(policy, prune: prune) } catch { throw CLIError.snapshot(error) }
+        for snapshot in removed { Console.out(snapshot.shortID) }
+        common.info("forgot \(removed.count) snapshot(s)" + (prune ? " and pruned their data" : ""))
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+
+/// `cipherdb snapshot init`: creates the restic repository.
+struct SnapshotInitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create the restic repository that snapshots go to (restic init).",
+        discussion: """
+            The repository password is asked twice on a terminal. Keep it apart from the database keys: \
+            losing it loses every snapshot. An existing repository is left alone (exit 73).
+
+            Examples:
+              cipherdb snapshot init --repo s3:https://s3.example.com/backups/app --repo-password-file repo-pass.txt
+              cipherdb snapshot init --repo /mnt/usb/app-snapshots --repo-password-fd 3 3<repo-pass.txt
+            """
+    )
+
+    @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let repository = try repository.open(confirm: true)
+        do { try repository.initialize() } catch { throw CLIError.snapshot(error) }
+        common.info("created the restic repository \(Console.escapingControlCharacters(repository.location))")
+    }
+}

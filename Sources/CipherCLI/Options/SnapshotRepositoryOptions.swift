@@ -1,0 +1,72 @@
+import ArgumentParser
+import CipherCrypto
+import CipherDB
+import CipherSnapshots
+
+/// `--repo URL` and the repository password flags of every `cipherdb snapshot` command.
+///
+/// The password is read as every other secret (``PassphraseFlags``) and handed to restic on an
+/// inherited pipe: never on its command line, in its environment or in a file.
+struct SnapshotRepositoryOptions: ParsableArguments {
+    /// `--repo URL`.
+    @Option(
+        name: .customLong("repo"),
+        help: ArgumentHelp(
+            "The restic repository: s3:https://HOST/BUCKET/PATH (any S3-compatible storage) or a local folder (default: $CIPHERDB_SNAPSHOT_REPO).",
+            valueName: "URL"))
+    var location: String?
+
+    /// `--repo-password-env VAR`.
+    @Option(
+        name: .customLong("repo-password-env"),
+        help: ArgumentHelp("Read the repository password from environment variable VAR.", valueName: "VAR"))
+    var passwordEnv: String?
+
+    /// `--repo-password-file PATH`.
+    @Option(
+        name: .customLong("repo-password-file"), help: ArgumentHelp("Read the repository password from a file.", valueName: "PATH"))
+    var passwordFile: String?
+
+    /// `--repo-password-fd N`.
+    @Option(
+        name: .customLong("repo-password-fd"),
+        help: ArgumentHelp("Read the repository password from inherited descriptor N.", valueName: "N"))
+    var passwordFD: Int32?
+
+    /// `--network-timeout SECONDS`.
+    @Option(
+        name: .customLong("network-timeout"),
+        help: ArgumentHelp(
+            "Give up (exit 69) when the storage stays unreachable this long; restic retries until then (default 60).",
+            valueName: "SECONDS"))
+    var networkTimeout: Double?
+
+    /// The environment variable that names the default repository.
+    static let locationVariable = "CIPHERDB_SNAPSHOT_REPO"
+
+    /// Checks the timeout.
+    func validate() throws {
+        if let networkTimeout, !(networkTimeout > 0) { throw ValidationError("--network-timeout takes a number of seconds above 0") }
+    }
+
+    /// The repository, its password read from the flag given (else a prompt; twice with `confirm`).
+    ///
+    /// - Parameters:
+    ///   - confirm: ask twice at a prompt (a new repository).
+    ///   - secretVariables: more environment variables that hold secrets of this command (a
+    ///     `--passphrase-env VAR`), which restic must not inherit, as the password's own.
+    func open(confirm: Bool = false, secretVariables: [String?] = []) throws(CLIError) -> SnapshotRepository {
+        guard let location = location ?? EnvironmentVariable.value(Self.locationVariable), !location.isEmpty else {
+            throw CLIError.usage(
+                "no repository given", hint: "give --repo URL (s3:https://HOST/BUCKET/PATH or a folder) or set $\(Self.locationVariable)")
+        }
+        let password = try PassphraseFlags.read(
+            prefix: "repo-password", env: passwordEnv, file: passwordFile, fd: passwordFD, prompt: "Repository password: ",
+            confirm: confirm)
+        var repository: SnapshotRepository
+        do { repository = try SnapshotRepository(location: location, password: password) } catch { throw CLIError.snapshot(error) }
+        if let networkTimeout { repository.unreachableTimeout = networkTimeout }
+        repository.withheldVariables = Set(([passwordEnv] + secretVariables).compactMap { $0 })
+        return repository
+    }
+}

@@ -1,0 +1,355 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One run of `restic`, with the repository password on an inherited pipe (`--password-file
+/// /dev/fd/3`): never in argv, never in the environment, never in a file. The repository
+/// location comes the same way (`--repository-file /dev/fd/4`).
+///
+/// The child's environment is this process's, passed through pointer by pointer (no copy into
+/// Swift strings: it may hold secrets), without restic's own password and repository variables,
+/// which would override or contradict the pipe. S3 credentials (`AWS_ACCESS_KEY_ID`, ...) pass
+/// through as restic expects them.
+final class ResticProcess {
+    /// How a run ended.
+    struct Outcome {
+        /// restic's exit status, or 128 + the signal that ended it.
+        let status: Int32
+        /// What restic wrote on stdout (unless a sink took it).
+        let output: [UInt8]
+        /// What restic wrote on stderr.
+        let errors: String
+        /// Whether the run was stopped because the storage stayed unreachable.
+        let gaveUpUnreachable: Bool
+        /// Whether the run was stopped because the stdout sink or the stdin producer failed.
+        let stoppedByCaller: Bool
+    }
+
+    /// The descriptor restic reads the password from.
+    static let passwordDescriptor: Int32 = 3
+    /// The descriptor restic reads the repository location from.
+    static let repositoryDescriptor: Int32 = 4
+
+    /// Variables a caller's environment must not hand restic: each would take precedence over
+    /// the password pipe, or name another repository.
+    static let withheldVariables = [
+        "RESTIC_PASSWORD", "RESTIC_PASSWORD_FILE", "RESTIC_PASSWORD_COMMAND", "RESTIC_REPOSITORY", "RESTIC_REPOSITORY_FILE",
+    ]
+
+    /// Runs restic and waits for it.
+    ///
+    /// - Parameters:
+    ///   - executable: the restic binary (a path, or a name looked up in `PATH`).
+    ///   - arguments: the arguments after the password flag.
+    ///   - password: the repository password, written into the pipe.
+    ///   - unreachableTimeout: seconds restic may go on retrying an unreachable storage before it
+    ///     is stopped.
+    ///   - input: produces stdin: called with a writer that returns `false` once restic stopped
+    ///     reading; `nil` for `/dev/null`.
+    ///   - outputSink: takes stdout as it comes and returns `false` to stop restic; `nil` to collect it.
+    static func run(
+        executable: String, arguments: [String], password: SecretBytes, repository: String, unreachableTimeout: Double,
+        withholding withheld: Set<String> = [],
+        input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
+        outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
+    ) throws(SnapshotError) -> Outcome {
+        // The repository location goes by descriptor too: a REST server's URL may hold a password.
+        let passwordPipe = try filledPipe(password)
+        let repositoryPipe = try filledPipe(SecretBytes(utf8: repository))
+        let outputPipe = try makePipe()
+        let errorPipe = try makePipe()
+        var inputPair: (parent: Int32, child: Int32)?
+        var parentEnds = [outputPipe.read, errorPipe.read]
+        var childEnds = [passwordPipe, repositoryPipe, outputPipe.write, errorPipe.write]
+        defer {
+            for fd in parentEnds + childEnds where fd >= 0 { close(fd) }
+        }
+        if input != nil {
+            // A socket, not a pipe: a write after restic died fails with EPIPE instead of
+            // raising SIGPIPE (MSG_NOSIGNAL), which would end the calling process.
+            var pair: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+                throw SnapshotError(.ioError, "cannot create a socket for restic's input: \(String(cString: strerror(errno)))")
+            }
+            let parent = pair[0]
+            let child = try raised(pair[1])
+            inputPair = (parent, child)
+            parentEnds.append(parent)
+            childEnds.append(child)
+        }
+
+        let pid = try spawn(
+            executable: executable,
+            arguments: ["--password-file", "/dev/fd/\(passwordDescriptor)", "--repository-file", "/dev/fd/\(repositoryDescriptor)"]
+                + arguments,
+            stdin: inputPair?.child, stdout: outputPipe.write, stderr: errorPipe.write, password: passwordPipe,
+            repository: repositoryPipe, withholding: withheld)
+        for index in childEnds.indices {
+            close(childEnds[index])
+            childEnds[index] = -1
+        }
+
+        let state = RunState()
+        let group = DispatchGroup()
+        let outputRead = outputPipe.read
+        let errorRead = errorPipe.read
+        // The caller waits for the run: its sink may run on another thread meanwhile.
+        let sink = UncheckedSendable(outputSink)
+        DispatchQueue.global().async(group: group) {
+            drain(outputRead) { chunk in
+                if let outputSink = sink.value {
+                    if !state.stopped, !outputSink(chunk) { state.stop(pid: pid, byCaller: true) }
+                } else {
+                    state.appendOutput(chunk)
+                }
+            }
+        }
+        DispatchQueue.global().async(group: group) {
+            drain(errorRead) { chunk in state.appendErrors(chunk) }
+        }
+        // The watchdog: restic retries an unreachable backend for minutes; this gives up sooner.
+        let watchdog = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        watchdog.schedule(deadline: .now() + 0.2, repeating: 0.2)
+        watchdog.setEventHandler {
+            if let since = state.retryingSince, Date().timeIntervalSince(since) > unreachableTimeout {
+                state.stop(pid: pid, byCaller: false)
+            }
+        }
+        watchdog.resume()
+
+        if let input, let inputPair {
+            let socket = inputPair.parent
+            let completed = input { bytes in
+                var done = 0
+                while done < bytes.count, let base = bytes.baseAddress {
+                    let count = send(socket, base + done, bytes.count - done, Int32(MSG_NOSIGNAL))
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { return false }
+                    done += count
+                }
+                return true
+            }
+            // End of input: restic finishes the snapshot only after a clean end of file.
+            if completed {
+                shutdown(socket, Int32(SHUT_WR))
+            } else {
+                state.stop(pid: pid, byCaller: true)
+            }
+        }
+
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        state.reaped()
+        watchdog.cancel()
+        group.wait()
+        let exit: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return Outcome(
+            status: exit, output: state.output, errors: state.errorText, gaveUpUnreachable: state.gaveUp,
+            stoppedByCaller: state.stoppedByCaller)
+    }
+
+    // MARK: - Spawning
+
+    private static func spawn(
+        executable: String, arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32, password: Int32, repository: Int32,
+        withholding withheld: Set<String>
+    ) throws(SnapshotError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin, STDIN_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, stderr, STDERR_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, password, passwordDescriptor)
+        posix_spawn_file_actions_adddup2(&actions, repository, repositoryDescriptor)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Default signal handling in the child (a caller may ignore SIGINT or SIGPIPE).
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGPIPE, SIGTERM, SIGHUP, SIGXFSZ] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([executable] + arguments).map { strdup($0) }
+        defer { for pointer in argv { free(pointer) } }
+        var argvPointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
+        var environment = childEnvironment(withholding: withheldVariables + withheld)
+        var pid: pid_t = 0
+        let code = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
+            environment.withUnsafeMutableBufferPointer { envBuffer in
+                guard let argvBase = argvBuffer.baseAddress else { return EINVAL }
+                return posix_spawnp(&pid, executable, &actions, &attributes, argvBase, envBuffer.baseAddress)
+            }
+        }
+        guard code == 0 else {
+            if code == ENOENT || code == EACCES || code == ENOEXEC {
+                throw SnapshotError(
+                    .resticMissing,
+                    "restic is not installed (cannot run \(EscapedText.escapingControlCharacters(executable)): \(String(cString: strerror(code))))"
+                )
+            }
+            throw SnapshotError(.ioError, "cannot start restic: \(String(cString: strerror(code)))")
+        }
+        return pid
+    }
+
+    /// This process's environment without the variables `names`: the original `NAME=value`
+    /// pointers, never copied into strings.
+    private static func childEnvironment(withholding names: [String]) -> [UnsafeMutablePointer<CChar>?] {
+        var result: [UnsafeMutablePointer<CChar>?] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let withheld = names.contains { name in
+                strncmp(entry, name, name.utf8.count) == 0 && entry[name.utf8.count] == 0x3D  // "NAME="
+            }
+            if !withheld { result.append(entry) }
+            cursor += 1
+        }
+        return result + [nil]
+    }
+
+    // MARK: - Descriptors
+
+    /// The read end of a pipe that holds `bytes` and is closed for writing (they fit its buffer:
+    /// at most 4 KiB for a secret, a location less).
+    private static func filledPipe(_ bytes: SecretBytes) throws(SnapshotError) -> Int32 {
+        let pipe = try makePipe()
+        defer { close(pipe.write) }
+        let wrote = bytes.withUnsafeBytes { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return true }
+            var done = 0
+            while done < buffer.count {
+                let count = write(pipe.write, base + done, buffer.count - done)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                done += count
+            }
+            return true
+        }
+        guard wrote else {
+            close(pipe.read)
+            throw SnapshotError(.ioError, "cannot hand restic its settings: \(String(cString: strerror(errno)))")
+        }
+        return pipe.read
+    }
+
+    private static func makePipe() throws(SnapshotError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw SnapshotError(.ioError, "cannot create a pipe for restic: \(String(cString: strerror(errno)))")
+        }
+        // Away from 0-3, so no dup2 in the child lands on a descriptor another still needs.
+        return (try raised(fds[0]), try raised(fds[1]))
+    }
+
+    /// `fd` moved to a number of 10 or more, close-on-exec (restic gets only what the spawn
+    /// duplicates onto 0-4), the original closed.
+    private static func raised(_ fd: Int32) throws(SnapshotError) -> Int32 {
+        guard fd < 10 else {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            return fd
+        }
+        let moved = fcntl(fd, F_DUPFD_CLOEXEC, 10)
+        close(fd)
+        guard moved >= 0 else { throw SnapshotError(.ioError, "cannot duplicate a descriptor: \(String(cString: strerror(errno)))") }
+        return moved
+    }
+
+    /// Reads `fd` to its end, handing each chunk to `body`.
+    private static func drain(_ fd: Int32, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
+    }
+}
+
+/// What the reader threads and the watchdog share during one run.
+private final class RunState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outputBytes: [UInt8] = []
+    private var errorBytes: [UInt8] = []
+    private var pendingLine: [UInt8] = []
+    private var firstRetry: Date?
+    private var stoppedFlag = false
+    private var gaveUpFlag = false
+    private var byCallerFlag = false
+    private var killTimer: DispatchSourceTimer?
+    private var isReaped = false
+
+    var output: [UInt8] { lock.withLock { outputBytes } }
+    var errorText: String { lock.withLock { String(decoding: errorBytes, as: UTF8.self) } }
+    var retryingSince: Date? { lock.withLock { firstRetry } }
+    var stopped: Bool { lock.withLock { stoppedFlag } }
+    var gaveUp: Bool { lock.withLock { gaveUpFlag } }
+    var stoppedByCaller: Bool { lock.withLock { byCallerFlag } }
+
+    func appendOutput(_ chunk: UnsafeRawBufferPointer) {
+        lock.withLock { outputBytes.append(contentsOf: chunk) }
+    }
+
+    /// Keeps stderr (the last 64 KiB) and notes when restic starts retrying the backend.
+    func appendErrors(_ chunk: UnsafeRawBufferPointer) {
+        lock.withLock {
+            errorBytes.append(contentsOf: chunk)
+            if errorBytes.count > 65536 { errorBytes.removeFirst(errorBytes.count - 65536) }
+            pendingLine.append(contentsOf: chunk)
+            while let newline = pendingLine.firstIndex(of: 0x0A) {
+                let line = String(decoding: pendingLine[..<newline], as: UTF8.self)
+                pendingLine.removeSubrange(...newline)
+                if firstRetry == nil, ResticDiagnosis.isRetryLine(line) { firstRetry = Date() }
+            }
+        }
+    }
+
+    /// Asks restic to stop (SIGINT: it removes its lock when it can), then kills it two seconds later.
+    func stop(pid: pid_t, byCaller: Bool) {
+        lock.withLock {
+            guard !stoppedFlag, !isReaped else { return }
+            stoppedFlag = true
+            if byCaller { byCallerFlag = true } else { gaveUpFlag = true }
+            kill(pid, SIGINT)
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+            timer.schedule(deadline: .now() + 2)
+            timer.setEventHandler { [weak self] in self?.killIfRunning(pid) }
+            timer.resume()
+            killTimer = timer
+        }
+    }
+
+    private func killIfRunning(_ pid: pid_t) {
+        lock.withLock { if !isReaped { kill(pid, SIGKILL) } }
+    }
+
+    /// Called once the child was reaped: its pid may be reused, so no signal after this.
+    func reaped() {
+        lock.withLock {
+            isReaped = true
+            killTimer?.cancel()
+            killTimer = nil
+        }
+    }
+}
+
+/// A value handed to another thread while its owner waits for that thread to finish.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

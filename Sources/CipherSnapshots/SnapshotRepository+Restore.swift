@@ -1,0 +1,182 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+
+extension SnapshotRepository {
+    /// Restores a snapshot to `path`: streamed from `restic dump` into a file that has no name
+    /// until its SHA-256 matches the manifest's, then linked into place (or, with `replacing`,
+    /// renamed over the file there). A failed or killed restore leaves nothing behind.
+    ///
+    /// The restored file is the database as it was, under the key of its time: open it with the
+    /// key the manifest names (``SnapshotManifest/key``) and its settings.
+    ///
+    /// - Parameters:
+    ///   - id: a snapshot id or unique prefix; `nil` for the latest.
+    ///   - path: the file to write.
+    ///   - replacing: replace a file at `path` (never one with a journal or WAL beside it).
+    ///   - progress: bytes written and bytes in all, now and then.
+    /// - Returns: the snapshot restored.
+    /// - Throws: ``SnapshotError/Kind/targetExists``, ``SnapshotError/Kind/checksumMismatch``,
+    ///   ``SnapshotError/Kind/notASnapshotOfCipherDB``, ``SnapshotError/Kind/ioError`` (with the
+    ///   database error: a full disk, a folder that cannot be flushed); restic's errors.
+    @discardableResult
+    public func restore(
+        _ id: String?, to path: String, replacing: Bool = false, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws(SnapshotError) -> Snapshot {
+        let snapshot = try snapshot(id)
+        try restore(snapshot, to: path, replacing: replacing, progress: progress)
+        return snapshot
+    }
+
+    /// Restores the latest snapshot (or `id`) into a private folder, opens it with the key
+    /// `key` gives for its manifest, checks every page's HMAC and `integrity_check`, and compares
+    /// every table's rows with the manifest's counts. The copy is deleted afterwards.
+    ///
+    /// - Parameters:
+    ///   - id: a snapshot id or unique prefix; `nil` for the latest.
+    ///   - scratchFolder: where the private folder is made; `nil` for the temporary folder.
+    ///   - key: the key for the manifest (`nil` for a plaintext snapshot); its errors end the drill.
+    /// - Returns: what the drill found; ``DrillReport/isSound`` tells.
+    /// - Throws: the errors of ``restore(_:to:replacing:progress:)``; ``SnapshotError/Kind/database``
+    ///   with `wrongKey` when the key does not open the copy.
+    public func drill(
+        _ id: String?, scratchFolder: String? = nil,
+        openingWith key: (SnapshotManifest) throws(SnapshotError) -> DatabaseKey?
+    ) throws(SnapshotError) -> DrillReport {
+        let snapshot = try snapshot(id)
+        guard let manifest = snapshot.manifest else { throw Self.noManifest(snapshot) }
+        return try drill(snapshot, scratchFolder: scratchFolder, key: try key(manifest))
+    }
+
+    /// Drills `snapshot` (found with ``snapshot(_:)`` or ``list()``) with `key`: see
+    /// ``drill(_:scratchFolder:openingWith:)``.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the snapshot, with its manifest.
+    ///   - scratchFolder: where the private folder is made; `nil` for the temporary folder.
+    ///   - databaseKey: the key its manifest names; `nil` for a plaintext snapshot.
+    /// - Returns: what the drill found.
+    /// - Throws: the errors of ``restore(_:to:replacing:progress:)``; ``SnapshotError/Kind/database``
+    ///   with `wrongKey` when the key does not open the copy.
+    public func drill(
+        _ snapshot: Snapshot, scratchFolder: String? = nil, key databaseKey: DatabaseKey?
+    ) throws(SnapshotError) -> DrillReport {
+        guard let manifest = snapshot.manifest else { throw Self.noManifest(snapshot) }
+        let folder = try Self.makePrivateFolder(in: scratchFolder ?? NSTemporaryDirectory())
+        defer { Self.removeFolder(folder) }
+        let copy = folder + "/" + (manifest.database.isEmpty ? "restored.db" : PathBytes.lastComponent(of: manifest.database))
+        try restore(snapshot, to: copy, replacing: false, progress: nil)
+        let settings = manifest.settings.cipherSettings
+        var badPages: [Int] = []
+        if let databaseKey {
+            do throws(DatabaseError) {
+                let verifier = try PageVerifier(path: copy, key: databaseKey, settings: settings)
+                guard try verifier.opensDatabase() else {
+                    throw DatabaseError(kind: .wrongKey, message: "the key does not open the snapshot \(snapshot.shortID)")
+                }
+                badPages = try verifier.verify(threads: 1).badPages.map(\.number)
+            } catch {
+                throw .database(error, "cannot check the pages of snapshot \(snapshot.shortID)")
+            }
+        }
+        let database = Database(path: copy)
+        defer { database.close() }
+        var integrity: [String] = []
+        var counts: [SnapshotManifest.TableCount] = []
+        do {
+            try database.open(flags: .readWrite, key: databaseKey, settings: databaseKey == nil ? .versionDefaults : settings)
+            let rows = try database.executeQuery("PRAGMA integrity_check")
+            while try rows.next() { integrity.append(rows.string(at: 0) ?? "") }
+            rows.close()
+            counts = try Self.tableCounts(database)
+        } catch {
+            throw .database(error, "cannot open snapshot \(snapshot.shortID) with the key of its manifest (\(manifest.key.summary))")
+        }
+        return DrillReport(
+            snapshot: snapshot, badPages: badPages, integrityCheck: integrity, differences: Self.differences(manifest.tables, counts))
+    }
+
+    // MARK: - Internals
+
+    /// Restores `snapshot` to `path` (see ``restore(_:to:replacing:progress:)``).
+    func restore(
+        _ snapshot: Snapshot, to path: String, replacing: Bool, progress: ((_ done: Int, _ total: Int) -> Void)?
+    ) throws(SnapshotError) {
+        guard let manifest = snapshot.manifest, let file = snapshot.fileInSnapshot else { throw Self.noManifest(snapshot) }
+        if !replacing, PathBytes.access(path, F_OK) == 0 {
+            throw SnapshotError(.targetExists, "\(path) exists: restoring over it needs replacing (--force)")
+        }
+        if let companion = DatabaseFile.companionPaths(path).first(where: { PathBytes.access($0, F_OK) == 0 }) {
+            throw SnapshotError(
+                .targetExists,
+                "\(companion) is beside \(path): SQLite would apply it to the restored file; open \(path) once, or remove it, first")
+        }
+        PendingFile.removeStaleTemporaries(beside: path)
+        let pending: PendingFile
+        do { pending = try PendingFile(beside: path) } catch { throw .database(error, "cannot restore to \(path)") }
+        defer { pending.discard() }
+        let hasher: SHA256.Hasher
+        do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
+        var written = 0
+        var writeError: SnapshotError?
+        _ = try run(
+            ["dump", snapshot.id, file], action: "restore snapshot \(snapshot.shortID)",
+            outputSink: { chunk in
+                do {
+                    try pending.write(chunk)
+                    try hasher.update(chunk)
+                } catch let error as DatabaseError {
+                    writeError = .database(error, "cannot write \(path)")
+                    return false
+                } catch {
+                    writeError = SnapshotError(.ioError, "\(error)")
+                    return false
+                }
+                written += chunk.count
+                progress?(written, manifest.byteCount)
+                return true
+            })
+        if let writeError { throw writeError }
+        let digest: String
+        do { digest = Self.hex(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
+        guard written == manifest.byteCount, digest == manifest.sha256 else {
+            throw SnapshotError(
+                .checksumMismatch,
+                "snapshot \(snapshot.shortID) restored \(written) bytes with SHA-256 \(digest.prefix(16))…, its manifest says \(manifest.byteCount) bytes, \(manifest.sha256.prefix(16))…: nothing was written to \(path)"
+            )
+        }
+        do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+    }
+
+    static func noManifest(_ snapshot: Snapshot) -> SnapshotError {
+        SnapshotError(
+            .notASnapshotOfCipherDB, "snapshot \(snapshot.shortID) has no CipherDB manifest: it was not made by cipherdb snapshot create")
+    }
+
+    /// The tables whose counts differ between the manifest and the copy.
+    static func differences(_ expected: [SnapshotManifest.TableCount], _ found: [SnapshotManifest.TableCount]) -> [DrillReport.Difference] {
+        let foundRows = Dictionary(found.map { ($0.name, $0.rows) }, uniquingKeysWith: { first, _ in first })
+        let expectedRows = Dictionary(expected.map { ($0.name, $0.rows) }, uniquingKeysWith: { first, _ in first })
+        var differences = expected.compactMap { table -> DrillReport.Difference? in
+            foundRows[table.name] == table.rows ? nil : .init(table: table.name, expected: table.rows, found: foundRows[table.name])
+        }
+        differences += found.filter { expectedRows[$0.name] == nil }.map { .init(table: $0.name, expected: nil, found: $0.rows) }
+        return differences
+    }
+
+    /// A new folder only this user can enter.
+    static func makePrivateFolder(in parent: String) throws(SnapshotError) -> String {
+        var template =
+            Array((parent.hasSuffix("/") ? parent : parent + "/").utf8CString.dropLast()) + Array("cipherdb-drill-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
+            throw SnapshotError(.ioError, "cannot create a folder for the drill in \(parent): \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
+    }
+
+    /// Deletes `folder` and the files in it (the drill's copy, its WAL and shared memory).
+    static func removeFolder(_ folder: String) {
+        for name in PathBytes.names(inFolder: folder) ?? [] { _ = PathBytes.unlink(folder + "/" + name) }
+        rmdir(folder)
+    }
+}

@@ -1,0 +1,142 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+
+/// Encrypted snapshots of CipherDB databases in a restic repository: on any S3-compatible
+/// storage (`s3:https://host/bucket/path`), a local folder, or any other backend restic knows.
+///
+/// Each snapshot is the database file's own ciphertext at one commit, taken while apps keep
+/// writing (see ``create(from:key:settings:keyReference:tags:allowingPlaintext:progress:)``),
+/// streamed to `restic backup --stdin`: no second copy of the file on disk, and pages no commit
+/// changed keep their bytes, so restic ships only the changed ones. restic encrypts it again
+/// under the repository password before it leaves the machine. A small manifest travels with
+/// each snapshot (``SnapshotManifest``): which key opens it, a SHA-256 of the bytes, row counts.
+///
+/// restic runs as a subprocess (Debian's `restic` 0.14 or later). The repository password reaches
+/// it through an inherited pipe, never its command line, environment or a file; S3 credentials
+/// come from restic's usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), passed
+/// through untouched.
+///
+/// ```swift
+/// let repository = try SnapshotRepository(location: "s3:https://s3.example.com/backups/app", password: password)
+/// try repository.initialize()
+/// let made = try repository.create(from: "/data/app.db", key: .raw(key), keyReference: .keystore(id: "app", version: 2))
+/// let report = try repository.drill(nil) { manifest in .raw(key) }
+/// ```
+public struct SnapshotRepository: Sendable {
+    /// The repository, in restic's syntax (`s3:http://127.0.0.1:9000/bucket/path`, `/srv/restic`).
+    public let location: String
+    /// The `restic` executable: a path, or a name looked up in `PATH` (`restic` by default).
+    public var resticExecutable = "restic"
+    /// restic's cache folder (`--cache-dir`); `nil` for restic's own default.
+    public var cacheDirectory: String?
+    /// Seconds restic may keep retrying a storage that does not answer before the operation
+    /// fails with ``SnapshotError/Kind/unreachable`` (restic alone retries for about 90 seconds).
+    public var unreachableTimeout: Double = 60
+    /// How long to wait for other connections' write transactions when a snapshot is pinned.
+    public var busyTimeout: Double = 10
+    /// Environment variables restic must not inherit: those that held the caller's secrets (a
+    /// database passphrase, the repository password read with `SecretSource.environment`).
+    /// restic's own password and repository variables are always withheld.
+    public var withheldVariables: Set<String> = []
+    private let password: SecretBytes
+
+    /// A repository at `location`, opened with `password`.
+    ///
+    /// - Parameters:
+    ///   - location: the repository in restic's syntax.
+    ///   - password: the repository password (read it with `SecretSource`).
+    /// - Throws: ``SnapshotError/Kind/invalidArgument`` for an empty location or password.
+    public init(location: String, password: SecretBytes) throws(SnapshotError) {
+        guard !location.isEmpty else { throw SnapshotError(.invalidArgument, "no repository location given") }
+        guard password.count > 0 else { throw SnapshotError(.invalidArgument, "the repository password is empty") }
+        self.location = location
+        self.password = password
+    }
+
+    /// Creates the repository (`restic init`).
+    ///
+    /// - Throws: ``SnapshotError/Kind/repositoryExists`` when one is there; the storage's errors.
+    public func initialize() throws(SnapshotError) {
+        _ = try run(["init"], action: "create the repository")
+    }
+
+    /// Every snapshot CipherDB made in the repository, oldest first.
+    ///
+    /// - Throws: ``SnapshotError/Kind/repositoryMissing``, ``SnapshotError/Kind/wrongPassword``,
+    ///   ``SnapshotError/Kind/unreachable``, ...
+    public func list() throws(SnapshotError) -> [Snapshot] {
+        let outcome = try run(["snapshots", "--json", "--tag", SnapshotManifest.tag], action: "list the snapshots")
+        return try Self.decodeSnapshots(outcome.output).sorted { $0.time < $1.time }
+    }
+
+    /// The snapshot whose id (full or a unique prefix, as restic takes it) is `id`, or the
+    /// latest when `id` is `nil`.
+    ///
+    /// - Parameter id: a snapshot id or prefix; `nil` for the latest.
+    /// - Throws: ``SnapshotError/Kind/snapshotNotFound``; the errors of ``list()``.
+    public func snapshot(_ id: String?) throws(SnapshotError) -> Snapshot {
+        let all = try list()
+        guard let id else {
+            guard let latest = all.last else {
+                throw SnapshotError(.snapshotNotFound, "the repository \(displayLocation) holds no snapshot yet")
+            }
+            return latest
+        }
+        let matches = all.filter { $0.id.hasPrefix(id.lowercased()) }
+        guard matches.count == 1, let found = matches.first else {
+            throw SnapshotError(
+                .snapshotNotFound,
+                matches.isEmpty
+                    ? "no snapshot \(EscapedText.escapingControlCharacters(id)) in \(displayLocation)"
+                    : "\(EscapedText.escapingControlCharacters(id)) names \(matches.count) snapshots: give more digits")
+        }
+        return found
+    }
+
+    /// Removes snapshots the policy does not keep (`restic forget`), and with `prune` the data
+    /// only they used. Returns the snapshots removed.
+    ///
+    /// - Parameters:
+    ///   - policy: which snapshots to keep (at least one rule).
+    ///   - prune: also delete the data no remaining snapshot uses (`--prune`).
+    /// - Throws: ``SnapshotError/Kind/invalidArgument`` for a policy without a rule; restic's errors.
+    @discardableResult
+    public func forget(_ policy: RetentionPolicy, prune: Bool) throws(SnapshotError) -> [Snapshot] {
+        let rules = policy.arguments
+        guard !rules.isEmpty else {
+            throw SnapshotError(.invalidArgument, "give at least one retention rule (keep last, daily, weekly or monthly)")
+        }
+        let before = try list()
+        _ = try run(["forget", "--tag", SnapshotManifest.tag] + rules + (prune ? ["--prune"] : []), action: "forget snapshots")
+        let after = Set(try list().map(\.id))
+        return before.filter { !after.contains($0.id) }
+    }
+
+    // MARK: - Running restic
+
+    /// The location with control characters escaped, for messages.
+    var displayLocation: String { EscapedText.escapingControlCharacters(location) }
+
+    /// Runs restic with `arguments` and throws the classified error unless it exits 0.
+    func run(
+        _ arguments: [String], action: String, input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
+        outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
+    ) throws(SnapshotError) -> ResticProcess.Outcome {
+        let outcome = try ResticProcess.run(
+            executable: resticExecutable, arguments: (cacheDirectory.map { ["--cache-dir", $0] } ?? []) + arguments,
+            password: password, repository: location, unreachableTimeout: unreachableTimeout, withholding: withheldVariables,
+            input: input, outputSink: outputSink)
+        guard outcome.status == 0, !outcome.gaveUpUnreachable else {
+            throw ResticDiagnosis.error(outcome, action: action, repository: location)
+        }
+        return outcome
+    }
+
+    static func decodeSnapshots(_ output: [UInt8]) throws(SnapshotError) -> [Snapshot] {
+        guard let records = try? JSONDecoder().decode([ResticSnapshotRecord].self, from: Data(output)) else {
+            throw SnapshotError(.resticFailed, "restic's snapshot list is not the JSON expected")
+        }
+        return records.map(\.snapshot)
+    }
+}

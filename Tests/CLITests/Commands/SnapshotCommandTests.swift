@@ -1,0 +1,182 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `cipherdb snapshot …` run as a binary against real restic: its local backend for most cases and
+/// a real S3 server (`rclone serve s3` on loopback) for the rest.
+final class SnapshotCommandTests: CLITestCase {
+    private var server: S3TestServer?
+    private let repositoryPassword = ResticTestRepository.password
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        do {
+            _ = try S3TestServer.requireRestic()
+        } catch let missing as S3TestServer.Unavailable {
+            if S3TestServer.isRequired { throw missing }
+            throw XCTSkip("\(missing.description): the snapshot tests need it")
+        }
+        secrets.append(repositoryPassword)
+    }
+
+    override func tearDownWithError() throws {
+        server?.stop()
+        server = nil
+        try super.tearDownWithError()
+    }
+
+    func testInitCreateListRestoreDrillAndForgetOnS3() throws {
+        let server = try startServer()
+        var env = passphraseEnvironment().merging(server.credentials) { $1 }
+        env["REPO_PASS"] = "s3 repository password \(UUID().uuidString)"
+        secrets.append(try XCTUnwrap(env["REPO_PASS"]))
+        env["CIPHERDB_SNAPSHOT_REPO"] = server.repository()
+        env["XDG_CACHE_HOME"] = path("cache")
+        let repo = ["--repo-password-env", "REPO_PASS"]
+        try cipherdb(["snapshot", "init"] + repo, env: env)
+        try cipherdb(["snapshot", "init"] + repo, env: env, expect: 73)
+        try makeDatabase("app.db", env: env, rows: 30)
+
+        let created = try cipherdb(["snapshot", "create", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen + repo, env: env)
+        let id = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(id.count, 8, created.stdout)
+        XCTAssertTrue(created.stderr.contains("snapshot \(id) of app.db"), created.stderr)
+
+        let listed = try json(try cipherdb(["snapshot", "list", "--json"] + repo, env: env).stdout)
+        let snapshots = try XCTUnwrap(listed["snapshots"] as? [[String: Any]])
+        XCTAssertEqual(snapshots.count, 1)
+        XCTAssertEqual(snapshots[0]["database"] as? String, "app.db")
+        XCTAssertEqual((snapshots[0]["key"] as? [String: Any])?["kind"] as? String, "passphrase")
+        XCTAssertEqual((snapshots[0]["tables"] as? [[String: Any]])?.first?["rows"] as? Int, 30)
+
+        try cipherdb(["snapshot", "restore", id, "--to", "restored.db"] + repo, env: env)
+        XCTAssertEqual(
+            try cipherdb(
+                ["query", "restored.db", "SELECT count(*) FROM people", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env
+            )
+            .stdout, "count(*)\r\n30\n")
+        try cipherdb(["snapshot", "restore", id, "--to", "restored.db"] + repo, env: env, expect: 73)
+        try cipherdb(["snapshot", "restore", "latest", "--to", "restored.db", "--force"] + repo, env: env)
+        let drill = try cipherdb(["snapshot", "drill", "--latest", "--passphrase-env", "DB_PASS"] + repo, env: env)
+        XCTAssertTrue(drill.stdout.contains("result: OK"), drill.stdout)
+
+        // A wrong repository password is exit 77; wrong storage credentials too.
+        var wrong = env
+        wrong["REPO_PASS"] = "not the repository password"
+        let refused = try cipherdb(["snapshot", "list"] + repo, env: wrong, expect: 77)
+        XCTAssertTrue(refused.stderr.contains("wrong repository password"), refused.stderr)
+        wrong = env
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        try cipherdb(["snapshot", "list"] + repo, env: wrong, expect: 77)
+
+        try cipherdb(["snapshot", "create", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen + repo, env: env)
+        let forgot = try cipherdb(["snapshot", "forget", "--keep-last", "1", "--prune"] + repo, env: env)
+        XCTAssertEqual(forgot.stdout.trimmingCharacters(in: .whitespacesAndNewlines), id)
+    }
+
+    /// Snapshot, write more, snapshot, rotate the keystore key, snapshot: each restores and opens
+    /// with the key of its time, and each drill finds that version in the keystore by itself.
+    func testEverySnapshotOfARotatedKeystoreKeyDrillsWithTheVersionOfItsTime() throws {
+        var env = ["KS_PASS": "keystore passphrase \(UUID().uuidString)", "REPO_PASS": repositoryPassword]
+        secrets.append(try XCTUnwrap(env["KS_PASS"]))
+        env["XDG_CACHE_HOME"] = path("cache")
+        try ResticTestRepository.copy(to: path("repo"))
+        let unlock = ["--keystore-passphrase-env", "KS_PASS"]
+        let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "app.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1)", "--key-id", "app"] + unlock, env: env)
+        let first = try cipherdb(["snapshot", "create", "app.db", "--key-id", "app"] + unlock + repo, env: env).stdout
+        try cipherdb(["query", "app.db", "INSERT INTO t VALUES (2)", "--key-id", "app"] + unlock, env: env)
+        let second = try cipherdb(["snapshot", "create", "app.db", "--key-id", "app"] + unlock + repo, env: env).stdout
+        try cipherdb(["keys", "rotate", "app", "--database", "app.db"] + unlock, env: env)
+        let third = try cipherdb(["snapshot", "create", "app.db", "--key-id", "app", "--json"] + unlock + repo, env: env).stdout
+        let made = try json(third)
+        XCTAssertEqual((made["key"] as? [String: Any])?["version"] as? Int, 2)
+        XCTAssertNotNil(made["bytes_added"] as? Int)
+
+        for (id, rows, version) in [(first, 1, 1), (second, 2, 1), (try XCTUnwrap(made["short_id"] as? String), 2, 2)] {
+            let snapshot = id.trimmingCharacters(in: .whitespacesAndNewlines)
+            let drill = try cipherdb(["snapshot", "drill", snapshot] + unlock + repo, env: env)
+            XCTAssertTrue(drill.stdout.contains("key 'app' version \(version)"), drill.stdout)
+            XCTAssertTrue(drill.stdout.contains("result: OK"), drill.stdout)
+            try cipherdb(["snapshot", "restore", snapshot, "--to", "at-\(snapshot).db"] + repo, env: env)
+            let count = try cipherdb(
+                ["query", "at-\(snapshot).db", "SELECT count(*) FROM t", "--csv", "--key-id", "app"] + unlock, env: env)
+            XCTAssertEqual(count.stdout, "count(*)\r\n\(rows)\n")
+        }
+    }
+
+    func testExitStatusesAndThePasswordNeverOnArgv() throws {
+        var env = passphraseEnvironment()
+        env["REPO_PASS"] = repositoryPassword
+        env["XDG_CACHE_HOME"] = path("cache")
+        try makeDatabase("app.db", env: env, rows: 3)
+        let key = ["--passphrase-env", "DB_PASS"] + Self.fastOpen
+        try cipherdb(["snapshot", "list", "--repo-password-env", "REPO_PASS"], env: env, expect: 64)
+        try cipherdb(["snapshot", "list", "--repo", path("none"), "--repo-password-env", "REPO_PASS"], env: env, expect: 66)
+
+        // A wrapper `restic` first on PATH records its argv and environment.
+        let real = try S3TestServer.requireRestic()
+        try FileManager.default.createDirectory(atPath: path("bin"), withIntermediateDirectories: true)
+        let record = path("calls.txt")
+        try writeFile(
+            "bin/restic", "#!/bin/sh\n{ echo \"ARGV: $*\"; env; } >> \"\(record)\"\nexec \"\(real)\" \"$@\"\n")
+        chmod(path("bin/restic"), 0o700)
+        env["PATH"] = path("bin") + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        try ResticTestRepository.copy(to: path("repo"))
+        let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
+        try cipherdb(["snapshot", "create", "app.db"] + key + repo, env: env)
+        try cipherdb(["snapshot", "create", "app.db", "--passphrase-env", "NO_SUCH"] + repo, env: env, expect: 64)
+        let calls = try String(contentsOfFile: record, encoding: .utf8)
+        XCTAssertTrue(calls.contains("--password-file /dev/fd/3"), calls)
+        XCTAssertFalse(calls.contains(repositoryPassword), "the repository password reached restic's argv or environment")
+        XCTAssertFalse(calls.contains(try XCTUnwrap(env["DB_PASS"])), "restic does not inherit the variables that hold secrets")
+        XCTAssertTrue(calls.contains("XDG_CACHE_HOME="), "the rest of the environment passes through")
+
+        // A plaintext database is refused unless --allow-plaintext.
+        try shell("sqlite3 \"$DIR/plain.db\" 'CREATE TABLE t(x)'", env: env)
+        let refused = try cipherdb(["snapshot", "create", "plain.db"] + repo, env: env, expect: 65)
+        XCTAssertTrue(refused.stderr.contains("plaintext"), refused.stderr)
+        try cipherdb(["snapshot", "create", "plain.db", "--allow-plaintext"] + repo, env: env)
+
+        // No snapshot by that id (66); restore never over a file with a WAL beside it (73).
+        try cipherdb(["snapshot", "restore", "ffffffff", "--to", "x.db"] + repo, env: env, expect: 66)
+        try writeFile("busy.db-wal", "x")
+        try cipherdb(["snapshot", "restore", "latest", "--to", "busy.db", "--force"] + repo, env: env, expect: 73)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("busy.db")))
+    }
+
+    func testAStoppedServerIsExit69AndNothingIsRecorded() throws {
+        let server = try startServer()
+        var env = passphraseEnvironment().merging(server.credentials) { $1 }
+        env["REPO_PASS"] = repositoryPassword
+        env["XDG_CACHE_HOME"] = path("cache")
+        try ResticTestRepository.copy(to: server.folder + "/backups/repo")
+        let repo = ["--repo", server.repository(), "--repo-password-env", "REPO_PASS", "--network-timeout", "1"]
+        try makeDatabase("app.db", env: env, rows: 5)
+        let before = try bytes("app.db")
+        server.stop()
+        let failed = try cipherdb(
+            ["snapshot", "create", "app.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen + repo, env: env, expect: 69)
+        XCTAssertTrue(failed.stderr.contains("cannot be reached"), failed.stderr)
+        XCTAssertEqual(try bytes("app.db"), before, "the database is untouched")
+        try server.start()
+        XCTAssertEqual(try cipherdb(["snapshot", "list"] + repo, env: env).stdout.contains("no snapshots yet"), true)
+    }
+
+    // MARK: - Helpers
+
+    private func startServer() throws -> S3TestServer {
+        do {
+            let server = try S3TestServer(directory: directory)
+            self.server = server
+            secrets.append(server.secretKey)
+            return server
+        } catch let missing as S3TestServer.Unavailable {
+            if S3TestServer.isRequired { throw missing }
+            throw XCTSkip("\(missing.description): the S3 tests need it")
+        }
+    }
+}

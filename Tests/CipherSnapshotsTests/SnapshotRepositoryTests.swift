@@ -1,0 +1,396 @@
+import CipherCrypto
+import CipherDB
+import Foundation
+import TestSupport
+import XCTest
+
+@testable import CipherSnapshots
+
+/// `SnapshotRepository` against real restic: its local backend for most cases, a real S3 server
+/// (`rclone serve s3` on loopback) for the rest.
+final class SnapshotRepositoryTests: XCTestCase {
+    private var directory: URL!
+    private var server: S3TestServer?
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("cipherdb-snapshots-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            _ = try S3TestServer.requireRestic()
+        } catch let missing as S3TestServer.Unavailable {
+            if S3TestServer.isRequired { throw missing }
+            throw XCTSkip("\(missing.description): the snapshot tests need it")
+        }
+    }
+
+    override func tearDownWithError() throws {
+        server?.stop()
+        server = nil
+        for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] { unsetenv(name) }
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    // MARK: - Local backend
+
+    func testCreateListRestoreAndDrillOnTheLocalBackend() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        XCTAssertEqual(try repository.list(), [])
+        let key = passphrase("first passphrase")
+        try makeDatabase("app.db", key: key, rows: 50)
+
+        let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        XCTAssertGreaterThan(made.bytesAdded, 0)
+        let listed = try repository.list()
+        XCTAssertEqual(listed.count, 1)
+        let manifest = try XCTUnwrap(listed.first?.manifest)
+        XCTAssertEqual(manifest.database, "app.db")
+        XCTAssertEqual(manifest.key, .passphrase)
+        XCTAssertEqual(manifest.settings.kdfIterations, 1000)
+        XCTAssertEqual(manifest.tables, [.init(name: "people", rows: 50)])
+        XCTAssertEqual(manifest.fileIdentity.count, 32, "the salt, in hex")
+        XCTAssertEqual(manifest.byteCount, try Data(contentsOf: URL(fileURLWithPath: path("app.db"))).count)
+        XCTAssertEqual(manifest, made.snapshot.manifest)
+        XCTAssertTrue(listed[0].id.hasPrefix(made.snapshot.id))
+
+        // The restored file is the database's bytes, byte for byte, and opens with its key.
+        try repository.restore(nil, to: path("restored.db"))
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: path("restored.db"))), try Data(contentsOf: URL(fileURLWithPath: path("app.db"))))
+        XCTAssertEqual(try count("restored.db", key: key), 50)
+        XCTAssertEqual(try mode("restored.db"), 0o600)
+
+        // Never over an existing file without replacing; with it, atomically.
+        XCTAssertThrowsError(try repository.restore(listed[0].shortID, to: path("restored.db"))) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .targetExists)
+        }
+        try repository.restore(listed[0].shortID, to: path("restored.db"), replacing: true)
+
+        let report = try repository.drill(nil) { _ in key }
+        XCTAssertTrue(report.isSound, "\(report)")
+        XCTAssertEqual(report.integrityCheck, ["ok"])
+        XCTAssertEqual(try leftovers(), [], "no temporary file is left behind")
+    }
+
+    func testEverySnapshotRestoresWithTheKeyOfItsTime() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let first = passphrase("the first key of app")
+        let second = passphrase("the second key of app")
+        try makeDatabase("app.db", key: first, rows: 10)
+        let one = try repository.create(from: path("app.db"), key: first, settings: Self.fast)
+        try insert("app.db", key: first, rows: 5)
+        let two = try repository.create(from: path("app.db"), key: first, settings: Self.fast)
+        let database = try open("app.db", key: first)
+        try database.rekey(to: second)
+        database.close()
+        let three = try repository.create(from: path("app.db"), key: second, settings: Self.fast)
+
+        for (snapshot, key, other, rows) in [(one, first, second, 10), (two, first, second, 15), (three, second, first, 15)] {
+            let name = "at-\(snapshot.snapshot.shortID).db"
+            try repository.restore(snapshot.snapshot.id, to: path(name))
+            XCTAssertEqual(try count(name, key: key), rows)
+            XCTAssertThrowsError(try count(name, key: other), "only the key of its time opens \(name)")
+        }
+        // A drill with the wrong key fails with the database's wrong-key error, not a pass.
+        XCTAssertThrowsError(try repository.drill(one.snapshot.id) { _ in second }) { error in
+            XCTAssertEqual((error as? SnapshotError)?.databaseError?.kind, .wrongKey)
+        }
+        XCTAssertTrue(try repository.drill(one.snapshot.id) { _ in first }.isSound)
+    }
+
+    func testAOneRowChangeShipsOnlyTheChangedPages() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("dedup passphrase")
+        try makeDatabase("big.db", key: key, rows: 10)
+        try addBlobs("big.db", key: key, count: 5_000)
+        let first = try repository.create(from: path("big.db"), key: key, settings: Self.fast)
+        try insert("big.db", key: key, rows: 1)
+        let second = try repository.create(from: path("big.db"), key: key, settings: Self.fast)
+        let size = try XCTUnwrap(second.snapshot.manifest?.byteCount)
+        XCTAssertGreaterThan(first.bytesAdded, size / 2)
+        XCTAssertLessThan(second.bytesAdded, size / 5, "SQLCipher rewrites only the changed pages: restic ships only their chunks")
+    }
+
+    func testAWriteAheadLogDatabaseIsSnapshotAtOneCommitWhileAnotherConnectionWrites() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("wal passphrase")
+        try makeDatabase("wal.db", key: key, rows: 100)
+        let writer = try open("wal.db", key: key)
+        defer { writer.close() }
+        _ = try writer.stringForQuery("PRAGMA journal_mode = WAL")
+        try writer.executeUpdate("PRAGMA wal_autocheckpoint = 0")
+        try writer.executeUpdate("INSERT INTO people(name, age) VALUES ('in the log', 1)")
+
+        let stop = Locked(false)
+        let done = expectation(description: "writer")
+        let writerPath = path("wal.db")
+        Thread.detachNewThread {
+            let connection = Database(path: writerPath)
+            defer {
+                connection.close()
+                done.fulfill()
+            }
+            guard (try? connection.open(key: key, settings: Self.fast)) != nil else { return }
+            while !stop.value {
+                try? connection.executeUpdate("INSERT INTO people(name, age) VALUES (?, ?)", "writer", 2)
+                usleep(500)  // an app's pace: a loop without pause starves SQLite's busy handler
+            }
+        }
+        var made: [CreatedSnapshot] = []
+        for _ in 0..<3 { made.append(try repository.create(from: path("wal.db"), key: key, settings: Self.fast)) }
+        stop.value = true
+        wait(for: [done], timeout: 10)
+
+        for snapshot in made {
+            let manifest = try XCTUnwrap(snapshot.snapshot.manifest)
+            XCTAssertEqual(manifest.journalMode, "wal")
+            XCTAssertGreaterThanOrEqual(manifest.tables.first?.rows ?? 0, 101, "the commits in the log are in the snapshot")
+            let report = try repository.drill(snapshot.snapshot.id) { _ in key }
+            XCTAssertTrue(report.isSound, "the image is one commit, its counts those of that commit: \(report)")
+        }
+    }
+
+    func testErrorsAreTyped() throws {
+        let key = passphrase("typed errors")
+        try makeDatabase("app.db", key: key, rows: 3)
+        let missing = try makeRepository(path("nothing-here"))
+        XCTAssertEqual(kind { _ = try missing.list() }, .repositoryMissing)
+
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        XCTAssertEqual(kind { try repository.initialize() }, .repositoryExists)
+        let wrong = try makeRepository(path("repo"), password: "not the password")
+        XCTAssertEqual(kind { _ = try wrong.list() }, .wrongPassword)
+        XCTAssertEqual(kind { try repository.restore(nil, to: self.path("x.db")) }, .snapshotNotFound)
+
+        var noRestic = repository
+        noRestic.resticExecutable = path("no-restic-here")
+        XCTAssertEqual(kind { try noRestic.list() }, .resticMissing)
+
+        // A plaintext database is refused unless asked for; the key must be right.
+        let plain = Database(path: path("plain.db"))
+        try plain.open()
+        try plain.executeUpdate("CREATE TABLE t(x)")
+        plain.close()
+        XCTAssertEqual(kind { try repository.create(from: self.path("plain.db"), key: nil) }, .plaintextRefused)
+        XCTAssertEqual(try repository.create(from: path("plain.db"), key: nil, allowingPlaintext: true).snapshot.manifest?.key, .plaintext)
+        XCTAssertThrowsError(try repository.create(from: path("app.db"), key: passphrase("wrong key"), settings: Self.fast)) { error in
+            XCTAssertEqual((error as? SnapshotError)?.databaseError?.kind, .wrongKey)
+        }
+        XCTAssertEqual(kind { try repository.forget(RetentionPolicy(), prune: false) }, .invalidArgument)
+    }
+
+    func testForgetKeepsWhatThePolicySays() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("forget passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        var made: [String] = []
+        for _ in 0..<3 {
+            try insert("app.db", key: key, rows: 1)
+            made.append(try repository.create(from: path("app.db"), key: key, settings: Self.fast).snapshot.id)
+        }
+        let removed = try repository.forget(RetentionPolicy(keepLast: 1), prune: true)
+        XCTAssertEqual(removed.count, 2)
+        let left = try repository.list()
+        XCTAssertEqual(left.count, 1)
+        XCTAssertTrue(left[0].id.hasPrefix(try XCTUnwrap(made.last)))
+        XCTAssertTrue(try repository.drill(nil) { _ in key }.isSound)
+    }
+
+    /// The password reaches restic on a descriptor only: a wrapper `restic` records its argv and
+    /// environment, and neither holds the password (nor does `RESTIC_PASSWORD` from the caller's
+    /// environment reach it).
+    func testThePasswordNeverReachesArgvOrTheEnvironment() throws {
+        let real = try S3TestServer.requireRestic()
+        let record = path("restic-calls.txt")
+        let wrapper = path("restic-wrapper")
+        try """
+        #!/bin/sh
+        { echo "ARGV: $*"; env; cat /proc/$$/cmdline | tr '\\0' ' '; echo; } >> "\(record)"
+        exec "\(real)" "$@"
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o700)
+        let marker = "pw-marker-\(UUID().uuidString)"
+        setenv("RESTIC_PASSWORD", "env-\(marker)", 1)
+        defer { unsetenv("RESTIC_PASSWORD") }
+        try ResticTestRepository.copy(to: path("repo"))
+        // A password with the marker reaches restic (which refuses it: not this repository's) ...
+        var marked = try makeRepository(path("repo"), password: marker)
+        marked.resticExecutable = wrapper
+        XCTAssertEqual(kind { _ = try marked.list() }, .wrongPassword)
+        // ... and the right one works the same way.
+        var fixture = try makeRepository(path("repo"))
+        fixture.resticExecutable = wrapper
+        let key = passphrase("argv passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        try fixture.create(from: path("app.db"), key: key, settings: Self.fast)
+        XCTAssertEqual(try fixture.list().count, 1, "the password from the pipe opened the repository")
+        let calls = try String(contentsOfFile: record, encoding: .utf8)
+        XCTAssertTrue(calls.contains("--password-file /dev/fd/3"), calls)
+        XCTAssertFalse(calls.contains(marker), "the repository password reached argv or the environment")
+        XCTAssertFalse(calls.contains("RESTIC_PASSWORD"))
+        XCTAssertFalse(calls.contains(path("repo")), "the location goes by descriptor too")
+    }
+
+    // MARK: - A real S3 server
+
+    func testS3CreateListRestoreDrillAndWrongPassword() throws {
+        let server = try startServer()
+        let repository = try makeRepository(server.repository())
+        try repository.initialize()
+        let key = passphrase("s3 passphrase")
+        try makeDatabase("app.db", key: key, rows: 40)
+        let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        XCTAssertEqual(try repository.list().map(\.manifest), [made.snapshot.manifest])
+        try repository.restore(made.snapshot.id, to: path("restored.db"))
+        XCTAssertEqual(try count("restored.db", key: key), 40)
+        XCTAssertTrue(try repository.drill(nil) { _ in key }.isSound)
+        XCTAssertFalse(try storedBytesContain(server, Array("CREATE TABLE people".utf8)), "the server holds no plaintext")
+
+        let wrong = try makeRepository(server.repository(), password: "another password")
+        XCTAssertEqual(kind { _ = try wrong.list() }, .wrongPassword)
+        setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret-key", 1)
+        XCTAssertEqual(kind { _ = try repository.list() }, .accessDenied)
+    }
+
+    func testTheServerStoppedMidUploadIsUnreachableAndNothingIsHalfRecorded() throws {
+        let server = try startServer()
+        var repository = try makeRepository(server.repository())
+        repository.unreachableTimeout = 2
+        try ResticTestRepository.copy(to: server.folder + "/backups/repo")
+        let key = passphrase("stopped server")
+        try makeDatabase("big.db", key: key, rows: 10)
+        try repository.create(from: path("big.db"), key: key, settings: Self.fast)
+        try addBlobs("big.db", key: key, count: 5_000)
+
+        // Stop the server as soon as the second snapshot's first pack lands.
+        let before = Set(server.storedFiles(containing: "/data/"))
+        let watcher = Thread {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if Set(server.storedFiles(containing: "/data/")).subtracting(before).count > 0 { break }
+                usleep(5_000)
+            }
+            server.stop()
+        }
+        watcher.start()
+        let started = Date()
+        XCTAssertEqual(kind { try repository.create(from: self.path("big.db"), key: key, settings: Self.fast) }, .unreachable)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30)
+        while watcher.isExecuting { usleep(10_000) }
+
+        try server.start()
+        XCTAssertEqual(try repository.list().count, 1, "no snapshot was recorded for the interrupted upload")
+        XCTAssertTrue(try repository.drill(nil) { _ in key }.isSound)
+        XCTAssertEqual(try count("big.db", key: key), 10, "the database is untouched")
+    }
+
+    // MARK: - Helpers
+
+    private static let fast = CipherSettings(kdfIterations: 1000)
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    private func passphrase(_ text: String) -> DatabaseKey { .passphrase(SecretBytes(utf8: text)) }
+
+    private func makeRepository(_ location: String, password: String = ResticTestRepository.password) throws -> SnapshotRepository {
+        var repository = try SnapshotRepository(location: location, password: SecretBytes(utf8: password))
+        repository.cacheDirectory = path("restic-cache")
+        return repository
+    }
+
+    private func startServer() throws -> S3TestServer {
+        do {
+            let server = try S3TestServer(directory: directory)
+            self.server = server
+            for (name, value) in server.credentials { setenv(name, value, 1) }
+            return server
+        } catch let missing as S3TestServer.Unavailable {
+            if S3TestServer.isRequired { throw missing }
+            throw XCTSkip("\(missing.description): the S3 tests need it")
+        }
+    }
+
+    private func open(_ name: String, key: DatabaseKey) throws -> Database {
+        let database = Database(path: path(name))
+        try database.open(key: key, settings: Self.fast)
+        return database
+    }
+
+    private func makeDatabase(_ name: String, key: DatabaseKey, rows: Int) throws {
+        let database = try open(name, key: key)
+        defer { database.close() }
+        try database.executeUpdate("CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER)")
+        database.close()
+        try insert(name, key: key, rows: rows)
+    }
+
+    private func insert(_ name: String, key: DatabaseKey, rows: Int) throws {
+        let database = try open(name, key: key)
+        defer { database.close() }
+        try database.beginTransaction(.immediate)
+        for index in 0..<rows {
+            try database.executeUpdate("INSERT INTO people(name, age) VALUES (?, ?)", "person \(index) \(UUID().uuidString)", index % 90)
+        }
+        try database.commit()
+    }
+
+    /// About `count` × 3 KB of random blobs (the SQL makes them: quick at any size).
+    private func addBlobs(_ name: String, key: DatabaseKey, count: Int) throws {
+        let database = try open(name, key: key)
+        defer { database.close() }
+        try database.executeUpdate("CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, data BLOB)")
+        try database.executeUpdate(
+            "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < \(count)) INSERT INTO blobs(data) SELECT randomblob(3000) FROM n"
+        )
+    }
+
+    private func count(_ name: String, key: DatabaseKey) throws -> Int {
+        let database = try open(name, key: key)
+        defer { database.close() }
+        return try database.intForQuery("SELECT count(*) FROM people") ?? -1
+    }
+
+    private func mode(_ name: String) throws -> Int {
+        ((try FileManager.default.attributesOfItem(atPath: path(name))[.posixPermissions]) as? NSNumber)?.intValue ?? -1
+    }
+
+    private func leftovers() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("cipherdb-tmp") }
+    }
+
+    private func kind(_ body: () throws -> Void) -> SnapshotError.Kind? {
+        do {
+            try body()
+            return nil
+        } catch let error as SnapshotError {
+            return error.kind
+        } catch {
+            XCTFail("not a SnapshotError: \(error)")
+            return nil
+        }
+    }
+
+    private func storedBytesContain(_ server: S3TestServer, _ needle: [UInt8]) throws -> Bool {
+        for file in server.storedFiles() {
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            if Data(data).range(of: Data(needle)) != nil { return true }
+        }
+        return false
+    }
+}
+
+/// A value shared with a thread in a test.
+private final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
