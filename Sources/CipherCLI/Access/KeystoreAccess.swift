@@ -76,4 +76,24 @@ final class KeystoreAccess {
         }
         Console.error("warning: \(database) could not be recorded in the keystore \(options.path): \(failure)")
     }
+
+    /// Records that snapshot `snapshotID` in `repository` needs version `version` of `id`, so that
+    /// `keys trim` and `destroy` keep it; a failure is a warning (the snapshot is made).
+    func recordSnapshot(_ snapshotID: String, repository: String, id: String, version: Int) {
+        readLocks.removeAll()
+        let failure: String
+        do {
+            try keystore().recordSnapshot(repository: repository, snapshotID: snapshotID, keyID: id, version: version)
+            return
+        } catch let error as CLIError {
+            failure = error.message
+        } catch let error as KeystoreError {
+            failure = error.description
+        } catch {
+            failure = "\(error)"
+        }
+        Console.error(
+            "warning: snapshot \(snapshotID.prefix(8)) could not be recorded in the keystore \(options.path): \(failure); "
+                + "`keys trim` will not know that it needs version \(version) of '\(id)'")
+    }
 }

@@ -71,6 +71,13 @@ extension CLIError {
             }
             steps.append("--force does it anyway (the databases named then open with no key this keystore holds)")
             return CLIError(.dataError, error.description, hint: steps.joined(separator: "; "))
+        case .versionNeededBySnapshots(let id, _, let snapshots):
+            let ids = snapshots.map(\.shortID).joined(separator: " ")
+            return CLIError(
+                .dataError, error.description,
+                hint: "forget them first: `cipherdb snapshot forget` in their repository, then `cipherdb keys snapshots forget \(ids)`"
+                    + " (or restore and rekey what you still need); --force does it anyway (those snapshots then restore "
+                    + "with no key this keystore holds; keep an export of key '\(id)' if they matter)")
         case .noKeyOpensDatabase:
             return CLIError(.wrongKey, error.description, hint: "check --key-id; `cipherdb verify` tells a damaged file from a wrong key")
         case .rotationFailed(_, let database, let cause, let outcome):

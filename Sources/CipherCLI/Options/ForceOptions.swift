@@ -31,6 +31,10 @@ struct ForceOptions: ParsableArguments {
             Console.error(KeystoreError.versionInUse(id: id, action: action, databases: databases).description)
             try confirm(id: id, action: action)
             do { return try change(true) } catch { throw CLIError.keystore(error, path: keystorePath) }
+        } catch .versionNeededBySnapshots(let id, let action, let snapshots) where force {
+            Console.error(KeystoreError.versionNeededBySnapshots(id: id, action: action, snapshots: snapshots).description)
+            try confirm(id: id, action: action)
+            do { return try change(true) } catch { throw CLIError.keystore(error, path: keystorePath) }
         } catch {
             throw CLIError.keystore(error, path: keystorePath)
         }

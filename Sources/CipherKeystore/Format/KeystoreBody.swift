@@ -5,7 +5,7 @@ import Foundation
 /// The sealed body: every entry, and the databases the keystore keyed, in a canonical binary form.
 ///
 /// ```
-/// u16 body version = 2 (1: no database records), u32 entry count, then per entry (sorted by id):
+/// u16 body version = 3 (2: no snapshot records, 1: no database records either), u32 entry count, then per entry (sorted by id):
 ///   u16 id length, id (UTF-8), u8 flags (1 = exportable, 2 = deletion allowed),
 ///   u32 primary, u32 pending (0 = none), u32 minimum decryption version, u32 page size (0 = default),
 ///   u32 version count, then per version: u32 number, u8 state (1 enabled, 2 disabled, 3 destroyed),
@@ -13,14 +13,24 @@ import Foundation
 /// version 2 then: u32 database count, per database (sorted by key id, then path):
 ///   u16 path length, path (UTF-8), u16 key id length, key id, u8 identity length (0 or 16), identity,
 ///   u32 version, u64 seen (Unix seconds)
+/// version 3 then: u32 snapshot count, per snapshot (sorted by repository, then snapshot id):
+///   u16 repository length, repository (UTF-8), u16 snapshot id length, snapshot id, u16 key id length, key id,
+///   u32 version, u64 created (Unix seconds)
 /// ```
+///
+/// A body without snapshot records is written as version 2, which CipherDB versions before
+/// snapshots still read.
 struct KeystoreBody {
-    static let version: UInt16 = 2
+    static let version: UInt16 = 3
+    /// The version without snapshot records: written when there are none.
+    static let versionWithoutSnapshots: UInt16 = 2
     /// The first version, without database records: still read.
     static let versionWithoutDatabases: UInt16 = 1
     var entries: [KeyEntry] = []
     /// The databases the keystore keyed (see ``DatabaseRecord``).
     var databases: [DatabaseRecord] = []
+    /// The snapshots taken with its keys (see ``SnapshotRecord``).
+    var snapshots: [SnapshotRecord] = []
 
     func entryIndex(_ id: String) throws(KeystoreError) -> Int {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { throw .keyNotFound(id: id) }
@@ -42,10 +52,16 @@ struct KeystoreBody {
             try validate(record)
             size += 2 + record.path.utf8.count + 2 + record.keyID.utf8.count + 1 + record.identity.count + 4 + 8
         }
+        let snapshotRecords = snapshots.sorted(by: Self.snapshotOrder)
+        if !snapshotRecords.isEmpty { size += 4 }
+        for record in snapshotRecords {
+            try validate(record)
+            size += 2 + record.repository.utf8.count + 2 + record.snapshotID.utf8.count + 2 + record.keyID.utf8.count + 4 + 8
+        }
         do {
             return try SecretBytes(count: size) { buffer in
                 var writer = SecretWriter(buffer)
-                try writer.u16(Self.version)
+                try writer.u16(snapshotRecords.isEmpty ? Self.versionWithoutSnapshots : Self.version)
                 try writer.u32(UInt32(sorted.count))
                 for entry in sorted {
                     try writer.u16(UInt16(entry.id.utf8.count))
@@ -80,6 +96,17 @@ struct KeystoreBody {
                     try writer.u32(UInt32(record.version))
                     try writer.u64(UInt64(bitPattern: record.seen))
                 }
+                if !snapshotRecords.isEmpty {
+                    try writer.u32(UInt32(snapshotRecords.count))
+                    for record in snapshotRecords {
+                        for text in [record.repository, record.snapshotID, record.keyID] {
+                            try writer.u16(UInt16(text.utf8.count))
+                            try writer.bytes(Array(text.utf8))
+                        }
+                        try writer.u32(UInt32(record.version))
+                        try writer.u64(UInt64(bitPattern: record.created))
+                    }
+                }
                 guard writer.offset == size else { throw SecretWriter.Overflow() }
             }
         } catch {
@@ -104,6 +131,27 @@ struct KeystoreBody {
         guard record.version >= 1, record.version <= Int(UInt32.max) else { throw .malformed("a database's version") }
     }
 
+    /// Snapshot records sort by repository, then snapshot id (bytewise): one record per pair.
+    static func snapshotOrder(_ a: SnapshotRecord, _ b: SnapshotRecord) -> Bool {
+        a.repository == b.repository
+            ? a.snapshotID.utf8.lexicographicallyPrecedes(b.snapshotID.utf8)
+            : a.repository.utf8.lexicographicallyPrecedes(b.repository.utf8)
+    }
+
+    /// The invariants of a snapshot record; checked after decoding and before every write.
+    func validate(_ record: SnapshotRecord) throws(KeystoreError) {
+        guard !record.repository.isEmpty, record.repository.utf8.count <= SnapshotRecord.maximumRepositoryLength else {
+            throw .malformed("a snapshot's repository is empty or too long")
+        }
+        guard !record.snapshotID.isEmpty, record.snapshotID.utf8.count <= SnapshotRecord.maximumSnapshotIDLength else {
+            throw .malformed("a snapshot id is empty or too long")
+        }
+        guard entries.contains(where: { $0.id == record.keyID }) else {
+            throw .malformed("a snapshot record names the missing key '\(record.keyID)'")
+        }
+        guard record.version >= 1, record.version <= Int(UInt32.max) else { throw .malformed("a snapshot's version") }
+    }
+
     /// `length` bytes of UTF-8 text.
     private static func text(_ reader: inout ByteReader, length: Int, what: String) throws -> String {
         guard let text = String(validating: try reader.take(length), as: UTF8.self) else {
@@ -118,7 +166,7 @@ struct KeystoreBody {
             var reader = ByteReader(raw)
             do {
                 let bodyVersion = try reader.u16()
-                guard bodyVersion == version || bodyVersion == versionWithoutDatabases else {
+                guard [version, versionWithoutSnapshots, versionWithoutDatabases].contains(bodyVersion) else {
                     throw KeystoreError.malformed("unknown body version")
                 }
                 let count = Int(try reader.u32())
@@ -165,7 +213,7 @@ struct KeystoreBody {
                     }
                     body.entries.append(entry)
                 }
-                if bodyVersion == version {
+                if bodyVersion >= versionWithoutSnapshots {
                     let recordCount = Int(try reader.u32())
                     guard recordCount <= reader.remaining else { throw KeystoreError.malformed("database count") }
                     for _ in 0..<recordCount {
@@ -180,6 +228,23 @@ struct KeystoreBody {
                             throw KeystoreError.malformed("database records out of order or duplicated")
                         }
                         body.databases.append(record)
+                    }
+                }
+                if bodyVersion == version {
+                    let snapshotCount = Int(try reader.u32())
+                    guard snapshotCount >= 1, snapshotCount <= reader.remaining else { throw KeystoreError.malformed("snapshot count") }
+                    for _ in 0..<snapshotCount {
+                        let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot's repository")
+                        let snapshotID = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot id")
+                        let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot's key id")
+                        let record = SnapshotRecord(
+                            repository: repository, snapshotID: snapshotID, keyID: keyID, version: Int(try reader.u32()),
+                            created: Int64(bitPattern: try reader.u64()))
+                        try body.validate(record)
+                        guard body.snapshots.last.map({ Self.snapshotOrder($0, record) }) ?? true else {
+                            throw KeystoreError.malformed("snapshot records out of order or duplicated")
+                        }
+                        body.snapshots.append(record)
                     }
                 }
                 guard reader.remaining == 0 else { throw KeystoreError.malformed("bytes after the last entry") }

@@ -127,6 +127,12 @@ extension Keystore {
                     return (wasUsable && !isUsable) || (old.key != nil && !isHeld)
                 }.map(\.number))
             try Self.requireNoDatabaseNeeds(retired, of: before, in: &draft, action: action, force: force)
+            // Destroyed (the key gone): a snapshot on it could never be restored. A disabled or
+            // retired version still restores one after `enable` or a lower minimum.
+            let destroyed = Set(
+                before.versions.filter { old in old.key != nil && !entry.versions.contains { $0.number == old.number && $0.key != nil } }
+                    .map(\.number))
+            try Self.requireNoSnapshotNeeds(destroyed, of: before, in: &draft, action: action, force: force)
             draft.body.entries[index] = entry
             return result
         }
@@ -256,8 +262,11 @@ extension Keystore {
             guard entry.pending == nil else { throw .refused("'\(id)' has a rotation in progress") }
             try Self.requireNoDatabaseNeeds(
                 Set(entry.versions.map(\.number)), of: entry, in: &draft, action: "deleting every version", force: force)
+            try Self.requireNoSnapshotNeeds(
+                Set(entry.versions.map(\.number)), of: entry, in: &draft, action: "deleting every version", force: force)
             draft.body.entries.remove(at: index)
             draft.body.databases.removeAll { $0.keyID == id }
+            draft.body.snapshots.removeAll { $0.keyID == id }
         }
     }
 }

@@ -102,6 +102,11 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// primary with ``Keystore/rekeyDatabases(id:paths:)``, forget the records of databases gone
     /// for good with ``Keystore/forgetDatabase(path:id:)``, or force the change.
     case versionInUse(id: String, action: String, databases: [KnownDatabase])
+    /// A change would destroy a version that recorded snapshots need to be restored (see
+    /// ``Keystore/recordSnapshot(repository:snapshotID:keyID:version:)``); nothing was changed.
+    /// Forget those snapshots in their repository and in the keystore
+    /// (``Keystore/forgetSnapshots(_:repository:)``) first, or force the change.
+    case versionNeededBySnapshots(id: String, action: String, snapshots: [KnownSnapshot])
     /// Rotation stopped; the keystore and the database were left consistent (the message says how).
     indirect case rotationFailed(id: String, path: String, cause: KeystoreError, outcome: String)
 
@@ -173,6 +178,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 }
             }
             return "refused: \(action) (key '\(id)') would strand \(databases.count) recorded database(s): "
+                + names.joined(separator: ", ")
+        case .versionNeededBySnapshots(let id, let action, let snapshots):
+            let names = snapshots.map { "\($0.shortID) in \($0.repository) (version \($0.version))" }
+            return "refused: \(action) (key '\(id)') would leave \(snapshots.count) recorded snapshot(s) that no key opens: "
                 + names.joined(separator: ", ")
         case .rotationFailed(let id, let path, let cause, let outcome):
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"

@@ -76,6 +76,54 @@ final class SnapshotCommandTests: CLITestCase {
 
     /// Snapshot, write more, snapshot, rotate the keystore key, snapshot: each restores and opens
     /// with the key of its time, and each drill finds that version in the keystore by itself.
+    /// A snapshot taken with --key-id keeps its key version: `keys trim` refused nothing and
+    /// destroyed the only key that restores it (the databases had moved on). Now trim names the
+    /// snapshot and refuses (65) until `snapshot forget` drops it, which also drops the record.
+    func testATrimThatWouldStrandASnapshotIsRefusedUntilTheSnapshotIsForgotten() throws {
+        var env = ["KS_PASS": "keystore passphrase \(UUID().uuidString)", "REPO_PASS": repositoryPassword]
+        secrets.append(try XCTUnwrap(env["KS_PASS"]))
+        env["XDG_CACHE_HOME"] = path("cache")
+        try ResticTestRepository.copy(to: path("repo"))
+        let unlock = ["--keystore-passphrase-env", "KS_PASS"]
+        let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "app.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1)", "--key-id", "app"] + unlock, env: env)
+        let first = try cipherdb(["snapshot", "create", "app.db", "--key-id", "app"] + unlock + repo, env: env).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let listed = try json(try cipherdb(["keys", "snapshots", "--json"] + unlock, env: env).stdout)
+        let records = try XCTUnwrap(listed["snapshots"] as? [[String: Any]])
+        XCTAssertEqual(records.count, 1)
+        XCTAssertEqual(records.first?["version"] as? Int, 1)
+        XCTAssertEqual((records.first?["snapshot"] as? String)?.hasPrefix(first), true)
+
+        // The database moves to version 2; rotating says the next snapshot ships the whole file.
+        let rotated = try cipherdb(["keys", "rotate", "app", "--database", "app.db"] + unlock, env: env)
+        XCTAssertTrue(rotated.stderr.contains("ships the whole file"), rotated.stderr)
+        try cipherdb(["keys", "min-version", "app", "2"] + unlock, env: env)
+        let before = try bytes("keystore")
+        let refused = try cipherdb(["keys", "trim", "app"] + unlock, env: env, expect: 65)
+        XCTAssertTrue(refused.stderr.contains(first) && refused.stderr.contains("version 1"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("keys snapshots forget"), refused.stderr)
+        XCTAssertEqual(try bytes("keystore"), before, "a refused trim changes nothing")
+        try cipherdb(["keys", "destroy", "app", "--version", "1"] + unlock, env: env, expect: 65)
+        // The snapshot still restores with version 1 (retired, not destroyed): a drill proves it.
+        try cipherdb(["keys", "min-version", "app", "1"] + unlock, env: env)
+        XCTAssertTrue(try cipherdb(["snapshot", "drill", first] + unlock + repo, env: env).stdout.contains("result: OK"))
+
+        // Forgotten in the repository (keep only a newer one), the record goes too; then trim runs.
+        try cipherdb(["snapshot", "create", "app.db", "--key-id", "app"] + unlock + repo, env: env)
+        let forgot = try cipherdb(["snapshot", "forget", "--keep-last", "1"] + unlock + repo, env: env)
+        XCTAssertTrue(forgot.stdout.contains(first), forgot.stdout)
+        let left = try json(try cipherdb(["keys", "snapshots", "--json"] + unlock, env: env).stdout)["snapshots"] as? [[String: Any]]
+        XCTAssertEqual(left?.map { $0["version"] as? Int }, [2], forgot.stderr)
+        try cipherdb(["keys", "min-version", "app", "2"] + unlock, env: env)
+        try cipherdb(["keys", "trim", "app"] + unlock, env: env)
+        XCTAssertTrue(
+            try cipherdb(["query", "app.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n1\n"))
+    }
+
     func testEverySnapshotOfARotatedKeystoreKeyDrillsWithTheVersionOfItsTime() throws {
         var env = ["KS_PASS": "keystore passphrase \(UUID().uuidString)", "REPO_PASS": repositoryPassword]
         secrets.append(try XCTUnwrap(env["KS_PASS"]))

@@ -21,7 +21,8 @@ struct KeysCommand: ParsableCommand {
             """,
         subcommands: [
             KeysInitCommand.self, KeysAddCommand.self, KeysListCommand.self, KeysInfoCommand.self, KeysRotateCommand.self,
-            KeysDatabasesCommand.self, KeysRekeyDatabasesCommand.self, KeysEnableCommand.self, KeysDisableCommand.self,
+            KeysDatabasesCommand.self, KeysSnapshotsCommand.self, KeysRekeyDatabasesCommand.self, KeysEnableCommand.self,
+            KeysDisableCommand.self,
             KeysMinVersionCommand.self, KeysTrimCommand.self,
             KeysAllowExportCommand.self, KeysAllowDeleteCommand.self, KeysPasswdCommand.self, KeysRotateMasterCommand.self,
             KeysSlotsCommand.self, KeysExportCommand.self, KeysImportCommand.self, KeysDestroyCommand.self,

@@ -51,6 +51,12 @@ struct KeysRotateCommand: ParsableCommand {
             common.info(
                 "rotated '\(id)' from version \(result.previousVersion) to \(result.newVersion); rekeyed \(result.rekeyedDatabases.count) database(s)"
             )
+            if let snapshots = try? store.knownSnapshots(id: id), !snapshots.isEmpty {
+                // A rekey gives every page new ciphertext: nothing deduplicates against older snapshots.
+                Console.error(
+                    "note: the next snapshot of each rekeyed database ships the whole file; the \(snapshots.count) recorded "
+                        + "snapshot(s) of '\(id)' keep their versions from trim and destroy (`cipherdb keys snapshots \(id)`)")
+            }
         } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }

@@ -12,7 +12,8 @@ struct SnapshotCreateCommand: ParsableCommand {
             transaction keeps that commit's pages in place, WAL mode included) and its ciphertext is streamed \
             to restic: nothing is decrypted, and no copy is written to disk. The key flags name DB's key, which \
             is checked first; with --key-id the manifest records the key id and the version that opens DB, so \
-            that a drill years later finds it. A plaintext DB is refused (exit 65) unless --allow-plaintext. \
+            that a drill years later finds it, and the keystore records the snapshot, so that `keys trim` and \
+            `keys destroy` refuse to destroy that version while the snapshot is kept. A plaintext DB is refused (exit 65) unless --allow-plaintext. \
             Prints the snapshot id on stdout.
 
             Examples:
@@ -59,6 +60,9 @@ struct SnapshotCreateCommand: ParsableCommand {
             throw CLIError.snapshot(error, path: database)
         }
         progress.finish("done")
+        if let keyID = opened.key?.keyID, let version = opened.key?.keyVersion {
+            access.recordSnapshot(made.snapshot.id, repository: repository.location, id: keyID, version: version)
+        }
         if json {
             Console.out(made.snapshot.json(extra: [("bytes_added", .int(Int64(made.bytesAdded)))]).serialized())
         } else {

@@ -1,5 +1,7 @@
 import ArgumentParser
+import CipherKeystore
 import CipherSnapshots
+import Foundation
 
 /// `cipherdb snapshot forget --keep-… [--prune]`.
 struct SnapshotForgetCommand: ParsableCommand {
@@ -33,6 +35,7 @@ struct SnapshotForgetCommand: ParsableCommand {
     var prune = false
 
     @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -48,5 +51,26 @@ struct SnapshotForgetCommand: ParsableCommand {
         do { removed = try repository.forget(policy, prune: prune) } catch { throw CLIError.snapshot(error) }
         for snapshot in removed { Console.out(snapshot.shortID) }
         common.info("forgot \(removed.count) snapshot(s)" + (prune ? " and pruned their data" : ""))
+        forgetKeystoreRecords(of: removed, in: repository.location)
+    }
+
+    /// Removes the keystore's records of `removed` (snapshots taken with --key-id hold their key
+    /// versions). The repository changed already: a keystore that cannot be unlocked here is a
+    /// warning with the command that finishes the job.
+    private func forgetKeystoreRecords(of removed: [Snapshot], in location: String) {
+        let keyed = removed.filter { $0.manifest?.key.kind == SnapshotManifest.KeyReference.keystore(id: "", version: 1).kind }
+        guard !keyed.isEmpty, FileManager.default.fileExists(atPath: keystore.path) else { return }
+        let ids = keyed.map(\.id)
+        do {
+            let forgotten = try keystore.withKeystore { (store) throws(KeystoreError) in
+                try store.forgetSnapshots(ids, repository: location)
+            }
+            if !forgotten.isEmpty { common.info("the keystore no longer holds key versions for \(forgotten.count) of them") }
+        } catch {
+            Console.error(
+                "warning: the keystore \(keystore.path) still records \(keyed.count) forgotten snapshot(s) (\(error.message)): run "
+                    + "`cipherdb keys snapshots forget \(keyed.map { $0.shortID }.joined(separator: " "))` so `keys trim` stops keeping their versions"
+            )
+        }
     }
 }
