@@ -75,9 +75,9 @@ extension CLIError {
             let ids = snapshots.map(\.shortID).joined(separator: " ")
             return CLIError(
                 .dataError, error.description,
-                hint: "forget them first: `cipherdb snapshot forget` in their repository, then `cipherdb keys snapshots forget \(ids)`"
-                    + " (or restore and rekey what you still need); --force does it anyway (those snapshots then restore "
-                    + "with no key this keystore holds; keep an export of key '\(id)' if they matter)")
+                hint: "forget them first with `cipherdb snapshot forget` in their repository (it drops their records here too), "
+                    + "or `cipherdb keys snapshots forget \(ids)` for ones restic forgot itself; --force does it anyway (those "
+                    + "snapshots then restore with no key this keystore holds; keep an export of key '\(id)' if they matter)")
         case .noKeyOpensDatabase:
             return CLIError(.wrongKey, error.description, hint: "check --key-id; `cipherdb verify` tells a damaged file from a wrong key")
         case .rotationFailed(_, let database, let cause, let outcome):
