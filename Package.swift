@@ -48,6 +48,8 @@ let package = Package(
         // The process's argv as glibc hands it to .init_array functions: Swift's CommandLine reads
         // /proc/self/cmdline on Linux and has no arguments where /proc is not mounted.
         .target(name: "CProcessArguments"),
+        // A child process tied to its parent (a parent-death signal): restic must not outlive a snapshot.
+        .target(name: "CChildProcess"),
 
         // The only Swift code that touches OpenSSL.
         .target(name: "CipherCrypto", dependencies: ["COpenSSL"]),
@@ -57,7 +59,7 @@ let package = Package(
         .target(name: "CipherKeystore", dependencies: ["CipherDB", "CipherCrypto", "CCurlShim", "CPKCS11Shim"]),
         // Encrypted snapshots to S3-compatible storage through restic (a subprocess); a module of
         // its own so that the database core never depends on it.
-        .target(name: "CipherSnapshots", dependencies: ["CipherDB", "CipherCrypto"]),
+        .target(name: "CipherSnapshots", dependencies: ["CipherDB", "CipherCrypto", "CChildProcess"]),
         // The command line tool's commands, as a testable library.
         .target(
             name: "CipherCLI",

@@ -1,3 +1,4 @@
+import CChildProcess
 import CipherCrypto
 import CipherDB
 import Foundation
@@ -87,7 +88,7 @@ final class ResticProcess {
             arguments: ["--password-file", "/dev/fd/\(passwordDescriptor)", "--repository-file", "/dev/fd/\(repositoryDescriptor)"]
                 + arguments,
             stdin: inputPair?.child, stdout: outputPipe.write, stderr: errorPipe.write, password: passwordPipe,
-            repository: repositoryPipe, withholding: withheld)
+            repository: repositoryPipe, outputReaders: [outputPipe.read, errorPipe.read], withholding: withheld)
         for index in childEnds.indices {
             close(childEnds[index])
             childEnds[index] = -1
@@ -156,46 +157,33 @@ final class ResticProcess {
 
     private static func spawn(
         executable: String, arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32, password: Int32, repository: Int32,
-        withholding withheld: Set<String>
+        outputReaders: [Int32], withholding withheld: Set<String>
     ) throws(SnapshotError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let stdin {
-            posix_spawn_file_actions_adddup2(&actions, stdin, STDIN_FILENO)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        // Descriptors 0 to 4 of the child: stdin (or /dev/null), stdout, stderr, the password, the
+        // location; then the read ends of its stdout and stderr pipes. Restic holds those too, so
+        // that when this process dies (and restic gets SIGINT), its cleanup message finds its pipes
+        // unbroken: a broken one would kill it by SIGPIPE before it removed its repository lock.
+        let sources: [Int32] = [stdin ?? -1, stdout, stderr, password, repository] + outputReaders
+        precondition(passwordDescriptor == 3 && repositoryDescriptor == 4)
+        guard let path = resolvedExecutable(executable) else {
+            throw SnapshotError(
+                .resticMissing, "restic is not installed (no \(EscapedText.escapingControlCharacters(executable)) on PATH)")
         }
-        posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, stderr, STDERR_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, password, passwordDescriptor)
-        posix_spawn_file_actions_adddup2(&actions, repository, repositoryDescriptor)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Default signal handling in the child (a caller may ignore SIGINT or SIGPIPE).
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGPIPE, SIGTERM, SIGHUP, SIGXFSZ] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
         let argv = ([executable] + arguments).map { strdup($0) }
         defer { for pointer in argv { free(pointer) } }
         var argvPointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
         var environment = childEnvironment(withholding: withheldVariables + withheld)
-        var pid: pid_t = 0
-        let code = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
+        var code: Int32 = 0
+        // Tied to this thread, which waits for it: restic ends when this process ends, killed or not.
+        let pid = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
             environment.withUnsafeMutableBufferPointer { envBuffer in
-                guard let argvBase = argvBuffer.baseAddress else { return EINVAL }
-                return posix_spawnp(&pid, executable, &actions, &attributes, argvBase, envBuffer.baseAddress)
+                sources.withUnsafeBufferPointer { sourceBuffer in
+                    cdb_spawn_tied_child(
+                        path, argvBuffer.baseAddress, envBuffer.baseAddress, sourceBuffer.baseAddress, Int32(sources.count), &code)
+                }
             }
         }
-        guard code == 0 else {
+        guard pid > 0 else {
             if code == ENOENT || code == EACCES || code == ENOEXEC {
                 throw SnapshotError(
                     .resticMissing,
@@ -205,6 +193,18 @@ final class ResticProcess {
             throw SnapshotError(.ioError, "cannot start restic: \(String(cString: strerror(code)))")
         }
         return pid
+    }
+
+    /// `executable` as a path to run: itself when it names a folder, else the first executable
+    /// of that name on `PATH` (as the shell finds it); `nil` when there is none.
+    private static func resolvedExecutable(_ executable: String) -> String? {
+        if executable.contains("/") { return executable }
+        let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + executable
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
     }
 
     /// This process's environment without the variables `names`: the original `NAME=value`
