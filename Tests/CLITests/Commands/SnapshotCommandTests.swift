@@ -239,6 +239,55 @@ final class SnapshotCommandTests: CLITestCase {
         XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
     }
 
+    /// `snapshot restore` killed at any moment leaves no file: neither the target nor a
+    /// temporary beside it (the bytes go to a file with no name until they are checked).
+    func testARestoreKilledAtAnyMomentLeavesNoFile() throws {
+        var env = passphraseEnvironment()
+        env["REPO_PASS"] = repositoryPassword
+        env["XDG_CACHE_HOME"] = path("cache")
+        try cipherdb(["create", "big.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        try cipherdb(
+            [
+                "query", "big.db",
+                "CREATE TABLE t(b); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 8000) "
+                    + "INSERT INTO t SELECT randomblob(4000) FROM n",
+                "--passphrase-env", "DB_PASS",
+            ] + Self.fastOpen, env: env)
+        try ResticTestRepository.copy(to: path("repo"))
+        let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
+        let id = try cipherdb(["snapshot", "create", "big.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen + repo, env: env).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.createDirectory(atPath: path("out"), withIntermediateDirectories: true)
+        var killedWhileRunning = 0
+        for delay in [0.0, 0.1, 0.25, 0.5] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["snapshot", "restore", id, "--to", path("out/restored.db")] + repo
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CIPHERDB_") }
+            for (key, value) in env { environment[key] = value }
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let started = Date().addingTimeInterval(30)
+            while process.isRunning, child(of: process.processIdentifier, named: "restic") == nil, Date() < started {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            Thread.sleep(forTimeInterval: delay)
+            if process.isRunning { killedWhileRunning += 1 }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let left = try FileManager.default.contentsOfDirectory(atPath: path("out"))
+            if process.terminationReason == .uncaughtSignal {
+                XCTAssertEqual(left, [], "a restore killed after \(delay) s left \(left)")
+            } else {
+                XCTAssertEqual(left, ["restored.db"])  // it finished first: whole, checked
+                try FileManager.default.removeItem(atPath: path("out/restored.db"))
+            }
+        }
+        XCTAssertGreaterThan(killedWhileRunning, 0, "no kill landed while the restore ran")
+    }
+
     func testExitStatusesAndThePasswordNeverOnArgv() throws {
         var env = passphraseEnvironment()
         env["REPO_PASS"] = repositoryPassword
