@@ -3,9 +3,21 @@ import Foundation
 
 /// One dot-command: its name, its arguments for `.help`, what it does, and how it runs.
 struct DotCommand: Sendable {
+    /// The command's lines in `.help`: `.NAME ARGS` padded to 25 columns (sqlite3's layout) and
+    /// the summary, then the details.
+    var helpLines: [String] {
+        let left = name + (usage.isEmpty ? "" : " " + usage)
+        return [left + String(repeating: " ", count: max(2, 25 - left.count)) + summary] + details
+    }
+
     let name: String
+    /// Other names the command answers to (sqlite3's abbreviations in common use).
+    var aliases: [String] = []
+    /// Its arguments, as sqlite3's `.help` writes them (`?FILE?` for an optional one).
     let usage: String
     let summary: String
+    /// The lines `.help NAME` adds under the summary.
+    var details: [String] = []
     /// Runs the command with its arguments (the name excluded).
     let run: @Sendable (ShellSession, [String]) throws(CLIError) -> ShellSession.Outcome
 }
@@ -15,7 +27,7 @@ extension ShellSession {
     func dotCommand(_ line: String) -> Outcome {
         let words = Self.words(of: line)
         guard let name = words.first else { return .proceed }
-        guard let command = Self.commands.first(where: { $0.name == name || (name == ".q" && $0.name == ".quit") }) else {
+        guard let command = Self.commands.first(where: { $0.name == name || $0.aliases.contains(name) }) else {
             var message = "unknown command \(name)"
             if let guess = Self.suggestion(for: name) { message += "; did you mean \(guess)?" }
             reportError(message + " (.help lists the commands)")
@@ -97,6 +109,30 @@ extension ShellSession {
             }
         }
         return resolved
+    }
+
+    /// `.help [PATTERN]` as sqlite3 answers it: every command's summary line; with `-all`, every
+    /// line; with a pattern, the commands it begins (and, for just one, its details), else every
+    /// command whose help holds it anywhere (without case), in full. `false` when nothing matched.
+    @discardableResult
+    func showHelp(for pattern: String?) -> Bool {
+        let lines = Self.commands.flatMap(\.helpLines)
+        guard let pattern, !["-a", "-all", "--all"].contains(pattern), !pattern.hasPrefix("0") else {
+            for line in lines where pattern != nil || line.hasPrefix(".") { write(text: line) }
+            return true
+        }
+        let named = Self.commands.filter { $0.name.dropFirst().hasPrefix(pattern) }
+        if named.count == 1, let command = named.first {
+            for line in command.helpLines { write(text: line) }
+            return true
+        }
+        if !named.isEmpty {
+            for command in named { write(text: command.helpLines[0]) }
+            return true
+        }
+        let matching = Self.commands.filter { $0.helpLines.contains { $0.lowercased().contains(pattern.lowercased()) } }
+        for line in matching.flatMap(\.helpLines) { write(text: line) }
+        return !matching.isEmpty
     }
 
     /// The closest command name to a mistyped one.
@@ -187,13 +223,8 @@ extension ShellSession {
             shell.style.setHeaders(try onOff(arguments, ".headers"))
             return .proceed
         },
-        DotCommand(name: ".help", usage: "[COMMAND]", summary: "this list") { shell, arguments throws(CLIError) in
-            let selected = commands.filter { arguments.isEmpty || $0.name == arguments[0] || $0.name == "." + arguments[0] }
-            let width = selected.map { ($0.name + " " + $0.usage).count }.max() ?? 0
-            for command in selected {
-                let left = (command.name + " " + command.usage).padding(toLength: width, withPad: " ", startingAt: 0)
-                shell.write(text: "\(left)  \(command.summary)")
-            }
+        DotCommand(name: ".help", usage: "?-all? ?PATTERN?", summary: "Show help text for PATTERN") { shell, arguments throws(CLIError) in
+            if !shell.showHelp(for: arguments.first) { shell.write(text: "Nothing matches '\(arguments.first ?? "")'") }
             return .proceed
         },
         DotCommand(
@@ -243,7 +274,22 @@ extension ShellSession {
             try shell.redirect(to: arguments.first, once: false)
             return .proceed
         },
-        DotCommand(name: ".quit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
+        DotCommand(
+            name: ".parameter", aliases: [".param"], usage: "CMD ...", summary: "Manage SQL parameter bindings",
+            details: [
+                "   clear                   Erase all bindings",
+                "   init                    Nothing to do: bindings are kept by the shell (*)",
+                "   list                    List the current parameter bindings",
+                "   set PARAMETER VALUE     Given SQL parameter PARAMETER a value of VALUE",
+                "                           PARAMETER should start with one of: $ : @ ?",
+                "   unset PARAMETER         Remove PARAMETER from the binding table",
+                "   (*) not in sqlite3's TEMP table: SQLite 3.15 refuses its primary key",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            shell.parameterCommand(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".quit", aliases: [".q"], usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
         DotCommand(name: ".read", usage: "FILE", summary: "run the statements and commands in FILE") { shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
             // A file that reads itself would recurse until the stack ran out.

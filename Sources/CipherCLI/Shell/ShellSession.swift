@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherDB
 import Foundation
 
@@ -27,6 +28,8 @@ final class ShellSession {
     var timer = false
     /// `.changes on`: rows changed after each statement.
     var showsChanges = false
+    /// `.parameter`'s values, bound into every statement (NULL where none is set, as in sqlite3).
+    var parameters = ParameterValues(requiresEveryValue: false)
     /// Whether any statement or command failed (non-interactive runs exit 1 then).
     private(set) var failed = false
     /// A failure that ends a script: a damaged or undecryptable file will not get better.
@@ -50,6 +53,8 @@ final class ShellSession {
     /// Runs every line `reader` gives; returns `.stop` when the shell should end (`.quit`, bail).
     func run(_ reader: LineReader) -> Outcome {
         var pending = ""
+        // The line the statements in `pending` start on, for sqlite3's "near line N".
+        var startLine = 0
         while true {
             let prompt = pending.isEmpty ? "cipherdb> " : "     ...> "
             // SQLite prepares no longer SQL text: a longer line or statement is refused as it is
@@ -80,6 +85,7 @@ final class ShellSession {
                     continue
                 }
             }
+            if pending.isEmpty { startLine = reader.lineNumber }
             pending += pending.isEmpty ? line : "\n" + line
             // Only a line with a ';' can complete a statement (sqlite3 checks the same way): a
             // statement of many lines is not scanned again for each one.
@@ -87,7 +93,8 @@ final class ShellSession {
             let sql = pending
             pending = ""
             reader.remember(sql)
-            if !execute(sql), bail || fatal != nil && !reader.isInteractive { return .stop }
+            let succeeded = execute(sql, line: reader.isInteractive ? nil : startLine)
+            if !succeeded, bail || fatal != nil && !reader.isInteractive { return .stop }
         }
         if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             reportError("incomplete SQL at the end of input (missing ';')")
@@ -109,16 +116,17 @@ final class ShellSession {
 
     // MARK: - Statements
 
-    /// Runs `sql` and prints its rows; `false` when it failed (the error was printed).
+    /// Runs `sql` and prints its rows; `false` when it failed (the error was printed, with the
+    /// number of the `line` it started on when it came from a file or pipe, as sqlite3 does).
     @discardableResult
-    func execute(_ sql: String) -> Bool {
+    func execute(_ sql: String, line: Int? = nil) -> Bool {
         let started = timer ? ShellTimer() : nil
         var succeeded = true
         do {
-            try SQLRunner.run(sql, on: database, style: style) { [self] in write($0) }
+            try SQLRunner.run(sql, on: database, style: style, parameters: parameters) { [self] in write($0) }
         } catch {
             succeeded = false
-            report(error, in: sql)
+            report(error, in: sql, line: line)
         }
         if showsChanges {
             write(text: "changes: \(database.changes)   total_changes: \(database.totalChanges)")
@@ -128,33 +136,59 @@ final class ShellSession {
         return succeeded
     }
 
-    /// Prints a statement's error with where it is in the SQL, when SQLite says (3.38 and later).
-    private func report(_ error: DatabaseError, in sql: String) {
-        let mapped = CLIError.database(error, path: opened.path)
+    /// Prints a statement's error as sqlite3 does: `Parse error` (compiling) or `Runtime error`
+    /// (running), `near line N` for input from a file or pipe, SQLite's result code after the
+    /// message when it is not the plain `SQLITE_ERROR`, and where SQLite says the error is
+    /// (3.38 and later). A failure that ends a script (a damaged file, a refused key PRAGMA)
+    /// says what to do instead.
+    private func report(_ failure: StatementFailure, in sql: String, line: Int?) {
+        let error = failure.error
         if error.kind == .interrupted {
             reportError("interrupted")
             return
         }
-        if mapped.status != .sqlFailed { fatal = mapped }
-        var text = "error: \(mapped.message)"
-        // Never echo a line that may hold a key (a refused key PRAGMA, say): stderr is often logged.
-        if let offset = error.offset, !EditingLineReader.mayHoldKey(sql), let location = Self.location(of: offset, in: sql) {
-            text += "\n  " + location.line + "\n  " + String(repeating: " ", count: location.column) + "^--- error here"
-            if location.lineNumber > 1 { text = "error near line \(location.lineNumber): \(mapped.message)" + text.drop { $0 != "\n" } }
+        let mapped = CLIError.database(error, path: opened.path)
+        guard mapped.status == .sqlFailed else {
+            fatal = mapped
+            reportError(mapped.hint.map { "\(mapped.message)\n  hint: \($0)" } ?? mapped.message)
+            return
         }
-        if let hint = mapped.hint, mapped.status != .sqlFailed { text += "\n  hint: \(hint)" }
+        var text = failure.phase == .prepare ? "Parse error" : "Runtime error"
+        text += line.map { " near line \($0): " } ?? ": "
+        text += error.message
+        if error.resultCode > SQLITE_ERROR { text += " (\(error.resultCode))" }
+        // Never echo a statement that may hold a key (a refused key PRAGMA, say): stderr is often logged.
+        if failure.phase == .prepare, let offset = error.offset, !EditingLineReader.mayHoldKey(sql) {
+            text += Self.errorContext(Array(sql.utf8)[failure.start...], offset: offset)
+        }
         reportError(text, prefixed: false)
     }
 
-    /// The line of `sql` holding byte `offset`, its number from 1, and the column in characters.
-    static func location(of offset: Int, in sql: String) -> (line: String, lineNumber: Int, column: Int)? {
-        let bytes = Array(sql.utf8)
-        guard offset >= 0, offset <= bytes.count else { return nil }
-        let start = bytes[..<offset].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-        let end = bytes[offset...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-        let lineNumber = bytes[..<start].filter { $0 == UInt8(ascii: "\n") }.count + 1
-        let column = String(decoding: bytes[start..<offset], as: UTF8.self).count
-        return (String(decoding: bytes[start..<end], as: UTF8.self), lineNumber, column)
+    /// sqlite3's context for an error at byte `offset` of `sql` (the failed statement and what
+    /// follows it): up to 78 bytes of the text, starting at most 50 bytes before the error,
+    /// spaces for every white-space byte, and a mark under the error.
+    static func errorContext(_ sql: ArraySlice<UInt8>, offset: Int) -> String {
+        var text = sql
+        var offset = min(offset, text.count)
+        while offset > 50 {
+            offset -= 1
+            text = text.dropFirst()
+            while let first = text.first, first & 0xC0 == 0x80 {
+                text = text.dropFirst()
+                offset -= 1
+            }
+        }
+        var length = text.count
+        if length > 78 {
+            length = 78
+            while length > 0, text[text.startIndex + length] & 0xC0 == 0x80 { length -= 1 }
+        }
+        let code = text.prefix(length).map { $0 == UInt8(ascii: " ") || (9...13).contains($0) ? UInt8(ascii: " ") : $0 }
+        let line = String(decoding: code, as: UTF8.self)
+        if offset < 25 {
+            return "\n  \(line)\n  " + String(repeating: " ", count: offset) + "^--- error here"
+        }
+        return "\n  \(line)\n  " + String(repeating: " ", count: offset - 14) + "error here ---^"
     }
 
     /// Prints an error on stderr and remembers that something failed.

@@ -84,6 +84,108 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(actual.stdout, expected.stdout)
     }
 
+    /// Runs `script` through sqlite3 on the decrypted copy and through the shell on the encrypted
+    /// file, and asserts the same stdout, byte for byte, and the same stderr but for sqlite3's
+    /// error context lines (SQLite 3.15 does not say where an error is; SQLCipher4Tests checks
+    /// them); returns the shell's result.
+    @discardableResult
+    private func assertSameAsSqlite3(
+        _ script: String, expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> CommandResult {
+        if !FileManager.default.fileExists(atPath: path("plain.db")) { try decrypt() }
+        try writeFile("script.txt", script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#, expect: status, file: file, line: line)
+        let actual = try cipherShell(script, expect: status, file: file, line: line)
+        XCTAssertTrue(
+            Array(actual.stdout.utf8) == Array(expected.stdout.utf8), LineDiff.render(expected: expected.stdout, actual: actual.stdout),
+            file: file, line: line)
+        let context = #"\n  [^\n]*\n  [^\n]*(\^--- error here|error here ---\^)"#
+        XCTAssertEqual(
+            actual.stderr, expected.stderr.replacingOccurrences(of: context, with: "", options: .regularExpression),
+            file: file, line: line)
+        return actual
+    }
+
+    /// `.parameter` as sqlite3's: values read as SQL literals (else text), bound by name into
+    /// every statement, `?N` by index, NULL where unset; `list` in name order, padded.
+    func testParametersBindIntoEveryStatementAsSqlite3s() throws {
+        try writeFile(
+            "bound.sql", "SELECT name FROM people WHERE id = :id;\n.parameter set :id 2\nSELECT name FROM people WHERE id = :id;\n")
+        try assertSameAsSqlite3(
+            """
+            SELECT ?, :nothing;
+            .param set :id 1
+            .parameter set @name "it's"
+            .parameter set ?2 x'00ff'
+            .parameter set :sum 2+3
+            .parameter set :real 1.5
+            .parameter set :null NULL
+            .parameter set $text "hello world"
+            .parameter set :a_rather_long_parameter_name_over_forty_characters 'x'
+            .parameter list
+            SELECT :id, @name, ?2, :sum, :real, :null, $text, :missing, typeof(?2);
+            SELECT ?, ?, ?3, ?1;
+            SELECT name FROM people WHERE id = :id; SELECT quote(?2);
+            INSERT INTO audit VALUES (:sum || $text);
+            SELECT * FROM audit WHERE what = '5hello world';
+            .read bound.sql
+            .parameter unset :id
+            .parameter unset :never
+            SELECT :id, :real;
+            .parameter init
+            .parameter list
+            .parameter clear
+            .parameter list
+            SELECT @name;
+            """)
+        // Their help, for anything else, says where they are kept.
+        let help = try cipherShell(".parameter\n.param bogus\n").stdout
+        XCTAssertEqual(help.components(separatedBy: ".parameter CMD ...       Manage SQL parameter bindings\n").count, 3, help)
+        XCTAssertTrue(help.contains("SQLite 3.15 refuses its primary key"), help)
+        // A value is a literal: an encrypted database's history keeps the command without it.
+        XCTAssertEqual(EditingLineReader.redacted(".param set :k 'secret value'"), ".param set :k ?")
+        XCTAssertEqual(EditingLineReader.redacted(".parameter set @k x'00'"), ".parameter set @k ?")
+        XCTAssertEqual(EditingLineReader.redacted(".parameter list"), ".parameter list")
+    }
+
+    /// `query --param NAME=VALUE` binds as `.parameter set` does; a parameter left without a
+    /// value is an error that names the flag.
+    func testQueryBindsParamFlags() throws {
+        let result = try cipherdb(
+            [
+                "query", "app.db", "SELECT :id, @id, $id, ?4, :t, typeof(:n); SELECT name FROM people WHERE id = :id",
+                "--param", "id=1", "--param", "4=x'41'", "--param", ":t=plain text", "--param", ":n=NULL", "--mode", "list",
+            ] + open, env: env)
+        XCTAssertEqual(result.stdout, "1|1|1|A|plain text|null\nAnn\n")
+        let table = try cipherdb(["query", "app.db", "SELECT name FROM people WHERE age > ?", "--param", "1=18", "--csv"] + open, env: env)
+        XCTAssertEqual(table.stdout, "name\r\nAnn\n")
+        let missing = try cipherdb(["query", "app.db", "SELECT :id, :other", "--param", "id=1"] + open, env: env, expect: 64)
+        XCTAssertTrue(missing.stderr.contains("no value for parameter :other"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("--param NAME=VALUE"), missing.stderr)
+        let malformed = try cipherdb(["query", "app.db", "SELECT 1", "--param", "id"] + open, env: env, expect: 64)
+        XCTAssertTrue(malformed.stderr.contains("NAME=VALUE"), malformed.stderr)
+    }
+
+    /// Errors as sqlite3 writes them for a script: "Parse error" or "Runtime error", the line the
+    /// statement started on (in the file `.read` reads), SQLite's result code past SQLITE_ERROR.
+    func testErrorsAreWrittenAsSqlite3WritesThem() throws {
+        let script = """
+            SELECT 1;
+            SELEC 2;
+            SELECT * FROM nope;
+            SELECT 1,
+              2 FROM;
+            CREATE TABLE u(a UNIQUE);
+            INSERT INTO u VALUES(1);
+            INSERT INTO u VALUES(1);
+            SELECT 3; SELECT x;
+            SELECT 'after';
+            """
+        try writeFile("errors.sql", script)
+        try assertSameAsSqlite3(script, expect: 1)
+        try assertSameAsSqlite3("SELECT 'first';\n.read errors.sql\nSELECT 'last';\n", expect: 1)
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
@@ -451,11 +553,15 @@ final class ShellDotCommandTests: CLITestCase {
             [".separator", "\t", "\u{1F}", "a\"b c", "c\\t", "d\\e", "x", "A23"])
         // A NUL ends the word, as it ends sqlite3's C string.
         XCTAssertEqual(ShellSession.words(of: #".separator \0 a\0b"#), [".separator", "", "a"])
-        let location = ShellSession.location(of: 16, in: "SELECT 1;\nSELEC 2, ü;")
-        XCTAssertEqual(location?.line, "SELEC 2, ü;")
-        XCTAssertEqual(location?.lineNumber, 2)
-        XCTAssertEqual(location?.column, 6)
-        XCTAssertNil(ShellSession.location(of: 99, in: "SELECT 1"))
+        // sqlite3's context of an error: white space as spaces, the mark under the error, the
+        // text cut to 78 bytes starting at most 50 before the error.
+        XCTAssertEqual(
+            ShellSession.errorContext(Array("SELECT 1,\n  2 FROM;".utf8)[...], offset: 18),
+            "\n  SELECT 1,   2 FROM;\n                    ^--- error here")
+        let long = "SELECT " + String(repeating: "a, ", count: 30) + "FROM;"
+        XCTAssertEqual(
+            ShellSession.errorContext(Array(long.utf8)[...], offset: 101),
+            "\n  " + String(long.utf8.dropFirst(51))! + "\n  " + String(repeating: " ", count: 36) + "error here ---^")
         XCTAssertTrue(EditingLineReader.mayHoldKey("pragma KEY='x'"))
         XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA main.hexrekey = \"x'00'\""))
         XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA\ntextkey('x')"))
@@ -484,6 +590,7 @@ private final class ScriptedLineReader: LineReader {
     }
 
     var location: String { "script" }
+    let lineNumber = 0
 
     func readLine(prompt: String, limit: Int) throws(LineReadError) -> String? {
         guard !lines.isEmpty else { return nil }
