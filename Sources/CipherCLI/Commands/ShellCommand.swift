@@ -74,6 +74,11 @@ struct ShellCommand: ParsableCommand {
         do { try session.closeDestination() } catch { session.reportError(error.message) }
         if interactive { Console.write("\n") }
         Console.flush()
+        // `.exit CODE`: the user's own status, whatever failed before (as in sqlite3).
+        if let code = session.exitCode {
+            opened.database.close()
+            Foundation.exit(code)
+        }
         if let fatal = session.fatal, !interactive { throw CommandFailure(status: fatal.status) }
         if session.failed && !interactive { throw CommandFailure(status: .sqlFailed) }
     }

@@ -180,21 +180,22 @@ extension ShellSession {
 
     /// Every dot-command, in `.help` order.
     static let commands: [DotCommand] = [
-        DotCommand(name: ".bail", usage: "on|off", summary: "stop at the first error") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".bail", usage: "on|off", summary: "Stop after hitting an error.  Default OFF") {
+            shell, arguments throws(CLIError) in
             shell.bail = try onOff(arguments, ".bail")
             return .proceed
         },
-        DotCommand(name: ".changes", usage: "on|off", summary: "show the rows changed after each statement") {
+        DotCommand(name: ".changes", usage: "on|off", summary: "Show number of rows changed by SQL") {
             shell, arguments throws(CLIError) in
             shell.showsChanges = try onOff(arguments, ".changes")
             return .proceed
         },
-        DotCommand(name: ".cipher", usage: "", summary: "the SQLCipher settings in force, and the PRAGMAs another client needs") {
+        DotCommand(name: ".cipher", usage: "", summary: "Show the SQLCipher settings in force and the PRAGMAs another client needs") {
             shell, _ throws(CLIError) in
             shell.showCipherSettings()
             return .proceed
         },
-        DotCommand(name: ".databases", usage: "", summary: "the attached databases and their files") { shell, _ throws(CLIError) in
+        DotCommand(name: ".databases", usage: "", summary: "List names and files of attached databases") { shell, _ throws(CLIError) in
             do throws(DatabaseError) {
                 let rows = try shell.database.executeQuery("PRAGMA database_list")
                 defer { rows.close() }
@@ -209,17 +210,46 @@ extension ShellSession {
             }
             return .proceed
         },
-        DotCommand(name: ".dump", usage: "[TABLE]", summary: "the database (or tables matching a LIKE pattern) as SQL text") {
-            shell, arguments throws(CLIError) in
+        DotCommand(
+            name: ".dump", usage: "?OBJECTS?", summary: "Render database content as SQL",
+            details: [
+                "   Options:",
+                "     --data-only            Output only INSERT statements",
+                "     --newlines             Allow unescaped newline characters in output",
+                "     --nosys                Omit system tables (ex: \"sqlite_stat1\")",
+                "     --preserve-rowids      Include ROWID values in the output",
+                "   OBJECTS is a LIKE pattern for tables, indexes, triggers or views to dump",
+                "   Additional LIKE patterns can be given in subsequent arguments",
+                "   The SQL text is the stock sqlcipher shell's (newlines always unescaped)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            var options = SQLDumper.Options()
+            var patterns: [String] = []
+            for argument in arguments {
+                // sqlite3 takes each option with one dash or two.
+                switch argument.hasPrefix("--") ? String(argument.dropFirst()) : argument {
+                case "-data-only": options.dataOnly = true
+                case "-nosys": options.noSystemTables = true
+                case "-preserve-rowids": options.preservesRowids = true
+                case "-newlines": break
+                case let option where option.hasPrefix("-"): throw CLIError.usage("Unknown option \"\(argument)\" on \".dump\"")
+                default: patterns.append(argument)
+                }
+            }
             do throws(DatabaseError) {
-                try SQLDumper.dump(shell.database, tables: arguments.first) { shell.write($0) }
+                try SQLDumper.dump(shell.database, tables: patterns, options: options) { shell.write($0) }
             } catch {
                 throw CLIError.database(error, path: shell.opened.path)
             }
             return .proceed
         },
-        DotCommand(name: ".exit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
-        DotCommand(name: ".headers", usage: "on|off", summary: "print a header row") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".exit", usage: "?CODE?", summary: "Exit this program with return-code CODE") {
+            shell, arguments throws(CLIError) in
+            // As sqlite3: a CODE that is not a non-zero number ends the shell as .quit does.
+            if let code = arguments.first.flatMap({ Int32($0) }), code != 0 { shell.exitCode = code }
+            return .stop
+        },
+        DotCommand(name: ".headers", usage: "on|off", summary: "Turn display of headers on or off") { shell, arguments throws(CLIError) in
             shell.style.setHeaders(try onOff(arguments, ".headers"))
             return .proceed
         },
@@ -228,13 +258,30 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
-            name: ".import", usage: "FILE TABLE [--csv|--ascii] [--skip N]",
-            summary: "read records into TABLE (made from the first record if new): CSV split on the mode's separator, or --csv, --ascii"
+            name: ".import", usage: "FILE TABLE", summary: "Import data from FILE into TABLE",
+            details: [
+                "   Options:",
+                "     --ascii               Use \\037 and \\036 as column and row separators",
+                "     --csv                 Use , and \\n as column and row separators",
+                "     --skip N              Skip the first N rows of input",
+                "   Notes:",
+                "     *  If TABLE does not exist, it is created.  The first row of input",
+                "        determines the column names.",
+                "     *  If neither --csv or --ascii are used, the input mode is derived",
+                "        from the \".mode\" output mode",
+                "     *  All rows or none: one savepoint",
+            ]
         ) { shell, arguments throws(CLIError) in
             try shell.importRecords(arguments)
             return .proceed
         },
-        DotCommand(name: ".indexes", usage: "[TABLE]", summary: "the indexes (of tables matching a LIKE pattern)") {
+        DotCommand(
+            name: ".indexes", usage: "?TABLE?", summary: "Show names of indexes",
+            details: [
+                "                           If TABLE is specified, only show indexes for",
+                "                           tables matching TABLE using the LIKE operator.",
+            ]
+        ) {
             shell, arguments throws(CLIError) in
             let names = try shell.strings(
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE ? ORDER BY name", arguments.first ?? "%")
@@ -242,8 +289,8 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
-            name: ".limit", usage: "[NAME [VALUE]]",
-            summary: "SQLite's limits on this connection, or set one (sql_length bounds .read's lines, length and column .import's records)"
+            name: ".limit", usage: "?LIMIT? ?VAL?", summary: "Display or change the value of an SQLITE_LIMIT",
+            details: ["   sql_length bounds .read's lines, length and column .import's records"]
         ) { shell, arguments throws(CLIError) in
             try shell.limitCommand(arguments)
             return .proceed
@@ -259,17 +306,24 @@ extension ShellSession {
             shell.style.setMode(mode, table: arguments.dropFirst().first)
             return .proceed
         },
-        DotCommand(name: ".nullvalue", usage: "TEXT", summary: "text printed for NULL") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".nullvalue", usage: "STRING", summary: "Use STRING in place of NULL values") {
+            shell, arguments throws(CLIError) in
             shell.style.nullValue = arguments.first ?? ""
             return .proceed
         },
-        DotCommand(name: ".once", usage: "FILE", summary: "send the next command's output to FILE (created 0600)") {
+        DotCommand(
+            name: ".once", usage: "FILE", summary: "Output for the next SQL command only to FILE",
+            details: ["     FILE is created 0600 and named only when complete"]
+        ) {
             shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .once FILE") }
             try shell.redirect(to: path, once: true)
             return .proceed
         },
-        DotCommand(name: ".output", usage: "[FILE]", summary: "send output to FILE (created 0600), or back to stdout") {
+        DotCommand(
+            name: ".output", usage: "?FILE?", summary: "Send output to FILE or stdout if FILE is omitted",
+            details: ["   FILE is created 0600 and named only when complete"]
+        ) {
             shell, arguments throws(CLIError) in
             try shell.redirect(to: arguments.first, once: false)
             return .proceed
@@ -289,8 +343,8 @@ extension ShellSession {
             shell.parameterCommand(arguments)
             return .proceed
         },
-        DotCommand(name: ".quit", aliases: [".q"], usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
-        DotCommand(name: ".read", usage: "FILE", summary: "run the statements and commands in FILE") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".quit", aliases: [".q"], usage: "", summary: "Exit this program") { _, _ throws(CLIError) in .stop },
+        DotCommand(name: ".read", usage: "FILE", summary: "Read input from FILE") { shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
             // A file that reads itself would recurse until the stack ran out.
             guard shell.readDepth < ShellSession.maximumReadDepth else {
@@ -301,19 +355,26 @@ extension ShellSession {
             defer { shell.readDepth -= 1 }
             return shell.run(reader)
         },
-        DotCommand(name: ".schema", usage: "[PATTERN]", summary: "CREATE statements, tables before what depends on them") {
-            shell, arguments throws(CLIError) in
-            for sql in try shell.schema(matching: arguments.first) { shell.write(text: sql + ";") }
+        DotCommand(
+            name: ".schema", usage: "?PATTERN?", summary: "Show the CREATE statements matching PATTERN",
+            details: [
+                "   Options:",
+                "      --indent             Try to pretty-print the schema",
+                "      --nosys              Omit objects whose names start with \"sqlite_\"",
+                "   Tables come first, then views, indexes and triggers; \"sqlite_\" objects never",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.schemaCommand(arguments)
             return .proceed
         },
-        DotCommand(name: ".separator", usage: "COLUMN [ROW]", summary: "separators for list, csv and quote modes") {
+        DotCommand(name: ".separator", usage: "COL ?ROW?", summary: "Change the column and row separators") {
             shell, arguments throws(CLIError) in
             guard let column = arguments.first else { throw CLIError.usage("usage: .separator COLUMN [ROW]") }
             shell.style.columnSeparator = column
             if arguments.count > 1 { shell.style.rowSeparator = arguments[1] }
             return .proceed
         },
-        DotCommand(name: ".show", usage: "", summary: "the current settings") { shell, _ throws(CLIError) in
+        DotCommand(name: ".show", usage: "", summary: "Show the current values for various settings") { shell, _ throws(CLIError) in
             let style = shell.style
             let settings = [
                 ("bail", shell.bail ? "on" : "off"), ("changes", shell.showsChanges ? "on" : "off"),
@@ -326,7 +387,7 @@ extension ShellSession {
             }
             return .proceed
         },
-        DotCommand(name: ".tables", usage: "[PATTERN]", summary: "tables and views (matching a LIKE pattern)") {
+        DotCommand(name: ".tables", usage: "?TABLE?", summary: "List names of tables matching LIKE pattern TABLE") {
             shell, arguments throws(CLIError) in
             let names = try shell.strings(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name LIKE ? ORDER BY name",
@@ -334,11 +395,11 @@ extension ShellSession {
             for line in ShellSession.columns(names) { shell.write(text: line) }
             return .proceed
         },
-        DotCommand(name: ".timer", usage: "on|off", summary: "show how long each statement took") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".timer", usage: "on|off", summary: "Turn SQL timer on or off") { shell, arguments throws(CLIError) in
             shell.timer = try onOff(arguments, ".timer")
             return .proceed
         },
-        DotCommand(name: ".verify", usage: "", summary: "check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
+        DotCommand(name: ".verify", usage: "", summary: "Check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
             try shell.verify()
             return .proceed
         },

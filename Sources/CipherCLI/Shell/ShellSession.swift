@@ -30,6 +30,8 @@ final class ShellSession {
     var showsChanges = false
     /// `.parameter`'s values, bound into every statement (NULL where none is set, as in sqlite3).
     var parameters = ParameterValues(requiresEveryValue: false)
+    /// The status `.exit CODE` asked the process to end with.
+    var exitCode: Int32?
     /// Whether any statement or command failed (non-interactive runs exit 1 then).
     private(set) var failed = false
     /// A failure that ends a script: a damaged or undecryptable file will not get better.

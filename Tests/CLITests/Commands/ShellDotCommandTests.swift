@@ -88,16 +88,29 @@ final class ShellDotCommandTests: CLITestCase {
     /// file, and asserts the same stdout, byte for byte, and the same stderr but for sqlite3's
     /// error context lines (SQLite 3.15 does not say where an error is; SQLCipher4Tests checks
     /// them); returns the shell's result.
+    ///
+    /// With `fresh`, both start from empty databases (`fresh.db`, encrypted, and `fresh-plain.db`)
+    /// instead of app.db and its decrypted copy; `normalized` adjusts the shell's output first.
     @discardableResult
     private func assertSameAsSqlite3(
-        _ script: String, expect status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line
+        _ script: String, expect status: Int32 = 0, fresh: Bool = false, normalized: (String) -> String = { $0 },
+        file: StaticString = #filePath, line: UInt = #line
     ) throws -> CommandResult {
-        if !FileManager.default.fileExists(atPath: path("plain.db")) { try decrypt() }
+        let plain = fresh ? "fresh-plain.db" : "plain.db"
+        if fresh {
+            try? FileManager.default.removeItem(atPath: path("fresh.db"))
+            try? FileManager.default.removeItem(atPath: path(plain))
+            try cipherdb(["create", "fresh.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        } else if !FileManager.default.fileExists(atPath: path(plain)) {
+            try decrypt()
+        }
         try writeFile("script.txt", script)
-        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/script.txt""#, expect: status, file: file, line: line)
-        let actual = try cipherShell(script, expect: status, file: file, line: line)
+        let expected = try shell(#"sqlite3 "$DIR/\#(plain)" < "$DIR/script.txt""#, expect: status, file: file, line: line)
+        let actual = try cipherdb(
+            ["shell", fresh ? "fresh.db" : "app.db"] + open, env: env, stdin: script, expect: status, file: file, line: line)
+        let ours = normalized(actual.stdout)
         XCTAssertTrue(
-            Array(actual.stdout.utf8) == Array(expected.stdout.utf8), LineDiff.render(expected: expected.stdout, actual: actual.stdout),
+            Array(ours.utf8) == Array(expected.stdout.utf8), LineDiff.render(expected: expected.stdout, actual: ours),
             file: file, line: line)
         let context = #"\n  [^\n]*\n  [^\n]*(\^--- error here|error here ---\^)"#
         XCTAssertEqual(
@@ -186,14 +199,88 @@ final class ShellDotCommandTests: CLITestCase {
         try assertSameAsSqlite3("SELECT 'first';\n.read errors.sql\nSELECT 'last';\n", expect: 1)
     }
 
+    /// `.schema` as sqlite3 writes it, for objects created tables first (the shell always lists
+    /// them so, and never SQLite's own: sqlite3's `--nosys`): GLOB or LIKE on the table's name,
+    /// `--indent`, quoted names, comments.
+    func testSchemaPatternsAndIndentAsSqlite3s() throws {
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE "odd t"(a);
+            CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER, CHECK (age > 0), UNIQUE(name, age));
+            CREATE TABLE p2(x, y REFERENCES people(id), z DEFAULT (1 + 2),   w TEXT COLLATE NOCASE -- comment (here
+            );
+            CREATE TABLE short(a,
+              b);
+            CREATE VIEW v AS SELECT    name FROM people;
+            CREATE INDEX people_by_age ON people(age);
+            CREATE TRIGGER t AFTER INSERT ON people BEGIN SELECT 1; END;
+            .schema --nosys
+            .schema --indent --nosys
+            .schema peo*
+            .schema PEO%
+            .schema Peo*
+            .schema --nosys p_
+            .schema main.pe*
+            .schema --indent sqlite_master
+            .schema nothing
+            """, fresh: true)
+        let bad = try cipherShell(".schema a b\n.schema --bogus\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains("Usage: .schema ?--indent? ?--nosys? ?LIKE-PATTERN?"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains(#"Unknown option: "--bogus""#), bad.stderr)
+    }
+
+    /// `.dump`'s options as sqlite3's, on the stock shell's text (which quotes each INSERT's table).
+    func testDumpOptionsAsSqlite3s() throws {
+        let unquoted = { (text: String) in
+            text.replacingOccurrences(of: #"INSERT INTO "([A-Za-z_][A-Za-z0-9_]*)""#, with: "INSERT INTO $1", options: .regularExpression)
+        }
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE t(a TEXT, b);
+            INSERT INTO t VALUES('x', 1.5), ('y', 2), ('z', NULL);
+            DELETE FROM t WHERE a = 'x';
+            CREATE TABLE s(id INTEGER PRIMARY KEY AUTOINCREMENT, v);
+            INSERT INTO s(v) VALUES (3), (4);
+            CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID;
+            INSERT INTO w VALUES (1, 2);
+            CREATE TABLE cols(rowid, "select");
+            INSERT INTO cols VALUES (5, 6);
+            CREATE INDEX ti ON t(a);
+            .dump --data-only
+            .dump --preserve-rowids
+            .dump --nosys
+            .dump -data-only -nosys --newlines
+            .dump --preserve-rowids --data-only t
+            """, fresh: true, normalized: unquoted)
+        let bad = try cipherShell(".dump --frobnicate\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains(#"Unknown option "--frobnicate" on ".dump""#), bad.stderr)
+    }
+
+    /// `.exit CODE` ends the shell with CODE at once, from a `.read` file too; `.exit` alone and
+    /// `.exit 0` end it as `.quit` does (1 after an error).
+    func testExitWithACodeAndHelpTopics() throws {
+        try writeFile("leave.sql", "SELECT 'in read';\n.exit 7\nSELECT 'not reached';\n")
+        try assertSameAsSqlite3("SELECT 1;\n.exit 3\nSELECT 2;\n", expect: 3)
+        try assertSameAsSqlite3("SELECT 1;\n.read leave.sql\nSELECT 2;\n", expect: 7)
+        try assertSameAsSqlite3("SELECT * FROM nope;\n.exit\nSELECT 2;\n", expect: 1)
+        try assertSameAsSqlite3("SELECT 1;\n.exit 0\nSELECT 2;\n")
+        // `.help TOPIC`: the long help of one command; a pattern several begin lists them.
+        try assertSameAsSqlite3(".help exit\n.help zzz\n.help qui\n.help bail\n")
+        let overview = try cipherShell(".help\n").stdout
+        XCTAssertTrue(overview.contains(".exit ?CODE?             Exit this program with return-code CODE\n"), overview)
+        XCTAssertFalse(overview.contains("   Options:"), "details only for one command: \(overview)")
+        XCTAssertTrue(try cipherShell(".help -all\n").stdout.contains("   Options:"))
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.count, 6, schema)
+        XCTAssertEqual(lines.count, 7, schema)
         XCTAssertTrue(lines[0...2].allSatisfy { $0.hasPrefix("CREATE TABLE") }, schema)
         XCTAssertEqual(lines[3].prefix(11), "CREATE VIEW")
-        XCTAssertEqual(lines[4].prefix(12), "CREATE INDEX")
-        XCTAssertEqual(lines[5].prefix(14), "CREATE TRIGGER")
+        XCTAssertEqual(lines[4], "/* adults(name) */;", "a view's columns, as sqlite3 shows them")
+        XCTAssertEqual(lines[5].prefix(12), "CREATE INDEX")
+        XCTAssertEqual(lines[6].prefix(14), "CREATE TRIGGER")
         XCTAssertFalse(schema.contains("sqlite_sequence"), "SQLite's own tables cannot be created by hand")
         try writeFile("schema.sql", schema)
         let piped = try shell(#"sqlite3 "$DIR/copy.db" < "$DIR/schema.sql" && sqlite3 "$DIR/copy.db" "SELECT count(*) FROM sqlite_master""#)
