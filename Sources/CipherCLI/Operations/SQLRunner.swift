@@ -57,11 +57,16 @@ enum SQLRunner {
     ///
     /// - Returns: the number of rows changed by the statements (not by triggers they fired).
     @discardableResult
+    ///
+    /// - Parameters:
+    ///   - willRun: called with each statement compiled and bound, before it runs (the shell's
+    ///     `.echo` and `.eqp`).
+    ///   - didPrint: called with the number of columns of each statement that printed rows.
     static func run(
         _ sql: String, on database: Database, style: OutputStyle, parameters: ParameterValues = .none,
-        sink: @escaping ([UInt8]) -> Void
+        willRun: ((PreparedStatement) -> Void)? = nil, didPrint: ((Int) -> Void)? = nil, sink: @escaping ([UInt8]) -> Void
     ) throws(StatementFailure) -> Int {
-        try forEachStatement(in: sql, on: database, parameters: parameters) { rows throws(DatabaseError) in
+        try forEachStatement(in: sql, on: database, parameters: parameters, willRun: willRun) { rows throws(DatabaseError) in
             var printer = RowPrinter(style: style, columns: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, sink: sink)
             do throws(DatabaseError) {
                 while try rows.next() { printer.add(rows.values) }
@@ -70,6 +75,7 @@ enum SQLRunner {
                 throw error
             }
             printer.finish()
+            if printer.rowCount > 0 { didPrint?(rows.columnCount) }
         }
     }
 
@@ -79,7 +85,7 @@ enum SQLRunner {
     ///
     /// - Returns: the rows changed by the statements themselves (not by the triggers they fired).
     static func forEachStatement(
-        in sql: String, on database: Database, parameters: ParameterValues,
+        in sql: String, on database: Database, parameters: ParameterValues, willRun: ((PreparedStatement) -> Void)? = nil,
         body: (ResultSet) throws(DatabaseError) -> Void
     ) throws(StatementFailure) -> Int {
         var changed = 0
@@ -101,6 +107,7 @@ enum SQLRunner {
             // sqlite3_changes keeps the last INSERT, UPDATE or DELETE's count through other
             // statements: a statement adds its own count only when the total moved (its rows,
             // or its triggers' rows).
+            willRun?(statement)
             let before = database.totalChanges
             do {
                 if statement.columnCount > 0 {

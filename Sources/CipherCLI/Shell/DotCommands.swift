@@ -148,24 +148,6 @@ extension ShellSession {
         }
     }
 
-    /// `text` as sqlite3's `.show` writes it: in double quotes, C escapes for backslash, quote, tab,
-    /// newline and carriage return, three octal digits for any other byte that is not printable ASCII.
-    private static func quoted(_ text: String) -> String {
-        var output = "\""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): output += "\\\\"
-            case UInt8(ascii: "\""): output += "\\\""
-            case 0x09: output += "\\t"
-            case 0x0A: output += "\\n"
-            case 0x0D: output += "\\r"
-            case 0x20..<0x7F: output.unicodeScalars.append(Unicode.Scalar(byte))
-            default: output += "\\" + String(repeating: "0", count: 3 - String(byte, radix: 8).count) + String(byte, radix: 8)
-            }
-        }
-        return output + "\""
-    }
-
     private func strings(_ sql: String, _ arguments: Bindable?...) throws(CLIError) -> [String] {
         do {
             let rows = try database.executeQuery(sql, arguments: .positional(arguments))
@@ -183,6 +165,11 @@ extension ShellSession {
         DotCommand(name: ".bail", usage: "on|off", summary: "Stop after hitting an error.  Default OFF") {
             shell, arguments throws(CLIError) in
             shell.bail = try onOff(arguments, ".bail")
+            return .proceed
+        },
+        DotCommand(name: ".cd", usage: "DIRECTORY", summary: "Change the working directory to DIRECTORY") {
+            shell, arguments throws(CLIError) in
+            try shell.changeDirectory(arguments)
             return .proceed
         },
         DotCommand(name: ".changes", usage: "on|off", summary: "Show number of rows changed by SQL") {
@@ -243,6 +230,20 @@ extension ShellSession {
             }
             return .proceed
         },
+        DotCommand(name: ".echo", usage: "on|off", summary: "Turn command echo on or off") { shell, arguments throws(CLIError) in
+            shell.echoes = try onOff(arguments, ".echo")
+            return .proceed
+        },
+        DotCommand(
+            name: ".eqp", usage: "on|off|full|...", summary: "Enable or disable automatic EXPLAIN QUERY PLAN",
+            details: ["   full and trigger are as on: no bytecode listing"]
+        ) { shell, arguments throws(CLIError) in
+            switch arguments.first?.lowercased() {
+            case "full"?, "trigger"?: shell.explainsQueryPlans = true
+            default: shell.explainsQueryPlans = try onOff(arguments, ".eqp")
+            }
+            return .proceed
+        },
         DotCommand(name: ".exit", usage: "?CODE?", summary: "Exit this program with return-code CODE") {
             shell, arguments throws(CLIError) in
             // As sqlite3: a CODE that is not a non-zero number ends the shell as .quit does.
@@ -295,15 +296,35 @@ extension ShellSession {
             try shell.limitCommand(arguments)
             return .proceed
         },
-        DotCommand(name: ".mode", usage: "MODE [TABLE]", summary: "output mode: \(OutputMode.names)") { shell, arguments throws(CLIError) in
-            guard let name = arguments.first else {
-                shell.write(text: "current output mode: \(shell.style.modeName)")
-                return .proceed
-            }
-            guard let mode = OutputMode(rawValue: name.lowercased()) else {
-                throw CLIError.usage("unknown mode \(name): use one of \(OutputMode.names)")
-            }
-            shell.style.setMode(mode, table: arguments.dropFirst().first)
+        DotCommand(
+            name: ".mode", usage: "MODE ?OPTIONS?", summary: "Set output mode",
+            details: [
+                "   MODE is one of:",
+                "     ascii       Columns/rows delimited by 0x1F and 0x1E",
+                "     box         Tables using unicode box-drawing characters",
+                "     csv         Comma-separated values",
+                "     column      Output in columns.  (See .width)",
+                "     html        HTML <table> code",
+                "     insert      SQL insert statements for TABLE",
+                "     json        Results in a JSON array",
+                "     line        One value per line",
+                "     list        Values delimited by \"|\"",
+                "     markdown    Markdown table format",
+                "     qbox        Shorthand for \"box --wrap 60 --quote\"",
+                "     quote       Escape answers as for SQL",
+                "     table       ASCII-art table",
+                "     tabs        Tab-separated values",
+                "     tcl         TCL list elements",
+                "   OPTIONS: (for columnar modes or insert mode):",
+                "     --wrap N       Wrap output lines to no longer than N characters",
+                "     --wordwrap B   Wrap or not at word boundaries per B (on/off)",
+                "     --ww           Shorthand for \"--wordwrap 1\"",
+                "     --quote        Quote output text as SQL literals",
+                "     --noquote      Do not quote output text",
+                "     TABLE          The name of SQL table used for \"insert\" mode",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.modeCommand(arguments)
             return .proceed
         },
         DotCommand(name: ".nullvalue", usage: "STRING", summary: "Use STRING in place of NULL values") {
@@ -343,6 +364,15 @@ extension ShellSession {
             shell.parameterCommand(arguments)
             return .proceed
         },
+        DotCommand(name: ".print", usage: "STRING...", summary: "Print literal STRING") { shell, arguments throws(CLIError) in
+            shell.printWords(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".prompt", usage: "MAIN CONTINUE", summary: "Replace the standard prompts") {
+            shell, arguments throws(CLIError) in
+            shell.setPrompts(arguments)
+            return .proceed
+        },
         DotCommand(name: ".quit", aliases: [".q"], usage: "", summary: "Exit this program") { _, _ throws(CLIError) in .stop },
         DotCommand(name: ".read", usage: "FILE", summary: "Read input from FILE") { shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
@@ -374,17 +404,20 @@ extension ShellSession {
             if arguments.count > 1 { shell.style.rowSeparator = arguments[1] }
             return .proceed
         },
+        DotCommand(
+            name: ".shell", usage: "CMD ARGS...", summary: "Run CMD ARGS... in a system shell"
+        ) { shell, arguments throws(CLIError) in
+            try shell.runSystemCommand(arguments, name: ".shell")
+            return .proceed
+        },
         DotCommand(name: ".show", usage: "", summary: "Show the current values for various settings") { shell, _ throws(CLIError) in
-            let style = shell.style
-            let settings = [
-                ("bail", shell.bail ? "on" : "off"), ("changes", shell.showsChanges ? "on" : "off"),
-                ("headers", style.showsHeader ? "on" : "off"), ("mode", style.modeName), ("nullvalue", quoted(style.nullValue)),
-                ("output", shell.outputName), ("colseparator", quoted(style.columnSeparator)),
-                ("rowseparator", quoted(style.rowSeparator)), ("timer", shell.timer ? "on" : "off"), ("filename", shell.opened.path),
-            ]
-            for (name, value) in settings {
-                shell.write(text: String(repeating: " ", count: max(0, 12 - name.count)) + name + ": " + value)
-            }
+            shell.showSettings()
+            return .proceed
+        },
+        DotCommand(
+            name: ".system", usage: "CMD ARGS...", summary: "Run CMD ARGS... in a system shell"
+        ) { shell, arguments throws(CLIError) in
+            try shell.runSystemCommand(arguments, name: ".system")
             return .proceed
         },
         DotCommand(name: ".tables", usage: "?TABLE?", summary: "List names of tables matching LIKE pattern TABLE") {
@@ -395,12 +428,24 @@ extension ShellSession {
             for line in ShellSession.columns(names) { shell.write(text: line) }
             return .proceed
         },
+        DotCommand(name: ".timeout", usage: "MS", summary: "Try opening locked tables for MS milliseconds") {
+            shell, arguments throws(CLIError) in
+            shell.setTimeout(arguments)
+            return .proceed
+        },
         DotCommand(name: ".timer", usage: "on|off", summary: "Turn SQL timer on or off") { shell, arguments throws(CLIError) in
             shell.timer = try onOff(arguments, ".timer")
             return .proceed
         },
         DotCommand(name: ".verify", usage: "", summary: "Check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
             try shell.verify()
+            return .proceed
+        },
+        DotCommand(
+            name: ".width", usage: "NUM1 NUM2 ...", summary: "Set minimum column widths for columnar output",
+            details: ["     Negative values right-justify"]
+        ) { shell, arguments throws(CLIError) in
+            shell.setWidths(arguments)
             return .proceed
         },
     ]
@@ -418,6 +463,4 @@ extension ShellSession {
         }
     }
 
-    /// The name `.show` gives the output.
-    var outputName: String { hasRedirection ? "file" : "stdout" }
 }

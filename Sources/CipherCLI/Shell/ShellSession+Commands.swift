@@ -247,7 +247,7 @@ extension ShellSession {
         var checkError: DatabaseError?
         // SQLite's check runs on a connection of its own: the shell's keeps pages in its cache
         // that SQLCipher authenticated when it read them, and the file may have changed since.
-        let checker = Database(path: opened.path)
+        let checker = Database(path: absolutePath)
         defer { checker.close() }
         let cancellation = interrupter.begin(alsoInterrupting: checker.interruptHandle)
         let integrityCheck = { () -> Bool in
@@ -265,7 +265,7 @@ extension ShellSession {
         if let key = opened.key {
             Console.error("checking the pages of \(opened.path) beside SQLite's check…")
             do {
-                let verifier = try PageVerifier(path: opened.path, key: key.key, settings: opened.settings)
+                let verifier = try PageVerifier(path: absolutePath, key: key.key, settings: opened.settings)
                 let report = try verifier.verify(alongside: integrityCheck, cancellation: cancellation)
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")

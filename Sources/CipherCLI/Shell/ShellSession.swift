@@ -30,6 +30,19 @@ final class ShellSession {
     var showsChanges = false
     /// `.parameter`'s values, bound into every statement (NULL where none is set, as in sqlite3).
     var parameters = ParameterValues(requiresEveryValue: false)
+    /// `.echo on`: each command and statement is written before it runs.
+    var echoes = false
+    /// `.eqp on`: each statement's query plan is written before its rows.
+    var explainsQueryPlans = false
+    /// `.stats on`: the connection's counters after each statement.
+    var showsStatistics = false
+    /// `.prompt`'s prompts.
+    var mainPrompt = "cipherdb> "
+    var continuationPrompt = "     ...> "
+    /// The database's path from the root, for what opens it again after `.cd`.
+    let absolutePath: String
+    /// The file `.output` or `.once` writes, as given (`.show` names it).
+    private(set) var outputPath: String?
     /// The status `.exit CODE` asked the process to end with.
     var exitCode: Int32?
     /// Whether any statement or command failed (non-interactive runs exit 1 then).
@@ -47,6 +60,8 @@ final class ShellSession {
 
     init(opened: OpenedDatabase) {
         self.opened = opened
+        absolutePath =
+            opened.path.hasPrefix("/") ? opened.path : FileManager.default.currentDirectoryPath + "/" + opened.path
         interrupter = ShellInterrupter(opened.database.interruptHandle)
     }
 
@@ -58,7 +73,7 @@ final class ShellSession {
         // The line the statements in `pending` start on, for sqlite3's "near line N".
         var startLine = 0
         while true {
-            let prompt = pending.isEmpty ? "cipherdb> " : "     ...> "
+            let prompt = pending.isEmpty ? mainPrompt : continuationPrompt
             // SQLite prepares no longer SQL text: a longer line or statement is refused as it is
             // read, so what the shell holds stays within what SQLite could run.
             let limit = sqlLengthLimit
@@ -81,6 +96,10 @@ final class ShellSession {
             if pending.isEmpty {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty { continue }
+                // sqlite3 writes an echoed command to stdout, whatever `.output` says.
+                if echoes, trimmed.hasPrefix(".") || line.hasPrefix("#") { Console.write(line + "\n") }
+                // A line that starts with '#' is a comment, as in sqlite3.
+                if line.hasPrefix("#") { continue }
                 if trimmed.hasPrefix(".") {
                     reader.remember(trimmed)
                     if dotCommand(trimmed) == .stop { return .stop }
@@ -122,10 +141,19 @@ final class ShellSession {
     /// number of the `line` it started on when it came from a file or pipe, as sqlite3 does).
     @discardableResult
     func execute(_ sql: String, line: Int? = nil) -> Bool {
+        // `.echo on`: the statements as read, before any runs, to where the results go (as sqlite3).
+        if echoes { write(text: sql) }
         let started = timer ? ShellTimer() : nil
         var succeeded = true
         do {
-            try SQLRunner.run(sql, on: database, style: style, parameters: parameters) { [self] in write($0) }
+            try SQLRunner.run(
+                sql, on: database, style: style, parameters: parameters, willRun: { [self] in willRun($0) },
+                didPrint: { [self] columns in
+                    // sqlite3 gives a columnar statement's columns past `.width`'s a width of 0, which `.show` lists.
+                    if style.mode.isColumnar, columns > style.widths.count {
+                        style.widths += Array(repeating: 0, count: columns - style.widths.count)
+                    }
+                }, sink: { [self] in write($0) })
         } catch {
             succeeded = false
             report(error, in: sql, line: line)
@@ -219,7 +247,8 @@ final class ShellSession {
     func redirect(to path: String?, once: Bool) throws(CLIError) {
         try closeDestination()
         guard let path else { return }
-        destination = try ShellOutput.open(path, once: once, database: opened.path)
+        destination = try ShellOutput.open(path, once: once, database: absolutePath)
+        outputPath = path
     }
 
     /// Ends a `.once` redirection after the command it was for.
@@ -232,6 +261,7 @@ final class ShellSession {
     func closeDestination() throws(CLIError) {
         guard let current = destination else { return }
         destination = nil
+        outputPath = nil
         do {
             try current.writer.finish()
             try current.file?.publish()

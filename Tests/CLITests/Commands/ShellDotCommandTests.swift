@@ -91,10 +91,11 @@ final class ShellDotCommandTests: CLITestCase {
     ///
     /// With `fresh`, both start from empty databases (`fresh.db`, encrypted, and `fresh-plain.db`)
     /// instead of app.db and its decrypted copy; `normalized` adjusts the shell's output first.
+    /// `dotCommandErrors` compares the shell's errors of dot-commands without their `error: `.
     @discardableResult
     private func assertSameAsSqlite3(
         _ script: String, expect status: Int32 = 0, fresh: Bool = false, normalized: (String) -> String = { $0 },
-        file: StaticString = #filePath, line: UInt = #line
+        dotCommandErrors: Bool = false, file: StaticString = #filePath, line: UInt = #line
     ) throws -> CommandResult {
         let plain = fresh ? "fresh-plain.db" : "plain.db"
         if fresh {
@@ -114,7 +115,8 @@ final class ShellDotCommandTests: CLITestCase {
             file: file, line: line)
         let context = #"\n  [^\n]*\n  [^\n]*(\^--- error here|error here ---\^)"#
         XCTAssertEqual(
-            actual.stderr, expected.stderr.replacingOccurrences(of: context, with: "", options: .regularExpression),
+            dotCommandErrors ? actual.stderr.replacingOccurrences(of: "error: ", with: "") : actual.stderr,
+            expected.stderr.replacingOccurrences(of: context, with: "", options: .regularExpression),
             file: file, line: line)
         return actual
     }
@@ -270,6 +272,132 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(overview.contains(".exit ?CODE?             Exit this program with return-code CODE\n"), overview)
         XCTAssertFalse(overview.contains("   Options:"), "details only for one command: \(overview)")
         XCTAssertTrue(try cipherShell(".help -all\n").stdout.contains("   Options:"))
+    }
+
+    /// The modes and their options as sqlite3 3.40's: the columnar modes wrap at 60 characters
+    /// (or `--wrap N`, at word ends with `--ww`), `.width` sets minimum widths (negative:
+    /// right-justified) that outlive `.mode`, `--quote` and qbox show SQL literals, tcl writes C
+    /// strings; `.mode` alone shows the mode with its options; `.show`, `.print` and `.echo`.
+    func testModesWidthsShowPrintAndEchoAsSqlite3s() throws {
+        let settled = { (text: String) in
+            // The database's name and EXPLAIN's layout (the shell has no `.explain auto`) differ.
+            text.replacingOccurrences(of: "     explain: off\n", with: "     explain: auto\n")
+                .replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(self.path("plain.db"))\n")
+        }
+        let result = try assertSameAsSqlite3(
+            #"""
+            .mode box
+            .mode
+            SELECT printf('%.70c', 'x') AS a, 'short' AS b;
+            .mode column
+            SELECT printf('%.70c', 'y') AS a;
+            .width 5 -8
+            SELECT 'abcdefghij' AS a, 'r' AS bb, 'z' AS c;
+            .mode table --wrap 6 --ww
+            SELECT 'hello world foo' AS a, x'00ff' AS b, NULL AS c, 1.5 AS d;
+            .mode box --quote
+            SELECT 'it''s' AS a, x'00ff' AS b, NULL AS c, 1.5 AS d, 3 AS e;
+            .mode markdown --wrap 4
+            SELECT 'abcdefgh' AS a;
+            .show
+            .width
+            .mode column
+            SELECT 'abcdefghij' AS a, name FROM people;
+            .mode qbox
+            .mode
+            SELECT 'x' AS "a b", 'tab	here' AS t, char(10) || 'nl' AS n, NULL, name FROM people;
+            .mode tcl
+            SELECT 'x"y\z' AS "h", 'ü' AS u, NULL, 1.5, name FROM people;
+            .headers off
+            SELECT 'a' || char(9) || 'b', x'41';
+            .mode ta
+            .nullvalue "	"
+            .show
+            .mode l
+            .print hello   "two words"  'x' 	
+            .print
+            .echo on
+            SELECT 1; SELECT 2;
+            # a comment line
+            .echo off
+            # not echoed
+            .mode col --wrap 10 --ww
+            SELECT 'the quick brown fox jumps over the lazy dog' AS s, 'abcdefghijklmnopqrstuvwxyz' AS t;
+            .mode col --wordwrap on --wrap 3 --noquote
+            .mode
+            .mode insert
+            .mode
+            .help mode
+            """#, normalized: settled)
+        XCTAssertTrue(result.stdout.contains("    filename: app.db\n"), result.stdout)
+        let bad = try cipherShell(".mode box extra more\n.mode zzz\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains(#"extra argument: "more""#), bad.stderr)
+        XCTAssertTrue(
+            bad.stderr.contains("mode should be one of: ascii box column csv html insert json line list markdown qbox quote table tabs tcl")
+        )
+    }
+
+    /// `.cd`, `.shell` and `.system` as sqlite3's: a relative `.read` after `.cd`; a command's
+    /// output on the shell's stdout in order; a failed command's wait status on stderr. `.verify`
+    /// still reads the database after `.cd`.
+    func testChangeDirectoryAndSystemCommands() throws {
+        XCTAssertEqual(mkdir(path("sub"), 0o700), 0)
+        try writeFile("sub/inner.sql", "SELECT 'inner';\n")
+        try assertSameAsSqlite3(
+            """
+            SELECT 'before';
+            .cd sub
+            .read inner.sql
+            .shell echo "two words" three
+            .system printf 'x\\n'
+            SELECT 'after';
+            .system exit 3
+            .cd nowhere
+            """, expect: 1, dotCommandErrors: true)
+        let verified = try cipherShell(".cd sub\n.verify\n.cd ..\n.tables\n")
+        XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
+    }
+
+    /// `.eqp on`: the query plan before each statement's rows, as the stock sqlcipher shell
+    /// (SQLite 3.15) writes it on the same encrypted file (sqlite3 3.40 draws a tree, which
+    /// SQLite 3.15 cannot give: SQLCipher4Tests checks it).
+    func testQueryPlansAsTheStockShellWritesThem() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        guard !(try cipherdb(["--version"]).stdout.contains("SQLCipher 4.")) else { throw XCTSkip("the stock shell is SQLCipher 3.4.1") }
+        let script = """
+            .eqp on
+            SELECT name FROM people WHERE age = 31;
+            SELECT p.name, q.name FROM pets p, people q WHERE p.owner = q.id ORDER BY 1;
+            SELECT name FROM people WHERE age = :a;
+            EXPLAIN QUERY PLAN SELECT 1;
+            .eqp off
+            SELECT count(*) FROM people;
+            """
+        let key = try XCTUnwrap(env["DB_PASS"])
+        // The stock shell has no .parameter: :a is NULL there.
+        try writeFile("stock.sql", "PRAGMA key = '\(key)';\nPRAGMA kdf_iter = 1000;\n" + script)
+        let expected = try shell(#"LD_PRELOAD= sqlcipher "$DIR/app.db" < "$DIR/stock.sql""#)
+        XCTAssertEqual(try cipherShell(script).stdout, expected.stdout)
+        // A plan of a statement with parameters, bound.
+        let bound = try cipherShell(".eqp on\n.parameter set :a 7\nSELECT name FROM people WHERE age = :a;\n").stdout
+        XCTAssertEqual(bound, "--EQP-- 0,0,0,SEARCH TABLE people USING INDEX people_by_age (age=?)\nit's \"me\"\n")
+    }
+
+    /// `.timeout MS`: a statement waits that long for another connection's lock, then fails.
+    func testTimeoutWaitsForAnotherConnectionsLock() throws {
+        let key = try XCTUnwrap(env["DB_PASS"])
+        try writeFile(
+            "lock.sql", "PRAGMA key = '\(key)';\nPRAGMA kdf_iter = 1000;\nBEGIN EXCLUSIVE;\nDELETE FROM audit;\n.shell sleep 1.5\nCOMMIT;\n"
+        )
+        let started = Date()
+        let result = try shell(
+            #"""
+            LD_PRELOAD= sqlcipher "$DIR/app.db" < "$DIR/lock.sql" > /dev/null & sleep 0.5
+            printf '.timeout 5000\nSELECT count(*) FROM audit;\n' | "$CIPHERDB" shell "$DIR/app.db" --passphrase-env DB_PASS --cipher-kdf-iter 1000
+            wait
+            """#, env: env)
+        XCTAssertEqual(result.stdout, "0\n", result.stderr)
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 1.4, "it waited for the lock")
     }
 
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {

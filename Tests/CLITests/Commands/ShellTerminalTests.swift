@@ -135,6 +135,12 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertTrue(result.stdout.contains("\r\n0\r\n"), "the import left nothing behind: \(result.stdout)")
     }
 
+    /// `.prompt MAIN CONTINUE` replaces both prompts, as in sqlite3.
+    func testPromptReplacesBothPrompts() throws {
+        let result = try typed([".prompt \"sql> \" \"  -> \"\\n", "SELECT 40 +\\n", "2;\\n", "\\004"])
+        XCTAssertTrue(result.stdout.contains("sql> SELECT 40 +\r\n  -> 2;\r\n42\r\nsql> "), result.stdout)
+    }
+
     func testStatementsSpanLinesUntilTheSemicolon() throws {
         let result = try typed(["SELECT name\\n", "  FROM people\\n", "  WHERE id = 2\\n", ";\\n", "\\004"])
         XCTAssertTrue(result.stdout.contains("     ...> "), result.stdout)
