@@ -74,6 +74,7 @@ struct ShellCommand: ParsableCommand {
         _ = session.run(reader)
         interrupts?.cancel()
         do { try session.closeDestination() } catch { session.reportError(error.message) }
+        do { try session.stopTracing() } catch { session.reportError(error.message) }
         if interactive { Console.write("\n") }
         Console.flush()
         // `.exit CODE`: the user's own status, whatever failed before (as in sqlite3).

@@ -250,6 +250,11 @@ extension ShellSession {
             if let code = arguments.first.flatMap({ Int32($0) }), code != 0 { shell.exitCode = code }
             return .stop
         },
+        DotCommand(name: ".fullschema", usage: "?--indent?", summary: "Show schema and the content of sqlite_stat tables") {
+            shell, arguments throws(CLIError) in
+            try shell.fullSchemaCommand(arguments)
+            return .proceed
+        },
         DotCommand(name: ".headers", usage: "on|off", summary: "Turn display of headers on or off") { shell, arguments throws(CLIError) in
             shell.style.setHeaders(try onOff(arguments, ".headers"))
             return .proceed
@@ -415,6 +420,17 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
+            name: ".stats", usage: "?ARG?", summary: "Show stats or turn stats on or off",
+            details: [
+                "   off                      Turn off automatic stat display",
+                "   on                       Turn on automatic stat display",
+                "   (no statement counters: the library keeps statements' handles to itself)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.statsCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
             name: ".system", usage: "CMD ARGS...", summary: "Run CMD ARGS... in a system shell"
         ) { shell, arguments throws(CLIError) in
             try shell.runSystemCommand(arguments, name: ".system")
@@ -435,6 +451,21 @@ extension ShellSession {
         },
         DotCommand(name: ".timer", usage: "on|off", summary: "Turn SQL timer on or off") { shell, arguments throws(CLIError) in
             shell.timer = try onOff(arguments, ".timer")
+            return .proceed
+        },
+        DotCommand(
+            name: ".trace", usage: "?OPTIONS?", summary: "Output each SQL statement as it is run",
+            details: [
+                "    FILE                    Send output to FILE",
+                "    stdout                  Send output to stdout",
+                "    stderr                  Send output to stderr",
+                "    off                     Disable tracing",
+                "    --plain                 Show SQL as it is input",
+                "    --stmt                  Trace statement execution (SQLITE_TRACE_STMT)",
+                "    (never the bound values: no --expanded, --profile, --row, --close)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.traceCommand(arguments)
             return .proceed
         },
         DotCommand(name: ".verify", usage: "", summary: "Check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in

@@ -8,7 +8,9 @@ extension ShellSession {
     /// `.schema` matches it (``schemaFilter(_:)``), in an order that a new database accepts:
     /// tables, then views, indexes and triggers, each in the order they were created. SQLite's
     /// own objects (`sqlite_sequence`, ...) are left out: they cannot be created by hand.
-    func schema(matching pattern: String?) throws(CLIError) -> [String] {
+    ///
+    /// With `viewColumns` (`.schema`), a view's columns follow it in a comment, as in sqlite3.
+    func schema(matching pattern: String?, viewColumns: Bool = true) throws(CLIError) -> [String] {
         var objects: [(type: String, sql: String)] = []
         do throws(DatabaseError) {
             let rows = try database.executeQuery(
@@ -20,7 +22,7 @@ extension ShellSession {
             defer { rows.close() }
             while try rows.next() {
                 let (type, sql, name) = (rows.string(at: 0) ?? "", rows.string(at: 1) ?? "", rows.string(at: 2) ?? "")
-                objects.append((type, type == "view" ? try withColumnsComment(sql, view: name) : sql))
+                objects.append((type, type == "view" && viewColumns ? try withColumnsComment(sql, view: name) : sql))
             }
         } catch {
             throw CLIError.database(error, path: opened.path)
@@ -31,6 +33,49 @@ extension ShellSession {
             let right = order.firstIndex(of: rhs.element.type) ?? order.count
             return left != right ? left < right : lhs.offset < rhs.offset
         }.map(\.element.sql)
+    }
+
+    /// `.fullschema [--indent]`: the CREATE statements as `.schema` writes them (without a view's
+    /// columns, as sqlite3's), then what `sqlite_stat1` and `sqlite_stat4` hold, as INSERTs
+    /// between two `ANALYZE sqlite_schema`, or that there are none.
+    func fullSchemaCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.isEmpty || arguments.count == 1 && Self.option(arguments[0], is: "indent") else {
+            throw CLIError.usage("Usage: .fullschema ?--indent?")
+        }
+        for sql in try schema(matching: nil, viewColumns: false) {
+            write(Array(Self.schemaText(sql, indented: !arguments.isEmpty).utf8))
+        }
+        let tables = try schemaNames("SELECT name FROM sqlite_master WHERE name GLOB 'sqlite_stat[134]'")
+        guard !tables.isEmpty else {
+            write(text: "/* No STAT tables available */")
+            return
+        }
+        write(text: "ANALYZE sqlite_schema;")
+        var insert = OutputStyle()
+        insert.setHeaders(false)
+        for table in ["sqlite_stat1", "sqlite_stat4"] where tables.contains(table) {
+            insert.setMode(.insert, table: table)
+            // What a table of them holds is the statistics, never a secret: printed as sqlite3 does.
+            do {
+                try SQLRunner.run("SELECT * FROM \(table)", on: database, style: insert) { [self] in write($0) }
+            } catch {
+                throw CLIError.database(error.error, path: opened.path)
+            }
+        }
+        write(text: "ANALYZE sqlite_schema;")
+    }
+
+    /// The first column of every row of `sql`.
+    private func schemaNames(_ sql: String) throws(CLIError) -> [String] {
+        do throws(DatabaseError) {
+            let rows = try database.executeQuery(sql)
+            defer { rows.close() }
+            var names: [String] = []
+            while try rows.next() { names.append(rows.string(at: 0) ?? "") }
+            return names
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
     }
 
     /// A view's CREATE statement followed by its columns in a comment, as sqlite3's `.schema` shows

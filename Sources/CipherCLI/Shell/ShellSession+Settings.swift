@@ -199,6 +199,133 @@ extension ShellSession {
         level(0, prefix: "")
     }
 
+    /// `.trace ?FILE|stdout|stderr|off? ?--plain|--stmt?`: each statement's text as it starts to
+    /// run, as sqlite3 writes it (`;` and a newline after it), to FILE (made 0600, named when
+    /// tracing stops), stdout or stderr. The text is the SQL as written, never its bound values:
+    /// `--expanded` and the other kinds of sqlite3's trace are refused.
+    func traceCommand(_ arguments: [String]) throws(CLIError) {
+        var destination: String?
+        for argument in arguments {
+            if argument.hasPrefix("-") {
+                guard Self.option(argument, is: "plain") || Self.option(argument, is: "stmt") else {
+                    throw CLIError.usage(
+                        "Unknown option \"\(argument)\" on \".trace\"",
+                        hint: "the shell traces each statement's text as written (--plain, --stmt), never its values")
+                }
+            } else {
+                destination = argument
+            }
+        }
+        guard let destination else { return }
+        try stopTracing()
+        switch destination {
+        case "off": return
+        case "stdout": traceOutput = nil
+        case "stderr": traceOutput = .standardError
+        default: traceOutput = .file(try ShellOutput.open(destination, once: false, database: absolutePath))
+        }
+        do {
+            try database.trace { [weak self] sql in self?.writeTrace(sql) }
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
+        isTracing = true
+    }
+
+    /// One traced statement: its text without the `;`s it ends with, then `;` and a newline.
+    private func writeTrace(_ sql: String) {
+        var text = Substring(sql)
+        while text.hasSuffix(";") { text = text.dropLast() }
+        let bytes = Array((text + ";\n").utf8)
+        switch traceOutput {
+        // stdout whatever `.output` says, as sqlite3's trace.
+        case nil: Console.write(bytes: bytes)
+        case .standardError?: Console.error(String(text) + ";")
+        case .file(let output)?: output.writer.write(bytes: bytes)
+        }
+    }
+
+    /// Ends `.trace`, publishing its file if it wrote one.
+    func stopTracing() throws(CLIError) {
+        guard isTracing else { return }
+        isTracing = false
+        try? database.trace(nil)
+        guard case .file(let output)? = traceOutput else { return }
+        traceOutput = nil
+        do {
+            try output.writer.finish()
+            try output.file?.publish()
+        } catch {
+            output.file?.discard()
+            throw error
+        }
+    }
+
+    /// `.stats on|off`, or the statistics now: SQLite's memory counters and this connection's
+    /// caches, as sqlite3 3.40 lists them, then the process's I/O from /proc. sqlite3's statement
+    /// counters (VM steps, sorts) are left out: the library keeps each statement's handle to itself.
+    func statsCommand(_ arguments: [String]) throws(CLIError) {
+        guard let argument = arguments.first else {
+            writeStatistics()
+            return
+        }
+        switch argument.lowercased() {
+        case "on", "1", "yes", "true": showsStatistics = true
+        case "off", "0", "no", "false": showsStatistics = false
+        default: throw CLIError.usage("Usage: .stats ?on|off?", hint: "stmt and vmstep need statement counters the shell cannot read")
+        }
+    }
+
+    /// The statistics `.stats` shows, each label padded to 36 columns as sqlite3 pads it.
+    func writeStatistics() {
+        func line(_ label: String, _ value: String) {
+            write(text: label + String(repeating: " ", count: max(0, 36 - label.count)) + " " + value)
+        }
+        func process(_ operation: Int32) -> (current: Int64, highest: Int64) {
+            var current: Int64 = 0
+            var highest: Int64 = 0
+            sqlite3_status64(operation, &current, &highest, 0)
+            return (current, highest)
+        }
+        line("Memory Used:", "\(process(SQLITE_STATUS_MEMORY_USED).current) (max \(process(SQLITE_STATUS_MEMORY_USED).highest)) bytes")
+        line(
+            "Number of Outstanding Allocations:",
+            "\(process(SQLITE_STATUS_MALLOC_COUNT).current) (max \(process(SQLITE_STATUS_MALLOC_COUNT).highest))")
+        line(
+            "Number of Pcache Overflow Bytes:",
+            "\(process(SQLITE_STATUS_PAGECACHE_OVERFLOW).current) (max \(process(SQLITE_STATUS_PAGECACHE_OVERFLOW).highest)) bytes")
+        line("Largest Allocation:", "\(process(SQLITE_STATUS_MALLOC_SIZE).highest) bytes")
+        line("Largest Pcache Allocation:", "\(process(SQLITE_STATUS_PAGECACHE_SIZE).highest) bytes")
+        if let handle = database.sqliteHandle {
+            func connection(_ operation: Int32, reset: Bool = false) -> (current: Int32, highest: Int32) {
+                var current: Int32 = 0
+                var highest: Int32 = 0
+                sqlite3_db_status(handle, operation, &current, &highest, reset ? 1 : 0)
+                return (current, highest)
+            }
+            let slots = connection(SQLITE_DBSTATUS_LOOKASIDE_USED)
+            line("Lookaside Slots Used:", "\(slots.current) (max \(slots.highest))")
+            line("Successful lookaside attempts:", "\(connection(SQLITE_DBSTATUS_LOOKASIDE_HIT).highest)")
+            line("Lookaside failures due to size:", "\(connection(SQLITE_DBSTATUS_LOOKASIDE_MISS_SIZE).highest)")
+            line("Lookaside failures due to OOM:", "\(connection(SQLITE_DBSTATUS_LOOKASIDE_MISS_FULL).highest)")
+            line("Pager Heap Usage:", "\(connection(SQLITE_DBSTATUS_CACHE_USED).current) bytes")
+            line("Page cache hits:", "\(connection(SQLITE_DBSTATUS_CACHE_HIT, reset: true).current)")
+            line("Page cache misses:", "\(connection(SQLITE_DBSTATUS_CACHE_MISS, reset: true).current)")
+            line("Page cache writes:", "\(connection(SQLITE_DBSTATUS_CACHE_WRITE, reset: true).current)")
+            line("Schema Heap Usage:", "\(connection(SQLITE_DBSTATUS_SCHEMA_USED).current) bytes")
+            line("Statement Heap/Lookaside Usage:", "\(connection(SQLITE_DBSTATUS_STMT_USED).current) bytes")
+        }
+        let labels = [
+            ("rchar: ", "Bytes received by read():"), ("wchar: ", "Bytes sent to write():"), ("syscr: ", "Read() system calls:"),
+            ("syscw: ", "Write() system calls:"), ("read_bytes: ", "Bytes read from storage:"),
+            ("write_bytes: ", "Bytes written to storage:"), ("cancelled_write_bytes: ", "Cancelled write bytes:"),
+        ]
+        guard let io = PathBytes.contents(of: "/proc/self/io") else { return }
+        for entry in String(decoding: io, as: UTF8.self).split(separator: "\n") {
+            if let (prefix, label) = labels.first(where: { entry.hasPrefix($0.0) }) { line(label, String(entry.dropFirst(prefix.count))) }
+        }
+    }
+
     /// `.timeout MS`: how long a statement waits for another connection's lock.
     func setTimeout(_ arguments: [String]) {
         let milliseconds = arguments.first.flatMap { Int($0) } ?? 0

@@ -43,6 +43,14 @@ final class ShellSession {
     let absolutePath: String
     /// The file `.output` or `.once` writes, as given (`.show` names it).
     private(set) var outputPath: String?
+    /// Where `.trace` writes: stdout (`nil`), stderr or a file.
+    enum TraceOutput {
+        case standardError
+        case file(ShellOutput)
+    }
+    var traceOutput: TraceOutput?
+    /// Whether `.trace` is on.
+    var isTracing = false
     /// The status `.exit CODE` asked the process to end with.
     var exitCode: Int32?
     /// Whether any statement or command failed (non-interactive runs exit 1 then).
@@ -162,6 +170,7 @@ final class ShellSession {
             write(text: "changes: \(database.changes)   total_changes: \(database.totalChanges)")
         }
         if let started { write(text: started.report()) }
+        if showsStatistics { writeStatistics() }
         finishOnce()
         return succeeded
     }

@@ -400,6 +400,51 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertGreaterThan(Date().timeIntervalSince(started), 1.4, "it waited for the lock")
     }
 
+    /// `.fullschema` (the schema, then the statistics as INSERTs between two ANALYZEs) and
+    /// `.trace` (each statement's text as it runs) as sqlite3's; `.stats` lists sqlite3's
+    /// counters, but for a statement's own.
+    func testFullSchemaTraceAndStats() throws {
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE t(a, b);
+            CREATE TABLE "u v"(c PRIMARY KEY);
+            CREATE VIEW w AS SELECT a FROM t;
+            CREATE INDEX ta ON t(a);
+            .fullschema
+            INSERT INTO t VALUES (1, 'x'), (1, 'y'), (2, 'z');
+            ANALYZE;
+            .fullschema --indent
+            .trace stdout
+            SELECT 1;
+            INSERT INTO t VALUES (3, 'w');;
+            SELECT b FROM t WHERE a = ?1;
+            .trace off
+            SELECT 'untraced';
+            .trace traced.sql
+            SELECT 'to the file';
+            .trace off
+            .fullschema extra
+            """, expect: 1, fresh: true, dotCommandErrors: true)
+        XCTAssertEqual(try String(contentsOfFile: path("traced.sql"), encoding: .utf8), "SELECT 'to the file';\n")
+        var status = stat()
+        XCTAssertEqual(stat(path("traced.sql"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+        let expanded = try cipherShell(".trace stdout --expanded\n", expect: 1)
+        XCTAssertTrue(expanded.stderr.contains(#"Unknown option "--expanded" on ".trace""#), expanded.stderr)
+        let stats = try cipherShell(".stats on\nSELECT 1;\n.stats off\nSELECT 2;\n").stdout
+        let labels = stats.split(separator: "\n").compactMap { line in line.firstIndex(of: ":").map { String(line[..<$0]) } }
+        XCTAssertEqual(
+            Array(labels.prefix(15)),
+            [
+                "Memory Used", "Number of Outstanding Allocations", "Number of Pcache Overflow Bytes", "Largest Allocation",
+                "Largest Pcache Allocation", "Lookaside Slots Used", "Successful lookaside attempts", "Lookaside failures due to size",
+                "Lookaside failures due to OOM", "Pager Heap Usage", "Page cache hits", "Page cache misses", "Page cache writes",
+                "Schema Heap Usage", "Statement Heap/Lookaside Usage",
+            ], stats)
+        XCTAssertTrue(stats.hasPrefix("1\nMemory Used:                         "), stats)
+        XCTAssertTrue(stats.hasSuffix("\n2\n"), "no statistics after .stats off: \(stats)")
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
