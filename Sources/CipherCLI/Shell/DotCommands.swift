@@ -162,6 +162,13 @@ extension ShellSession {
 
     /// Every dot-command, in `.help` order.
     static let commands: [DotCommand] = [
+        DotCommand(
+            name: ".backup", usage: "?DB? FILE", summary: "Backup DB (default \"main\") to FILE",
+            details: ["   encrypted with the database's key; FILE replaced whole; main only"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.backupCommand(arguments, name: ".backup")
+            return .proceed
+        },
         DotCommand(name: ".bail", usage: "on|off", summary: "Stop after hitting an error.  Default OFF") {
             shell, arguments throws(CLIError) in
             shell.bail = try onOff(arguments, ".bail")
@@ -389,6 +396,19 @@ extension ShellSession {
             shell.readDepth += 1
             defer { shell.readDepth -= 1 }
             return shell.run(reader)
+        },
+        DotCommand(
+            name: ".recover", usage: "", summary: "Recover as much data as possible from corrupt db.",
+            details: ["   what `cipherdb salvage` saves, as SQL text; what was lost on stderr"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.recoverCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".save", usage: "?OPTIONS? FILE", summary: "Write database to FILE (an alias for .backup ...)"
+        ) { shell, arguments throws(CLIError) in
+            try shell.backupCommand(arguments, name: ".save")
+            return .proceed
         },
         DotCommand(
             name: ".schema", usage: "?PATTERN?", summary: "Show the CREATE statements matching PATTERN",

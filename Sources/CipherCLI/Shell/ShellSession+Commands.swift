@@ -259,6 +259,64 @@ extension ShellSession {
         }
     }
 
+    /// `.backup ?DB? FILE` and `.save`: a copy of the database in FILE through the library's
+    /// online backup (``Database/backup(to:key:settings:replacing:pagesPerStep:progress:)``),
+    /// encrypted with the database's own key and settings; FILE is replaced whole, never half
+    /// written, as sqlite3's `.backup` replaces it. Only `main` can be copied.
+    func backupCommand(_ arguments: [String], name: String) throws(CLIError) {
+        var positional: [String] = []
+        for argument in arguments {
+            guard !argument.hasPrefix("-") else {
+                throw CLIError.usage("unknown option: \(argument)", hint: "sqlite3's --append and --async have no encrypted equivalent")
+            }
+            positional.append(argument)
+        }
+        guard positional.count == 1 || positional.count == 2 else { throw CLIError.usage("Usage: \(name) ?DB? FILENAME") }
+        if positional.count == 2, positional[0] != "main" {
+            throw CLIError.usage("\(name) copies the main database only, not \(positional[0])")
+        }
+        let target = positional[positional.count - 1]
+        do {
+            try database.backup(to: target, key: opened.key?.key, settings: opened.settings, replacing: true)
+        } catch {
+            throw CLIError.database(error, path: opened.path, writing: target)
+        }
+    }
+
+    /// `.recover`: what `cipherdb salvage` saves of a damaged database (``Salvager``: every row
+    /// still readable, a damaged stretch skipped), written as SQL text (``SQLDumper``) that
+    /// rebuilds it; what could not be saved is reported on stderr. The rows pass through a
+    /// database in memory, never a file.
+    func recoverCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.isEmpty else {
+            throw CLIError.usage("Usage: .recover", hint: "sqlite3's --ignore-freelist, --lost-and-found and --no-rowids do not apply")
+        }
+        let copy = Database(path: ":memory:")
+        defer { copy.close() }
+        let report: Salvager.Report
+        do {
+            try copy.open()
+            report = try Salvager(source: database, target: copy, targetName: "the recovered copy", progress: ProgressReporter(quiet: true))
+                .run()
+            try SQLDumper.dump(copy) { write($0) }
+        } catch let error as CLIError {
+            throw error
+        } catch let error as DatabaseError {
+            throw CLIError.database(error, path: opened.path)
+        } catch {
+            throw CLIError(.sqlFailed, "\(error)")
+        }
+        var lost: [String] = report.schemaProblems.map { "not recreated: \($0)" }
+        for table in report.tables where table.failures > 0 || table.knownLost > 0 || table.error != nil {
+            var line = "\(table.name): \(table.saved) rows saved"
+            if table.failures > 0 { line += ", \(table.failures) damaged stretch(es) skipped" }
+            if table.knownLost > 0 { line += ", \(table.knownLost) unreadable row(s)" }
+            if let error = table.error { line += " (\(error))" }
+            lost.append(line)
+        }
+        if !lost.isEmpty { reportError("the database is damaged; what was lost:\n  " + lost.joined(separator: "\n  ")) }
+    }
+
     /// `.cipher`: the settings in force on this connection, and the PRAGMAs another client needs.
     func showCipherSettings() {
         guard let key = opened.key else {

@@ -445,6 +445,35 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(stats.hasSuffix("\n2\n"), "no statistics after .stats off: \(stats)")
     }
 
+    /// `.backup` and `.save` write encrypted copies with the database's key through the
+    /// library's backup; `.recover` writes what salvage saves of a damaged file as SQL.
+    func testBackupSaveAndRecover() throws {
+        let result = try cipherShell(".backup copy.db\n.save main saved.db\n.backup other x.db\n.save app.db\n", expect: 1)
+        XCTAssertTrue(result.stderr.contains("main database only"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("is the database itself"), result.stderr)
+        for copy in ["copy.db", "saved.db"] {
+            XCTAssertNotEqual(Array(try bytes(copy).prefix(15)), Array("SQLite format 3".utf8), "\(copy) is encrypted")
+            let rows = try cipherdb(["query", copy, "SELECT count(*) FROM people", "--mode", "list"] + open, env: env).stdout
+            XCTAssertEqual(rows, "3\n", copy)
+        }
+        // An intact database recovers whole: the same rows as .dump gives.
+        XCTAssertEqual(try cipherShell(".recover\n").stdout, try cipherShell(".dump\n").stdout)
+        // A damaged one: the readable rows, as SQL that sqlite3 loads; the loss on stderr.
+        try cipherdb(
+            [
+                "query", "app.db",
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO pets SELECT i, 'pet ' || i FROM n",
+            ] + open, env: env)
+        let size = try bytes("app.db").count
+        try flipByte("app.db", at: size / 2 + 100)
+        let recovered = try cipherShell(".recover\n", expect: 1)
+        XCTAssertTrue(recovered.stderr.contains("damaged stretch"), recovered.stderr)
+        try writeFile("recovered.sql", recovered.stdout)
+        let count = try shell(#"sqlite3 "$DIR/new.db" < "$DIR/recovered.sql" && sqlite3 "$DIR/new.db" "SELECT count(*) FROM pets""#).stdout
+        let saved = try XCTUnwrap(Int(count.trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertTrue(saved > 100 && saved < 3002, "\(saved) of 3002 pets")
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
