@@ -55,11 +55,20 @@ struct ShellCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false)
+        let access = KeystoreAccess(keystore)
+        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
         do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
-        let session = ShellSession(opened: opened)
+        let keyOptions = key
+        let session = ShellSession(opened: opened) { path, readOnly throws(CLIError) in
+            // stdin holds the script after the passphrase's line: a second passphrase cannot come from it.
+            if keyOptions.source == .standardInput {
+                throw CLIError.usage(".open cannot read another passphrase from stdin", hint: "give the key with another flag")
+            }
+            return try DatabaseAccess.open(path, keyOptions: keyOptions, keystore: access, readOnly: readOnly)
+        }
+        defer { session.database.close() }
         let interactive = Console.stdinIsTerminal
         let reader: LineReader
         var interrupts: DispatchSourceSignal?
@@ -79,7 +88,7 @@ struct ShellCommand: ParsableCommand {
         Console.flush()
         // `.exit CODE`: the user's own status, whatever failed before (as in sqlite3).
         if let code = session.exitCode {
-            opened.database.close()
+            session.database.close()
             Foundation.exit(code)
         }
         if let fatal = session.fatal, !interactive { throw CommandFailure(status: fatal.status) }

@@ -354,6 +354,17 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
+            name: ".open", usage: "?OPTIONS? FILE", summary: "Close existing database and reopen FILE",
+            details: [
+                "     Options:",
+                "        --readonly      Open FILE readonly",
+                "     The key comes as on the command line: its key flags, or a prompt",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.openCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
             name: ".output", usage: "?FILE?", summary: "Send output to FILE or stdout if FILE is omitted",
             details: ["   FILE is created 0600 and named only when complete"]
         ) {

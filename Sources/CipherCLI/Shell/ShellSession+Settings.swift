@@ -233,7 +233,7 @@ extension ShellSession {
     }
 
     /// One traced statement: its text without the `;`s it ends with, then `;` and a newline.
-    private func writeTrace(_ sql: String) {
+    func writeTrace(_ sql: String) {
         var text = Substring(sql)
         while text.hasSuffix(";") { text = text.dropLast() }
         let bytes = Array((text + ";\n").utf8)

@@ -19,8 +19,12 @@ final class ShellSession {
         case stop
     }
 
-    let opened: OpenedDatabase
+    /// The database the shell works on; `.open` replaces it.
+    private(set) var opened: OpenedDatabase
     var database: Database { opened.database }
+    /// Opens another database the way the command line opened this one (its key flags, or a
+    /// prompt on a terminal): `.open`.
+    private let reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)?
     var style = OutputStyle()
     /// `.bail on`: stop at the first error.
     var bail = false
@@ -40,7 +44,7 @@ final class ShellSession {
     var mainPrompt = "cipherdb> "
     var continuationPrompt = "     ...> "
     /// The database's path from the root, for what opens it again after `.cd`.
-    let absolutePath: String
+    private(set) var absolutePath: String
     /// The file `.output` or `.once` writes, as given (`.show` names it).
     private(set) var outputPath: String?
     /// Where `.trace` writes: stdout (`nil`), stderr or a file.
@@ -66,11 +70,56 @@ final class ShellSession {
     /// What Ctrl-C stops.
     let interrupter: ShellInterrupter
 
-    init(opened: OpenedDatabase) {
+    init(opened: OpenedDatabase, reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)? = nil) {
         self.opened = opened
-        absolutePath =
-            opened.path.hasPrefix("/") ? opened.path : FileManager.default.currentDirectoryPath + "/" + opened.path
+        self.reopen = reopen
+        absolutePath = Self.absolute(opened.path)
         interrupter = ShellInterrupter(opened.database.interruptHandle)
+    }
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// `.open ?--readonly? FILE`: closes the database and opens FILE as the command line would
+    /// (the shell's key flags, or a prompt for its passphrase on a terminal); key PRAGMAs stay
+    /// refused. As in sqlite3, `.parameter`'s values belong to the closed connection and go with
+    /// it; `.trace` follows to the new one. A FILE that does not exist is refused: an encrypted
+    /// database is made by `cipherdb create`, with its key's checks.
+    func openCommand(_ arguments: [String]) throws(CLIError) {
+        var readOnly = false
+        var path: String?
+        for argument in arguments {
+            if Self.option(argument, is: "readonly") {
+                readOnly = true
+            } else if argument.hasPrefix("-") {
+                throw CLIError.usage(
+                    "unknown option: \(argument)", hint: "only --readonly: make a new encrypted database with `cipherdb create FILE`")
+            } else if path == nil {
+                path = argument
+            } else {
+                throw CLIError.usage("extra argument: \"\(argument)\"")
+            }
+        }
+        guard let path else {
+            throw CLIError.usage("Usage: .open ?--readonly? FILE", hint: "no database in memory: it would not be encrypted")
+        }
+        guard let reopen else { throw CLIError.usage(".open is not available here") }
+        let replacement = try reopen(path, readOnly)
+        do {
+            try replacement.database.refuseKeyPragmas()
+        } catch {
+            replacement.database.close()
+            throw CLIError.database(error, path: path)
+        }
+        let traced = isTracing
+        if traced { try? database.trace(nil) }
+        database.close()
+        opened = replacement
+        absolutePath = Self.absolute(path)
+        interrupter.retarget(replacement.database.interruptHandle)
+        parameters.removeAll()
+        if traced { try? database.trace { [weak self] sql in self?.writeTrace(sql) } }
     }
 
     // MARK: - Reading input
@@ -187,7 +236,8 @@ final class ShellSession {
             return
         }
         let mapped = CLIError.database(error, path: opened.path)
-        guard mapped.status == .sqlFailed else {
+        // A write to a database opened read-only (`.open --readonly`) fails that statement alone, as in sqlite3.
+        guard mapped.status == .sqlFailed || error.kind == .readOnly else {
             fatal = mapped
             reportError(mapped.hint.map { "\(mapped.message)\n  hint: \($0)" } ?? mapped.message)
             return
@@ -353,7 +403,7 @@ struct ShellOutput {
 /// steps) and the running dot-command's own work (a page check, an import's rows), which SQLite
 /// does not see. Safe to call from the signal's dispatch queue.
 final class ShellInterrupter: @unchecked Sendable {
-    private let handle: InterruptHandle
+    private var handle: InterruptHandle
     // Touched only under `lock`: this is what makes the unchecked Sendable conformance sound.
     private var current: CancellationFlag?
     private var currentConnection: InterruptHandle?
@@ -361,6 +411,11 @@ final class ShellInterrupter: @unchecked Sendable {
 
     init(_ handle: InterruptHandle) {
         self.handle = handle
+    }
+
+    /// Interrupts `handle`'s statements from now on (`.open`'s new connection).
+    func retarget(_ handle: InterruptHandle) {
+        lock.withLock { self.handle = handle }
     }
 
     /// A new flag for the dot-command about to run, which Ctrl-C sets from now on; and the
@@ -376,8 +431,8 @@ final class ShellInterrupter: @unchecked Sendable {
 
     /// Interrupts the running statement and sets the running dot-command's flag.
     func interrupt() {
-        handle.interrupt()
         lock.withLock {
+            handle.interrupt()
             currentConnection?.interrupt()
             current?.cancel()
         }

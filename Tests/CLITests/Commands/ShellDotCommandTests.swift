@@ -474,6 +474,35 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(saved > 100 && saved < 3002, "\(saved) of 3002 pets")
     }
 
+    /// `.open FILE` opens another database with the shell's key flags; `.parameter`'s values go
+    /// with the closed connection, as in sqlite3; a missing file or a bad option keeps the one
+    /// open; `--readonly` opens read-only.
+    func testOpenAnotherDatabaseWithTheSameKeyFlags() throws {
+        try cipherdb(["create", "two.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        try cipherdb(["query", "two.db", "CREATE TABLE t2(x); INSERT INTO t2 VALUES ('in two')"] + open, env: env)
+        let result = try cipherShell(
+            """
+            .parameter set :x 1
+            .open two.db
+            .parameter list
+            SELECT x FROM t2;
+            .open nosuch.db
+            .open --new other.db
+            SELECT count(*) FROM t2;
+            .open --readonly app.db
+            SELECT name FROM people WHERE id = 1;
+            INSERT INTO people(name) VALUES ('no');
+            .databases
+            """, expect: 1)
+        XCTAssertEqual(result.stdout, "in two\n1\nAnn\nmain: \(path("app.db")) r/o\n", result.stderr)
+        XCTAssertTrue(result.stderr.contains("nosuch.db"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("cipherdb create FILE"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("readonly"), result.stderr)
+        let stdinKey = try cipherdb(
+            ["shell", "app.db", "--passphrase-stdin"] + Self.fastOpen, stdin: "\(try XCTUnwrap(env["DB_PASS"]))\n.open two.db\n", expect: 1)
+        XCTAssertTrue(stdinKey.stderr.contains("cannot read another passphrase from stdin"), stdinKey.stderr)
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
