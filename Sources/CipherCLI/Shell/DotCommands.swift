@@ -416,6 +416,13 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
+            name: ".restore", usage: "?DB? FILE", summary: "Restore content of DB (default \"main\") from FILE",
+            details: ["   FILE opened with the database's key; refused while another process has it open"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.restoreCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
             name: ".save", usage: "?OPTIONS? FILE", summary: "Write database to FILE (an alias for .backup ...)"
         ) { shell, arguments throws(CLIError) in
             try shell.backupCommand(arguments, name: ".save")

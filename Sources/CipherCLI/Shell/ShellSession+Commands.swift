@@ -2,6 +2,12 @@ import CSQLCipher
 import CipherDB
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The dot-commands that do more than change a setting.
 extension ShellSession {
     /// The CREATE statements of the schema objects whose table matches `pattern` as sqlite3's
@@ -281,6 +287,66 @@ extension ShellSession {
         } catch {
             throw CLIError.database(error, path: opened.path, writing: target)
         }
+    }
+
+    /// `.restore ?DB? FILE`: the database's content replaced by FILE's, page by page through
+    /// SQLite's backup into this connection (sqlite3's way), FILE opened with the database's key
+    /// and settings (a `.backup` of it, say). Refused while another process has the database
+    /// open (its cached pages would go stale under it), as far as /proc shows it, or holds a lock.
+    func restoreCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.count == 1 || arguments.count == 2 else { throw CLIError.usage("Usage: .restore ?DB? FILE") }
+        if arguments.count == 2, arguments[0] != "main" {
+            throw CLIError.usage(".restore replaces the main database only, not \(arguments[0])")
+        }
+        let path = arguments[arguments.count - 1]
+        if let process = Self.otherProcess(holding: absolutePath) {
+            throw CLIError(
+                .temporaryFailure, "refusing to restore over \(opened.path): process \(process) has it open",
+                hint: "close the other connections (apps, shells) and try again")
+        }
+        guard PathBytes.access(path, F_OK) == 0 else { throw CLIError.missingInput(path, what: "file") }
+        let source = Database(path: path)
+        defer { source.close() }
+        do {
+            try source.open(flags: .readOnly, key: opened.key?.key, settings: opened.settings)
+            _ = try source.intForQuery("SELECT count(*) FROM sqlite_master")
+        } catch {
+            throw CLIError.database(error, path: path)
+        }
+        guard let target = database.sqliteHandle, let from = source.sqliteHandle,
+            let backup = sqlite3_backup_init(target, "main", from, "main")
+        else {
+            throw CLIError(
+                .sqlFailed, "cannot restore from \(path): \(database.sqliteHandle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+        }
+        var code = SQLITE_OK
+        while code == SQLITE_OK { code = sqlite3_backup_step(backup, 1024) }
+        sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else {
+            // Busy or locked: another connection holds the database; nothing was replaced.
+            throw CLIError(
+                code == SQLITE_BUSY || code == SQLITE_LOCKED ? .temporaryFailure : .sqlFailed,
+                "cannot restore \(opened.path) from \(path): \(String(cString: sqlite3_errstr(code)))")
+        }
+    }
+
+    /// Another process with `path` open, found through /proc (a process of another user stays
+    /// hidden unless this one may look at it).
+    static func otherProcess(holding path: String) -> Int32? {
+        var target = stat()
+        guard PathBytes.stat(path, &target) == 0, let processes = PathBytes.names(inFolder: "/proc") else { return nil }
+        let own = getpid()
+        for process in processes.compactMap({ Int32($0) }) where process != own {
+            for descriptor in PathBytes.names(inFolder: "/proc/\(process)/fd") ?? [] {
+                var status = stat()
+                if PathBytes.stat("/proc/\(process)/fd/\(descriptor)", &status) == 0, status.st_dev == target.st_dev,
+                    status.st_ino == target.st_ino
+                {
+                    return process
+                }
+            }
+        }
+        return nil
     }
 
     /// `.recover`: what `cipherdb salvage` saves of a damaged database (``Salvager``: every row

@@ -503,6 +503,35 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(stdinKey.stderr.contains("cannot read another passphrase from stdin"), stdinKey.stderr)
     }
 
+    /// `.restore FILE` puts a `.backup`'s content back into the open database, and refuses while
+    /// another process has the database open.
+    func testRestoreFromABackupAndRefusalWhileAnotherProcessHasItOpen() throws {
+        let restored = try cipherShell(
+            """
+            .backup snap.db
+            DELETE FROM people;
+            SELECT count(*) FROM people;
+            .restore snap.db
+            SELECT count(*) FROM people;
+            .restore other snap.db
+            .restore missing.db
+            """, expect: 1)
+        XCTAssertEqual(restored.stdout, "0\n3\n", restored.stderr)
+        XCTAssertTrue(restored.stderr.contains("main database only"), restored.stderr)
+        XCTAssertTrue(restored.stderr.contains("missing.db"), restored.stderr)
+        XCTAssertEqual(try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--mode", "list"] + open, env: env).stdout, "3\n")
+        let held = try shell(
+            #"""
+            (exec 3<"$DIR/app.db"; sleep 3) & holder=$!
+            sleep 0.5
+            printf 'DELETE FROM people;\n.restore snap.db\nSELECT count(*) FROM people;\n' \
+              | "$CIPHERDB" shell "$DIR/app.db" --passphrase-env DB_PASS --cipher-kdf-iter 1000
+            status=$?; kill $holder; echo "status $status"
+            """#, env: env)
+        XCTAssertTrue(held.stderr.contains("has it open"), held.stderr)
+        XCTAssertEqual(held.stdout, "0\nstatus 1\n", "nothing restored: \(held.stdout)")
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
