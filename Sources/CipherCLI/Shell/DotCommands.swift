@@ -205,6 +205,13 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
+            name: ".dbinfo", usage: "?DB?", summary: "Show status information about the database",
+            details: ["   an encrypted page 1's change counter, schema format and version are not shown"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.databaseInfo(arguments)
+            return .proceed
+        },
+        DotCommand(
             name: ".dump", usage: "?OBJECTS?", summary: "Render database content as SQL",
             details: [
                 "   Options:",

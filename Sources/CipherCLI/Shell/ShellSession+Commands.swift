@@ -349,6 +349,81 @@ extension ShellSession {
         return nil
     }
 
+    /// `.dbinfo ?DB?`: sqlite3's report of the database header and schema. A plaintext file's
+    /// header is read from the file, as sqlite3 reads it; an encrypted one's page 1 is encrypted,
+    /// so its fields come from the PRAGMAs that report them (SQLCipher's reserve from the cipher
+    /// settings), and the three only the header holds (change counter, schema format, last
+    /// writer's version) are said to be encrypted.
+    func databaseInfo(_ arguments: [String]) throws(CLIError) {
+        guard arguments.isEmpty || arguments == ["main"] else { throw CLIError.usage(".dbinfo reports the main database only") }
+        do throws(DatabaseError) {
+            func number(_ sql: String) throws(DatabaseError) -> Int { try database.intForQuery(sql) ?? 0 }
+            var fields: [(name: String, value: String)]
+            if opened.key == nil {
+                guard let header = PathBytes.contents(of: absolutePath)?.prefix(100), header.count == 100 else {
+                    throw DatabaseError(kind: .ioError, message: "cannot read the header of \(opened.path)")
+                }
+                let bytes = Array(header)
+                func two(_ offset: Int) -> Int { Int(bytes[offset]) << 8 | Int(bytes[offset + 1]) }
+                func four(_ offset: Int) -> String {
+                    String(
+                        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+                            | UInt32(bytes[offset + 3]))
+                }
+                fields = [
+                    ("database page size:", String(two(16) == 1 ? 65536 : two(16))), ("write format:", String(bytes[18])),
+                    ("read format:", String(bytes[19])), ("reserved bytes:", String(bytes[20])),
+                ]
+                for (name, offset) in [
+                    ("file change counter:", 24), ("database page count:", 28), ("freelist page count:", 36), ("schema cookie:", 40),
+                    ("schema format:", 44), ("default cache size:", 48), ("autovacuum top root:", 52), ("incremental vacuum:", 64),
+                    ("text encoding:", 56), ("user version:", 60), ("application id:", 68), ("software version:", 96),
+                ] {
+                    fields.append((name, four(offset)))
+                }
+            } else {
+                let encrypted = "(in the encrypted page 1)"
+                let format = try database.journalMode() == "wal" ? "2" : "1"
+                guard let version = SQLCipherVersion.current else {
+                    throw DatabaseError(kind: .unsupported, message: "the running SQLCipher does not say its version")
+                }
+                let layout = CipherLayout(settings: try database.cipherSettings(), version: version)
+                let autoVacuum = try number("PRAGMA auto_vacuum")
+                fields = [
+                    ("database page size:", String(try number("PRAGMA page_size"))), ("write format:", format), ("read format:", format),
+                    ("reserved bytes:", String(layout.reserveSize)), ("file change counter:", encrypted),
+                    ("database page count:", String(try number("PRAGMA page_count"))),
+                    ("freelist page count:", String(try number("PRAGMA freelist_count"))),
+                    ("schema cookie:", String(try number("PRAGMA schema_version"))), ("schema format:", encrypted),
+                    ("default cache size:", String(try number("PRAGMA default_cache_size"))),
+                    ("autovacuum top root:", autoVacuum == 0 ? "0" : String(try number("SELECT max(rootpage) FROM sqlite_master"))),
+                    ("incremental vacuum:", autoVacuum == 2 ? "1" : "0"),
+                    (
+                        "text encoding:",
+                        String(["UTF-8": 1, "UTF-16le": 2, "UTF-16be": 3][try database.stringForQuery("PRAGMA encoding") ?? ""] ?? 0)
+                    ),
+                    ("user version:", String(try number("PRAGMA user_version"))),
+                    ("application id:", String(try number("PRAGMA application_id"))), ("software version:", encrypted),
+                ]
+            }
+            for (name, sql) in [
+                ("number of tables:", "SELECT count(*) FROM sqlite_master WHERE type='table'"),
+                ("number of indexes:", "SELECT count(*) FROM sqlite_master WHERE type='index'"),
+                ("number of triggers:", "SELECT count(*) FROM sqlite_master WHERE type='trigger'"),
+                ("number of views:", "SELECT count(*) FROM sqlite_master WHERE type='view'"),
+                ("schema size:", "SELECT CAST(total(length(sql)) AS INTEGER) FROM sqlite_master"),
+            ] {
+                fields.append((name, String(try number(sql))))
+            }
+            for (name, value) in fields {
+                let encoding = name == "text encoding:" ? [" (utf8)", " (utf16le)", " (utf16be)"][safe: (Int(value) ?? 0) - 1] ?? "" : ""
+                write(text: name.padding(toLength: 20, withPad: " ", startingAt: 0) + " " + value + encoding)
+            }
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
+    }
+
     /// `.recover`: what `cipherdb salvage` saves of a damaged database (``Salvager``: every row
     /// still readable, a damaged stretch skipped), written as SQL text (``SQLDumper``) that
     /// rebuilds it; what could not be saved is reported on stderr. The rows pass through a
@@ -805,4 +880,9 @@ final class DelimitedRecordReader {
             previous = byte
         }
     }
+}
+
+extension Array {
+    /// The element at `index`, `nil` outside the array.
+    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

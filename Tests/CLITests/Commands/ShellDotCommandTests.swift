@@ -532,6 +532,29 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(held.stdout, "0\nstatus 1\n", "nothing restored: \(held.stdout)")
     }
 
+    /// `.dbinfo`: on a plaintext file what the stock sqlcipher shell prints (Debian's sqlite3 has
+    /// no sqlite_dbpage for it); on an encrypted one the fields PRAGMAs report, SQLCipher's
+    /// reserve, and the header-only fields said to be encrypted (the stock shell prints the
+    /// ciphertext's bytes there).
+    func testDatabaseInfo() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        try decrypt()
+        let expected = try shell(#"LD_PRELOAD= sqlcipher "$DIR/plain.db" .dbinfo"#).stdout
+        XCTAssertEqual(try cipherdb(["shell", "plain.db"], stdin: ".dbinfo\n").stdout, expected)
+        XCTAssertTrue(expected.contains("number of tables:    4\n"), expected)
+        let encrypted = try cipherShell(".dbinfo\n").stdout
+        let plainLines = expected.split(separator: "\n")
+        let lines = encrypted.split(separator: "\n")
+        XCTAssertEqual(lines.count, plainLines.count, encrypted)
+        XCTAssertEqual(lines.filter { $0.hasSuffix("(in the encrypted page 1)") }.count, 3, encrypted)
+        XCTAssertTrue(encrypted.contains("reserved bytes:      48\n"), encrypted)
+        for name in ["freelist page count:", "text encoding:", "user version:", "number of", "schema size:"] {
+            XCTAssertEqual(
+                lines.filter { $0.hasPrefix(name) }, plainLines.filter { $0.hasPrefix(name) }, "\(name) is the same as the plaintext copy's"
+            )
+        }
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
