@@ -305,7 +305,8 @@ extension ShellSession {
             shell, arguments throws(CLIError) in
             let names = try shell.strings(
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE ? ORDER BY name", arguments.first ?? "%")
-            for name in names { shell.write(text: name) }
+            // In columns, as sqlite3 lays out .tables and .indexes alike.
+            for line in ShellSession.columns(names) { shell.write(text: line) }
             return .proceed
         },
         DotCommand(

@@ -578,6 +578,17 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(try cipherShell(".tables\n").stdout, "adults  audit   people  pets  \n")
         XCTAssertEqual(try cipherShell(".tables p%\n").stdout, "people  pets  \n")
         XCTAssertEqual(try cipherShell(".indexes\n.indexes pets\n").stdout, "people_by_age\n")
+        // In columns, as sqlite3 lays out both; .changes' line and .databases' too.
+        try assertSameAsSqlite3(
+            """
+            CREATE INDEX people_by_name ON people(name);
+            .tables
+            .tables p%
+            .indexes
+            .indexes people
+            .changes on
+            INSERT INTO audit VALUES ('x');
+            """)
     }
 
     func testDumpIsTheStockShellsDump() throws {

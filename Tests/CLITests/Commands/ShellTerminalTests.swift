@@ -76,8 +76,8 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertFalse(history.contains("typed-secret"), history)
         XCTAssertFalse(history.lowercased().contains("key"), history)
 
-        // A new session: the up arrow brings the statement back without its values (run, it
-        // asks for them); no ^[[A.
+        // A new session: the up arrow brings the statement back without its values (run, its
+        // parameters are NULL, as sqlite3's unset ones); no ^[[A.
         let second = try typed(["\\033[A", "\\n", "\\004"])
         XCTAssertTrue(second.stdout.contains("SELECT ? + ?, ?;"), second.stdout)
         XCTAssertFalse(second.stdout.contains("^[[A"), second.stdout)
