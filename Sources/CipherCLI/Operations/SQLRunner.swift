@@ -137,11 +137,15 @@ enum SQLRunner {
 /// are not part of it (as in sqlite3, whose error context starts there); pieces of nothing but
 /// spaces and comments are skipped, as SQLite compiles them to nothing.
 struct StatementSplitter {
-    private let bytes: [UInt8]
+    /// The text's bytes and a NUL after them (sqlite3_complete reads C strings).
+    private var bytes: [UInt8]
+    private let count: Int
     private var position = 0
 
     init(_ sql: String) {
         bytes = Array(sql.utf8)
+        count = bytes.count
+        bytes.append(0)
     }
 
     /// The text of a range ``next()`` returned.
@@ -151,33 +155,35 @@ struct StatementSplitter {
 
     /// The byte range of the next statement, `nil` after the last.
     mutating func next() -> Range<Int>? {
-        pieces: while position < bytes.count {
-            while position < bytes.count, Self.isSpace(bytes[position]) { position += 1 }
+        pieces: while position < count {
+            while position < count, Self.isSpace(bytes[position]) { position += 1 }
             let start = position
             var hasContent = false
+            // Only a CREATE TRIGGER holds a `;` that does not end it: sqlite3_complete is asked then.
+            var mayBeTrigger = false
             var index = position
-            while index < bytes.count {
+            while index < count {
                 let byte = bytes[index]
-                let following: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
+                let following = bytes[index + 1]
                 switch byte {
                 case _ where Self.isSpace(byte):
                     index += 1
                 case UInt8(ascii: "-") where following == UInt8(ascii: "-"):
-                    while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
+                    while index < count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
                 case UInt8(ascii: "/") where following == UInt8(ascii: "*"):
                     index += 2
-                    while index + 1 < bytes.count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
+                    while index + 1 < count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
                         index += 1
                     }
-                    index = min(bytes.count, index + 2)
+                    index = min(count, index + 2)
                 case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "["):
                     hasContent = true
                     let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : byte
                     index += 1
-                    while index < bytes.count {
+                    while index < count {
                         if bytes[index] == close {
                             // A doubled quote is one quote inside; `]` has no escape.
-                            if close != UInt8(ascii: "]"), index + 1 < bytes.count, bytes[index + 1] == close {
+                            if close != UInt8(ascii: "]"), bytes[index + 1] == close {
                                 index += 2
                                 continue
                             }
@@ -185,7 +191,7 @@ struct StatementSplitter {
                         }
                         index += 1
                     }
-                    index = min(bytes.count, index + 1)
+                    index = min(count, index + 1)
                 case UInt8(ascii: ";"):
                     index += 1
                     guard hasContent else {
@@ -193,30 +199,44 @@ struct StatementSplitter {
                         position = index
                         continue pieces
                     }
-                    if Self.isComplete(bytes[start..<index]) {
+                    if !mayBeTrigger || isComplete(start..<index) {
                         position = index
                         return start..<index
                     }
+                case UInt8(ascii: "t"), UInt8(ascii: "T"):
+                    hasContent = true
+                    if !mayBeTrigger, Self.isTrigger(bytes, at: index) { mayBeTrigger = true }
+                    index += 1
                 default:
                     hasContent = true
                     index += 1
                 }
             }
-            position = bytes.count
-            return hasContent ? start..<bytes.count : nil
+            position = count
+            return hasContent ? start..<count : nil
         }
         return nil
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || (9...13).contains(byte)
+        byte == 0x20 || (byte >= 9 && byte <= 13)
     }
 
-    private static func isComplete(_ text: ArraySlice<UInt8>) -> Bool {
-        var terminated = Array(text)
-        terminated.append(0)
-        return terminated.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sqlite3_complete($0.baseAddress) != 0 }
+    /// Whether the word `trigger`, in any case, starts at `index`.
+    private static func isTrigger(_ bytes: [UInt8], at index: Int) -> Bool {
+        guard index + 7 < bytes.count else { return false }
+        // t r i g g e r, lower-cased by setting 0x20.
+        return bytes[index + 1] | 0x20 == 0x72 && bytes[index + 2] | 0x20 == 0x69 && bytes[index + 3] | 0x20 == 0x67
+            && bytes[index + 4] | 0x20 == 0x67 && bytes[index + 5] | 0x20 == 0x65 && bytes[index + 6] | 0x20 == 0x72
+    }
+
+    /// sqlite3_complete on the bytes of `range`, ended for the call by a NUL put after them.
+    private mutating func isComplete(_ range: Range<Int>) -> Bool {
+        let saved = bytes[range.upperBound]
+        bytes[range.upperBound] = 0
+        defer { bytes[range.upperBound] = saved }
+        return bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { sqlite3_complete($0.baseAddress.map { $0 + range.lowerBound }) != 0 }
         }
     }
 }

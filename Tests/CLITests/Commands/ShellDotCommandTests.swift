@@ -926,6 +926,26 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(try cipherShell(".verify\n", expect: 1).stdout.contains("page 2: hmacMismatch"))
     }
 
+    /// Statements end at a `;` outside strings, names and comments, except inside a trigger's
+    /// body; empty ones are skipped; the last needs no `;`.
+    func testStatementSplitter() {
+        let sql = """
+            SELECT 'a;b', "c;d", [e;f], `g;h` -- x;y
+            ;  ;
+            /* ; */ CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1; SELECT 'it''s;'; END;
+            select 'Trigger;'; SELECT 2
+            """
+        var splitter = StatementSplitter(sql)
+        var statements: [String] = []
+        while let range = splitter.next() { statements.append(splitter.text(range)) }
+        XCTAssertEqual(
+            statements,
+            [
+                "SELECT 'a;b', \"c;d\", [e;f], `g;h` -- x;y\n;",
+                "/* ; */ CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1; SELECT 'it''s;'; END;", "select 'Trigger;';", "SELECT 2",
+            ])
+    }
+
     func testDotCommandWordsAndErrorLocation() {
         XCTAssertEqual(ShellSession.words(of: #".separator "\t" '|x y'  z"#), [".separator", "\t", "|x y", "z"])
         // As sqlite3 resolves them: escapes in double quotes and unquoted words, octal too; none in single quotes.
