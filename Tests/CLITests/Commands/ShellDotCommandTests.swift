@@ -588,7 +588,10 @@ final class ShellDotCommandTests: CLITestCase {
             .indexes people
             .changes on
             INSERT INTO audit VALUES ('x');
-            """)
+            .databases
+            """, normalized: { $0.replacingOccurrences(of: self.path("app.db"), with: self.path("plain.db")) })
+        try assertSameAsSqlite3("SELECT 1;\n.quit\nSELECT 2;\n")
+        try assertSameAsSqlite3(".bail on\nSELECT 1;\nSELECT * FROM nope;\nSELECT 2;\n", expect: 1)
     }
 
     func testDumpIsTheStockShellsDump() throws {
