@@ -92,6 +92,27 @@ final class SQLCipher4Tests: CLITestCase {
         XCTAssertEqual(plain.stderr, "Parse error near line 1: near \";\": syntax error\n")
     }
 
+    /// `.eqp on` on SQLCipher 4 (whose SQLite gives each step its parent) draws sqlite3 3.40's tree,
+    /// byte for byte for plans both SQLite versions make alike.
+    func testShellQueryPlanIsSqlite3sTree() throws {
+        let env = passphraseEnvironment()
+        let four = env.merging(preload) { $1 }
+        try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: four)
+        let script = """
+            CREATE TABLE t(a, b);
+            CREATE INDEX ta ON t(a);
+            .eqp on
+            SELECT * FROM t WHERE a = 1;
+            SELECT * FROM t t1, t t2 WHERE t1.b = t2.a ORDER BY 1;
+            SELECT 1;
+            """
+        try writeFile("plan.sql", script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/plan.sql""#).stdout
+        XCTAssertTrue(expected.contains("QUERY PLAN\n|--SCAN t1 USING INDEX ta\n`--SEARCH t2 USING INDEX ta (a=?)\n"), expected)
+        let ours = try cipherdb(["shell", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, stdin: script)
+        XCTAssertEqual(ours.stdout, expected)
+    }
+
     /// The KDF and HMAC algorithms DB Browser offers, as flags on SQLCipher 4: written, needed
     /// (and said to be needed) on every open, changed by rekey; refused on SQLCipher 3.4.1.
     func testKDFAndHMACAlgorithmFlags() throws {
