@@ -22,6 +22,10 @@ struct QueryCommand: ParsableCommand {
             html, ascii; --header / --no-header, --separator and --nullvalue as sqlite3's .headers, .separator \
             and .nullvalue.
 
+            --param NAME=VALUE binds a parameter of the SQL (?N, :NAME, @NAME, $NAME) as the sqlite3 shell's \
+            .parameter set does: VALUE is an SQL literal (42, 'text', x'00ff', NULL) or else the text itself. \
+            A parameter without a value is an error.
+
             Examples:
               cipherdb query app.db "SELECT name, age FROM people" --passphrase-env DB_PASS
               cipherdb query app.db "INSERT INTO people(name) VALUES ('Ann')" \\
@@ -32,6 +36,8 @@ struct QueryCommand: ParsableCommand {
                 cipherdb query app.db "SELECT count(*) FROM people" --passphrase-stdin --csv
               cipherdb query app.db "SELECT * FROM people" --key-id app --mode box
               cipherdb query app.db - --key-id app --mode json < report.sql | jq '.[].name'
+              cipherdb query app.db "SELECT * FROM people WHERE id = :id" \\
+                --key-id app --param id=42
             """
     )
 
@@ -59,6 +65,13 @@ struct QueryCommand: ParsableCommand {
     @Option(name: .customLong("nullvalue"), help: ArgumentHelp("With --mode: text printed for NULL.", valueName: "TEXT"))
     var nullValue: String?
 
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp(
+            "Bind VALUE (an SQL literal such as 42, 'text', x'00', NULL; else the text itself) to parameter NAME: :NAME, @NAME, $NAME, or ?N (a bare NAME binds all three, a bare N ?N). Repeatable.",
+            valueName: "NAME=VALUE"))
+    var parameters: [String] = []
+
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
@@ -68,6 +81,33 @@ struct QueryCommand: ParsableCommand {
         if mode == nil, header != nil || separator != nil || nullValue != nil {
             throw ValidationError("--header, --separator and --nullvalue go with --mode")
         }
+        for parameter in parameters where !parameter.contains("=") || parameter.hasPrefix("=") {
+            throw ValidationError("--param takes NAME=VALUE, not \(parameter)")
+        }
+    }
+
+    /// The `--param` values, read as SQL literals on `database` as the shell's `.parameter set` reads them.
+    private func parameterValues(on database: Database) -> ParameterValues {
+        var values = ParameterValues.none
+        for parameter in parameters {
+            guard let equals = parameter.firstIndex(of: "=") else { continue }
+            let name = String(parameter[..<equals])
+            let value = ParameterValues.value(of: String(parameter[parameter.index(after: equals)...]), on: database)
+            if let first = name.first, ":@$?".contains(first) {
+                values.set(name, to: value)
+            } else if name.allSatisfy(\.isASCII) && Int(name) != nil {
+                values.set("?" + name, to: value)
+            } else {
+                for prefix in [":", "@", "$"] { values.set(prefix + name, to: value) }
+            }
+        }
+        return values
+    }
+
+    /// The error for a failed statement; a parameter without a value names the flag that gives one.
+    private func failure(_ error: DatabaseError) -> CLIError {
+        guard error.kind == .invalidArguments else { return CLIError.database(error, path: database) }
+        return CLIError.usage(error.message, hint: "give it with --param NAME=VALUE (:NAME, @NAME, $NAME, or N for ?N)")
     }
 
     /// The output style of `--mode` and the flags that adjust it.
@@ -95,13 +135,14 @@ struct QueryCommand: ParsableCommand {
         defer { opened.database.close() }
         do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
         let sql = try statements()
+        let values = parameterValues(on: opened.database)
         if let style {
             let changes: Int
             do {
-                changes = try SQLRunner.run(sql, on: opened.database, style: style, sink: Console.write(bytes:))
+                changes = try SQLRunner.run(sql, on: opened.database, style: style, parameters: values, sink: Console.write(bytes:))
             } catch {
                 Console.flush()
-                throw CLIError.database(error, path: database)
+                throw failure(error.error)
             }
             common.detail("\(changes) row(s) changed")
             return
@@ -111,7 +152,7 @@ struct QueryCommand: ParsableCommand {
         var printed = 0
         let changes: Int
         do {
-            changes = try SQLRunner.run(sql, on: opened.database) { table in
+            changes = try SQLRunner.run(sql, on: opened.database, parameters: values) { table in
                 if format == .json {
                     last = table
                 } else {
@@ -121,7 +162,7 @@ struct QueryCommand: ParsableCommand {
                 }
             }
         } catch {
-            throw CLIError.database(error, path: database)
+            throw failure(error)
         }
         if format == .json {
             var members: [(String, JSONValue)] = []

@@ -23,14 +23,17 @@ struct ShellCommand: ParsableCommand {
             kept without its literals, as INSERT INTO t VALUES (?, ?)); --no-history keeps none. Ctrl-C interrupts the running statement (or .verify, .dump, .import) and returns to the prompt; \
             Ctrl-D or .quit leaves. Errors show where in the SQL they are when SQLite says (SQLite 3.38 and later).
 
-            Output is sqlite3's: the same modes (.mode list, csv, tabs, line, column, box, table, markdown, \
-            json, quote, insert, html, ascii), .headers, .separator and .nullvalue, with the same defaults (list, \
-            '|', no header). .help lists the dot-commands: .output/.once FILE (created 0600), .read, \
-            .import FILE TABLE (CSV, or --ascii), .dump [TABLE], .schema [PATTERN], .tables/.indexes [PATTERN], .databases, \
-            .timer, .changes, .bail, .show, .limit, and .cipher (settings in force) and .verify (page HMACs and \
-            integrity_check). Input is held only as far as SQLite could use it: a line or statement longer than the \
-            sql_length limit, an .import record longer than the length limit, and NUL bytes are errors naming the file \
-            and line.
+            Output and dot-commands are sqlite3 3.40's, with the same defaults (list mode, '|', no header): \
+            .help lists the commands and .help NAME explains one, saying where the shell differs. Among them: \
+            .mode (list, csv, tabs, line, column, box, table, markdown, json, quote, insert, html, ascii, qbox, tcl; \
+            --wrap, --wordwrap, --quote), .width, .headers, .separator, .nullvalue, .parameter (values bound into \
+            every statement), .output/.once FILE (created 0600), .read, .import, .dump, .schema, .tables, .indexes, \
+            .fullschema, .print, .echo, .eqp, .trace, .stats, .timer, .changes, .bail, .show, .limit, .timeout, .prompt, \
+            .cd, .shell, .open, .backup/.save (encrypted copies), .restore, .recover (what salvage saves, as SQL), \
+            .dbinfo, .exit CODE; and .cipher (settings in force) and .verify (page HMACs and integrity_check). Errors read as sqlite3's \
+            (Parse error near line N). Input is held only as far as SQLite could use it: a line or statement longer \
+            than the sql_length limit, an .import record longer than the length limit, and NUL bytes are errors \
+            naming the file and line.
 
             When stdin is not a terminal the statements are read from it without prompts or line editing (then \
             give the key with a flag other than --passphrase-stdin, or put the passphrase on stdin's first \
@@ -53,11 +56,20 @@ struct ShellCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false)
+        let access = KeystoreAccess(keystore)
+        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
         do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
-        let session = ShellSession(opened: opened)
+        let keyOptions = key
+        let session = ShellSession(opened: opened) { path, readOnly throws(CLIError) in
+            // stdin holds the script after the passphrase's line: a second passphrase cannot come from it.
+            if keyOptions.source == .standardInput {
+                throw CLIError.usage(".open cannot read another passphrase from stdin", hint: "give the key with another flag")
+            }
+            return try DatabaseAccess.open(path, keyOptions: keyOptions, keystore: access, readOnly: readOnly)
+        }
+        defer { session.database.close() }
         let interactive = Console.stdinIsTerminal
         let reader: LineReader
         var interrupts: DispatchSourceSignal?
@@ -72,8 +84,14 @@ struct ShellCommand: ParsableCommand {
         _ = session.run(reader)
         interrupts?.cancel()
         do { try session.closeDestination() } catch { session.reportError(error.message) }
+        do { try session.stopTracing() } catch { session.reportError(error.message) }
         if interactive { Console.write("\n") }
         Console.flush()
+        // `.exit CODE`: the user's own status, whatever failed before (as in sqlite3).
+        if let code = session.exitCode {
+            session.database.close()
+            Foundation.exit(code)
+        }
         if let fatal = session.fatal, !interactive { throw CommandFailure(status: fatal.status) }
         if session.failed && !interactive { throw CommandFailure(status: .sqlFailed) }
     }

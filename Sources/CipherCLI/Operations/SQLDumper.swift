@@ -15,15 +15,28 @@ enum SQLDumper {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// What sqlite3's `.dump` options leave out or add.
+    struct Options {
+        /// `--data-only`: the INSERT statements alone (no transaction, CREATE, index, trigger or view).
+        var dataOnly = false
+        /// `--nosys`: not SQLite's own tables (`sqlite_sequence`, `sqlite_stat1`, ...).
+        var noSystemTables = false
+        /// `--preserve-rowids`: each row's rowid, where it is not a column, in a column list.
+        var preservesRowids = false
+    }
+
     /// Writes the dump of `database` to `sink` in pieces of about 64 KB, so a large database is
     /// never held in memory as text.
     ///
-    /// With `pattern` (a LIKE pattern, as the shell's `.dump TABLE`), only the tables whose names
-    /// match, with their rows, indexes and triggers, and no header PRAGMAs.
-    static func dump(_ database: Database, tables pattern: String? = nil, to sink: ([UInt8]) -> Void) throws(DatabaseError) {
-        var output = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
+    /// With `patterns` (LIKE patterns, as the shell's `.dump TABLE ...`), only the tables whose
+    /// names match one, with their rows, indexes and triggers, and no header PRAGMAs.
+    static func dump(
+        _ database: Database, tables patterns: [String] = [], options: Options = Options(), to sink: ([UInt8]) -> Void
+    ) throws(DatabaseError) {
+        var output = options.dataOnly ? "" : "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
+        let filter = patterns.isEmpty ? "1" : patterns.map { "tbl_name LIKE \(literal($0))" }.joined(separator: " OR ")
         let rows = try database.executeQuery(
-            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND tbl_name LIKE ? ORDER BY rowid", pattern ?? "%")
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND (\(filter)) ORDER BY rowid")
         var objects: [(type: String, name: String, table: String, sql: String)] = []
         while try rows.next() {
             objects.append((rows.string(at: 0) ?? "", rows.string(at: 1) ?? "", rows.string(at: 2) ?? "", rows.string(at: 3) ?? ""))
@@ -34,12 +47,15 @@ enum SQLDumper {
             objects.filter { $0.type == "table" && $0.name != "sqlite_sequence" }
             + objects.filter { $0.type == "table" && $0.name == "sqlite_sequence" }
         for object in tables {
-            if object.name == "sqlite_sequence" {
-                output += "DELETE FROM sqlite_sequence;\n"
-            } else if object.name.hasPrefix("sqlite_stat") {
-                output += "ANALYZE sqlite_master;\n"
-            } else if object.name.hasPrefix("sqlite_") {
+            let isSystemTable = object.name == "sqlite_sequence" || object.name.hasPrefix("sqlite_stat")
+            if object.name.hasPrefix("sqlite_"), !isSystemTable || options.noSystemTables {
                 continue
+            } else if options.dataOnly {
+                // Rows alone, as sqlite3's --data-only writes them (a virtual table's too).
+            } else if object.name == "sqlite_sequence" {
+                output += "DELETE FROM sqlite_sequence;\n"
+            } else if isSystemTable {
+                output += "ANALYZE sqlite_master;\n"
             } else if object.sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") {
                 if !wroteWritableSchema {
                     output += "PRAGMA writable_schema=ON;\n"
@@ -51,29 +67,67 @@ enum SQLDumper {
             } else {
                 output += object.sql + ";\n"
             }
-            try appendRows(of: object.name, from: database, to: &output, sink: sink)
+            let rowid = options.preservesRowids ? try rowidName(of: object.name, in: database) : nil
+            try appendRows(of: object.name, rowid: rowid, from: database, to: &output, sink: sink)
         }
         if wroteWritableSchema { output += "PRAGMA writable_schema=OFF;\n" }
-        for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
-            output += object.sql + ";\n"
+        if !options.dataOnly {
+            for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
+                output += object.sql + ";\n"
+            }
         }
-        if pattern == nil {
+        if patterns.isEmpty, !options.dataOnly {
             let userVersion = try database.userVersion()
             if userVersion != 0 { output += "PRAGMA user_version=\(userVersion);\n" }
             let applicationID = try database.applicationID()
             if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
         }
-        output += "COMMIT;\n"
+        if !options.dataOnly { output += "COMMIT;\n" }
         sink(Array(output.utf8))
     }
 
+    /// The name to read and write `table`'s rowid by, for `--preserve-rowids`: `rowid`, `_rowid_`
+    /// or `oid`, the first that is not a column's; `nil` when the table has no rowid of its own
+    /// (WITHOUT ROWID, or an INTEGER PRIMARY KEY, which is the rowid and dumped as a column).
+    private static func rowidName(of table: String, in database: Database) throws(DatabaseError) -> String? {
+        let columns = try database.executeQuery("PRAGMA table_info(\(quoteIdentifier(table)))")
+        var names: Set<String> = []
+        var keys: [String] = []
+        while try columns.next() {
+            names.insert((columns.string(at: 1) ?? "").lowercased())
+            if (columns.int(at: 5) ?? 0) > 0 { keys.append((columns.string(at: 2) ?? "").uppercased()) }
+        }
+        // A lone INTEGER PRIMARY KEY is the rowid unless it has an index of its own (DESC, or a
+        // WITHOUT ROWID table).
+        let indexes = try database.executeQuery("PRAGMA index_list(\(quoteIdentifier(table)))")
+        var hasKeyIndex = false
+        while try indexes.next() {
+            if indexes.string(at: 3) == "pk" { hasKeyIndex = true }
+        }
+        if keys == ["INTEGER"], !hasKeyIndex { return nil }
+        guard let name = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else { return nil }
+        // A WITHOUT ROWID table has none to read.
+        do {
+            let probe = try database.executeQuery("SELECT \(name) FROM \(quoteIdentifier(table)) LIMIT 0")
+            probe.close()
+        } catch {
+            return nil
+        }
+        return name
+    }
+
     private static func appendRows(
-        of table: String, from database: Database, to output: inout String,
+        of table: String, rowid: String?, from database: Database, to output: inout String,
         sink: ([UInt8]) -> Void
     ) throws(DatabaseError) {
-        let rows = try database.executeQuery("SELECT * FROM \(quoteIdentifier(table))")
+        let rows = try database.executeQuery("SELECT \(rowid.map { $0 + ", " } ?? "")* FROM \(quoteIdentifier(table))")
         defer { rows.close() }
-        let prefix = Array("INSERT INTO \(quoteIdentifier(table)) VALUES(".utf8)
+        var text = "INSERT INTO \(quoteIdentifier(table))"
+        if let rowid {
+            let columns = (1..<rows.columnCount).map { SQLText.identifierIfNeeded(rows.columnName(at: $0) ?? "") }
+            text += "(" + ([rowid] + columns).joined(separator: ",") + ")"
+        }
+        let prefix = Array((text + " VALUES(").utf8)
         // Rows are formatted as bytes: per-character String work made a dump 100 times slower
         // than the shell's `.dump` on blob-heavy tables.
         var bytes = Array(output.utf8)

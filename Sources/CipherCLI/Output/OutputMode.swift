@@ -12,9 +12,13 @@ enum OutputMode: String, CaseIterable, Sendable, ExpressibleByArgument {
     /// List with ASCII's unit separator (0x1F) between columns and record separator (0x1E) after
     /// rows: no quoting, for text that holds commas, quotes and newlines (`.import --ascii` reads it).
     case ascii
+    /// Box with values as SQL literals, wrapped at 60 characters (sqlite3's shorthand for `box --wrap 60 --quote`).
+    case qbox
+    /// Each value a TCL list element: in double quotes, C escapes, a space between columns.
+    case tcl
 
     /// Whether the mode lines up columns, so it needs every row before printing the first.
-    var isColumnar: Bool { [.column, .box, .table, .markdown].contains(self) }
+    var isColumnar: Bool { [.column, .box, .table, .markdown, .qbox].contains(self) }
 
     /// The modes, for messages (`list, csv, ...`).
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
@@ -37,13 +41,26 @@ struct OutputStyle: Sendable, Equatable {
     var nullValue = ""
     /// The table name of insert mode, quoted as SQL needs it.
     private(set) var insertTable = "\"table\""
+    /// Columnar modes: `.width`'s widths, column by column; a negative one right-justifies, 0
+    /// (or none) takes the wrap width.
+    var widths: [Int] = []
+    /// Columnar modes: where text wraps onto the next line (`--wrap N`, sqlite3's default 60).
+    private(set) var wrap = 60
+    /// Columnar modes: whether a wrapped line ends at a word's end (`--wordwrap on`).
+    private(set) var wordWrap = false
+    /// Columnar modes: values as SQL literals (`--quote`).
+    private(set) var quotes = false
 
     /// Switches to `mode` with the side effects of sqlite3's `.mode`: csv sets `,` and CRLF, tabs a
     /// tab, list `|` and newline, quote `,`, ascii 0x1F and 0x1E, column and line a newline; the
     /// columnar modes turn the header on unless
     /// `.headers` was given; insert takes a table name (default `table`).
-    mutating func setMode(_ mode: OutputMode, table: String? = nil) {
+    ///
+    /// A columnar mode takes the wrap options (sqlite3's `--wrap`, `--wordwrap`, `--quote`, which
+    /// every `.mode` of one sets anew); qbox is box with `quotes` on.
+    mutating func setMode(_ mode: OutputMode, table: String? = nil, wrap: Int = 60, wordWrap: Bool = false, quotes: Bool = false) {
         self.mode = mode
+        if mode.isColumnar { (self.wrap, self.wordWrap, self.quotes) = (wrap, wordWrap, quotes || mode == .qbox) }
         switch mode {
         case .list: (columnSeparator, rowSeparator) = ("|", "\n")
         case .csv: (columnSeparator, rowSeparator) = (",", "\r\n")
@@ -56,6 +73,10 @@ struct OutputStyle: Sendable, Equatable {
             if !headerWasSet { showsHeader = true }
         case .box, .table, .markdown:
             if !headerWasSet { showsHeader = true }
+        case .qbox:
+            self.mode = .box
+            if !headerWasSet { showsHeader = true }
+        case .tcl: (columnSeparator, rowSeparator) = (" ", "\n")
         case .insert: insertTable = SQLText.identifierIfNeeded(table ?? "table")
         case .json, .html: break
         }
@@ -67,8 +88,12 @@ struct OutputStyle: Sendable, Equatable {
         headerWasSet = true
     }
 
-    /// The mode's name as `.mode` shows it (tabs is list with a tab).
-    var modeName: String { mode == .list && columnSeparator == "\t" ? "tabs" : mode.rawValue }
+    /// The mode as sqlite3's `.mode` and `.show` describe it: its name (tabs is list), and a
+    /// columnar mode's wrap options.
+    var modeDescription: String {
+        guard mode.isColumnar else { return mode.rawValue }
+        return "\(mode.rawValue) --wrap \(wrap) --wordwrap \(wordWrap ? "on" : "off") --\(quotes ? "" : "no")quote"
+    }
 }
 
 /// Prints one statement's rows in an ``OutputStyle``, as bytes: sqlite3 prints text and blobs as
@@ -81,9 +106,10 @@ struct RowPrinter {
     private let columns: [String]
     private let sink: ([UInt8]) -> Void
     private var buffer: [UInt8] = []
-    private var rowCount = 0
+    /// The rows printed so far.
+    private(set) var rowCount = 0
     /// Columnar modes: every line of every cell, header first, and where a row ends.
-    private var cells: [[UInt8]?] = []
+    private var cells: [[UInt8]] = []
     private var rowEnds: [Bool] = []
     private var hasMultiLineRow = false
 
@@ -180,6 +206,13 @@ struct RowPrinter {
                 if let text = Self.text(value) { append(text) } else { append(style.nullValue) }
                 append(style.rowSeparator)
             }
+        case .tcl:
+            if first, style.showsHeader {
+                append(columns.map { Self.cString(Array($0.utf8.prefix { $0 != 0 })) }.joined(separator: style.columnSeparator))
+                append(style.rowSeparator)
+            }
+            append(row.map { Self.cString(Self.text($0) ?? Array(style.nullValue.utf8)) }.joined(separator: style.columnSeparator))
+            append(style.rowSeparator)
         case .json:
             append(first ? "[{" : ",\n{")
             for (index, value) in row.enumerated() {
@@ -231,9 +264,27 @@ struct RowPrinter {
                 append("</TD>\n")
             }
             append("</TR>\n")
-        case .column, .box, .table, .markdown:
+        case .column, .box, .table, .markdown, .qbox:
             break
         }
+    }
+
+    /// `bytes` as sqlite3 writes a C string (tcl mode, `.show`): in double quotes, `\\`, `\"`,
+    /// `\t`, `\n`, `\r`, and three octal digits for any other byte that is not printable ASCII.
+    static func cString(_ bytes: [UInt8]) -> String {
+        var output = "\""
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\\"): output += "\\\\"
+            case UInt8(ascii: "\""): output += "\\\""
+            case 0x09: output += "\\t"
+            case 0x0A: output += "\\n"
+            case 0x0D: output += "\\r"
+            case 0x20..<0x7F: output.unicodeScalars.append(Unicode.Scalar(byte))
+            default: output += "\\" + String(repeating: "0", count: 3 - String(byte, radix: 8).count) + String(byte, radix: 8)
+            }
+        }
+        return output + "\""
     }
 
     /// sqlite3 quotes a CSV field holding a control character, space, `"`, `'`, DEL or any byte
@@ -303,68 +354,120 @@ struct RowPrinter {
 
     // MARK: - Columnar modes
 
+    /// The width text of column `index` wraps at: its `.width`, else the mode's wrap width.
+    private func wrapWidth(_ index: Int) -> Int {
+        let width = index < style.widths.count ? style.widths[index] : 0
+        return abs(width == 0 ? style.wrap : width)
+    }
+
     private mutating func addColumnar(_ row: [DatabaseValue]) {
         if cells.isEmpty {
-            // The header is the first row of cells (column names are shown as they are).
-            cells = columns.map { Array($0.utf8) }
+            // The header is the first row of cells: each name's first display line.
+            cells = columns.enumerated().map {
+                Self.displayLine(Array($0.element.utf8), maxWidth: wrapWidth($0.offset), wordWrap: style.wordWrap).line
+            }
             rowEnds = [true]
         }
-        var pending: [[UInt8]?] = row.map { Self.text($0) }
-        var isFirstLine = true
+        var pending: [[UInt8]] = row.map { style.quotes ? Self.quotedColumn($0) : Self.text($0) ?? Array(style.nullValue.utf8) }
         while true {
-            var next: [[UInt8]?] = Array(repeating: nil, count: pending.count)
             var more = false
             for index in pending.indices {
-                guard let text = pending[index] else {
-                    // NULL on its first line; empty below.
-                    cells.append(isFirstLine ? nil : [])
-                    continue
-                }
-                let (line, rest) = Self.displayLine(text)
+                let (line, rest) = Self.displayLine(pending[index], maxWidth: wrapWidth(index), wordWrap: style.wordWrap)
                 cells.append(line)
-                if let rest {
-                    next[index] = rest
-                    more = true
-                }
+                pending[index] = rest ?? []
+                if rest != nil { more = true }
             }
             rowEnds.append(!more)
             if !more { break }
             hasMultiLineRow = true
-            pending = next.map { $0 ?? [] }
-            isFirstLine = false
         }
     }
 
-    /// sqlite3's display line of a cell: up to the first control character other than a tab (tabs
-    /// become spaces to the next multiple of 8); the rest, after that character (CRLF counts as
-    /// one), goes on the next line.
-    static func displayLine(_ text: [UInt8]) -> (line: [UInt8], rest: [UInt8]?) {
-        var line: [UInt8] = []
-        var width = 0
+    /// A value as sqlite3's `--quote` shows it in a columnar mode: NULL, numbers as text, text in
+    /// single quotes (doubled inside), a blob as `x'..'` in lower-case hexadecimal.
+    private static func quotedColumn(_ value: DatabaseValue) -> [UInt8] {
+        switch value {
+        case .null: return Array("NULL".utf8)
+        case .integer, .real: return text(value) ?? []
+        case .text: return Array(SQLText.stringLiteral(text(value) ?? []).utf8)
+        case .blob(let data): return Array(("x'" + data.map { String(format: "%02x", $0) }.joined() + "'").utf8)
+        }
+    }
+
+    /// sqlite3's display line of a cell (its `translateForDisplayAndDup`): up to `maxWidth`
+    /// characters (0: no limit), cut at the first control character other than a tab (tabs become
+    /// spaces to the next multiple of 8); with `wordWrap`, a line cut at the width ends where a
+    /// word does if one ends in its second half. The rest, after the cut (a control character,
+    /// CRLF as one, is dropped there), goes on the next line; `nil` when nothing is left.
+    static func displayLine(_ text: [UInt8], maxWidth: Int = 0, wordWrap: Bool = false) -> (line: [UInt8], rest: [UInt8]?) {
+        let limit = maxWidth == 0 ? 1_000_000 : abs(maxWidth)
+        func byte(_ index: Int) -> UInt8 { index < text.count ? text[index] : 0 }
         var index = 0
-        while index < text.count {
-            let byte = text[index]
-            if byte >= 0x20 {
+        var width = 0
+        while width < limit {
+            if byte(index) >= 0x20 {
                 width += 1
-                repeat {
-                    line.append(text[index])
-                    index += 1
-                } while index < text.count && text[index] & 0xC0 == 0x80
-            } else if byte == 0x09 {
-                repeat {
-                    line.append(0x20)
-                    width += 1
-                } while width & 7 != 0
+                repeat { index += 1 } while byte(index) & 0xC0 == 0x80
+            } else if byte(index) == 0x09 {
+                repeat { width += 1 } while width & 7 != 0 && width < limit
                 index += 1
             } else {
                 break
             }
         }
-        guard index < text.count else { return (line, nil) }
-        if text[index] == 0x0D, index + 1 < text.count, text[index + 1] == 0x0A {
-            return (line, index + 2 < text.count ? Array(text[(index + 2)...]) : nil)
+        var end = index
+        if width >= limit && wordWrap {
+            func isSpace(_ value: UInt8) -> Bool { value == 0x20 || (9...13).contains(value) }
+            func isAlphanumeric(_ value: UInt8) -> Bool {
+                value < 0x80 && (Character(Unicode.Scalar(value)).isLetter || Character(Unicode.Scalar(value)).isNumber)
+            }
+            var candidate = index
+            while candidate > index / 2, !isSpace(byte(candidate - 1)) { candidate -= 1 }
+            if candidate <= index / 2 {
+                candidate = index
+                while candidate > index / 2,
+                    !(isAlphanumeric(byte(candidate - 1)) != isAlphanumeric(byte(candidate)) && byte(candidate) & 0xC0 != 0x80)
+                {
+                    candidate -= 1
+                }
+            }
+            if candidate > index / 2 {
+                index = candidate
+                end = candidate
+                while byte(index) == 0x20 { index += 1 }
+            }
         }
-        return (line, index + 1 < text.count ? Array(text[(index + 1)...]) : nil)
+        let rest: [UInt8]?
+        if width >= limit && byte(index) >= 0x20 {
+            rest = Array(text[index...])
+        } else if byte(index) == 0x0D && byte(index + 1) == 0x0A {
+            rest = index + 2 < text.count ? Array(text[(index + 2)...]) : nil
+        } else if byte(index) == 0 || byte(index + 1) == 0 {
+            rest = nil
+        } else {
+            rest = Array(text[(index + 1)...])
+        }
+        var line: [UInt8] = []
+        var column = 0
+        var position = 0
+        while position < end {
+            if byte(position) >= 0x20 {
+                column += 1
+                repeat {
+                    line.append(text[position])
+                    position += 1
+                } while byte(position) & 0xC0 == 0x80
+            } else if byte(position) == 0x09 {
+                repeat {
+                    column += 1
+                    line.append(0x20)
+                } while column & 7 != 0 && column < limit
+                position += 1
+            } else {
+                break
+            }
+        }
+        return (line, rest)
     }
 
     /// Characters as sqlite3 counts them: bytes that do not continue a UTF-8 sequence.
@@ -373,10 +476,14 @@ struct RowPrinter {
     private mutating func printColumnar() {
         let count = columns.count
         guard count > 0 else { return }
-        let null = Array(style.nullValue.utf8)
-        var widths = Array(repeating: 0, count: count)
-        for (index, cell) in cells.enumerated() { widths[index % count] = max(widths[index % count], Self.width(cell ?? null)) }
-        func padded(_ bytes: [UInt8], _ width: Int) -> [UInt8] { bytes + Array(repeating: 0x20, count: max(0, width - Self.width(bytes))) }
+        // At least `.width`'s width, right-justified where it is negative.
+        let justifiesRight = (0..<count).map { $0 < style.widths.count && style.widths[$0] < 0 }
+        var widths = (0..<count).map { $0 < style.widths.count ? abs(style.widths[$0]) : 0 }
+        for (index, cell) in cells.enumerated() { widths[index % count] = max(widths[index % count], Self.width(cell)) }
+        func padded(_ bytes: [UInt8], _ column: Int) -> [UInt8] {
+            let space = Array(repeating: UInt8(0x20), count: max(0, widths[column] - Self.width(bytes)))
+            return justifiesRight[column] ? space + bytes : bytes + space
+        }
         func centered(_ bytes: [UInt8], _ width: Int) -> [UInt8] {
             let space = max(0, width - Self.width(bytes))
             return Array(repeating: 0x20, count: space / 2) + bytes + Array(repeating: 0x20, count: (space + 1) / 2)
@@ -384,14 +491,14 @@ struct RowPrinter {
         func rule(_ left: String, _ middle: String, _ right: String, _ line: String) -> String {
             left + widths.map { String(repeating: line, count: $0 + 2) }.joined(separator: middle) + right + "\n"
         }
-        let header = cells.prefix(count).map { $0 ?? [] }
+        let header = Array(cells.prefix(count))
         let (columnSeparator, rowEnd): (String, String)
         switch style.mode {
         case .column:
             (columnSeparator, rowEnd) = ("  ", "\n")
             if style.showsHeader {
                 for index in 0..<count {
-                    append(padded(header[index], widths[index]))
+                    append(padded(header[index], index))
                     append(index == count - 1 ? "\n" : "  ")
                 }
                 append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
@@ -427,7 +534,7 @@ struct RowPrinter {
         for line in 1..<lineCount {
             if style.mode != .column { append(style.mode == .box ? "│ " : "| ") }
             for index in 0..<count {
-                append(padded(cells[line * count + index] ?? null, widths[index]))
+                append(padded(cells[line * count + index], index))
                 append(index == count - 1 ? rowEnd : columnSeparator)
             }
             // A row that spread over several lines makes sqlite3 separate every row.

@@ -3,9 +3,21 @@ import Foundation
 
 /// One dot-command: its name, its arguments for `.help`, what it does, and how it runs.
 struct DotCommand: Sendable {
+    /// The command's lines in `.help`: `.NAME ARGS` padded to 25 columns (sqlite3's layout) and
+    /// the summary, then the details.
+    var helpLines: [String] {
+        let left = name + (usage.isEmpty ? "" : " " + usage)
+        return [left + String(repeating: " ", count: max(2, 25 - left.count)) + summary] + details
+    }
+
     let name: String
+    /// Other names the command answers to (sqlite3's abbreviations in common use).
+    var aliases: [String] = []
+    /// Its arguments, as sqlite3's `.help` writes them (`?FILE?` for an optional one).
     let usage: String
     let summary: String
+    /// The lines `.help NAME` adds under the summary.
+    var details: [String] = []
     /// Runs the command with its arguments (the name excluded).
     let run: @Sendable (ShellSession, [String]) throws(CLIError) -> ShellSession.Outcome
 }
@@ -15,7 +27,7 @@ extension ShellSession {
     func dotCommand(_ line: String) -> Outcome {
         let words = Self.words(of: line)
         guard let name = words.first else { return .proceed }
-        guard let command = Self.commands.first(where: { $0.name == name || (name == ".q" && $0.name == ".quit") }) else {
+        guard let command = Self.commands.first(where: { $0.name == name || $0.aliases.contains(name) }) else {
             var message = "unknown command \(name)"
             if let guess = Self.suggestion(for: name) { message += "; did you mean \(guess)?" }
             reportError(message + " (.help lists the commands)")
@@ -99,6 +111,30 @@ extension ShellSession {
         return resolved
     }
 
+    /// `.help [PATTERN]` as sqlite3 answers it: every command's summary line; with `-all`, every
+    /// line; with a pattern, the commands it begins (and, for just one, its details), else every
+    /// command whose help holds it anywhere (without case), in full. `false` when nothing matched.
+    @discardableResult
+    func showHelp(for pattern: String?) -> Bool {
+        let lines = Self.commands.flatMap(\.helpLines)
+        guard let pattern, !["-a", "-all", "--all"].contains(pattern), !pattern.hasPrefix("0") else {
+            for line in lines where pattern != nil || line.hasPrefix(".") { write(text: line) }
+            return true
+        }
+        let named = Self.commands.filter { $0.name.dropFirst().hasPrefix(pattern) }
+        if named.count == 1, let command = named.first {
+            for line in command.helpLines { write(text: line) }
+            return true
+        }
+        if !named.isEmpty {
+            for command in named { write(text: command.helpLines[0]) }
+            return true
+        }
+        let matching = Self.commands.filter { $0.helpLines.contains { $0.lowercased().contains(pattern.lowercased()) } }
+        for line in matching.flatMap(\.helpLines) { write(text: line) }
+        return !matching.isEmpty
+    }
+
     /// The closest command name to a mistyped one.
     static func suggestion(for name: String) -> String? {
         Suggestion.closest(to: name, among: commands.map(\.name))
@@ -110,24 +146,6 @@ extension ShellSession {
         case "off"?, "0"?, "no"?, "false"?: return false
         default: throw CLIError.usage("usage: \(command) on|off")
         }
-    }
-
-    /// `text` as sqlite3's `.show` writes it: in double quotes, C escapes for backslash, quote, tab,
-    /// newline and carriage return, three octal digits for any other byte that is not printable ASCII.
-    private static func quoted(_ text: String) -> String {
-        var output = "\""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): output += "\\\\"
-            case UInt8(ascii: "\""): output += "\\\""
-            case 0x09: output += "\\t"
-            case 0x0A: output += "\\n"
-            case 0x0D: output += "\\r"
-            case 0x20..<0x7F: output.unicodeScalars.append(Unicode.Scalar(byte))
-            default: output += "\\" + String(repeating: "0", count: 3 - String(byte, radix: 8).count) + String(byte, radix: 8)
-            }
-        }
-        return output + "\""
     }
 
     private func strings(_ sql: String, _ arguments: Bindable?...) throws(CLIError) -> [String] {
@@ -144,21 +162,34 @@ extension ShellSession {
 
     /// Every dot-command, in `.help` order.
     static let commands: [DotCommand] = [
-        DotCommand(name: ".bail", usage: "on|off", summary: "stop at the first error") { shell, arguments throws(CLIError) in
+        DotCommand(
+            name: ".backup", usage: "?DB? FILE", summary: "Backup DB (default \"main\") to FILE",
+            details: ["   encrypted with the database's key; FILE replaced whole; main only"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.backupCommand(arguments, name: ".backup")
+            return .proceed
+        },
+        DotCommand(name: ".bail", usage: "on|off", summary: "Stop after hitting an error.  Default OFF") {
+            shell, arguments throws(CLIError) in
             shell.bail = try onOff(arguments, ".bail")
             return .proceed
         },
-        DotCommand(name: ".changes", usage: "on|off", summary: "show the rows changed after each statement") {
+        DotCommand(name: ".cd", usage: "DIRECTORY", summary: "Change the working directory to DIRECTORY") {
+            shell, arguments throws(CLIError) in
+            try shell.changeDirectory(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".changes", usage: "on|off", summary: "Show number of rows changed by SQL") {
             shell, arguments throws(CLIError) in
             shell.showsChanges = try onOff(arguments, ".changes")
             return .proceed
         },
-        DotCommand(name: ".cipher", usage: "", summary: "the SQLCipher settings in force, and the PRAGMAs another client needs") {
+        DotCommand(name: ".cipher", usage: "", summary: "Show the SQLCipher settings in force and the PRAGMAs another client needs") {
             shell, _ throws(CLIError) in
             shell.showCipherSettings()
             return .proceed
         },
-        DotCommand(name: ".databases", usage: "", summary: "the attached databases and their files") { shell, _ throws(CLIError) in
+        DotCommand(name: ".databases", usage: "", summary: "List names and files of attached databases") { shell, _ throws(CLIError) in
             do throws(DatabaseError) {
                 let rows = try shell.database.executeQuery("PRAGMA database_list")
                 defer { rows.close() }
@@ -173,78 +204,208 @@ extension ShellSession {
             }
             return .proceed
         },
-        DotCommand(name: ".dump", usage: "[TABLE]", summary: "the database (or tables matching a LIKE pattern) as SQL text") {
-            shell, arguments throws(CLIError) in
+        DotCommand(
+            name: ".dbinfo", usage: "?DB?", summary: "Show status information about the database",
+            details: ["   an encrypted page 1's change counter, schema format and version are not shown"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.databaseInfo(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".dump", usage: "?OBJECTS?", summary: "Render database content as SQL",
+            details: [
+                "   Options:",
+                "     --data-only            Output only INSERT statements",
+                "     --newlines             Allow unescaped newline characters in output",
+                "     --nosys                Omit system tables (ex: \"sqlite_stat1\")",
+                "     --preserve-rowids      Include ROWID values in the output",
+                "   OBJECTS is a LIKE pattern for tables, indexes, triggers or views to dump",
+                "   Additional LIKE patterns can be given in subsequent arguments",
+                "   The SQL text is the stock sqlcipher shell's (newlines always unescaped)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            var options = SQLDumper.Options()
+            var patterns: [String] = []
+            for argument in arguments {
+                // sqlite3 takes each option with one dash or two.
+                switch argument.hasPrefix("--") ? String(argument.dropFirst()) : argument {
+                case "-data-only": options.dataOnly = true
+                case "-nosys": options.noSystemTables = true
+                case "-preserve-rowids": options.preservesRowids = true
+                case "-newlines": break
+                case let option where option.hasPrefix("-"): throw CLIError.usage("Unknown option \"\(argument)\" on \".dump\"")
+                default: patterns.append(argument)
+                }
+            }
             do throws(DatabaseError) {
-                try SQLDumper.dump(shell.database, tables: arguments.first) { shell.write($0) }
+                try SQLDumper.dump(shell.database, tables: patterns, options: options) { shell.write($0) }
             } catch {
                 throw CLIError.database(error, path: shell.opened.path)
             }
             return .proceed
         },
-        DotCommand(name: ".exit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
-        DotCommand(name: ".headers", usage: "on|off", summary: "print a header row") { shell, arguments throws(CLIError) in
-            shell.style.setHeaders(try onOff(arguments, ".headers"))
-            return .proceed
-        },
-        DotCommand(name: ".help", usage: "[COMMAND]", summary: "this list") { shell, arguments throws(CLIError) in
-            let selected = commands.filter { arguments.isEmpty || $0.name == arguments[0] || $0.name == "." + arguments[0] }
-            let width = selected.map { ($0.name + " " + $0.usage).count }.max() ?? 0
-            for command in selected {
-                let left = (command.name + " " + command.usage).padding(toLength: width, withPad: " ", startingAt: 0)
-                shell.write(text: "\(left)  \(command.summary)")
-            }
+        DotCommand(name: ".echo", usage: "on|off", summary: "Turn command echo on or off") { shell, arguments throws(CLIError) in
+            shell.echoes = try onOff(arguments, ".echo")
             return .proceed
         },
         DotCommand(
-            name: ".import", usage: "FILE TABLE [--csv|--ascii] [--skip N]",
-            summary: "read records into TABLE (made from the first record if new): CSV split on the mode's separator, or --csv, --ascii"
+            name: ".eqp", usage: "on|off|full|...", summary: "Enable or disable automatic EXPLAIN QUERY PLAN",
+            details: ["   full and trigger are as on: no bytecode listing"]
+        ) { shell, arguments throws(CLIError) in
+            switch arguments.first?.lowercased() {
+            case "full"?, "trigger"?: shell.explainsQueryPlans = true
+            default: shell.explainsQueryPlans = try onOff(arguments, ".eqp")
+            }
+            return .proceed
+        },
+        DotCommand(name: ".exit", usage: "?CODE?", summary: "Exit this program with return-code CODE") {
+            shell, arguments throws(CLIError) in
+            // As sqlite3: a CODE that is not a non-zero number ends the shell as .quit does.
+            if let code = arguments.first.flatMap({ Int32($0) }), code != 0 { shell.exitCode = code }
+            return .stop
+        },
+        DotCommand(name: ".fullschema", usage: "?--indent?", summary: "Show schema and the content of sqlite_stat tables") {
+            shell, arguments throws(CLIError) in
+            try shell.fullSchemaCommand(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".headers", usage: "on|off", summary: "Turn display of headers on or off") { shell, arguments throws(CLIError) in
+            shell.style.setHeaders(try onOff(arguments, ".headers"))
+            return .proceed
+        },
+        DotCommand(name: ".help", usage: "?-all? ?PATTERN?", summary: "Show help text for PATTERN") { shell, arguments throws(CLIError) in
+            if !shell.showHelp(for: arguments.first) { shell.write(text: "Nothing matches '\(arguments.first ?? "")'") }
+            return .proceed
+        },
+        DotCommand(
+            name: ".import", usage: "FILE TABLE", summary: "Import data from FILE into TABLE",
+            details: [
+                "   Options:",
+                "     --ascii               Use \\037 and \\036 as column and row separators",
+                "     --csv                 Use , and \\n as column and row separators",
+                "     --skip N              Skip the first N rows of input",
+                "   Notes:",
+                "     *  If TABLE does not exist, it is created.  The first row of input",
+                "        determines the column names.",
+                "     *  If neither --csv or --ascii are used, the input mode is derived",
+                "        from the \".mode\" output mode",
+                "     *  All rows or none: one savepoint",
+            ]
         ) { shell, arguments throws(CLIError) in
             try shell.importRecords(arguments)
             return .proceed
         },
-        DotCommand(name: ".indexes", usage: "[TABLE]", summary: "the indexes (of tables matching a LIKE pattern)") {
+        DotCommand(
+            name: ".indexes", usage: "?TABLE?", summary: "Show names of indexes",
+            details: [
+                "                           If TABLE is specified, only show indexes for",
+                "                           tables matching TABLE using the LIKE operator.",
+            ]
+        ) {
             shell, arguments throws(CLIError) in
             let names = try shell.strings(
                 "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE ? ORDER BY name", arguments.first ?? "%")
-            for name in names { shell.write(text: name) }
+            // In columns, as sqlite3 lays out .tables and .indexes alike.
+            for line in ShellSession.columns(names) { shell.write(text: line) }
             return .proceed
         },
         DotCommand(
-            name: ".limit", usage: "[NAME [VALUE]]",
-            summary: "SQLite's limits on this connection, or set one (sql_length bounds .read's lines, length and column .import's records)"
+            name: ".limit", usage: "?LIMIT? ?VAL?", summary: "Display or change the value of an SQLITE_LIMIT",
+            details: ["   sql_length bounds .read's lines, length and column .import's records"]
         ) { shell, arguments throws(CLIError) in
             try shell.limitCommand(arguments)
             return .proceed
         },
-        DotCommand(name: ".mode", usage: "MODE [TABLE]", summary: "output mode: \(OutputMode.names)") { shell, arguments throws(CLIError) in
-            guard let name = arguments.first else {
-                shell.write(text: "current output mode: \(shell.style.modeName)")
-                return .proceed
-            }
-            guard let mode = OutputMode(rawValue: name.lowercased()) else {
-                throw CLIError.usage("unknown mode \(name): use one of \(OutputMode.names)")
-            }
-            shell.style.setMode(mode, table: arguments.dropFirst().first)
+        DotCommand(
+            name: ".mode", usage: "MODE ?OPTIONS?", summary: "Set output mode",
+            details: [
+                "   MODE is one of:",
+                "     ascii       Columns/rows delimited by 0x1F and 0x1E",
+                "     box         Tables using unicode box-drawing characters",
+                "     csv         Comma-separated values",
+                "     column      Output in columns.  (See .width)",
+                "     html        HTML <table> code",
+                "     insert      SQL insert statements for TABLE",
+                "     json        Results in a JSON array",
+                "     line        One value per line",
+                "     list        Values delimited by \"|\"",
+                "     markdown    Markdown table format",
+                "     qbox        Shorthand for \"box --wrap 60 --quote\"",
+                "     quote       Escape answers as for SQL",
+                "     table       ASCII-art table",
+                "     tabs        Tab-separated values",
+                "     tcl         TCL list elements",
+                "   OPTIONS: (for columnar modes or insert mode):",
+                "     --wrap N       Wrap output lines to no longer than N characters",
+                "     --wordwrap B   Wrap or not at word boundaries per B (on/off)",
+                "     --ww           Shorthand for \"--wordwrap 1\"",
+                "     --quote        Quote output text as SQL literals",
+                "     --noquote      Do not quote output text",
+                "     TABLE          The name of SQL table used for \"insert\" mode",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.modeCommand(arguments)
             return .proceed
         },
-        DotCommand(name: ".nullvalue", usage: "TEXT", summary: "text printed for NULL") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".nullvalue", usage: "STRING", summary: "Use STRING in place of NULL values") {
+            shell, arguments throws(CLIError) in
             shell.style.nullValue = arguments.first ?? ""
             return .proceed
         },
-        DotCommand(name: ".once", usage: "FILE", summary: "send the next command's output to FILE (created 0600)") {
+        DotCommand(
+            name: ".once", usage: "FILE", summary: "Output for the next SQL command only to FILE",
+            details: ["     FILE is created 0600 and named only when complete"]
+        ) {
             shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .once FILE") }
             try shell.redirect(to: path, once: true)
             return .proceed
         },
-        DotCommand(name: ".output", usage: "[FILE]", summary: "send output to FILE (created 0600), or back to stdout") {
+        DotCommand(
+            name: ".open", usage: "?OPTIONS? FILE", summary: "Close existing database and reopen FILE",
+            details: [
+                "     Options:",
+                "        --readonly      Open FILE readonly",
+                "     The key comes as on the command line: its key flags, or a prompt",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.openCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".output", usage: "?FILE?", summary: "Send output to FILE or stdout if FILE is omitted",
+            details: ["   FILE is created 0600 and named only when complete"]
+        ) {
             shell, arguments throws(CLIError) in
             try shell.redirect(to: arguments.first, once: false)
             return .proceed
         },
-        DotCommand(name: ".quit", usage: "", summary: "leave the shell") { _, _ throws(CLIError) in .stop },
-        DotCommand(name: ".read", usage: "FILE", summary: "run the statements and commands in FILE") { shell, arguments throws(CLIError) in
+        DotCommand(
+            name: ".parameter", aliases: [".param"], usage: "CMD ...", summary: "Manage SQL parameter bindings",
+            details: [
+                "   clear                   Erase all bindings",
+                "   init                    Nothing to do: bindings are kept by the shell (*)",
+                "   list                    List the current parameter bindings",
+                "   set PARAMETER VALUE     Given SQL parameter PARAMETER a value of VALUE",
+                "                           PARAMETER should start with one of: $ : @ ?",
+                "   unset PARAMETER         Remove PARAMETER from the binding table",
+                "   (*) not in sqlite3's TEMP table: SQLite 3.15 refuses its primary key",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            shell.parameterCommand(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".print", usage: "STRING...", summary: "Print literal STRING") { shell, arguments throws(CLIError) in
+            shell.printWords(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".prompt", usage: "MAIN CONTINUE", summary: "Replace the standard prompts") {
+            shell, arguments throws(CLIError) in
+            shell.setPrompts(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".quit", aliases: [".q"], usage: "", summary: "Exit this program") { _, _ throws(CLIError) in .stop },
+        DotCommand(name: ".read", usage: "FILE", summary: "Read input from FILE") { shell, arguments throws(CLIError) in
             guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
             // A file that reads itself would recurse until the stack ran out.
             guard shell.readDepth < ShellSession.maximumReadDepth else {
@@ -255,32 +416,73 @@ extension ShellSession {
             defer { shell.readDepth -= 1 }
             return shell.run(reader)
         },
-        DotCommand(name: ".schema", usage: "[PATTERN]", summary: "CREATE statements, tables before what depends on them") {
-            shell, arguments throws(CLIError) in
-            for sql in try shell.schema(matching: arguments.first) { shell.write(text: sql + ";") }
+        DotCommand(
+            name: ".recover", usage: "", summary: "Recover as much data as possible from corrupt db.",
+            details: ["   what `cipherdb salvage` saves, as SQL text; what was lost on stderr"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.recoverCommand(arguments)
             return .proceed
         },
-        DotCommand(name: ".separator", usage: "COLUMN [ROW]", summary: "separators for list, csv and quote modes") {
+        DotCommand(
+            name: ".restore", usage: "?DB? FILE", summary: "Restore content of DB (default \"main\") from FILE",
+            details: ["   FILE opened with the database's key; refused while another process has it open"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.restoreCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".save", usage: "?OPTIONS? FILE", summary: "Write database to FILE (an alias for .backup ...)"
+        ) { shell, arguments throws(CLIError) in
+            try shell.backupCommand(arguments, name: ".save")
+            return .proceed
+        },
+        DotCommand(
+            name: ".schema", usage: "?PATTERN?", summary: "Show the CREATE statements matching PATTERN",
+            details: [
+                "   Options:",
+                "      --indent             Try to pretty-print the schema",
+                "      --nosys              Omit objects whose names start with \"sqlite_\"",
+                "   Tables come first, then views, indexes and triggers; \"sqlite_\" objects never",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.schemaCommand(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".separator", usage: "COL ?ROW?", summary: "Change the column and row separators") {
             shell, arguments throws(CLIError) in
             guard let column = arguments.first else { throw CLIError.usage("usage: .separator COLUMN [ROW]") }
             shell.style.columnSeparator = column
             if arguments.count > 1 { shell.style.rowSeparator = arguments[1] }
             return .proceed
         },
-        DotCommand(name: ".show", usage: "", summary: "the current settings") { shell, _ throws(CLIError) in
-            let style = shell.style
-            let settings = [
-                ("bail", shell.bail ? "on" : "off"), ("changes", shell.showsChanges ? "on" : "off"),
-                ("headers", style.showsHeader ? "on" : "off"), ("mode", style.modeName), ("nullvalue", quoted(style.nullValue)),
-                ("output", shell.outputName), ("colseparator", quoted(style.columnSeparator)),
-                ("rowseparator", quoted(style.rowSeparator)), ("timer", shell.timer ? "on" : "off"), ("filename", shell.opened.path),
-            ]
-            for (name, value) in settings {
-                shell.write(text: String(repeating: " ", count: max(0, 12 - name.count)) + name + ": " + value)
-            }
+        DotCommand(
+            name: ".shell", usage: "CMD ARGS...", summary: "Run CMD ARGS... in a system shell"
+        ) { shell, arguments throws(CLIError) in
+            try shell.runSystemCommand(arguments, name: ".shell")
             return .proceed
         },
-        DotCommand(name: ".tables", usage: "[PATTERN]", summary: "tables and views (matching a LIKE pattern)") {
+        DotCommand(name: ".show", usage: "", summary: "Show the current values for various settings") { shell, _ throws(CLIError) in
+            shell.showSettings()
+            return .proceed
+        },
+        DotCommand(
+            name: ".stats", usage: "?ARG?", summary: "Show stats or turn stats on or off",
+            details: [
+                "   off                      Turn off automatic stat display",
+                "   on                       Turn on automatic stat display",
+                "   (no statement counters: the library keeps statements' handles to itself)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.statsCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".system", usage: "CMD ARGS...", summary: "Run CMD ARGS... in a system shell"
+        ) { shell, arguments throws(CLIError) in
+            try shell.runSystemCommand(arguments, name: ".system")
+            return .proceed
+        },
+        DotCommand(name: ".tables", usage: "?TABLE?", summary: "List names of tables matching LIKE pattern TABLE") {
             shell, arguments throws(CLIError) in
             let names = try shell.strings(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name LIKE ? ORDER BY name",
@@ -288,12 +490,39 @@ extension ShellSession {
             for line in ShellSession.columns(names) { shell.write(text: line) }
             return .proceed
         },
-        DotCommand(name: ".timer", usage: "on|off", summary: "show how long each statement took") { shell, arguments throws(CLIError) in
+        DotCommand(name: ".timeout", usage: "MS", summary: "Try opening locked tables for MS milliseconds") {
+            shell, arguments throws(CLIError) in
+            shell.setTimeout(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".timer", usage: "on|off", summary: "Turn SQL timer on or off") { shell, arguments throws(CLIError) in
             shell.timer = try onOff(arguments, ".timer")
             return .proceed
         },
-        DotCommand(name: ".verify", usage: "", summary: "check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
+        DotCommand(
+            name: ".trace", usage: "?OPTIONS?", summary: "Output each SQL statement as it is run",
+            details: [
+                "    FILE                    Send output to FILE",
+                "    stdout                  Send output to stdout",
+                "    stderr                  Send output to stderr",
+                "    off                     Disable tracing",
+                "    --plain                 Show SQL as it is input",
+                "    --stmt                  Trace statement execution (SQLITE_TRACE_STMT)",
+                "    (never the bound values: no --expanded, --profile, --row, --close)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.traceCommand(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".verify", usage: "", summary: "Check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
             try shell.verify()
+            return .proceed
+        },
+        DotCommand(
+            name: ".width", usage: "NUM1 NUM2 ...", summary: "Set minimum column widths for columnar output",
+            details: ["     Negative values right-justify"]
+        ) { shell, arguments throws(CLIError) in
+            shell.setWidths(arguments)
             return .proceed
         },
     ]
@@ -311,6 +540,4 @@ extension ShellSession {
         }
     }
 
-    /// The name `.show` gives the output.
-    var outputName: String { hasRedirection ? "file" : "stdout" }
 }

@@ -19,6 +19,8 @@ protocol LineReader: AnyObject {
     func readLine(prompt: String, limit: Int) throws(LineReadError) -> String?
     /// Where the last line came from, for messages: `FILE:LINE`.
     var location: String { get }
+    /// The number of the last line read, from 1.
+    var lineNumber: Int { get }
     /// Whether prompts are shown and errors do not end the input.
     var isInteractive: Bool { get }
     /// Remembers a complete statement or dot-command for the history (interactive only).
@@ -39,7 +41,7 @@ enum LineReadError: Error {
 /// to its limit, however long the file's line is.
 final class PlainLineReader: LineReader {
     private let input: ChunkedInput
-    private var lineNumber = 0
+    private(set) var lineNumber = 0
 
     /// Reads stdin.
     init() {
@@ -105,7 +107,7 @@ final class EditingLineReader: LineReader {
 
     var isInteractive: Bool { true }
 
-    private var lineNumber = 0
+    private(set) var lineNumber = 0
 
     var location: String { "line \(lineNumber) typed" }
 
@@ -126,9 +128,14 @@ final class EditingLineReader: LineReader {
     }
 
     /// A statement without its literals; a dot-command as typed (its arguments are file names,
-    /// table names and settings).
+    /// table names and settings), but for the value of `.parameter set NAME VALUE`, a literal.
     static func redacted(_ entry: String) -> String {
-        entry.hasPrefix(".") ? entry : SQLTokens(entry).redactingLiterals()
+        guard entry.hasPrefix(".") else { return SQLTokens(entry).redactingLiterals() }
+        let words = ShellSession.words(of: entry)
+        if words.count > 3, [".parameter", ".param"].contains(words[0]), words[1] == "set" {
+            return "\(words[0]) set \(words[2]) ?"
+        }
+        return entry
     }
 
     /// Writes the history, creating the file 0600 first (libedit would create it with the umask's

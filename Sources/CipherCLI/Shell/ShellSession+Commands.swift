@@ -2,23 +2,34 @@ import CSQLCipher
 import CipherDB
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The dot-commands that do more than change a setting.
 extension ShellSession {
-    /// The CREATE statements of the schema objects whose name or table matches the LIKE `pattern`,
-    /// in an order that a new database accepts: tables, then views, indexes and triggers, each in
-    /// the order they were created. SQLite's own objects (`sqlite_sequence`, ...) are left out:
-    /// they cannot be created by hand.
-    func schema(matching pattern: String?) throws(CLIError) -> [String] {
+    /// The CREATE statements of the schema objects whose table matches `pattern` as sqlite3's
+    /// `.schema` matches it (``schemaFilter(_:)``), in an order that a new database accepts:
+    /// tables, then views, indexes and triggers, each in the order they were created. SQLite's
+    /// own objects (`sqlite_sequence`, ...) are left out: they cannot be created by hand.
+    ///
+    /// With `viewColumns` (`.schema`), a view's columns follow it in a comment, as in sqlite3.
+    func schema(matching pattern: String?, viewColumns: Bool = true) throws(CLIError) -> [String] {
         var objects: [(type: String, sql: String)] = []
-        do {
+        do throws(DatabaseError) {
             let rows = try database.executeQuery(
                 """
-                SELECT type, sql FROM sqlite_master
-                WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (name LIKE ?1 OR tbl_name LIKE ?1)
+                SELECT type, sql, name FROM sqlite_master
+                WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND \(Self.schemaFilter(pattern))
                 ORDER BY rowid
-                """, pattern ?? "%")
+                """)
             defer { rows.close() }
-            while try rows.next() { objects.append((rows.string(at: 0) ?? "", rows.string(at: 1) ?? "")) }
+            while try rows.next() {
+                let (type, sql, name) = (rows.string(at: 0) ?? "", rows.string(at: 1) ?? "", rows.string(at: 2) ?? "")
+                objects.append((type, type == "view" && viewColumns ? try withColumnsComment(sql, view: name) : sql))
+            }
         } catch {
             throw CLIError.database(error, path: opened.path)
         }
@@ -28,6 +39,423 @@ extension ShellSession {
             let right = order.firstIndex(of: rhs.element.type) ?? order.count
             return left != right ? left < right : lhs.offset < rhs.offset
         }.map(\.element.sql)
+    }
+
+    /// `.fullschema [--indent]`: the CREATE statements as `.schema` writes them (without a view's
+    /// columns, as sqlite3's), then what `sqlite_stat1` and `sqlite_stat4` hold, as INSERTs
+    /// between two `ANALYZE sqlite_schema`, or that there are none.
+    func fullSchemaCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.isEmpty || arguments.count == 1 && Self.option(arguments[0], is: "indent") else {
+            throw CLIError.usage("Usage: .fullschema ?--indent?")
+        }
+        for sql in try schema(matching: nil, viewColumns: false) {
+            write(Array(Self.schemaText(sql, indented: !arguments.isEmpty).utf8))
+        }
+        let tables = try schemaNames("SELECT name FROM sqlite_master WHERE name GLOB 'sqlite_stat[134]'")
+        guard !tables.isEmpty else {
+            write(text: "/* No STAT tables available */")
+            return
+        }
+        write(text: "ANALYZE sqlite_schema;")
+        var insert = OutputStyle()
+        insert.setHeaders(false)
+        for table in ["sqlite_stat1", "sqlite_stat4"] where tables.contains(table) {
+            insert.setMode(.insert, table: table)
+            // What a table of them holds is the statistics, never a secret: printed as sqlite3 does.
+            do {
+                try SQLRunner.run("SELECT * FROM \(table)", on: database, style: insert) { [self] in write($0) }
+            } catch {
+                throw CLIError.database(error.error, path: opened.path)
+            }
+        }
+        write(text: "ANALYZE sqlite_schema;")
+    }
+
+    /// The first column of every row of `sql`.
+    private func schemaNames(_ sql: String) throws(CLIError) -> [String] {
+        do throws(DatabaseError) {
+            let rows = try database.executeQuery(sql)
+            defer { rows.close() }
+            var names: [String] = []
+            while try rows.next() { names.append(rows.string(at: 0) ?? "") }
+            return names
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
+    }
+
+    /// A view's CREATE statement followed by its columns in a comment, as sqlite3's `.schema` shows
+    /// it: `CREATE VIEW v AS SELECT ...` and `/* v(a,b) */` on the next line.
+    private func withColumnsComment(_ sql: String, view: String) throws(DatabaseError) -> String {
+        guard sql.hasPrefix("CREATE VIEW ") else { return sql }
+        let columns = try database.executeQuery("PRAGMA table_info(\(quoteIdentifier(view)))")
+        defer { columns.close() }
+        var names: [String] = []
+        while try columns.next() { names.append(SQLText.identifierIfNeeded(columns.string(at: 1) ?? "")) }
+        guard !names.isEmpty else { return sql }
+        return sql + "\n/* \(SQLText.identifierIfNeeded(view))(\(names.joined(separator: ","))) */"
+    }
+
+    /// sqlite3's condition for `.schema PATTERN`: the table's name in lower case (after `main.`
+    /// when the pattern has a dot) matched by GLOB when the pattern has `*`, `?` or `[`, else by
+    /// LIKE with `\` escaping; always true without a pattern.
+    static func schemaFilter(_ pattern: String?) -> String {
+        guard let pattern else { return "1" }
+        let subject = pattern.contains(".") ? "lower('main.' || tbl_name)" : "lower(tbl_name)"
+        if pattern.contains(where: { "*?[".contains($0) }) { return "\(subject) GLOB \(SQLDumper.literal(pattern))" }
+        return "\(subject) LIKE \(SQLDumper.literal(pattern)) ESCAPE '\\'"
+    }
+
+    /// `.schema [--indent] [--nosys] [PATTERN]`: the CREATE statements (see ``schema(matching:)``),
+    /// each written as sqlite3 writes one (``schemaText(_:indented:)``). `--nosys` changes
+    /// nothing: SQLite's own tables are always left out.
+    func schemaCommand(_ arguments: [String]) throws(CLIError) {
+        var indented = false
+        var pattern: String?
+        for argument in arguments {
+            switch argument {
+            case "--indent", "-indent": indented = true
+            case "--nosys", "-nosys": break
+            case _ where argument.hasPrefix("-"): throw CLIError.usage("Unknown option: \"\(argument)\"")
+            case _ where pattern == nil: pattern = argument
+            default: throw CLIError.usage("Usage: .schema ?--indent? ?--nosys? ?LIKE-PATTERN?")
+            }
+        }
+        if let pattern, ["sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"].contains(pattern.lowercased()) {
+            write(
+                Array(
+                    Self.schemaText(
+                        "CREATE TABLE \(pattern) (\n  type text,\n  name text,\n  tbl_name text,\n  rootpage integer,\n  sql text\n)",
+                        indented: indented
+                    ).utf8))
+        }
+        for sql in try schema(matching: pattern) { write(Array(Self.schemaText(sql, indented: indented).utf8)) }
+    }
+
+    /// One CREATE statement as sqlite3's `.schema` writes it, with `;` and a newline: a table whose
+    /// name is quoted as `CREATE TABLE IF NOT EXISTS`, a comment at the end closed; with `indented`
+    /// (`--indent`), white space squeezed and a long table's columns one to a line.
+    static func schemaText(_ sql: String, indented: Bool) -> String {
+        guard indented, !sql.uppercased().hasPrefix("CREATE VIEW"), !sql.uppercased().hasPrefix("CREATE TRIG") else {
+            return schemaLine(Array(sql.utf8), tail: ";\n")
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (9...13).contains(byte) }
+        // White space squeezed to one, none after `(` or before `(` and `)`.
+        var squeezed: [UInt8] = []
+        for byte in Array(sql.utf8).drop(while: isSpace) {
+            if isSpace(byte) {
+                if squeezed.last == UInt8(ascii: "\r") { squeezed[squeezed.count - 1] = UInt8(ascii: "\n") }
+                if let last = squeezed.last, isSpace(last) || last == UInt8(ascii: "(") { continue }
+            } else if byte == UInt8(ascii: "(") || byte == UInt8(ascii: ")"), let last = squeezed.last, isSpace(last) {
+                squeezed.removeLast()
+            }
+            squeezed.append(byte)
+        }
+        while let last = squeezed.last, isSpace(last) { squeezed.removeLast() }
+        guard squeezed.count >= 79 else { return schemaLine(squeezed, tail: ";\n") }
+        // A column per line: a break after the first `(` and each top-level `,` or newline, and
+        // before the `)` that closes the list.
+        var output = ""
+        var line: [UInt8] = []
+        var depth = 0
+        var lines = 0
+        var closing: UInt8?
+        var index = 0
+        while index < squeezed.count {
+            let byte = squeezed[index]
+            // As sqlite3 does it, quotes and parentheses count inside strings and comments too.
+            if byte == closing {
+                closing = nil
+            } else {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "`"): closing = byte
+                case UInt8(ascii: "["): closing = UInt8(ascii: "]")
+                case UInt8(ascii: "-") where index + 1 < squeezed.count && squeezed[index + 1] == UInt8(ascii: "-"):
+                    closing = UInt8(ascii: "\n")
+                case UInt8(ascii: "("): depth += 1
+                case UInt8(ascii: ")"):
+                    depth -= 1
+                    if lines > 0, depth == 0, !line.isEmpty {
+                        output += schemaLine(line, tail: "\n")
+                        line = []
+                    }
+                default: break
+                }
+            }
+            line.append(byte)
+            let breaksHere =
+                byte == UInt8(ascii: "(") || byte == UInt8(ascii: "\n")
+                || (byte == UInt8(ascii: ",") && !whiteSpaceToEndOfLine(squeezed[(index + 1)...]))
+            if depth == 1, closing == nil, breaksHere {
+                if byte == UInt8(ascii: "\n") { line.removeLast() }
+                output += schemaLine(line, tail: "\n  ")
+                line = []
+                lines += 1
+                while index + 1 < squeezed.count, isSpace(squeezed[index + 1]) { index += 1 }
+            }
+            index += 1
+        }
+        return output + schemaLine(line, tail: ";\n")
+    }
+
+    /// Whether only white space, or a `--` comment, is left before the end of the line.
+    private static func whiteSpaceToEndOfLine(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\n") { return true }
+            if byte == 0x20 || (9...13).contains(byte) {
+                index += 1
+                continue
+            }
+            return byte == UInt8(ascii: "-") && index + 1 < bytes.endIndex && bytes[index + 1] == UInt8(ascii: "-")
+        }
+        return true
+    }
+
+    /// sqlite3's `printSchemaLine`: `sql` and `tail`; a statement that a trailing comment would
+    /// leave open is closed first (`*/` or a newline before the `;`), and `CREATE TABLE "name"`
+    /// becomes `CREATE TABLE IF NOT EXISTS "name"`.
+    private static func schemaLine(_ sql: [UInt8], tail: String) -> String {
+        var text = String(decoding: sql, as: UTF8.self)
+        if tail.hasPrefix(";"), text.contains("/*") || text.contains("--") {
+            for ending in ["", "*/", "\n"] where SQLRunner.isComplete(text + ending + ";") {
+                text += ending
+                break
+            }
+        }
+        let bytes = Array(text.utf8)
+        let quotedTable =
+            bytes.count > 13 && text.hasPrefix("CREATE TABLE ") && [UInt8(ascii: "'"), UInt8(ascii: "\"")].contains(bytes[13])
+        return (quotedTable ? "CREATE TABLE IF NOT EXISTS " + String(decoding: bytes[13...], as: UTF8.self) : text) + tail
+    }
+
+    /// `.parameter clear|init|list|set NAME VALUE|unset NAME`, as sqlite3's: `set` reads VALUE as
+    /// an SQL literal or expression, else as text (``ParameterValues/value(of:on:)``); `list`
+    /// prints each name padded to the longest (at most 40 characters) and the value as SQL's
+    /// `quote()` writes it; anything else prints the command's help. The values are kept in the
+    /// shell rather than in sqlite3's `temp.sqlite_parameters`: SQLite 3.15 (SQLCipher 3.4.1)
+    /// refuses that table's primary key ("may not be indexed").
+    func parameterCommand(_ arguments: [String]) {
+        switch (arguments.first, arguments.count) {
+        case ("clear"?, 1): parameters.removeAll()
+        case ("init"?, 1): break
+        case ("list"?, 1):
+            let values = parameters.sorted
+            let width = min(40, values.map(\.name.count).max() ?? 0)
+            guard width > 0 else { return }
+            for (name, value) in values {
+                let padding = String(repeating: " ", count: max(0, width - name.utf8.count))
+                write(text: name + padding + " " + quotedValue(value))
+            }
+        case ("set"?, 3): parameters.set(arguments[1], to: ParameterValues.value(of: arguments[2], on: database))
+        case ("unset"?, 2): parameters.remove(arguments[1])
+        default: showHelp(for: "parameter")
+        }
+    }
+
+    /// `value` as SQLite's `quote()` writes it.
+    private func quotedValue(_ value: DatabaseValue) -> String {
+        do {
+            let rows = try database.executeQuery("SELECT quote(?)", value)
+            defer { rows.close() }
+            return try rows.next() ? rows.string(at: 0) ?? "NULL" : "NULL"
+        } catch {
+            return SQLDumper.literal(value)
+        }
+    }
+
+    /// `.backup ?DB? FILE` and `.save`: a copy of the database in FILE through the library's
+    /// online backup (``Database/backup(to:key:settings:replacing:pagesPerStep:progress:)``),
+    /// encrypted with the database's own key and settings; FILE is replaced whole, never half
+    /// written, as sqlite3's `.backup` replaces it. Only `main` can be copied.
+    func backupCommand(_ arguments: [String], name: String) throws(CLIError) {
+        var positional: [String] = []
+        for argument in arguments {
+            guard !argument.hasPrefix("-") else {
+                throw CLIError.usage("unknown option: \(argument)", hint: "sqlite3's --append and --async have no encrypted equivalent")
+            }
+            positional.append(argument)
+        }
+        guard positional.count == 1 || positional.count == 2 else { throw CLIError.usage("Usage: \(name) ?DB? FILENAME") }
+        if positional.count == 2, positional[0] != "main" {
+            throw CLIError.usage("\(name) copies the main database only, not \(positional[0])")
+        }
+        let target = positional[positional.count - 1]
+        do {
+            try database.backup(to: target, key: opened.key?.key, settings: opened.settings, replacing: true)
+        } catch {
+            throw CLIError.database(error, path: opened.path, writing: target)
+        }
+    }
+
+    /// `.restore ?DB? FILE`: the database's content replaced by FILE's, page by page through
+    /// SQLite's backup into this connection (sqlite3's way), FILE opened with the database's key
+    /// and settings (a `.backup` of it, say). Refused while another process has the database
+    /// open (its cached pages would go stale under it), as far as /proc shows it, or holds a lock.
+    func restoreCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.count == 1 || arguments.count == 2 else { throw CLIError.usage("Usage: .restore ?DB? FILE") }
+        if arguments.count == 2, arguments[0] != "main" {
+            throw CLIError.usage(".restore replaces the main database only, not \(arguments[0])")
+        }
+        let path = arguments[arguments.count - 1]
+        if let process = Self.otherProcess(holding: absolutePath) {
+            throw CLIError(
+                .temporaryFailure, "refusing to restore over \(opened.path): process \(process) has it open",
+                hint: "close the other connections (apps, shells) and try again")
+        }
+        guard PathBytes.access(path, F_OK) == 0 else { throw CLIError.missingInput(path, what: "file") }
+        let source = Database(path: path)
+        defer { source.close() }
+        do {
+            try source.open(flags: .readOnly, key: opened.key?.key, settings: opened.settings)
+            _ = try source.intForQuery("SELECT count(*) FROM sqlite_master")
+        } catch {
+            throw CLIError.database(error, path: path)
+        }
+        guard let target = database.sqliteHandle, let from = source.sqliteHandle,
+            let backup = sqlite3_backup_init(target, "main", from, "main")
+        else {
+            throw CLIError(
+                .sqlFailed, "cannot restore from \(path): \(database.sqliteHandle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+        }
+        var code = SQLITE_OK
+        while code == SQLITE_OK { code = sqlite3_backup_step(backup, 1024) }
+        sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else {
+            // Busy or locked: another connection holds the database; nothing was replaced.
+            throw CLIError(
+                code == SQLITE_BUSY || code == SQLITE_LOCKED ? .temporaryFailure : .sqlFailed,
+                "cannot restore \(opened.path) from \(path): \(String(cString: sqlite3_errstr(code)))")
+        }
+    }
+
+    /// Another process with `path` open, found through /proc (a process of another user stays
+    /// hidden unless this one may look at it).
+    static func otherProcess(holding path: String) -> Int32? {
+        var target = stat()
+        guard PathBytes.stat(path, &target) == 0, let processes = PathBytes.names(inFolder: "/proc") else { return nil }
+        let own = getpid()
+        for process in processes.compactMap({ Int32($0) }) where process != own {
+            for descriptor in PathBytes.names(inFolder: "/proc/\(process)/fd") ?? [] {
+                var status = stat()
+                if PathBytes.stat("/proc/\(process)/fd/\(descriptor)", &status) == 0, status.st_dev == target.st_dev,
+                    status.st_ino == target.st_ino
+                {
+                    return process
+                }
+            }
+        }
+        return nil
+    }
+
+    /// `.dbinfo ?DB?`: sqlite3's report of the database header and schema. A plaintext file's
+    /// header is read from the file, as sqlite3 reads it; an encrypted one's page 1 is encrypted,
+    /// so its fields come from the PRAGMAs that report them (SQLCipher's reserve from the cipher
+    /// settings), and the three only the header holds (change counter, schema format, last
+    /// writer's version) are said to be encrypted.
+    func databaseInfo(_ arguments: [String]) throws(CLIError) {
+        guard arguments.isEmpty || arguments == ["main"] else { throw CLIError.usage(".dbinfo reports the main database only") }
+        do throws(DatabaseError) {
+            func number(_ sql: String) throws(DatabaseError) -> Int { try database.intForQuery(sql) ?? 0 }
+            var fields: [(name: String, value: String)]
+            if opened.key == nil {
+                guard let header = PathBytes.contents(of: absolutePath)?.prefix(100), header.count == 100 else {
+                    throw DatabaseError(kind: .ioError, message: "cannot read the header of \(opened.path)")
+                }
+                let bytes = Array(header)
+                func two(_ offset: Int) -> Int { Int(bytes[offset]) << 8 | Int(bytes[offset + 1]) }
+                func four(_ offset: Int) -> String {
+                    String(
+                        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+                            | UInt32(bytes[offset + 3]))
+                }
+                fields = [
+                    ("database page size:", String(two(16) == 1 ? 65536 : two(16))), ("write format:", String(bytes[18])),
+                    ("read format:", String(bytes[19])), ("reserved bytes:", String(bytes[20])),
+                ]
+                for (name, offset) in [
+                    ("file change counter:", 24), ("database page count:", 28), ("freelist page count:", 36), ("schema cookie:", 40),
+                    ("schema format:", 44), ("default cache size:", 48), ("autovacuum top root:", 52), ("incremental vacuum:", 64),
+                    ("text encoding:", 56), ("user version:", 60), ("application id:", 68), ("software version:", 96),
+                ] {
+                    fields.append((name, four(offset)))
+                }
+            } else {
+                let encrypted = "(in the encrypted page 1)"
+                let format = try database.journalMode() == "wal" ? "2" : "1"
+                guard let version = SQLCipherVersion.current else {
+                    throw DatabaseError(kind: .unsupported, message: "the running SQLCipher does not say its version")
+                }
+                let layout = CipherLayout(settings: try database.cipherSettings(), version: version)
+                let autoVacuum = try number("PRAGMA auto_vacuum")
+                fields = [
+                    ("database page size:", String(try number("PRAGMA page_size"))), ("write format:", format), ("read format:", format),
+                    ("reserved bytes:", String(layout.reserveSize)), ("file change counter:", encrypted),
+                    ("database page count:", String(try number("PRAGMA page_count"))),
+                    ("freelist page count:", String(try number("PRAGMA freelist_count"))),
+                    ("schema cookie:", String(try number("PRAGMA schema_version"))), ("schema format:", encrypted),
+                    ("default cache size:", String(try number("PRAGMA default_cache_size"))),
+                    ("autovacuum top root:", autoVacuum == 0 ? "0" : String(try number("SELECT max(rootpage) FROM sqlite_master"))),
+                    ("incremental vacuum:", autoVacuum == 2 ? "1" : "0"),
+                    (
+                        "text encoding:",
+                        String(["UTF-8": 1, "UTF-16le": 2, "UTF-16be": 3][try database.stringForQuery("PRAGMA encoding") ?? ""] ?? 0)
+                    ),
+                    ("user version:", String(try number("PRAGMA user_version"))),
+                    ("application id:", String(try number("PRAGMA application_id"))), ("software version:", encrypted),
+                ]
+            }
+            for (name, sql) in [
+                ("number of tables:", "SELECT count(*) FROM sqlite_master WHERE type='table'"),
+                ("number of indexes:", "SELECT count(*) FROM sqlite_master WHERE type='index'"),
+                ("number of triggers:", "SELECT count(*) FROM sqlite_master WHERE type='trigger'"),
+                ("number of views:", "SELECT count(*) FROM sqlite_master WHERE type='view'"),
+                ("schema size:", "SELECT CAST(total(length(sql)) AS INTEGER) FROM sqlite_master"),
+            ] {
+                fields.append((name, String(try number(sql))))
+            }
+            for (name, value) in fields {
+                let encoding = name == "text encoding:" ? [" (utf8)", " (utf16le)", " (utf16be)"][safe: (Int(value) ?? 0) - 1] ?? "" : ""
+                write(text: name.padding(toLength: 20, withPad: " ", startingAt: 0) + " " + value + encoding)
+            }
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
+    }
+
+    /// `.recover`: what `cipherdb salvage` saves of a damaged database (``Salvager``: every row
+    /// still readable, a damaged stretch skipped), written as SQL text (``SQLDumper``) that
+    /// rebuilds it; what could not be saved is reported on stderr. The rows pass through a
+    /// database in memory, never a file.
+    func recoverCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.isEmpty else {
+            throw CLIError.usage("Usage: .recover", hint: "sqlite3's --ignore-freelist, --lost-and-found and --no-rowids do not apply")
+        }
+        let copy = Database(path: ":memory:")
+        defer { copy.close() }
+        let report: Salvager.Report
+        do {
+            try copy.open()
+            report = try Salvager(source: database, target: copy, targetName: "the recovered copy", progress: ProgressReporter(quiet: true))
+                .run()
+            try SQLDumper.dump(copy) { write($0) }
+        } catch let error as CLIError {
+            throw error
+        } catch let error as DatabaseError {
+            throw CLIError.database(error, path: opened.path)
+        } catch {
+            throw CLIError(.sqlFailed, "\(error)")
+        }
+        var lost: [String] = report.schemaProblems.map { "not recreated: \($0)" }
+        for table in report.tables where table.failures > 0 || table.knownLost > 0 || table.error != nil {
+            var line = "\(table.name): \(table.saved) rows saved"
+            if table.failures > 0 { line += ", \(table.failures) damaged stretch(es) skipped" }
+            if table.knownLost > 0 { line += ", \(table.knownLost) unreadable row(s)" }
+            if let error = table.error { line += " (\(error))" }
+            lost.append(line)
+        }
+        if !lost.isEmpty { reportError("the database is damaged; what was lost:\n  " + lost.joined(separator: "\n  ")) }
     }
 
     /// `.cipher`: the settings in force on this connection, and the PRAGMAs another client needs.
@@ -63,7 +491,7 @@ extension ShellSession {
         var checkError: DatabaseError?
         // SQLite's check runs on a connection of its own: the shell's keeps pages in its cache
         // that SQLCipher authenticated when it read them, and the file may have changed since.
-        let checker = Database(path: opened.path)
+        let checker = Database(path: absolutePath)
         defer { checker.close() }
         let cancellation = interrupter.begin(alsoInterrupting: checker.interruptHandle)
         let integrityCheck = { () -> Bool in
@@ -81,7 +509,7 @@ extension ShellSession {
         if let key = opened.key {
             Console.error("checking the pages of \(opened.path) beside SQLite's check…")
             do {
-                let verifier = try PageVerifier(path: opened.path, key: key.key, settings: opened.settings)
+                let verifier = try PageVerifier(path: absolutePath, key: key.key, settings: opened.settings)
                 let report = try verifier.verify(alongside: integrityCheck, cancellation: cancellation)
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")
@@ -452,4 +880,9 @@ final class DelimitedRecordReader {
             previous = byte
         }
     }
+}
+
+extension Array {
+    /// The element at `index`, `nil` outside the array.
+    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherDB
 import Foundation
 
@@ -18,8 +19,12 @@ final class ShellSession {
         case stop
     }
 
-    let opened: OpenedDatabase
+    /// The database the shell works on; `.open` replaces it.
+    private(set) var opened: OpenedDatabase
     var database: Database { opened.database }
+    /// Opens another database the way the command line opened this one (its key flags, or a
+    /// prompt on a terminal): `.open`.
+    private let reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)?
     var style = OutputStyle()
     /// `.bail on`: stop at the first error.
     var bail = false
@@ -27,6 +32,31 @@ final class ShellSession {
     var timer = false
     /// `.changes on`: rows changed after each statement.
     var showsChanges = false
+    /// `.parameter`'s values, bound into every statement (NULL where none is set, as in sqlite3).
+    var parameters = ParameterValues(requiresEveryValue: false)
+    /// `.echo on`: each command and statement is written before it runs.
+    var echoes = false
+    /// `.eqp on`: each statement's query plan is written before its rows.
+    var explainsQueryPlans = false
+    /// `.stats on`: the connection's counters after each statement.
+    var showsStatistics = false
+    /// `.prompt`'s prompts.
+    var mainPrompt = "cipherdb> "
+    var continuationPrompt = "     ...> "
+    /// The database's path from the root, for what opens it again after `.cd`.
+    private(set) var absolutePath: String
+    /// The file `.output` or `.once` writes, as given (`.show` names it).
+    private(set) var outputPath: String?
+    /// Where `.trace` writes: stdout (`nil`), stderr or a file.
+    enum TraceOutput {
+        case standardError
+        case file(ShellOutput)
+    }
+    var traceOutput: TraceOutput?
+    /// Whether `.trace` is on.
+    var isTracing = false
+    /// The status `.exit CODE` asked the process to end with.
+    var exitCode: Int32?
     /// Whether any statement or command failed (non-interactive runs exit 1 then).
     private(set) var failed = false
     /// A failure that ends a script: a damaged or undecryptable file will not get better.
@@ -40,9 +70,56 @@ final class ShellSession {
     /// What Ctrl-C stops.
     let interrupter: ShellInterrupter
 
-    init(opened: OpenedDatabase) {
+    init(opened: OpenedDatabase, reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)? = nil) {
         self.opened = opened
+        self.reopen = reopen
+        absolutePath = Self.absolute(opened.path)
         interrupter = ShellInterrupter(opened.database.interruptHandle)
+    }
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// `.open ?--readonly? FILE`: closes the database and opens FILE as the command line would
+    /// (the shell's key flags, or a prompt for its passphrase on a terminal); key PRAGMAs stay
+    /// refused. As in sqlite3, `.parameter`'s values belong to the closed connection and go with
+    /// it; `.trace` follows to the new one. A FILE that does not exist is refused: an encrypted
+    /// database is made by `cipherdb create`, with its key's checks.
+    func openCommand(_ arguments: [String]) throws(CLIError) {
+        var readOnly = false
+        var path: String?
+        for argument in arguments {
+            if Self.option(argument, is: "readonly") {
+                readOnly = true
+            } else if argument.hasPrefix("-") {
+                throw CLIError.usage(
+                    "unknown option: \(argument)", hint: "only --readonly: make a new encrypted database with `cipherdb create FILE`")
+            } else if path == nil {
+                path = argument
+            } else {
+                throw CLIError.usage("extra argument: \"\(argument)\"")
+            }
+        }
+        guard let path else {
+            throw CLIError.usage("Usage: .open ?--readonly? FILE", hint: "no database in memory: it would not be encrypted")
+        }
+        guard let reopen else { throw CLIError.usage(".open is not available here") }
+        let replacement = try reopen(path, readOnly)
+        do {
+            try replacement.database.refuseKeyPragmas()
+        } catch {
+            replacement.database.close()
+            throw CLIError.database(error, path: path)
+        }
+        let traced = isTracing
+        if traced { try? database.trace(nil) }
+        database.close()
+        opened = replacement
+        absolutePath = Self.absolute(path)
+        interrupter.retarget(replacement.database.interruptHandle)
+        parameters.removeAll()
+        if traced { try? database.trace { [weak self] sql in self?.writeTrace(sql) } }
     }
 
     // MARK: - Reading input
@@ -50,8 +127,10 @@ final class ShellSession {
     /// Runs every line `reader` gives; returns `.stop` when the shell should end (`.quit`, bail).
     func run(_ reader: LineReader) -> Outcome {
         var pending = ""
+        // The line the statements in `pending` start on, for sqlite3's "near line N".
+        var startLine = 0
         while true {
-            let prompt = pending.isEmpty ? "cipherdb> " : "     ...> "
+            let prompt = pending.isEmpty ? mainPrompt : continuationPrompt
             // SQLite prepares no longer SQL text: a longer line or statement is refused as it is
             // read, so what the shell holds stays within what SQLite could run.
             let limit = sqlLengthLimit
@@ -74,12 +153,17 @@ final class ShellSession {
             if pending.isEmpty {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty { continue }
+                // sqlite3 writes an echoed command to stdout, whatever `.output` says.
+                if echoes, trimmed.hasPrefix(".") || line.hasPrefix("#") { Console.write(line + "\n") }
+                // A line that starts with '#' is a comment, as in sqlite3.
+                if line.hasPrefix("#") { continue }
                 if trimmed.hasPrefix(".") {
                     reader.remember(trimmed)
                     if dotCommand(trimmed) == .stop { return .stop }
                     continue
                 }
             }
+            if pending.isEmpty { startLine = reader.lineNumber }
             pending += pending.isEmpty ? line : "\n" + line
             // Only a line with a ';' can complete a statement (sqlite3 checks the same way): a
             // statement of many lines is not scanned again for each one.
@@ -87,7 +171,8 @@ final class ShellSession {
             let sql = pending
             pending = ""
             reader.remember(sql)
-            if !execute(sql), bail || fatal != nil && !reader.isInteractive { return .stop }
+            let succeeded = execute(sql, line: reader.isInteractive ? nil : startLine)
+            if !succeeded, bail || fatal != nil && !reader.isInteractive { return .stop }
         }
         if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             reportError("incomplete SQL at the end of input (missing ';')")
@@ -109,52 +194,90 @@ final class ShellSession {
 
     // MARK: - Statements
 
-    /// Runs `sql` and prints its rows; `false` when it failed (the error was printed).
+    /// Runs `sql` and prints its rows; `false` when it failed (the error was printed, with the
+    /// number of the `line` it started on when it came from a file or pipe, as sqlite3 does).
     @discardableResult
-    func execute(_ sql: String) -> Bool {
+    func execute(_ sql: String, line: Int? = nil) -> Bool {
+        // `.echo on`: the statements as read, before any runs, to where the results go (as sqlite3).
+        if echoes { write(text: sql) }
         let started = timer ? ShellTimer() : nil
         var succeeded = true
         do {
-            try SQLRunner.run(sql, on: database, style: style) { [self] in write($0) }
+            try SQLRunner.run(
+                sql, on: database, style: style, parameters: parameters, willRun: { [self] in willRun($0) },
+                didPrint: { [self] columns in
+                    // sqlite3 gives a columnar statement's columns past `.width`'s a width of 0, which `.show` lists.
+                    if style.mode.isColumnar, columns > style.widths.count {
+                        style.widths += Array(repeating: 0, count: columns - style.widths.count)
+                    }
+                }, sink: { [self] in write($0) })
         } catch {
             succeeded = false
-            report(error, in: sql)
+            report(error, in: sql, line: line)
         }
         if showsChanges {
             write(text: "changes: \(database.changes)   total_changes: \(database.totalChanges)")
         }
         if let started { write(text: started.report()) }
+        if showsStatistics { writeStatistics() }
         finishOnce()
         return succeeded
     }
 
-    /// Prints a statement's error with where it is in the SQL, when SQLite says (3.38 and later).
-    private func report(_ error: DatabaseError, in sql: String) {
-        let mapped = CLIError.database(error, path: opened.path)
+    /// Prints a statement's error as sqlite3 does: `Parse error` (compiling) or `Runtime error`
+    /// (running), `near line N` for input from a file or pipe, SQLite's result code after the
+    /// message when it is not the plain `SQLITE_ERROR`, and where SQLite says the error is
+    /// (3.38 and later). A failure that ends a script (a damaged file, a refused key PRAGMA)
+    /// says what to do instead.
+    private func report(_ failure: StatementFailure, in sql: String, line: Int?) {
+        let error = failure.error
         if error.kind == .interrupted {
             reportError("interrupted")
             return
         }
-        if mapped.status != .sqlFailed { fatal = mapped }
-        var text = "error: \(mapped.message)"
-        // Never echo a line that may hold a key (a refused key PRAGMA, say): stderr is often logged.
-        if let offset = error.offset, !EditingLineReader.mayHoldKey(sql), let location = Self.location(of: offset, in: sql) {
-            text += "\n  " + location.line + "\n  " + String(repeating: " ", count: location.column) + "^--- error here"
-            if location.lineNumber > 1 { text = "error near line \(location.lineNumber): \(mapped.message)" + text.drop { $0 != "\n" } }
+        let mapped = CLIError.database(error, path: opened.path)
+        // A write to a database opened read-only (`.open --readonly`) fails that statement alone, as in sqlite3.
+        guard mapped.status == .sqlFailed || error.kind == .readOnly else {
+            fatal = mapped
+            reportError(mapped.hint.map { "\(mapped.message)\n  hint: \($0)" } ?? mapped.message)
+            return
         }
-        if let hint = mapped.hint, mapped.status != .sqlFailed { text += "\n  hint: \(hint)" }
+        var text = failure.phase == .prepare ? "Parse error" : "Runtime error"
+        text += line.map { " near line \($0): " } ?? ": "
+        text += error.message
+        if error.resultCode > SQLITE_ERROR { text += " (\(error.resultCode))" }
+        // Never echo a statement that may hold a key (a refused key PRAGMA, say): stderr is often logged.
+        if failure.phase == .prepare, let offset = error.offset, !EditingLineReader.mayHoldKey(sql) {
+            text += Self.errorContext(Array(sql.utf8)[failure.start...], offset: offset)
+        }
         reportError(text, prefixed: false)
     }
 
-    /// The line of `sql` holding byte `offset`, its number from 1, and the column in characters.
-    static func location(of offset: Int, in sql: String) -> (line: String, lineNumber: Int, column: Int)? {
-        let bytes = Array(sql.utf8)
-        guard offset >= 0, offset <= bytes.count else { return nil }
-        let start = bytes[..<offset].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-        let end = bytes[offset...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-        let lineNumber = bytes[..<start].filter { $0 == UInt8(ascii: "\n") }.count + 1
-        let column = String(decoding: bytes[start..<offset], as: UTF8.self).count
-        return (String(decoding: bytes[start..<end], as: UTF8.self), lineNumber, column)
+    /// sqlite3's context for an error at byte `offset` of `sql` (the failed statement and what
+    /// follows it): up to 78 bytes of the text, starting at most 50 bytes before the error,
+    /// spaces for every white-space byte, and a mark under the error.
+    static func errorContext(_ sql: ArraySlice<UInt8>, offset: Int) -> String {
+        var text = sql
+        var offset = min(offset, text.count)
+        while offset > 50 {
+            offset -= 1
+            text = text.dropFirst()
+            while let first = text.first, first & 0xC0 == 0x80 {
+                text = text.dropFirst()
+                offset -= 1
+            }
+        }
+        var length = text.count
+        if length > 78 {
+            length = 78
+            while length > 0, text[text.startIndex + length] & 0xC0 == 0x80 { length -= 1 }
+        }
+        let code = text.prefix(length).map { $0 == UInt8(ascii: " ") || (9...13).contains($0) ? UInt8(ascii: " ") : $0 }
+        let line = String(decoding: code, as: UTF8.self)
+        if offset < 25 {
+            return "\n  \(line)\n  " + String(repeating: " ", count: offset) + "^--- error here"
+        }
+        return "\n  \(line)\n  " + String(repeating: " ", count: offset - 14) + "error here ---^"
     }
 
     /// Prints an error on stderr and remembers that something failed.
@@ -183,7 +306,8 @@ final class ShellSession {
     func redirect(to path: String?, once: Bool) throws(CLIError) {
         try closeDestination()
         guard let path else { return }
-        destination = try ShellOutput.open(path, once: once, database: opened.path)
+        destination = try ShellOutput.open(path, once: once, database: absolutePath)
+        outputPath = path
     }
 
     /// Ends a `.once` redirection after the command it was for.
@@ -196,6 +320,7 @@ final class ShellSession {
     func closeDestination() throws(CLIError) {
         guard let current = destination else { return }
         destination = nil
+        outputPath = nil
         do {
             try current.writer.finish()
             try current.file?.publish()
@@ -278,7 +403,7 @@ struct ShellOutput {
 /// steps) and the running dot-command's own work (a page check, an import's rows), which SQLite
 /// does not see. Safe to call from the signal's dispatch queue.
 final class ShellInterrupter: @unchecked Sendable {
-    private let handle: InterruptHandle
+    private var handle: InterruptHandle
     // Touched only under `lock`: this is what makes the unchecked Sendable conformance sound.
     private var current: CancellationFlag?
     private var currentConnection: InterruptHandle?
@@ -286,6 +411,11 @@ final class ShellInterrupter: @unchecked Sendable {
 
     init(_ handle: InterruptHandle) {
         self.handle = handle
+    }
+
+    /// Interrupts `handle`'s statements from now on (`.open`'s new connection).
+    func retarget(_ handle: InterruptHandle) {
+        lock.withLock { self.handle = handle }
     }
 
     /// A new flag for the dot-command about to run, which Ctrl-C sets from now on; and the
@@ -301,8 +431,8 @@ final class ShellInterrupter: @unchecked Sendable {
 
     /// Interrupts the running statement and sets the running dot-command's flag.
     func interrupt() {
-        handle.interrupt()
         lock.withLock {
+            handle.interrupt()
             currentConnection?.interrupt()
             current?.cancel()
         }

@@ -28,7 +28,8 @@ final class OutputModeFormattingTests: CLITestCase {
         try cipherdb(["decrypt", "app.db", "plain.db", "--raw-key-file", key])
         var compared = 0
         for mode in [
-            "list", "csv", "tabs", "line", "column", "box", "table", "markdown", "json", "quote", "insert", "html", "ascii",
+            "list", "csv", "tabs", "line", "column", "box", "table", "markdown", "json", "quote", "insert", "html", "ascii", "qbox",
+            "tcl",
         ] {
             for (sqliteFlags, ourFlags) in [
                 ("", ""), ("-header", "--header"), ("-noheader", "--no-header"),
@@ -50,7 +51,7 @@ final class OutputModeFormattingTests: CLITestCase {
                 compared += 1
             }
         }
-        XCTAssertEqual(compared, 52)
+        XCTAssertEqual(compared, 60)
         // A separator of one's own, as with sqlite3 -separator.
         try shell(
             """

@@ -76,17 +76,41 @@ final class SQLCipher4Tests: CLITestCase {
     }
 
     /// sqlite3_error_offset (SQLite 3.38) is found at run time: on SQLCipher 4 the shell points into
-    /// the SQL; on 3.4.1 (SQLite 3.15) it gives the message alone.
+    /// the SQL as sqlite3 3.40 does; on 3.4.1 (SQLite 3.15) it gives the message alone.
     func testShellErrorsPointIntoTheSQLWhenSQLiteSaysWhere() throws {
         let env = passphraseEnvironment()
         let four = env.merging(preload) { $1 }
         try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: four)
         let input = "SELECT 1,\n  2 FROM;\n"
         let located = try cipherdb(["shell", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, stdin: input, expect: 1)
-        XCTAssertEqual(located.stderr, "error near line 2: near \";\": syntax error\n    2 FROM;\n          ^--- error here\n")
+        // sqlite3 3.40's very bytes for the same input.
+        XCTAssertEqual(
+            located.stderr,
+            "Parse error near line 1: near \";\": syntax error\n  SELECT 1,   2 FROM;\n                    ^--- error here\n")
         try cipherdb(["create", "three.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
         let plain = try cipherdb(["shell", "three.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, stdin: input, expect: 1)
-        XCTAssertEqual(plain.stderr, "error: near \";\": syntax error\n")
+        XCTAssertEqual(plain.stderr, "Parse error near line 1: near \";\": syntax error\n")
+    }
+
+    /// `.eqp on` on SQLCipher 4 (whose SQLite gives each step its parent) draws sqlite3 3.40's tree,
+    /// byte for byte for plans both SQLite versions make alike.
+    func testShellQueryPlanIsSqlite3sTree() throws {
+        let env = passphraseEnvironment()
+        let four = env.merging(preload) { $1 }
+        try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: four)
+        let script = """
+            CREATE TABLE t(a, b);
+            CREATE INDEX ta ON t(a);
+            .eqp on
+            SELECT * FROM t WHERE a = 1;
+            SELECT * FROM t t1, t t2 WHERE t1.b = t2.a ORDER BY 1;
+            SELECT 1;
+            """
+        try writeFile("plan.sql", script)
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/plan.sql""#).stdout
+        XCTAssertTrue(expected.contains("QUERY PLAN\n|--SCAN t1 USING INDEX ta\n`--SEARCH t2 USING INDEX ta (a=?)\n"), expected)
+        let ours = try cipherdb(["shell", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, stdin: script)
+        XCTAssertEqual(ours.stdout, expected)
     }
 
     /// The KDF and HMAC algorithms DB Browser offers, as flags on SQLCipher 4: written, needed

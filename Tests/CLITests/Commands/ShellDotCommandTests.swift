@@ -84,14 +84,486 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(actual.stdout, expected.stdout)
     }
 
+    /// Runs `script` through sqlite3 on the decrypted copy and through the shell on the encrypted
+    /// file, and asserts the same stdout, byte for byte, and the same stderr but for sqlite3's
+    /// error context lines (SQLite 3.15 does not say where an error is; SQLCipher4Tests checks
+    /// them); returns the shell's result.
+    ///
+    /// With `fresh`, both start from empty databases (`fresh.db`, encrypted, and `fresh-plain.db`)
+    /// instead of app.db and its decrypted copy; `normalized` adjusts the shell's output first.
+    /// `dotCommandErrors` compares the shell's errors of dot-commands without their `error: `.
+    @discardableResult
+    private func assertSameAsSqlite3(
+        _ script: String, expect status: Int32 = 0, fresh: Bool = false, normalized: (String) -> String = { $0 },
+        dotCommandErrors: Bool = false, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> CommandResult {
+        let plain = fresh ? "fresh-plain.db" : "plain.db"
+        if fresh {
+            try? FileManager.default.removeItem(atPath: path("fresh.db"))
+            try? FileManager.default.removeItem(atPath: path(plain))
+            try cipherdb(["create", "fresh.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        } else if !FileManager.default.fileExists(atPath: path(plain)) {
+            try decrypt()
+        }
+        try writeFile("script.txt", script)
+        let expected = try shell(#"sqlite3 "$DIR/\#(plain)" < "$DIR/script.txt""#, expect: status, file: file, line: line)
+        let actual = try cipherdb(
+            ["shell", fresh ? "fresh.db" : "app.db"] + open, env: env, stdin: script, expect: status, file: file, line: line)
+        let ours = normalized(actual.stdout)
+        XCTAssertTrue(
+            Array(ours.utf8) == Array(expected.stdout.utf8), LineDiff.render(expected: expected.stdout, actual: ours),
+            file: file, line: line)
+        let context = #"\n  [^\n]*\n  [^\n]*(\^--- error here|error here ---\^)"#
+        XCTAssertEqual(
+            dotCommandErrors ? actual.stderr.replacingOccurrences(of: "error: ", with: "") : actual.stderr,
+            expected.stderr.replacingOccurrences(of: context, with: "", options: .regularExpression),
+            file: file, line: line)
+        return actual
+    }
+
+    /// `.parameter` as sqlite3's: values read as SQL literals (else text), bound by name into
+    /// every statement, `?N` by index, NULL where unset; `list` in name order, padded.
+    func testParametersBindIntoEveryStatementAsSqlite3s() throws {
+        try writeFile(
+            "bound.sql", "SELECT name FROM people WHERE id = :id;\n.parameter set :id 2\nSELECT name FROM people WHERE id = :id;\n")
+        try assertSameAsSqlite3(
+            """
+            SELECT ?, :nothing;
+            .param set :id 1
+            .parameter set @name "it's"
+            .parameter set ?2 x'00ff'
+            .parameter set :sum 2+3
+            .parameter set :real 1.5
+            .parameter set :null NULL
+            .parameter set $text "hello world"
+            .parameter set :a_rather_long_parameter_name_over_forty_characters 'x'
+            .parameter list
+            SELECT :id, @name, ?2, :sum, :real, :null, $text, :missing, typeof(?2);
+            SELECT ?, ?, ?3, ?1;
+            SELECT name FROM people WHERE id = :id; SELECT quote(?2);
+            INSERT INTO audit VALUES (:sum || $text);
+            SELECT * FROM audit WHERE what = '5hello world';
+            .read bound.sql
+            .parameter unset :id
+            .parameter unset :never
+            SELECT :id, :real;
+            .parameter init
+            .parameter list
+            .parameter clear
+            .parameter list
+            SELECT @name;
+            """)
+        // Their help, for anything else, says where they are kept.
+        let help = try cipherShell(".parameter\n.param bogus\n").stdout
+        XCTAssertEqual(help.components(separatedBy: ".parameter CMD ...       Manage SQL parameter bindings\n").count, 3, help)
+        XCTAssertTrue(help.contains("SQLite 3.15 refuses its primary key"), help)
+        // A value is a literal: an encrypted database's history keeps the command without it.
+        XCTAssertEqual(EditingLineReader.redacted(".param set :k 'secret value'"), ".param set :k ?")
+        XCTAssertEqual(EditingLineReader.redacted(".parameter set @k x'00'"), ".parameter set @k ?")
+        XCTAssertEqual(EditingLineReader.redacted(".parameter list"), ".parameter list")
+    }
+
+    /// `query --param NAME=VALUE` binds as `.parameter set` does; a parameter left without a
+    /// value is an error that names the flag.
+    func testQueryBindsParamFlags() throws {
+        let result = try cipherdb(
+            [
+                "query", "app.db", "SELECT :id, @id, $id, ?4, :t, typeof(:n); SELECT name FROM people WHERE id = :id",
+                "--param", "id=1", "--param", "4=x'41'", "--param", ":t=plain text", "--param", ":n=NULL", "--mode", "list",
+            ] + open, env: env)
+        XCTAssertEqual(result.stdout, "1|1|1|A|plain text|null\nAnn\n")
+        let table = try cipherdb(["query", "app.db", "SELECT name FROM people WHERE age > ?", "--param", "1=18", "--csv"] + open, env: env)
+        XCTAssertEqual(table.stdout, "name\r\nAnn\n")
+        let missing = try cipherdb(["query", "app.db", "SELECT :id, :other", "--param", "id=1"] + open, env: env, expect: 64)
+        XCTAssertTrue(missing.stderr.contains("no value for parameter :other"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("--param NAME=VALUE"), missing.stderr)
+        let malformed = try cipherdb(["query", "app.db", "SELECT 1", "--param", "id"] + open, env: env, expect: 64)
+        XCTAssertTrue(malformed.stderr.contains("NAME=VALUE"), malformed.stderr)
+    }
+
+    /// Errors as sqlite3 writes them for a script: "Parse error" or "Runtime error", the line the
+    /// statement started on (in the file `.read` reads), SQLite's result code past SQLITE_ERROR.
+    func testErrorsAreWrittenAsSqlite3WritesThem() throws {
+        let script = """
+            SELECT 1;
+            SELEC 2;
+            SELECT * FROM nope;
+            SELECT 1,
+              2 FROM;
+            CREATE TABLE u(a UNIQUE);
+            INSERT INTO u VALUES(1);
+            INSERT INTO u VALUES(1);
+            SELECT 3; SELECT x;
+            SELECT 'after';
+            """
+        try writeFile("errors.sql", script)
+        try assertSameAsSqlite3(script, expect: 1)
+        try assertSameAsSqlite3("SELECT 'first';\n.read errors.sql\nSELECT 'last';\n", expect: 1)
+    }
+
+    /// `.schema` as sqlite3 writes it, for objects created tables first (the shell always lists
+    /// them so, and never SQLite's own: sqlite3's `--nosys`): GLOB or LIKE on the table's name,
+    /// `--indent`, quoted names, comments.
+    func testSchemaPatternsAndIndentAsSqlite3s() throws {
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE "odd t"(a);
+            CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER, CHECK (age > 0), UNIQUE(name, age));
+            CREATE TABLE p2(x, y REFERENCES people(id), z DEFAULT (1 + 2),   w TEXT COLLATE NOCASE -- comment (here
+            );
+            CREATE TABLE short(a,
+              b);
+            CREATE VIEW v AS SELECT    name FROM people;
+            CREATE INDEX people_by_age ON people(age);
+            CREATE TRIGGER t AFTER INSERT ON people BEGIN SELECT 1; END;
+            .schema --nosys
+            .schema --indent --nosys
+            .schema peo*
+            .schema PEO%
+            .schema Peo*
+            .schema --nosys p_
+            .schema main.pe*
+            .schema --indent sqlite_master
+            .schema nothing
+            """, fresh: true)
+        let bad = try cipherShell(".schema a b\n.schema --bogus\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains("Usage: .schema ?--indent? ?--nosys? ?LIKE-PATTERN?"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains(#"Unknown option: "--bogus""#), bad.stderr)
+    }
+
+    /// `.dump`'s options as sqlite3's, on the stock shell's text (which quotes each INSERT's table).
+    func testDumpOptionsAsSqlite3s() throws {
+        let unquoted = { (text: String) in
+            text.replacingOccurrences(of: #"INSERT INTO "([A-Za-z_][A-Za-z0-9_]*)""#, with: "INSERT INTO $1", options: .regularExpression)
+        }
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE t(a TEXT, b);
+            INSERT INTO t VALUES('x', 1.5), ('y', 2), ('z', NULL);
+            DELETE FROM t WHERE a = 'x';
+            CREATE TABLE s(id INTEGER PRIMARY KEY AUTOINCREMENT, v);
+            INSERT INTO s(v) VALUES (3), (4);
+            CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID;
+            INSERT INTO w VALUES (1, 2);
+            CREATE TABLE cols(rowid, "select");
+            INSERT INTO cols VALUES (5, 6);
+            CREATE INDEX ti ON t(a);
+            .dump --data-only
+            .dump --preserve-rowids
+            .dump --nosys
+            .dump -data-only -nosys --newlines
+            .dump --preserve-rowids --data-only t
+            """, fresh: true, normalized: unquoted)
+        let bad = try cipherShell(".dump --frobnicate\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains(#"Unknown option "--frobnicate" on ".dump""#), bad.stderr)
+    }
+
+    /// `.exit CODE` ends the shell with CODE at once, from a `.read` file too; `.exit` alone and
+    /// `.exit 0` end it as `.quit` does (1 after an error).
+    func testExitWithACodeAndHelpTopics() throws {
+        try writeFile("leave.sql", "SELECT 'in read';\n.exit 7\nSELECT 'not reached';\n")
+        try assertSameAsSqlite3("SELECT 1;\n.exit 3\nSELECT 2;\n", expect: 3)
+        try assertSameAsSqlite3("SELECT 1;\n.read leave.sql\nSELECT 2;\n", expect: 7)
+        try assertSameAsSqlite3("SELECT * FROM nope;\n.exit\nSELECT 2;\n", expect: 1)
+        try assertSameAsSqlite3("SELECT 1;\n.exit 0\nSELECT 2;\n")
+        // `.help TOPIC`: the long help of one command; a pattern several begin lists them.
+        try assertSameAsSqlite3(".help exit\n.help zzz\n.help qui\n.help bail\n")
+        let overview = try cipherShell(".help\n").stdout
+        XCTAssertTrue(overview.contains(".exit ?CODE?             Exit this program with return-code CODE\n"), overview)
+        XCTAssertFalse(overview.contains("   Options:"), "details only for one command: \(overview)")
+        XCTAssertTrue(try cipherShell(".help -all\n").stdout.contains("   Options:"))
+    }
+
+    /// The modes and their options as sqlite3 3.40's: the columnar modes wrap at 60 characters
+    /// (or `--wrap N`, at word ends with `--ww`), `.width` sets minimum widths (negative:
+    /// right-justified) that outlive `.mode`, `--quote` and qbox show SQL literals, tcl writes C
+    /// strings; `.mode` alone shows the mode with its options; `.show`, `.print` and `.echo`.
+    func testModesWidthsShowPrintAndEchoAsSqlite3s() throws {
+        let settled = { (text: String) in
+            // The database's name and EXPLAIN's layout (the shell has no `.explain auto`) differ.
+            text.replacingOccurrences(of: "     explain: off\n", with: "     explain: auto\n")
+                .replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(self.path("plain.db"))\n")
+        }
+        let result = try assertSameAsSqlite3(
+            #"""
+            .mode box
+            .mode
+            SELECT printf('%.70c', 'x') AS a, 'short' AS b;
+            .mode column
+            SELECT printf('%.70c', 'y') AS a;
+            .width 5 -8
+            SELECT 'abcdefghij' AS a, 'r' AS bb, 'z' AS c;
+            .mode table --wrap 6 --ww
+            SELECT 'hello world foo' AS a, x'00ff' AS b, NULL AS c, 1.5 AS d;
+            .mode box --quote
+            SELECT 'it''s' AS a, x'00ff' AS b, NULL AS c, 1.5 AS d, 3 AS e;
+            .mode markdown --wrap 4
+            SELECT 'abcdefgh' AS a;
+            .show
+            .width
+            .mode column
+            SELECT 'abcdefghij' AS a, name FROM people;
+            .mode qbox
+            .mode
+            SELECT 'x' AS "a b", 'tab	here' AS t, char(10) || 'nl' AS n, NULL, name FROM people;
+            .mode tcl
+            SELECT 'x"y\z' AS "h", 'ü' AS u, NULL, 1.5, name FROM people;
+            .headers off
+            SELECT 'a' || char(9) || 'b', x'41';
+            .mode ta
+            .nullvalue "	"
+            .show
+            .mode l
+            .print hello   "two words"  'x' 	
+            .print
+            .echo on
+            SELECT 1; SELECT 2;
+            # a comment line
+            .echo off
+            # not echoed
+            .mode col --wrap 10 --ww
+            SELECT 'the quick brown fox jumps over the lazy dog' AS s, 'abcdefghijklmnopqrstuvwxyz' AS t;
+            .mode col --wordwrap on --wrap 3 --noquote
+            .mode
+            .mode insert
+            .mode
+            .help mode
+            """#, normalized: settled)
+        XCTAssertTrue(result.stdout.contains("    filename: app.db\n"), result.stdout)
+        let bad = try cipherShell(".mode box extra more\n.mode zzz\n", expect: 1)
+        XCTAssertTrue(bad.stderr.contains(#"extra argument: "more""#), bad.stderr)
+        XCTAssertTrue(
+            bad.stderr.contains("mode should be one of: ascii box column csv html insert json line list markdown qbox quote table tabs tcl")
+        )
+    }
+
+    /// `.cd`, `.shell` and `.system` as sqlite3's: a relative `.read` after `.cd`; a command's
+    /// output on the shell's stdout in order; a failed command's wait status on stderr. `.verify`
+    /// still reads the database after `.cd`.
+    func testChangeDirectoryAndSystemCommands() throws {
+        XCTAssertEqual(mkdir(path("sub"), 0o700), 0)
+        try writeFile("sub/inner.sql", "SELECT 'inner';\n")
+        try assertSameAsSqlite3(
+            """
+            SELECT 'before';
+            .cd sub
+            .read inner.sql
+            .shell echo "two words" three
+            .system printf 'x\\n'
+            SELECT 'after';
+            .system exit 3
+            .cd nowhere
+            """, expect: 1, dotCommandErrors: true)
+        let verified = try cipherShell(".cd sub\n.verify\n.cd ..\n.tables\n")
+        XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
+    }
+
+    /// `.eqp on`: the query plan before each statement's rows, as the stock sqlcipher shell
+    /// (SQLite 3.15) writes it on the same encrypted file (sqlite3 3.40 draws a tree, which
+    /// SQLite 3.15 cannot give: SQLCipher4Tests checks it).
+    func testQueryPlansAsTheStockShellWritesThem() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        guard !(try cipherdb(["--version"]).stdout.contains("SQLCipher 4.")) else { throw XCTSkip("the stock shell is SQLCipher 3.4.1") }
+        let script = """
+            .eqp on
+            SELECT name FROM people WHERE age = 31;
+            SELECT p.name, q.name FROM pets p, people q WHERE p.owner = q.id ORDER BY 1;
+            SELECT name FROM people WHERE age = :a;
+            EXPLAIN QUERY PLAN SELECT 1;
+            .eqp off
+            SELECT count(*) FROM people;
+            """
+        let key = try XCTUnwrap(env["DB_PASS"])
+        // The stock shell has no .parameter: :a is NULL there.
+        try writeFile("stock.sql", "PRAGMA key = '\(key)';\nPRAGMA kdf_iter = 1000;\n" + script)
+        let expected = try shell(#"LD_PRELOAD= sqlcipher "$DIR/app.db" < "$DIR/stock.sql""#)
+        XCTAssertEqual(try cipherShell(script).stdout, expected.stdout)
+        // A plan of a statement with parameters, bound.
+        let bound = try cipherShell(".eqp on\n.parameter set :a 7\nSELECT name FROM people WHERE age = :a;\n").stdout
+        XCTAssertEqual(bound, "--EQP-- 0,0,0,SEARCH TABLE people USING INDEX people_by_age (age=?)\nit's \"me\"\n")
+    }
+
+    /// `.timeout MS`: a statement waits that long for another connection's lock, then fails.
+    func testTimeoutWaitsForAnotherConnectionsLock() throws {
+        let key = try XCTUnwrap(env["DB_PASS"])
+        try writeFile(
+            "lock.sql", "PRAGMA key = '\(key)';\nPRAGMA kdf_iter = 1000;\nBEGIN EXCLUSIVE;\nDELETE FROM audit;\n.shell sleep 1.5\nCOMMIT;\n"
+        )
+        let started = Date()
+        let result = try shell(
+            #"""
+            LD_PRELOAD= sqlcipher "$DIR/app.db" < "$DIR/lock.sql" > /dev/null & sleep 0.5
+            printf '.timeout 5000\nSELECT count(*) FROM audit;\n' | "$CIPHERDB" shell "$DIR/app.db" --passphrase-env DB_PASS --cipher-kdf-iter 1000
+            wait
+            """#, env: env)
+        XCTAssertEqual(result.stdout, "0\n", result.stderr)
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 1.4, "it waited for the lock")
+    }
+
+    /// `.fullschema` (the schema, then the statistics as INSERTs between two ANALYZEs) and
+    /// `.trace` (each statement's text as it runs) as sqlite3's; `.stats` lists sqlite3's
+    /// counters, but for a statement's own.
+    func testFullSchemaTraceAndStats() throws {
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE t(a, b);
+            CREATE TABLE "u v"(c PRIMARY KEY);
+            CREATE VIEW w AS SELECT a FROM t;
+            CREATE INDEX ta ON t(a);
+            .fullschema
+            INSERT INTO t VALUES (1, 'x'), (1, 'y'), (2, 'z');
+            ANALYZE;
+            .fullschema --indent
+            .trace stdout
+            SELECT 1;
+            INSERT INTO t VALUES (3, 'w');;
+            SELECT b FROM t WHERE a = ?1;
+            .trace off
+            SELECT 'untraced';
+            .trace traced.sql
+            SELECT 'to the file';
+            .trace off
+            .fullschema extra
+            """, expect: 1, fresh: true, dotCommandErrors: true)
+        XCTAssertEqual(try String(contentsOfFile: path("traced.sql"), encoding: .utf8), "SELECT 'to the file';\n")
+        var status = stat()
+        XCTAssertEqual(stat(path("traced.sql"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+        let expanded = try cipherShell(".trace stdout --expanded\n", expect: 1)
+        XCTAssertTrue(expanded.stderr.contains(#"Unknown option "--expanded" on ".trace""#), expanded.stderr)
+        let stats = try cipherShell(".stats on\nSELECT 1;\n.stats off\nSELECT 2;\n").stdout
+        let labels = stats.split(separator: "\n").compactMap { line in line.firstIndex(of: ":").map { String(line[..<$0]) } }
+        XCTAssertEqual(
+            Array(labels.prefix(15)),
+            [
+                "Memory Used", "Number of Outstanding Allocations", "Number of Pcache Overflow Bytes", "Largest Allocation",
+                "Largest Pcache Allocation", "Lookaside Slots Used", "Successful lookaside attempts", "Lookaside failures due to size",
+                "Lookaside failures due to OOM", "Pager Heap Usage", "Page cache hits", "Page cache misses", "Page cache writes",
+                "Schema Heap Usage", "Statement Heap/Lookaside Usage",
+            ], stats)
+        XCTAssertTrue(stats.hasPrefix("1\nMemory Used:                         "), stats)
+        XCTAssertTrue(stats.hasSuffix("\n2\n"), "no statistics after .stats off: \(stats)")
+    }
+
+    /// `.backup` and `.save` write encrypted copies with the database's key through the
+    /// library's backup; `.recover` writes what salvage saves of a damaged file as SQL.
+    func testBackupSaveAndRecover() throws {
+        let result = try cipherShell(".backup copy.db\n.save main saved.db\n.backup other x.db\n.save app.db\n", expect: 1)
+        XCTAssertTrue(result.stderr.contains("main database only"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("is the database itself"), result.stderr)
+        for copy in ["copy.db", "saved.db"] {
+            XCTAssertNotEqual(Array(try bytes(copy).prefix(15)), Array("SQLite format 3".utf8), "\(copy) is encrypted")
+            let rows = try cipherdb(["query", copy, "SELECT count(*) FROM people", "--mode", "list"] + open, env: env).stdout
+            XCTAssertEqual(rows, "3\n", copy)
+        }
+        // An intact database recovers whole: the same rows as .dump gives.
+        XCTAssertEqual(try cipherShell(".recover\n").stdout, try cipherShell(".dump\n").stdout)
+        // A damaged one: the readable rows, as SQL that sqlite3 loads; the loss on stderr.
+        try cipherdb(
+            [
+                "query", "app.db",
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO pets SELECT i, 'pet ' || i FROM n",
+            ] + open, env: env)
+        let size = try bytes("app.db").count
+        try flipByte("app.db", at: size / 2 + 100)
+        let recovered = try cipherShell(".recover\n", expect: 1)
+        XCTAssertTrue(recovered.stderr.contains("damaged stretch"), recovered.stderr)
+        try writeFile("recovered.sql", recovered.stdout)
+        let count = try shell(#"sqlite3 "$DIR/new.db" < "$DIR/recovered.sql" && sqlite3 "$DIR/new.db" "SELECT count(*) FROM pets""#).stdout
+        let saved = try XCTUnwrap(Int(count.trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertTrue(saved > 100 && saved < 3002, "\(saved) of 3002 pets")
+    }
+
+    /// `.open FILE` opens another database with the shell's key flags; `.parameter`'s values go
+    /// with the closed connection, as in sqlite3; a missing file or a bad option keeps the one
+    /// open; `--readonly` opens read-only.
+    func testOpenAnotherDatabaseWithTheSameKeyFlags() throws {
+        try cipherdb(["create", "two.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        try cipherdb(["query", "two.db", "CREATE TABLE t2(x); INSERT INTO t2 VALUES ('in two')"] + open, env: env)
+        let result = try cipherShell(
+            """
+            .parameter set :x 1
+            .open two.db
+            .parameter list
+            SELECT x FROM t2;
+            .open nosuch.db
+            .open --new other.db
+            SELECT count(*) FROM t2;
+            .open --readonly app.db
+            SELECT name FROM people WHERE id = 1;
+            INSERT INTO people(name) VALUES ('no');
+            .databases
+            """, expect: 1)
+        XCTAssertEqual(result.stdout, "in two\n1\nAnn\nmain: \(path("app.db")) r/o\n", result.stderr)
+        XCTAssertTrue(result.stderr.contains("nosuch.db"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("cipherdb create FILE"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("readonly"), result.stderr)
+        let stdinKey = try cipherdb(
+            ["shell", "app.db", "--passphrase-stdin"] + Self.fastOpen, stdin: "\(try XCTUnwrap(env["DB_PASS"]))\n.open two.db\n", expect: 1)
+        XCTAssertTrue(stdinKey.stderr.contains("cannot read another passphrase from stdin"), stdinKey.stderr)
+    }
+
+    /// `.restore FILE` puts a `.backup`'s content back into the open database, and refuses while
+    /// another process has the database open.
+    func testRestoreFromABackupAndRefusalWhileAnotherProcessHasItOpen() throws {
+        let restored = try cipherShell(
+            """
+            .backup snap.db
+            DELETE FROM people;
+            SELECT count(*) FROM people;
+            .restore snap.db
+            SELECT count(*) FROM people;
+            .restore other snap.db
+            .restore missing.db
+            """, expect: 1)
+        XCTAssertEqual(restored.stdout, "0\n3\n", restored.stderr)
+        XCTAssertTrue(restored.stderr.contains("main database only"), restored.stderr)
+        XCTAssertTrue(restored.stderr.contains("missing.db"), restored.stderr)
+        XCTAssertEqual(try cipherdb(["query", "app.db", "SELECT count(*) FROM people", "--mode", "list"] + open, env: env).stdout, "3\n")
+        let held = try shell(
+            #"""
+            (exec 3<"$DIR/app.db"; sleep 3) & holder=$!
+            sleep 0.5
+            printf 'DELETE FROM people;\n.restore snap.db\nSELECT count(*) FROM people;\n' \
+              | "$CIPHERDB" shell "$DIR/app.db" --passphrase-env DB_PASS --cipher-kdf-iter 1000
+            status=$?; kill $holder; echo "status $status"
+            """#, env: env)
+        XCTAssertTrue(held.stderr.contains("has it open"), held.stderr)
+        XCTAssertEqual(held.stdout, "0\nstatus 1\n", "nothing restored: \(held.stdout)")
+    }
+
+    /// `.dbinfo`: on a plaintext file what the stock sqlcipher shell prints (Debian's sqlite3 has
+    /// no sqlite_dbpage for it); on an encrypted one the fields PRAGMAs report, SQLCipher's
+    /// reserve, and the header-only fields said to be encrypted (the stock shell prints the
+    /// ciphertext's bytes there).
+    func testDatabaseInfo() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        try decrypt()
+        let expected = try shell(#"LD_PRELOAD= sqlcipher "$DIR/plain.db" .dbinfo"#).stdout
+        XCTAssertEqual(try cipherdb(["shell", "plain.db"], stdin: ".dbinfo\n").stdout, expected)
+        XCTAssertTrue(expected.contains("number of tables:    4\n"), expected)
+        let encrypted = try cipherShell(".dbinfo\n").stdout
+        let plainLines = expected.split(separator: "\n")
+        let lines = encrypted.split(separator: "\n")
+        XCTAssertEqual(lines.count, plainLines.count, encrypted)
+        XCTAssertEqual(lines.filter { $0.hasSuffix("(in the encrypted page 1)") }.count, 3, encrypted)
+        XCTAssertTrue(encrypted.contains("reserved bytes:      48\n"), encrypted)
+        for name in ["freelist page count:", "text encoding:", "user version:", "number of", "schema size:"] {
+            XCTAssertEqual(
+                lines.filter { $0.hasPrefix(name) }, plainLines.filter { $0.hasPrefix(name) }, "\(name) is the same as the plaintext copy's"
+            )
+        }
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.count, 6, schema)
+        XCTAssertEqual(lines.count, 7, schema)
         XCTAssertTrue(lines[0...2].allSatisfy { $0.hasPrefix("CREATE TABLE") }, schema)
         XCTAssertEqual(lines[3].prefix(11), "CREATE VIEW")
-        XCTAssertEqual(lines[4].prefix(12), "CREATE INDEX")
-        XCTAssertEqual(lines[5].prefix(14), "CREATE TRIGGER")
+        XCTAssertEqual(lines[4], "/* adults(name) */;", "a view's columns, as sqlite3 shows them")
+        XCTAssertEqual(lines[5].prefix(12), "CREATE INDEX")
+        XCTAssertEqual(lines[6].prefix(14), "CREATE TRIGGER")
         XCTAssertFalse(schema.contains("sqlite_sequence"), "SQLite's own tables cannot be created by hand")
         try writeFile("schema.sql", schema)
         let piped = try shell(#"sqlite3 "$DIR/copy.db" < "$DIR/schema.sql" && sqlite3 "$DIR/copy.db" "SELECT count(*) FROM sqlite_master""#)
@@ -106,6 +578,20 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertEqual(try cipherShell(".tables\n").stdout, "adults  audit   people  pets  \n")
         XCTAssertEqual(try cipherShell(".tables p%\n").stdout, "people  pets  \n")
         XCTAssertEqual(try cipherShell(".indexes\n.indexes pets\n").stdout, "people_by_age\n")
+        // In columns, as sqlite3 lays out both; .changes' line and .databases' too.
+        try assertSameAsSqlite3(
+            """
+            CREATE INDEX people_by_name ON people(name);
+            .tables
+            .tables p%
+            .indexes
+            .indexes people
+            .changes on
+            INSERT INTO audit VALUES ('x');
+            .databases
+            """, normalized: { $0.replacingOccurrences(of: self.path("app.db"), with: self.path("plain.db")) })
+        try assertSameAsSqlite3("SELECT 1;\n.quit\nSELECT 2;\n")
+        try assertSameAsSqlite3(".bail on\nSELECT 1;\nSELECT * FROM nope;\nSELECT 2;\n", expect: 1)
     }
 
     func testDumpIsTheStockShellsDump() throws {
@@ -443,6 +929,26 @@ final class ShellDotCommandTests: CLITestCase {
         XCTAssertTrue(try cipherShell(".verify\n", expect: 1).stdout.contains("page 2: hmacMismatch"))
     }
 
+    /// Statements end at a `;` outside strings, names and comments, except inside a trigger's
+    /// body; empty ones are skipped; the last needs no `;`.
+    func testStatementSplitter() {
+        let sql = """
+            SELECT 'a;b', "c;d", [e;f], `g;h` -- x;y
+            ;  ;
+            /* ; */ CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1; SELECT 'it''s;'; END;
+            select 'Trigger;'; SELECT 2
+            """
+        var splitter = StatementSplitter(sql)
+        var statements: [String] = []
+        while let range = splitter.next() { statements.append(splitter.text(range)) }
+        XCTAssertEqual(
+            statements,
+            [
+                "SELECT 'a;b', \"c;d\", [e;f], `g;h` -- x;y\n;",
+                "/* ; */ CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1; SELECT 'it''s;'; END;", "select 'Trigger;';", "SELECT 2",
+            ])
+    }
+
     func testDotCommandWordsAndErrorLocation() {
         XCTAssertEqual(ShellSession.words(of: #".separator "\t" '|x y'  z"#), [".separator", "\t", "|x y", "z"])
         // As sqlite3 resolves them: escapes in double quotes and unquoted words, octal too; none in single quotes.
@@ -451,11 +957,15 @@ final class ShellDotCommandTests: CLITestCase {
             [".separator", "\t", "\u{1F}", "a\"b c", "c\\t", "d\\e", "x", "A23"])
         // A NUL ends the word, as it ends sqlite3's C string.
         XCTAssertEqual(ShellSession.words(of: #".separator \0 a\0b"#), [".separator", "", "a"])
-        let location = ShellSession.location(of: 16, in: "SELECT 1;\nSELEC 2, ü;")
-        XCTAssertEqual(location?.line, "SELEC 2, ü;")
-        XCTAssertEqual(location?.lineNumber, 2)
-        XCTAssertEqual(location?.column, 6)
-        XCTAssertNil(ShellSession.location(of: 99, in: "SELECT 1"))
+        // sqlite3's context of an error: white space as spaces, the mark under the error, the
+        // text cut to 78 bytes starting at most 50 before the error.
+        XCTAssertEqual(
+            ShellSession.errorContext(Array("SELECT 1,\n  2 FROM;".utf8)[...], offset: 18),
+            "\n  SELECT 1,   2 FROM;\n                    ^--- error here")
+        let long = "SELECT " + String(repeating: "a, ", count: 30) + "FROM;"
+        XCTAssertEqual(
+            ShellSession.errorContext(Array(long.utf8)[...], offset: 101),
+            "\n  " + String(long.utf8.dropFirst(51))! + "\n  " + String(repeating: " ", count: 36) + "error here ---^")
         XCTAssertTrue(EditingLineReader.mayHoldKey("pragma KEY='x'"))
         XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA main.hexrekey = \"x'00'\""))
         XCTAssertTrue(EditingLineReader.mayHoldKey("PRAGMA\ntextkey('x')"))
@@ -484,6 +994,7 @@ private final class ScriptedLineReader: LineReader {
     }
 
     var location: String { "script" }
+    let lineNumber = 0
 
     func readLine(prompt: String, limit: Int) throws(LineReadError) -> String? {
         guard !lines.isEmpty else { return nil }

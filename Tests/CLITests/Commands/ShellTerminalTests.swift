@@ -76,8 +76,8 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertFalse(history.contains("typed-secret"), history)
         XCTAssertFalse(history.lowercased().contains("key"), history)
 
-        // A new session: the up arrow brings the statement back without its values (run, it
-        // asks for them); no ^[[A.
+        // A new session: the up arrow brings the statement back without its values (run, its
+        // parameters are NULL, as sqlite3's unset ones); no ^[[A.
         let second = try typed(["\\033[A", "\\n", "\\004"])
         XCTAssertTrue(second.stdout.contains("SELECT ? + ?, ?;"), second.stdout)
         XCTAssertFalse(second.stdout.contains("^[[A"), second.stdout)
@@ -133,6 +133,31 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertTrue(result.stdout.contains("error: import interrupted"), result.stdout)
         XCTAssertTrue(result.stdout.contains("error: interrupted"), "the dump: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("\r\n0\r\n"), "the import left nothing behind: \(result.stdout)")
+    }
+
+    /// `.prompt MAIN CONTINUE` replaces both prompts, as in sqlite3.
+    func testPromptReplacesBothPrompts() throws {
+        let result = try typed([".prompt \"sql> \" \"  -> \"\\n", "SELECT 40 +\\n", "2;\\n", "\\004"])
+        XCTAssertTrue(result.stdout.contains("sql> SELECT 40 +\r\n  -> 2;\r\n42\r\nsql> "), result.stdout)
+    }
+
+    /// `.open` asks for the new database's passphrase at the prompt, as the command line does
+    /// without a key flag (the shell started on a plaintext file, which needs none).
+    func testOpenAsksForThePassphraseOnATerminal() throws {
+        try shell(#"sqlite3 "$DIR/plain.db" "CREATE TABLE p(x); INSERT INTO p VALUES ('plain')""#)
+        let secret = try XCTUnwrap(env["DB_PASS"])
+        let result = try shell(
+            """
+            (sleep 1.0; printf 'SELECT x FROM p;\\n'; sleep 0.6; printf '.open app.db\\n'; \
+              for i in $(seq 600); do grep -aq 'Passphrase for app.db' "$DIR/screen.txt" && break; sleep 0.05; done; \
+              printf '%s\\n' "$DB_PASS"; sleep 1.5; printf 'SELECT name FROM people WHERE id = 2;\\n'; sleep 0.6; printf '\\004'; sleep 1.0) \
+              | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 180 script -qefc \
+              "exec \\"$CIPHERDB\\" shell \\"$DIR/plain.db\\" --cipher-kdf-iter 1000" "$DIR/screen.txt"
+            """, env: env)
+        XCTAssertTrue(result.stdout.contains("plain\r\n"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Passphrase for app.db"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("person 2\r\n"), result.stdout)
+        XCTAssertFalse(result.stdout.contains(secret), "the passphrase is not echoed")
     }
 
     func testStatementsSpanLinesUntilTheSemicolon() throws {
