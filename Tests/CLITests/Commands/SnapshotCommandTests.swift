@@ -308,6 +308,9 @@ final class SnapshotCommandTests: CLITestCase {
         try ResticTestRepository.copy(to: path("repo"))
         let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
         try cipherdb(["snapshot", "create", "app.db"] + key + repo, env: env)
+        // Taken with the derived page key (no second KDF), the manifest still says "passphrase".
+        let listed = try json(try cipherdb(["snapshot", "list", "--json"] + repo, env: env).stdout)["snapshots"] as? [[String: Any]]
+        XCTAssertEqual((listed?.last?["key"] as? [String: Any])?["kind"] as? String, "passphrase")
         try cipherdb(["snapshot", "create", "app.db", "--passphrase-env", "NO_SUCH"] + repo, env: env, expect: 64)
         let calls = try String(contentsOfFile: record, encoding: .utf8)
         XCTAssertTrue(calls.contains("--password-file /dev/fd/3"), calls)

@@ -45,15 +45,21 @@ struct SnapshotCreateCommand: ParsableCommand {
         // Opened first: the key is proven (exit 77 for a wrong one) before restic starts.
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: true)
         common.detail(opened.summary)
+        // The key just proven, as a page key: the snapshot's connections derive no passphrase again.
+        let databaseKey = opened.database.pageKeyForAnotherConnection ?? opened.key?.key
         opened.database.close()
         var reference: SnapshotManifest.KeyReference?
-        if let keyID = opened.key?.keyID, let version = opened.key?.keyVersion { reference = .keystore(id: keyID, version: version) }
+        if let keyID = opened.key?.keyID, let version = opened.key?.keyVersion {
+            reference = .keystore(id: keyID, version: version)
+        } else if case .passphrase? = opened.key?.key {
+            reference = .passphrase  // named here: the snapshot is taken with the derived page key
+        }
         let progress = ProgressReporter(quiet: common.quiet)
         progress.phase("snapshot of \(database)")
         let made: CreatedSnapshot
         do {
             made = try repository.create(
-                from: database, key: opened.key?.key, settings: opened.settings, keyReference: reference, tags: tags,
+                from: database, key: databaseKey, settings: opened.settings, keyReference: reference, tags: tags,
                 allowingPlaintext: allowPlaintext
             ) { done, total in progress.update("bytes", done: done, total: total) }
         } catch {

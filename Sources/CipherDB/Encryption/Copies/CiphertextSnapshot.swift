@@ -49,7 +49,9 @@ package final class CiphertextSnapshot {
         do throws(DatabaseError) {
             let writer = Database(path: path)
             writer.busyTimeout = busyTimeout
-            try writer.open(flags: .readWrite, key: key, settings: key == nil ? .versionDefaults : settings)
+            // The reader's page key: a passphrase is not derived a second time.
+            try writer.open(
+                flags: .readWrite, key: reader.pageKeyForAnotherConnection ?? key, settings: key == nil ? .versionDefaults : settings)
             defer { writer.close() }
             // While the writer holds the lock no commit lands: the reader's snapshot is the latest
             // commit, and every committed frame in the log belongs to it.

@@ -45,6 +45,13 @@ extension Database {
         rememberPageKey(of: keyForSQLite)
     }
 
+    /// The key another connection opens this file with, without a second key derivation: the page
+    /// key this one was handed (see ``rememberPageKey(of:)``); `nil` when it is not known.
+    package var pageKeyForAnotherConnection: DatabaseKey? {
+        guard let codecKey else { return nil }
+        return codecKey.salt.map { DatabaseKey.rawWithSalt(key: codecKey.pageKey, salt: $0) } ?? .raw(codecKey.pageKey)
+    }
+
     /// Keeps the page key SQLite was handed (a raw key, or a passphrase derived by the offline
     /// check), for the page codec of ``reencrypt(to:settings:)``. SQLCipher holds the same key in
     /// its own memory for as long as the connection is open; this copy is zeroized on close.
@@ -187,12 +194,9 @@ extension Database {
                     message: "the rekey of \(displayPath) could not write its transaction; the file keeps the old key")
                 : DatabaseError(
                     kind: .diskFull, resultCode: SQLITE_FULL, message: "no space left to rekey \(displayPath); the file keeps the old key")
-            let (oldPageKey, oldSettings) = (codecKey, appliedSettings)
+            let (oldKey, oldSettings) = (pageKeyForAnotherConnection, appliedSettings)
             invalidate("a rekey failed (\(cause.message)); open it again with the old key")
-            if let oldPageKey {
-                let oldKey = oldPageKey.salt.map { DatabaseKey.rawWithSalt(key: oldPageKey.pageKey, salt: $0) } ?? .raw(oldPageKey.pageKey)
-                Self.removeUnsyncedJournal(of: path, key: oldKey, settings: oldSettings)
-            }
+            if let oldKey { Self.removeUnsyncedJournal(of: path, key: oldKey, settings: oldSettings) }
             throw cause
         }
         rememberPageKey(of: check?.keyForSQLite ?? newKey)
