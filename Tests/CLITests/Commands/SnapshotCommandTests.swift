@@ -309,7 +309,9 @@ final class SnapshotCommandTests: CLITestCase {
         let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
         try cipherdb(["snapshot", "create", "app.db"] + key + repo, env: env)
         // Taken with the derived page key (no second KDF), the manifest still says "passphrase".
-        let listed = try json(try cipherdb(["snapshot", "list", "--json"] + repo, env: env).stdout)["snapshots"] as? [[String: Any]]
+        var listing = env
+        listing["DB_PASS"] = nil
+        let listed = try json(try cipherdb(["snapshot", "list", "--json"] + repo, env: listing).stdout)["snapshots"] as? [[String: Any]]
         XCTAssertEqual((listed?.last?["key"] as? [String: Any])?["kind"] as? String, "passphrase")
         try cipherdb(["snapshot", "create", "app.db", "--passphrase-env", "NO_SUCH"] + repo, env: env, expect: 64)
         let calls = try String(contentsOfFile: record, encoding: .utf8)
