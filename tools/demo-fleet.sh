@@ -33,13 +33,12 @@ rm -f "$CIPHERDB_KEYSTORE" app.db
 step() { printf '\n== %s\n' "$*"; }
 # Prints a command as it would be typed (an argument with spaces or quotes in single quotes), then runs it.
 show() {
-    local line='$' argument
+    line='$'
     for argument in "$@"; do
-        if [[ $argument =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
-            line+=" $argument"
-        else
-            line+=" '${argument//\'/\'\\\'\'}'"
-        fi
+        case $argument in
+            '' | *[!A-Za-z0-9_./:=@%+,-]*) line="$line '$(printf '%s' "$argument" | sed "s/'/'\\\\''/g")'" ;;
+            *) line="$line $argument" ;;
+        esac
     done
     printf '%s\n' "$line"
     "$@"
