@@ -43,7 +43,8 @@ AWS_ACCESS_KEY_ID=demoaccesskey
 AWS_SECRET_ACCESS_KEY=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
 mkdir -p s3/backups
-"$RCLONE" serve s3 --auth-key "$AWS_ACCESS_KEY_ID,$AWS_SECRET_ACCESS_KEY" --addr "127.0.0.1:$PORT" --config /dev/null s3 \
+# The key pair by environment, never on argv (rclone reads a list flag's variable as CSV).
+RCLONE_AUTH_KEY="\"$AWS_ACCESS_KEY_ID,$AWS_SECRET_ACCESS_KEY\"" "$RCLONE" serve s3 --addr "127.0.0.1:$PORT" --config /dev/null s3 \
     >rclone.log 2>&1 &
 SERVER_PID=$!
 i=0

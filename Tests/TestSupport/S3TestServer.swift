@@ -109,9 +109,10 @@ public final class S3TestServer: @unchecked Sendable {
         guard process == nil else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: rclone)
-        process.arguments = [
-            "serve", "s3", "--auth-key", "\(accessKey),\(secretKey)", "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", folder,
-        ]
+        process.arguments = ["serve", "s3", "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", folder]
+        // The key pair by environment, never on argv: rclone reads any flag as RCLONE_<FLAG>, a
+        // list flag as CSV (the quotes keep "ACCESS,SECRET" one entry).
+        process.environment = ProcessInfo.processInfo.environment.merging(["RCLONE_AUTH_KEY": "\"\(accessKey),\(secretKey)\""]) { $1 }
         let log = folder + ".log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
