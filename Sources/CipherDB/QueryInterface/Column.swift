@@ -16,8 +16,9 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
     /// The quoted name, unqualified (as `SET` and an insert's column list take it): quoted once,
     /// when the column is made, not in every query that uses it.
     let quotedName: String
-    /// The quoted, possibly qualified name.
-    private let quotedSQL: String
+    /// The quoted, possibly qualified name, as an expression node: made once, when the column
+    /// is, and compared by identity on every run of a query that uses it.
+    private let node: SQLNode
 
     /// A column named `name`.
     public init(_ name: String) {
@@ -29,9 +30,9 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
         self.tableName = table
         let quoted = quoteIdentifier(name)
         self.quotedName = quoted
-        self.quotedSQL = table.map { quoteIdentifier($0) + "." + quoted } ?? quoted
+        self.node = SQLNode(text: table.map { quoteIdentifier($0) + "." + quoted } ?? quoted)
     }
 
     /// The quoted, possibly qualified name.
-    public var sqlExpression: SQLExpression<Void> { SQLExpression(sql: quotedSQL) }
+    public var sqlExpression: SQLExpression<Void> { SQLExpression(node: node) }
 }

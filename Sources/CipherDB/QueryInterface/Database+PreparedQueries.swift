@@ -15,9 +15,10 @@ extension Database {
     ///
     /// - Throws: `unsupported` for a query the SQLite underneath cannot run; the compile error.
     public func makeStatement(_ query: some QueryType) throws(DatabaseError) -> PreparedStatement {
-        let (sql, bindings) = query.query.compiled()
-        for feature in query.query.requiredFeatures { try Self.require(feature, sql: sql) }
-        return try makeStatement(sql, binding: bindings)
+        let query = query.query
+        let sql = queryShapes.sql(for: query)
+        for feature in query.requiredFeatures { try Self.require(feature, sql: sql) }
+        return try makeStatement(sql, binding: query.collectBindings())
     }
 
     /// A ``PreparedStatement`` for `insert`, its values bound, as for a query:

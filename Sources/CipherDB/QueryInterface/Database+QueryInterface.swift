@@ -1,3 +1,5 @@
+import Foundation
+
 extension Database {
     /// Every row of `query`, each kept as a ``Row``.
     ///
@@ -54,11 +56,12 @@ extension Database {
     /// while try rs.next() { print(try rs[email]) }
     /// ```
     public func executeQuery(_ query: some QueryType) throws(DatabaseError) -> ResultSet {
-        let (sql, bindings) = query.query.compiled()
-        for feature in query.query.requiredFeatures { try Self.require(feature, sql: sql) }
+        let query = query.query
+        let sql = queryShapes.sql(for: query)
+        if query.rare != nil { for feature in query.requiredFeatures { try Self.require(feature, sql: sql) } }
         let statement = try prepareStatement(sql)
         do {
-            try statement.bind(bindings, dateFormatter: dateFormatter)
+            try statement.bind(query, dateFormatter: dateFormatter)
         } catch {
             statement.release()
             throw error
@@ -111,5 +114,19 @@ extension Database {
         throw DatabaseError(
             kind: .unsupported, message: "this statement needs SQLite \(version) or later; SQLite here is \(SQLiteFeature.runningVersion)",
             sql: sql)
+    }
+}
+
+extension Statement {
+    /// Binds a query's values in the order of its `?`s, checking that they match the
+    /// parameters exactly, without collecting them into an array first.
+    func bind(_ query: Query, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        var index: Int32 = 0
+        let parameters = parameterCount
+        try query.forEachBinding { value throws(DatabaseError) in
+            index += 1
+            if index <= parameters { try bind(value, at: index, dateFormatter: dateFormatter) }
+        }
+        guard index == parameters else { throw argumentCountError(Int(index)) }
     }
 }

@@ -12,10 +12,9 @@ extension QueryType {
     /// ```swift
     /// users.filter(score > 10).filter(name != nil)   // WHERE ("score" > ?) AND ("name" IS NOT NULL)
     /// ```
-    public func filter<E: TypedSQLExpressible>(_ condition: E) -> Self where E.Value.Unwrapped == Bool {
-        var copy = self
-        copy.query.filters.append(condition.sqlExpression)
-        return copy
+    public consuming func filter<E: TypedSQLExpressible>(_ condition: E) -> Self where E.Value.Unwrapped == Bool {
+        query.filters.append(condition.sqlExpression)
+        return self
     }
 
     /// The query sorted by `terms` (an expression alone sorts ascending), replacing any order.
@@ -23,24 +22,22 @@ extension QueryType {
     /// ```swift
     /// users.order(score.desc, email)
     /// ```
-    public func order<each T: SQLOrderable>(_ terms: repeat each T) -> Self {
-        var copy = self
-        copy.query.orderings = []
+    public consuming func order<each T: SQLOrderable>(_ terms: repeat each T) -> Self {
+        query.orderings = []
         for term in repeat each terms {
             let ordering = term.ordering
-            copy.query.orderings.append(ordering)
-            if let feature = ordering.requiredFeature { copy.query.requiredFeatures.insert(feature) }
+            query.orderings.append(ordering)
+            if let feature = ordering.requiredFeature { query.requiredFeatures.insert(feature) }
         }
-        return copy
+        return self
     }
 
     /// The query limited to `count` rows (all for `nil`), after skipping `offset` rows. Both are
     /// bound values, so the SQL does not change with them.
-    public func limit(_ count: Int?, offset: Int? = nil) -> Self {
-        var copy = self
-        copy.query.limitCount = count
-        copy.query.offsetCount = offset
-        return copy
+    public consuming func limit(_ count: Int?, offset: Int? = nil) -> Self {
+        query.limitCount = count
+        query.offsetCount = offset
+        return self
     }
 
     /// The query grouped by `expressions`, keeping the groups where `having` holds.
@@ -48,12 +45,11 @@ extension QueryType {
     /// ```swift
     /// players.select(team, score.max).group(team, having: count(*) > 2)
     /// ```
-    public func group<each E: SQLExpressible>(_ expressions: repeat each E, having: SQLExpression<Bool>? = nil) -> Self {
-        var copy = self
-        copy.query.grouping = []
-        for expression in repeat each expressions { copy.query.grouping.append(expression.sqlExpression) }
-        copy.query.havingCondition = having?.sqlExpression
-        return copy
+    public consuming func group<each E: SQLExpressible>(_ expressions: repeat each E, having: SQLExpression<Bool>? = nil) -> Self {
+        query.grouping = []
+        for expression in repeat each expressions { query.grouping.append(expression.sqlExpression) }
+        query.havingCondition = having?.sqlExpression
+        return self
     }
 
     /// The query joined with `table` by a join of `kind`.
@@ -63,10 +59,9 @@ extension QueryType {
     /// users.join(.leftOuter, posts, on: posts[authorID] == users[id])
     /// users.join(.cross, colors)
     /// ```
-    public func join(_ kind: Query.JoinKind, _ table: Table, on condition: SQLExpression<Bool>? = nil) -> Self {
-        var copy = self
-        copy.query.joins.append(Query.Join(kind: kind, table: table, condition: condition?.sqlExpression))
-        return copy
+    public consuming func join(_ kind: Query.JoinKind, _ table: Table, on condition: SQLExpression<Bool>? = nil) -> Self {
+        query.joins.append(Query.Join(kind: kind, table: table, condition: condition?.sqlExpression))
+        return self
     }
 
     /// The query joined with `table` by an inner join: `INNER JOIN table ON condition`.
@@ -99,12 +94,11 @@ extension QueryType {
     /// ```
     public func except(_ other: some QueryType) -> Self { compound("EXCEPT", other) }
 
-    private func compound(_ operator: String, _ other: some QueryType) -> Self {
-        var copy = self
+    private consuming func compound(_ operator: String, _ other: some QueryType) -> Self {
         let (sql, bindings) = other.query.compiled()
-        copy.query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
-        copy.query.requiredFeatures.formUnion(other.query.requiredFeatures)
-        return copy
+        query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
+        query.requiredFeatures.formUnion(other.query.requiredFeatures)
+        return self
     }
 
     /// The query without duplicate rows: `SELECT DISTINCT`.

@@ -33,16 +33,58 @@ public struct Query: QueryType {
         case none
     }
 
-    let source: Source
-    /// The result columns; empty for `*`.
-    var selection: [SQLExpression<Void>] = []
-    var filters: [SQLExpression<Void>] = []
-    var orderings: [SQLOrdering] = []
-    var limitCount: Int?
-    /// The parts most queries do not use, in one shared box: a query is copied at every
-    /// building step, and each field copied is a retain and a release (a third of a point
-    /// lookup's cost when they were fields of their own).
-    private var rare: RareParts.Box?
+    /// The parts, in one box: a building step copies one reference, and changes the box in
+    /// place when it holds the only one (builder methods consume the query they refine).
+    /// A copy with a shared box copies the box first, so a query is still a value.
+    final class Storage: @unchecked Sendable {
+        // Unchecked: a box is changed only through `Query.unique()`, when one query holds it.
+        let source: Source
+        /// The result columns; empty for `*`.
+        @exclusivity(unchecked) var selection: [SQLExpression<Void>] = []
+        @exclusivity(unchecked) var filters: [SQLExpression<Void>] = []
+        @exclusivity(unchecked) var orderings: [SQLOrdering] = []
+        @exclusivity(unchecked) var limitCount: Int?
+        /// The parts most queries do not use, in a box of their own.
+        @exclusivity(unchecked) var rare: RareParts.Box?
+
+        init(source: Source) { self.source = source }
+
+        init(copying other: Storage) {
+            source = other.source
+            selection = other.selection
+            filters = other.filters
+            orderings = other.orderings
+            limitCount = other.limitCount
+            rare = other.rare
+        }
+    }
+
+    private var storage: Storage
+
+    /// The box, copied first if another query shares it.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+        return storage
+    }
+
+    var source: Source { storage.source }
+    var selection: [SQLExpression<Void>] {
+        get { storage.selection }
+        _modify { yield &unique().selection }
+    }
+    var filters: [SQLExpression<Void>] {
+        get { storage.filters }
+        _modify { yield &unique().filters }
+    }
+    var orderings: [SQLOrdering] {
+        get { storage.orderings }
+        _modify { yield &unique().orderings }
+    }
+    var limitCount: Int? {
+        get { storage.limitCount }
+        set { unique().limitCount = newValue }
+    }
+    var rare: RareParts.Box? { storage.rare }
 
     /// The parts of a query most queries leave empty.
     struct RareParts {
@@ -63,12 +105,12 @@ public struct Query: QueryType {
         var offsetCount: Int?
     }
 
-    private var rareParts: RareParts { rare?.parts ?? RareParts() }
+    var rareParts: RareParts { storage.rare?.parts ?? RareParts() }
 
     private mutating func changeRareParts(_ change: (inout RareParts) -> Void) {
         var parts = rareParts
         change(&parts)
-        rare = RareParts.Box(parts)
+        unique().rare = RareParts.Box(parts)
     }
 
     var isDistinct: Bool {
@@ -101,7 +143,7 @@ public struct Query: QueryType {
     }
 
     init(source: Source) {
-        self.source = source
+        storage = Storage(source: source)
     }
 
     /// The table the query reads, if it reads one.
@@ -113,7 +155,7 @@ public struct Query: QueryType {
     /// The query itself.
     public var query: Query {
         get { self }
-        set { self = newValue }
+        _modify { yield &self }
     }
 
     /// The query with these result columns instead of its own.
@@ -121,11 +163,10 @@ public struct Query: QueryType {
     /// ```swift
     /// users.select(id, email, name ?? "anonymous")
     /// ```
-    public func select<each E: SQLExpressible>(_ columns: repeat each E) -> Query {
-        var copy = self
-        copy.selection = []
-        for column in repeat each columns { copy.selection.append(column.sqlExpression) }
-        return copy
+    public consuming func select<each E: SQLExpressible>(_ columns: repeat each E) -> Query {
+        selection = []
+        for column in repeat each columns { selection.append(column.sqlExpression) }
+        return self
     }
 
     /// The query with one typed result column, which `scalar` reads as that type and
@@ -134,95 +175,115 @@ public struct Query: QueryType {
     /// ```swift
     /// let best = try db.scalar(users.select(score.max))     // Int64?
     /// ```
-    public func select<E: TypedSQLExpressible>(_ column: E) -> ScalarQuery<E.Value> {
-        var copy = self
-        copy.selection = [column.sqlExpression]
-        return ScalarQuery(query: copy)
+    public consuming func select<E: TypedSQLExpressible>(_ column: E) -> ScalarQuery<E.Value> {
+        selection = [column.sqlExpression]
+        return ScalarQuery(query: self)
     }
 
     /// The SQL, with a `?` for each value.
-    public var sql: String { compiled().sql }
+    public var sql: String { renderSQL() }
 
     /// The values bound to the `?`s, in order.
-    public var arguments: [DatabaseValue] { compiled().bindings.map(\.databaseValue) }
+    public var arguments: [DatabaseValue] { collectBindings().map(\.databaseValue) }
 
-    /// The SQL text and its values, built in one pass.
-    func compiled() -> (sql: String, bindings: [SQLArgument]) {
+    /// The SQL text and its values.
+    func compiled() -> (sql: String, bindings: [SQLArgument]) { (renderSQL(), collectBindings()) }
+
+    /// The SQL text, rendered from the shape: every query of one shape renders the same text.
+    func renderSQL() -> String {
         var sql = isDistinct ? "SELECT DISTINCT " : "SELECT "
-        sql.reserveCapacity(128)
-        var bindings: [SQLArgument] = []
         if selection.isEmpty {
             sql += "*"
         } else {
-            Self.append(selection, separator: ", ", to: &sql, &bindings)
+            Self.append(selection.lazy.map(\.node), separator: ", ", to: &sql)
         }
         switch source {
         case .table(let table): sql += " FROM " + table.fromSQL
         case .subquery(let subquery):
-            sql += " FROM (" + subquery.sql + ")"
-            bindings += subquery.bindings
+            sql += " FROM ("
+            subquery.node.append(to: &sql)
+            sql += ")"
         case .none: break
         }
         for join in joins {
             sql += " " + join.kind.rawValue + " " + join.table.fromSQL
             if let condition = join.condition {
-                sql += " ON " + condition.sql
-                bindings += condition.bindings
+                sql += " ON "
+                condition.node.append(to: &sql)
             }
         }
-        appendWhere(to: &sql, &bindings)
+        appendWhere(to: &sql)
         if !grouping.isEmpty {
-            sql += " GROUP BY " + grouping.map(\.sql).joined(separator: ", ")
-            bindings += grouping.flatMap(\.bindings)
+            sql += " GROUP BY "
+            Self.append(grouping.lazy.map(\.node), separator: ", ", to: &sql)
             if let havingCondition {
-                sql += " HAVING " + havingCondition.sql
-                bindings += havingCondition.bindings
+                sql += " HAVING "
+                havingCondition.node.append(to: &sql)
             }
         }
         for compound in compounds {
-            sql += " " + compound.operator + " " + compound.query.sql
-            bindings += compound.query.bindings
+            sql += " " + compound.operator + " "
+            compound.query.node.append(to: &sql)
         }
         if !orderings.isEmpty {
-            sql += " ORDER BY " + orderings.map(\.sql).joined(separator: ", ")
-            bindings += orderings.flatMap(\.bindings)
+            sql += " ORDER BY "
+            Self.append(orderings.lazy.map(\.node), separator: ", ", to: &sql)
         }
         if limitCount != nil || offsetCount != nil {
             // SQLite takes an offset only after a limit: -1 is "no limit".
             sql += " LIMIT ?"
-            bindings.append(limitCount ?? -1)
-            if let offsetCount {
-                sql += " OFFSET ?"
-                bindings.append(offsetCount)
-            }
+            if offsetCount != nil { sql += " OFFSET ?" }
         }
-        return (sql, bindings)
+        return sql
+    }
+
+    /// Calls `body` with each value, in the order of the `?`s ``renderSQL()`` writes.
+    func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
+        for expression in selection { for value in expression.bindings { try body(value) } }
+        if case .subquery(let subquery) = source { for value in subquery.bindings { try body(value) } }
+        guard let rare else {
+            for filter in filters { for value in filter.bindings { try body(value) } }
+            for ordering in orderings { for value in ordering.bindings { try body(value) } }
+            if let limitCount { try body(limitCount) }
+            return
+        }
+        let parts = rare.parts
+        for join in parts.joins { for value in join.condition?.bindings ?? [] { try body(value) } }
+        for filter in filters { for value in filter.bindings { try body(value) } }
+        for expression in parts.grouping { for value in expression.bindings { try body(value) } }
+        if !parts.grouping.isEmpty { for value in parts.havingCondition?.bindings ?? [] { try body(value) } }
+        for compound in parts.compounds { for value in compound.query.bindings { try body(value) } }
+        for ordering in orderings { for value in ordering.bindings { try body(value) } }
+        if limitCount != nil || parts.offsetCount != nil { try body(limitCount ?? -1) }
+        if let offsetCount = parts.offsetCount { try body(offsetCount) }
+    }
+
+    /// The values bound to the `?`s, in order.
+    func collectBindings() -> [SQLArgument] {
+        var bindings: [SQLArgument] = []
+        forEachBinding { bindings.append($0) }
+        return bindings
     }
 
     /// Appends ` WHERE a AND b` for the filters, if any.
-    func appendWhere(to sql: inout String, _ bindings: inout [SQLArgument]) {
+    func appendWhere(to sql: inout String) {
         guard !filters.isEmpty else { return }
         sql += " WHERE "
         if filters.count == 1 {
-            sql += filters[0].sql
-            bindings += filters[0].bindings
+            filters[0].node.append(to: &sql)
         } else {
             for (index, filter) in filters.enumerated() {
                 if index > 0 { sql += " AND " }
-                filter.appendOperand(to: &sql)
-                bindings += filter.bindings
+                filter.node.appendOperand(to: &sql)
             }
         }
     }
 
-    /// Appends `expressions` joined by `separator`, and their values.
-    static func append(
-        _ expressions: [SQLExpression<Void>], separator: String, to sql: inout String, _ bindings: inout [SQLArgument]
-    ) {
-        for (index, expression) in expressions.enumerated() {
+    /// Appends the text of `nodes` joined by `separator`.
+    static func append(_ nodes: some Sequence<SQLNode>, separator: String, to sql: inout String) {
+        for (index, node) in nodes.enumerated() {
             if index > 0 { sql += separator }
-            sql += expression.sql
-            if !expression.bindings.isEmpty { bindings += expression.bindings }
+            node.append(to: &sql)
         }
     }
 

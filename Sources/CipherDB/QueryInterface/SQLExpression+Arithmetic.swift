@@ -63,5 +63,5 @@ where L.Value.Unwrapped: BinaryInteger {
 
 /// `-operand`.
 public prefix func - <E: TypedSQLExpressible>(operand: E) -> SQLExpression<E.Value> where E.Value.Unwrapped: Numeric {
-    SQLExpression(sql: "-" + operand.operandSQL, bindings: operand.bindings, isCompound: true)
+    .prefix("-", operand)
 }

@@ -10,5 +10,5 @@ public func || (left: SQLExpression<Bool>, right: SQLExpression<Bool>) -> SQLExp
 
 /// `NOT operand`.
 public prefix func ! (operand: SQLExpression<Bool>) -> SQLExpression<Bool> {
-    SQLExpression(sql: "NOT " + operand.operand, bindings: operand.bindings, isCompound: true)
+    .prefix("NOT ", operand)
 }

@@ -16,7 +16,7 @@ public func == <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQ
 
 /// `left IS NULL`.
 public func == <L: TypedSQLExpressible>(left: L, right: _OptionalNilComparisonType) -> SQLExpression<Bool> {
-    SQLExpression(sql: left.operandSQL + " IS NULL", bindings: left.bindings, isCompound: true)
+    .suffix(left, " IS NULL")
 }
 
 /// `left <> right`.
@@ -32,7 +32,7 @@ public func != <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQ
 
 /// `left IS NOT NULL`.
 public func != <L: TypedSQLExpressible>(left: L, right: _OptionalNilComparisonType) -> SQLExpression<Bool> {
-    SQLExpression(sql: left.operandSQL + " IS NOT NULL", bindings: left.bindings, isCompound: true)
+    .suffix(left, " IS NOT NULL")
 }
 
 /// `left < right`.

@@ -27,18 +27,25 @@ public protocol TypedSQLExpressible: SQLExpressible {
 /// let raw = SQLExpression<Int64>(literal: "length(?) + 1", ["abc"])
 /// ```
 public struct SQLExpression<Value>: SQLExpressible {
-    /// The SQL text, with a `?` for each argument.
-    public let sql: String
+    /// The shape: the SQL without its values, rendered only when asked.
+    let node: SQLNode
     /// The values bound to the `?`s, in order.
     let bindings: [SQLArgument]
-    /// Whether the text needs parentheses when it becomes an operand.
-    let isCompound: Bool
+
+    init(node: SQLNode, bindings: [SQLArgument] = []) {
+        self.node = node
+        self.bindings = bindings
+    }
 
     init(sql: String, bindings: [SQLArgument] = [], isCompound: Bool = false) {
-        self.sql = sql
-        self.bindings = bindings
-        self.isCompound = isCompound
+        self.init(node: SQLNode(text: sql, isCompound: isCompound), bindings: bindings)
     }
+
+    /// The SQL text, with a `?` for each argument.
+    public var sql: String { node.sql }
+
+    /// Whether the text needs parentheses when it becomes an operand.
+    var isCompound: Bool { node.isCompound }
 
     /// A raw SQL fragment whose `?` placeholders take `arguments`, bound and never interpolated
     /// into the text. The fragment is used as written: quote identifiers in it with
@@ -66,7 +73,7 @@ public struct SQLExpression<Value>: SQLExpressible {
 
     /// A value bound to a `?`, as an expression: `SQLExpression<Int>(value: 3)`.
     public init(value: (any Bindable & Sendable)?) {
-        self.init(sql: "?", bindings: [value ?? DatabaseValue.null])
+        self.init(node: .placeholder, bindings: [value ?? DatabaseValue.null])
     }
 
     /// The values bound to the `?`s, in order, as they bind (a `Date` shows its seconds since
@@ -74,10 +81,14 @@ public struct SQLExpression<Value>: SQLExpressible {
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
 
     /// The same expression without its type.
-    public var sqlExpression: SQLExpression<Void> { SQLExpression<Void>(sql: sql, bindings: bindings, isCompound: isCompound) }
+    public var sqlExpression: SQLExpression<Void> { SQLExpression<Void>(node: node, bindings: bindings) }
 
     /// The text to use inside a larger expression: parenthesized when compound.
-    var operand: String { isCompound ? "(" + sql + ")" : sql }
+    var operand: String {
+        var text = ""
+        node.appendOperand(to: &text)
+        return text
+    }
 }
 
 extension SQLExpression: TypedSQLExpressible where Value: SQLValueType {}
@@ -94,47 +105,41 @@ extension SQLExpression {
     static func binary(_ op: String, _ left: some SQLExpressible, _ right: some SQLExpressible) -> SQLExpression {
         let lhs = left.sqlExpression
         let rhs = right.sqlExpression
-        var sql = ""
-        sql.reserveCapacity(lhs.sql.utf8.count + rhs.sql.utf8.count + op.utf8.count + 6)
-        lhs.appendOperand(to: &sql)
-        sql += " "
-        sql += op
-        sql += " "
-        rhs.appendOperand(to: &sql)
-        return SQLExpression(sql: sql, bindings: lhs.bindings.isEmpty ? rhs.bindings : lhs.bindings + rhs.bindings, isCompound: true)
+        return SQLExpression(
+            node: .binary(op, lhs.node, rhs.node),
+            bindings: lhs.bindings.isEmpty ? rhs.bindings : rhs.bindings.isEmpty ? lhs.bindings : lhs.bindings + rhs.bindings)
     }
 
     /// An expression `left op ?` with `value` bound.
     static func binary(_ op: String, _ left: some SQLExpressible, value: SQLArgument) -> SQLExpression {
         let lhs = left.sqlExpression
-        var sql = ""
-        sql.reserveCapacity(lhs.sql.utf8.count + op.utf8.count + 6)
-        lhs.appendOperand(to: &sql)
-        sql += " "
-        sql += op
-        sql += " ?"
         var bindings = lhs.bindings
         bindings.append(value)
-        return SQLExpression(sql: sql, bindings: bindings, isCompound: true)
+        return SQLExpression(node: .binary(op, lhs.node, .placeholder), bindings: bindings)
+    }
+
+    /// `prefix operand` (`NOT x`, `-x`), compound.
+    static func prefix(_ prefix: String, _ operand: some SQLExpressible) -> SQLExpression {
+        let expression = operand.sqlExpression
+        return SQLExpression(node: .prefix(prefix, expression.node), bindings: expression.bindings)
+    }
+
+    /// `operand suffix` (`x IS NULL`), compound.
+    static func suffix(_ operand: some SQLExpressible, _ suffix: String) -> SQLExpression {
+        let expression = operand.sqlExpression
+        return SQLExpression(node: .suffix(expression.node, suffix, isCompound: true), bindings: expression.bindings)
     }
 
     /// Appends ``operand`` to `sql` without a temporary string.
     func appendOperand(to sql: inout String) {
-        if isCompound {
-            sql += "("
-            sql += self.sql
-            sql += ")"
-        } else {
-            sql += self.sql
-        }
+        node.appendOperand(to: &sql)
     }
 
     /// A function call `name(arguments...)`: not compound.
     static func function(_ name: String, _ arguments: [SQLExpression<Void>]) -> SQLExpression {
-        SQLExpression(
-            sql: name + "(" + arguments.map(\.sql).joined(separator: ", ") + ")", bindings: arguments.flatMap(\.bindings))
+        SQLExpression(node: .call(name, arguments.map(\.node)), bindings: arguments.flatMap(\.bindings))
     }
 
     /// A bound value as an expression.
-    static func value(_ value: SQLArgument) -> SQLExpression { SQLExpression(sql: "?", bindings: [value]) }
+    static func value(_ value: SQLArgument) -> SQLExpression { SQLExpression(node: .placeholder, bindings: [value]) }
 }

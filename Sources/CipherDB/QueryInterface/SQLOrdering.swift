@@ -4,11 +4,25 @@
 /// users.order(score.desc, name.asc)
 /// ```
 public struct SQLOrdering: SQLOrderable {
-    /// The SQL of the term.
-    public let sql: String
+    /// The term's shape: rendered only when asked.
+    let node: SQLNode
     let bindings: [SQLArgument]
     /// Set by `nullsFirst` and `nullsLast`, which older SQLites cannot parse.
     var requiredFeature: SQLiteFeature?
+
+    /// The SQL of the term.
+    public var sql: String { node.sql }
+
+    /// `expression` followed by `suffix` (empty for the expression alone).
+    init(_ expression: SQLExpression<Void>, suffix: String) {
+        self.init(node: .suffix(expression.node, suffix, isCompound: false), bindings: expression.bindings)
+    }
+
+    init(node: SQLNode, bindings: [SQLArgument], requiredFeature: SQLiteFeature? = nil) {
+        self.node = node
+        self.bindings = bindings
+        self.requiredFeature = requiredFeature
+    }
 
     /// The term itself.
     public var ordering: SQLOrdering { self }
@@ -16,12 +30,12 @@ public struct SQLOrdering: SQLOrderable {
     /// The term with NULLs sorted before every value: `NULLS FIRST` (SQLite 3.30; running it on
     /// an older SQLite, as SQLCipher 3.4.1's 3.15, throws `unsupported`).
     public var nullsFirst: SQLOrdering {
-        SQLOrdering(sql: sql + " NULLS FIRST", bindings: bindings, requiredFeature: .nullsOrdering)
+        SQLOrdering(node: .suffix(node, " NULLS FIRST", isCompound: false), bindings: bindings, requiredFeature: .nullsOrdering)
     }
 
     /// The term with NULLs sorted after every value: `NULLS LAST` (SQLite 3.30, as `nullsFirst`).
     public var nullsLast: SQLOrdering {
-        SQLOrdering(sql: sql + " NULLS LAST", bindings: bindings, requiredFeature: .nullsOrdering)
+        SQLOrdering(node: .suffix(node, " NULLS LAST", isCompound: false), bindings: bindings, requiredFeature: .nullsOrdering)
     }
 }
 
@@ -33,11 +47,11 @@ public protocol SQLOrderable: Sendable {
 
 extension TypedSQLExpressible {
     /// Ascending: `expression ASC`.
-    public var asc: SQLOrdering { SQLOrdering(sql: operandSQL + " ASC", bindings: bindings) }
+    public var asc: SQLOrdering { SQLOrdering(sqlExpression, suffix: " ASC") }
     /// Descending: `expression DESC`.
-    public var desc: SQLOrdering { SQLOrdering(sql: operandSQL + " DESC", bindings: bindings) }
+    public var desc: SQLOrdering { SQLOrdering(sqlExpression, suffix: " DESC") }
     /// Ascending, as written: the expression alone.
-    public var ordering: SQLOrdering { SQLOrdering(sql: operandSQL, bindings: bindings) }
+    public var ordering: SQLOrdering { SQLOrdering(sqlExpression, suffix: "") }
 }
 
 extension Column: SQLOrderable {}

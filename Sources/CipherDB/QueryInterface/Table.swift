@@ -11,12 +11,18 @@ public struct Table: Sendable {
         let schema: String?
         let aliasName: String?
         let quotedName: String
+        /// The table as a `FROM` clause names it, and its hash, made once.
+        let fromSQL: String
+        let fromHash: Int
 
         init(name: String, schema: String?, aliasName: String?) {
             self.name = name
             self.schema = schema
             self.aliasName = aliasName
-            self.quotedName = schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
+            let quotedName = schema.map { quoteIdentifier($0) + "." + quoteIdentifier(name) } ?? quoteIdentifier(name)
+            self.quotedName = quotedName
+            self.fromSQL = aliasName.map { quotedName + " AS " + quoteIdentifier($0) } ?? quotedName
+            self.fromHash = SQLNode.hash(fromSQL)
         }
     }
 
@@ -49,9 +55,15 @@ public struct Table: Sendable {
     public func alias(_ alias: String) -> Table { Table(self, alias: alias) }
 
     /// The table as a query's `FROM` or `JOIN` names it: `"employees" AS "managers"` when aliased.
-    var fromSQL: String {
-        aliasName.map { quotedName + " AS " + quoteIdentifier($0) } ?? quotedName
+    var fromSQL: String { names.fromSQL }
+
+    /// Whether `self` and `other` appear the same in SQL (the same name, schema and alias).
+    func hasSameShape(as other: Table) -> Bool {
+        names === other.names || (names.fromHash == other.names.fromHash && names.fromSQL == other.names.fromSQL)
     }
+
+    /// A hash of how the table appears in SQL.
+    var shapeHash: Int { names.fromHash }
 
     /// `column` qualified by this table, for joins: `users[id]` is `"users"."id"`.
     public subscript<Value>(column: Column<Value>) -> Column<Value> {

@@ -21,4 +21,121 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
         }
         XCTAssertEqual(db.statementCache.count, afterInserts + 3, "three shapes, three statements, for 150 runs")
     }
+
+    /// Queries whose SQL differs in one detail each (an operator, a column, a parenthesis, a
+    /// clause present or not) never share a text: each run's statement is the SQL the query
+    /// renders itself, however the runs interleave.
+    func testEveryShapeRunsItsOwnSQL() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, posts) = (Fixture.users, Fixture.posts)
+        let (id, email, nickname, score) = (Fixture.id, Fixture.email, Fixture.nickname, Fixture.score)
+        for index in 1...6 {
+            try db.run(users.insert(email <- "u\(index)@x", nickname <- index % 2 == 0 ? "n\(index)" : nil, score <- Int64(index)))
+        }
+        let queries: [Query] = [
+            users.filter(id == 2),
+            users.filter(id != 2),
+            users.filter(score == 2),
+            users.filter(id == 2).select(email),
+            users.filter(id == 2).select(id),
+            users.filter(id == 2 && score > 1),
+            users.filter(id == 2 || score > 1),
+            users.filter(!(id == 2) || score > 1),
+            users.filter(score > 1).filter(id == 2),
+            users.filter(nickname == nil),
+            users.filter(nickname != nil),
+            users.filter(id == 2).limit(1),
+            users.filter(id == 2).limit(1, offset: 0),
+            users.filter(id == 2).order(id),
+            users.filter(id == 2).order(id.desc),
+            users.filter(id == 2).distinct,
+            users.alias("u").filter(id == 2),
+            users.join(.leftOuter, posts, on: posts[Fixture.authorID] == users[id]).filter(users[id] == 2),
+            users.select(score).group(score, having: score > 1),
+            users.select(score).group(score),
+            users.select(email).filter(id == 2).union(users.select(email).filter(id == 3)),
+            users.select(email).filter(id == 2).union(users.select(email).filter(id == 3), all: true),
+            users.filter([1, 2].contains(id)),
+            users.filter([1, 2, 3].contains(id)),
+        ]
+        XCTAssertEqual(Set(queries.map(\.sql)).count, queries.count, "the list has one query per shape")
+        for round in 0..<3 {
+            for query in round == 1 ? queries.reversed() : queries {
+                let rows = try db.executeQuery(query)
+                XCTAssertEqual(rows.sql, query.sql)
+                rows.close()
+            }
+        }
+        XCTAssertEqual(db.queryShapes.count, queries.count)
+    }
+
+    /// A query of a cached shape runs with its own values, not those of the run that cached it.
+    func testACachedShapeTakesEachRunsValues() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, email, score) = (Fixture.users, Fixture.email, Fixture.score)
+        for index in 1...5 { try db.run(users.insert(email <- "u\(index)@x", score <- Int64(index * 10))) }
+        for minimum in [45, 5, 25, 50, 0] {
+            let emails = try db.fetchAll(users.select(email).filter(score >= Int64(minimum)).order(email)).map {
+                row throws(DatabaseError) in
+                try row[email]
+            }
+            XCTAssertEqual(emails, (1...5).filter { $0 * 10 >= minimum }.map { "u\($0)@x" }, "minimum \(minimum)")
+        }
+        XCTAssertEqual(db.queryShapes.count, 1)
+    }
+
+    /// Refining a query leaves the query it came from as it was, though building steps change
+    /// a query's parts in place when nothing else holds them.
+    func testRefiningAQueryLeavesTheOriginalAlone() {
+        let (users, id, score) = (Fixture.users, Fixture.id, Fixture.score)
+        let base = users.filter(id > 1)
+        let narrower = base.filter(score < 5).order(id).limit(2)
+        let distinct = base.distinct
+        XCTAssertEqual(base.sql, #"SELECT * FROM "users" WHERE "id" > ?"#)
+        XCTAssertEqual(narrower.sql, #"SELECT * FROM "users" WHERE ("id" > ?) AND ("score" < ?) ORDER BY "id" LIMIT ?"#)
+        XCTAssertEqual(distinct.sql, #"SELECT DISTINCT * FROM "users" WHERE "id" > ?"#)
+        XCTAssertEqual(base.arguments, [.integer(1)])
+        XCTAssertEqual(narrower.arguments, [.integer(1), .integer(5), .integer(2)])
+    }
+
+    /// The cache holds shapes, never an application's values: a secret used in a filter is not
+    /// kept alive by the connection after the query is gone.
+    func testTheShapeCacheKeepsNoValue() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, email) = (Fixture.users, Fixture.email)
+        final class Probe: Bindable, @unchecked Sendable {
+            var databaseValue: DatabaseValue { .null }
+        }
+        weak var released: Probe?
+        do {
+            let probe = Probe()
+            released = probe
+            let rows = try db.executeQuery(users.filter(email == SQLExpression<String>(value: probe)))
+            rows.close()
+        }
+        XCTAssertNil(released, "the shape cache or the statement kept the bound value")
+        XCTAssertEqual(db.queryShapes.count, 1)
+    }
+
+    /// An application that makes a new shape per call (an `IN` list of every length) keeps the
+    /// cache bounded, and every query still runs its own SQL.
+    func testTheShapeCacheStaysBounded() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, id, email) = (Fixture.users, Fixture.id, Fixture.email)
+        for index in 1...3 { try db.run(users.insert(email <- "u\(index)@x")) }
+        for length in 1...(QueryShapeCache.capacity + 40) {
+            let query = users.select(email).filter((1...Int64(length)).contains(id))
+            let rows = try db.executeQuery(query)
+            XCTAssertEqual(rows.sql, query.sql)
+            var count = 0
+            while try rows.next() { count += 1 }
+            rows.close()
+            XCTAssertEqual(count, min(length, 3))
+            XCTAssertLessThanOrEqual(db.queryShapes.count, QueryShapeCache.capacity)
+        }
+    }
 }

@@ -1,0 +1,166 @@
+extension Query {
+    /// A hash of the query's shape: everything its SQL text depends on, none of its values.
+    var shapeHash: Int {
+        var hash = SQLNode.mix(isDistinct ? 1 : 0, selection.count)
+        for expression in selection { hash = SQLNode.mix(hash, expression.node.shapeHash) }
+        switch source {
+        case .table(let table): hash = SQLNode.mix(hash, table.shapeHash)
+        case .subquery(let subquery): hash = SQLNode.mix(SQLNode.mix(hash, 1), subquery.node.shapeHash)
+        case .none: hash = SQLNode.mix(hash, 2)
+        }
+        hash = SQLNode.mix(hash, filters.count)
+        for filter in filters { hash = SQLNode.mix(hash, filter.node.shapeHash) }
+        hash = SQLNode.mix(hash, orderings.count)
+        for ordering in orderings { hash = SQLNode.mix(hash, ordering.node.shapeHash) }
+        hash = SQLNode.mix(hash, limitCount == nil ? 0 : 1)
+        // Without rare parts, the hash their defaults give (no offset, no grouping, no having):
+        // equal shapes hash equally however they were built.
+        guard let rare else { return SQLNode.mix(SQLNode.mix(SQLNode.mix(hash, 2), 0), 0) }
+        let parts = rare.parts
+        hash = SQLNode.mix(hash, parts.offsetCount == nil ? 2 : 3)
+        for join in parts.joins {
+            hash = SQLNode.mix(SQLNode.mix(SQLNode.hash(join.kind.rawValue), hash), join.table.shapeHash)
+            hash = SQLNode.mix(hash, join.condition?.node.shapeHash ?? 0)
+        }
+        hash = SQLNode.mix(hash, parts.grouping.count)
+        for expression in parts.grouping { hash = SQLNode.mix(hash, expression.node.shapeHash) }
+        hash = SQLNode.mix(hash, parts.havingCondition?.node.shapeHash ?? 0)
+        for compound in parts.compounds {
+            hash = SQLNode.mix(SQLNode.mix(hash, SQLNode.hash(compound.operator)), compound.query.node.shapeHash)
+        }
+        return hash
+    }
+
+    /// Whether `self` and `other` render the same SQL text, decided without rendering it.
+    func hasSameShape(as other: Query) -> Bool {
+        guard Self.sameNodes(selection, other.selection), Self.sameNodes(filters, other.filters),
+            orderings.count == other.orderings.count, (limitCount == nil) == (other.limitCount == nil)
+        else { return false }
+        for index in orderings.indices where !orderings[index].node.hasSameShape(as: other.orderings[index].node) {
+            return false
+        }
+        switch (source, other.source) {
+        case (.table(let table), .table(let otherTable)):
+            guard table.hasSameShape(as: otherTable) else { return false }
+        case (.subquery(let subquery), .subquery(let otherSubquery)):
+            guard subquery.node.hasSameShape(as: otherSubquery.node) else { return false }
+        case (.none, .none): break
+        default: return false
+        }
+        if rare == nil && other.rare == nil { return true }
+        let parts = rareParts
+        let otherParts = other.rareParts
+        guard parts.isDistinct == otherParts.isDistinct, (parts.offsetCount == nil) == (otherParts.offsetCount == nil),
+            parts.joins.count == otherParts.joins.count, Self.sameNodes(parts.grouping, otherParts.grouping),
+            Self.sameNode(parts.havingCondition, otherParts.havingCondition), parts.compounds.count == otherParts.compounds.count
+        else { return false }
+        for (join, otherJoin) in zip(parts.joins, otherParts.joins) {
+            guard join.kind == otherJoin.kind, join.table.hasSameShape(as: otherJoin.table),
+                Self.sameNode(join.condition, otherJoin.condition)
+            else { return false }
+        }
+        for (compound, otherCompound) in zip(parts.compounds, otherParts.compounds) {
+            guard compound.operator == otherCompound.operator, compound.query.node.hasSameShape(as: otherCompound.query.node) else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// The query with its values dropped and its shape kept: what a cache of shapes may hold
+    /// without keeping an application's values alive.
+    var withoutValues: Query {
+        var copy = Query(source: Self.withoutValues(source))
+        copy.selection = selection.map(Self.withoutValues)
+        copy.filters = filters.map(Self.withoutValues)
+        copy.orderings = orderings.map { SQLOrdering(node: $0.node, bindings: [], requiredFeature: $0.requiredFeature) }
+        copy.limitCount = limitCount.map { _ in 0 }
+        guard rare != nil else { return copy }
+        let parts = rareParts
+        copy.isDistinct = parts.isDistinct
+        copy.offsetCount = parts.offsetCount.map { _ in 0 }
+        copy.joins = parts.joins.map { Join(kind: $0.kind, table: $0.table, condition: $0.condition.map(Self.withoutValues)) }
+        copy.grouping = parts.grouping.map(Self.withoutValues)
+        copy.havingCondition = parts.havingCondition.map(Self.withoutValues)
+        copy.compounds = parts.compounds.map { ($0.operator, Self.withoutValues($0.query)) }
+        copy.requiredFeatures = parts.requiredFeatures
+        return copy
+    }
+
+    private static func withoutValues(_ expression: SQLExpression<Void>) -> SQLExpression<Void> {
+        SQLExpression(node: expression.node)
+    }
+
+    private static func withoutValues(_ source: Source) -> Source {
+        if case .subquery(let subquery) = source { return .subquery(withoutValues(subquery)) }
+        return source
+    }
+
+    private static func sameNodes(_ expressions: [SQLExpression<Void>], _ others: [SQLExpression<Void>]) -> Bool {
+        guard expressions.count == others.count else { return false }
+        for index in expressions.indices where !expressions[index].node.hasSameShape(as: others[index].node) {
+            return false
+        }
+        return true
+    }
+
+    private static func sameNode(_ expression: SQLExpression<Void>?, _ other: SQLExpression<Void>?) -> Bool {
+        switch (expression, other) {
+        case (nil, nil): return true
+        case (let expression?, let other?): return expression.node.hasSameShape(as: other.node)
+        default: return false
+        }
+    }
+}
+
+/// The SQL text of each query shape a connection has run, so that a query built per call is
+/// rendered once and found again by its shape (a few integer hashes and identity checks)
+/// instead of being written out and hashed as text on every run.
+///
+/// One per connection, used under its serialization; bounded, as an application that builds
+/// queries from data (a different `IN` list length per call) makes a shape per call.
+final class QueryShapeCache {
+    /// A shape, the query it was seen in (without values), and its SQL.
+    private final class Entry {
+        let hash: Int
+        let query: Query
+        let sql: String
+        init(hash: Int, query: Query, sql: String) {
+            self.hash = hash
+            self.query = query
+            self.sql = sql
+        }
+    }
+
+    /// Shapes kept before the cache starts over.
+    static let capacity = 256
+    /// Open addressing with linear probing, at most half full: a lookup is an index, an integer
+    /// comparison and a shape comparison, with no hasher run.
+    private static let slotCount = 512
+
+    @exclusivity(unchecked) private var slots = [Entry?](repeating: nil, count: QueryShapeCache.slotCount)
+    @exclusivity(unchecked) private(set) var count = 0
+
+    /// The SQL of `query`: the text rendered for an earlier query of its shape (the same
+    /// `String`, so the statement cache compares it by identity), or rendered now.
+    func sql(for query: Query) -> String {
+        let hash = query.shapeHash
+        let mask = Self.slotCount - 1
+        var slot = hash & mask
+        while let entry = slots[slot] {
+            if entry.hash == hash && entry.query.hasSameShape(as: query) { return entry.sql }
+            slot = (slot + 1) & mask
+        }
+        let sql = query.renderSQL()
+        if count >= Self.capacity {
+            // Applications that build a shape per call (an IN list of varying length) would
+            // otherwise grow the cache without end; starting over keeps it bounded.
+            for index in slots.indices { slots[index] = nil }
+            count = 0
+            slot = hash & mask
+        }
+        slots[slot] = Entry(hash: hash, query: query.withoutValues, sql: sql)
+        count += 1
+        return sql
+    }
+}
