@@ -1,5 +1,15 @@
 extension Query {
     /// A hash of the query's shape: everything its SQL text depends on, none of its values.
+    var shapeHash: Int { storage.shapeHash }
+
+    /// Whether `self` and `other` render the same SQL text, decided without rendering it.
+    func hasSameShape(as other: Query) -> Bool { storage === other.storage || storage.hasSameShape(as: other.storage) }
+}
+
+// On the box itself: its arrays are read in place, with no copy of the box's fields.
+extension Query.Storage {
+    private var isDistinct: Bool { rare?.parts.isDistinct ?? false }
+
     var shapeHash: Int {
         var hash = SQLNode.mix(isDistinct ? 1 : 0, selection.count)
         for expression in selection { hash = SQLNode.mix(hash, expression.node.shapeHash) }
@@ -31,8 +41,7 @@ extension Query {
         return hash
     }
 
-    /// Whether `self` and `other` render the same SQL text, decided without rendering it.
-    func hasSameShape(as other: Query) -> Bool {
+    func hasSameShape(as other: Query.Storage) -> Bool {
         guard Self.sameNodes(selection, other.selection), Self.sameNodes(filters, other.filters),
             orderings.count == other.orderings.count, (limitCount == nil) == (other.limitCount == nil)
         else { return false }
@@ -48,8 +57,8 @@ extension Query {
         default: return false
         }
         if rare == nil && other.rare == nil { return true }
-        let parts = rareParts
-        let otherParts = other.rareParts
+        let parts = rare?.parts ?? Query.RareParts()
+        let otherParts = other.rare?.parts ?? Query.RareParts()
         guard parts.isDistinct == otherParts.isDistinct, (parts.offsetCount == nil) == (otherParts.offsetCount == nil),
             parts.joins.count == otherParts.joins.count, Self.sameNodes(parts.grouping, otherParts.grouping),
             Self.sameNode(parts.havingCondition, otherParts.havingCondition), parts.compounds.count == otherParts.compounds.count
@@ -67,6 +76,24 @@ extension Query {
         return true
     }
 
+    private static func sameNodes(_ expressions: [SQLExpression<Void>], _ others: [SQLExpression<Void>]) -> Bool {
+        guard expressions.count == others.count else { return false }
+        for index in expressions.indices where !expressions[index].node.hasSameShape(as: others[index].node) {
+            return false
+        }
+        return true
+    }
+
+    private static func sameNode(_ expression: SQLExpression<Void>?, _ other: SQLExpression<Void>?) -> Bool {
+        switch (expression, other) {
+        case (nil, nil): return true
+        case (let expression?, let other?): return expression.node.hasSameShape(as: other.node)
+        default: return false
+        }
+    }
+}
+
+extension Query {
     /// The query with its values dropped and its shape kept: what a cache of shapes may hold
     /// without keeping an application's values alive.
     var withoutValues: Query {
@@ -94,22 +121,6 @@ extension Query {
     private static func withoutValues(_ source: Source) -> Source {
         if case .subquery(let subquery) = source { return .subquery(withoutValues(subquery)) }
         return source
-    }
-
-    private static func sameNodes(_ expressions: [SQLExpression<Void>], _ others: [SQLExpression<Void>]) -> Bool {
-        guard expressions.count == others.count else { return false }
-        for index in expressions.indices where !expressions[index].node.hasSameShape(as: others[index].node) {
-            return false
-        }
-        return true
-    }
-
-    private static func sameNode(_ expression: SQLExpression<Void>?, _ other: SQLExpression<Void>?) -> Bool {
-        switch (expression, other) {
-        case (nil, nil): return true
-        case (let expression?, let other?): return expression.node.hasSameShape(as: other.node)
-        default: return false
-        }
     }
 }
 

@@ -59,7 +59,7 @@ public struct Query: QueryType {
         }
     }
 
-    private var storage: Storage
+    private(set) var storage: Storage
 
     /// The box, copied first if another query shares it.
     private mutating func unique() -> Storage {
