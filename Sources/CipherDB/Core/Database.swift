@@ -86,8 +86,9 @@ public final class Database {
     @exclusivity(unchecked) public var dateFormatter: DateFormatter?
 
     let statementCache = StatementCache()
-    /// The SQL of each query-interface shape run here (``QueryShapeCache``).
-    let queryShapes = QueryShapeCache()
+    /// The SQL of each query-interface shape run here (`StatementShapeCache`).
+    let queryShapes = StatementShapeCache<Query>()
+    let insertShapes = StatementShapeCache<Insert.Row>()
     /// The open result sets, linked through themselves (``ResultSet/previousOpen``,
     /// ``ResultSet/nextOpen``): opening and closing one costs a few stores, where a table of weak
     /// references cost a side-table allocation and two hashes per query. A result set unlinks

@@ -16,6 +16,8 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
     /// The quoted name, unqualified (as `SET` and an insert's column list take it): quoted once,
     /// when the column is made, not in every query that uses it.
     let quotedName: String
+    /// A hash of `quotedName`, for the shape of inserts and updates that set the column.
+    let quotedNameHash: Int
     /// The quoted, possibly qualified name, as an expression node: made once, when the column
     /// is, and compared by identity on every run of a query that uses it.
     private let node: SQLNode
@@ -30,6 +32,7 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
         self.tableName = table
         let quoted = quoteIdentifier(name)
         self.quotedName = quoted
+        self.quotedNameHash = SQLNode.hash(quoted)
         self.node = SQLNode(text: table.map { quoteIdentifier($0) + "." + quoted } ?? quoted)
     }
 

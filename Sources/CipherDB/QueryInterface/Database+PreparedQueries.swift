@@ -33,8 +33,13 @@ extension Database {
     /// }
     /// ```
     public func makeStatement(_ insert: Insert) throws(DatabaseError) -> PreparedStatement {
-        if let feature = insert.requiredFeature { try Self.require(feature, sql: insert.sql) }
-        return try makeStatement(insert.sql, binding: insert.bindings)
+        switch insert.form {
+        case .row(let row):
+            return try makeStatement(insertShapes.sql(for: row), binding: insert.bindings)
+        case .rendered(let sql, let bindings):
+            if let feature = insert.requiredFeature { try Self.require(feature, sql: sql) }
+            return try makeStatement(sql, binding: bindings)
+        }
     }
 
     /// A ``PreparedStatement`` for `update`, its values bound.

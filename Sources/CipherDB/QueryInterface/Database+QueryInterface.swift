@@ -103,8 +103,16 @@ extension Database {
     /// ```
     @discardableResult
     public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
-        if let feature = insert.requiredFeature { try Self.require(feature, sql: insert.sql) }
-        try execute(insert.sql, insert.bindings)
+        switch insert.form {
+        case .row(let row):
+            let statement = try prepareStatement(insertShapes.sql(for: row))
+            defer { statement.release() }
+            try statement.bind(row, dateFormatter: dateFormatter)
+            try stepToEnd(statement)
+        case .rendered(let sql, let bindings):
+            if let feature = insert.requiredFeature { try Self.require(feature, sql: sql) }
+            try execute(sql, bindings)
+        }
         return lastInsertRowID
     }
 
@@ -140,9 +148,24 @@ extension Statement {
     /// Binds a query's values in the order of its `?`s, checking that they match the
     /// parameters exactly, without collecting them into an array first.
     func bind(_ query: Query, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        try bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try query.forEachBinding(body) }
+    }
+
+    /// Binds a one-row insert's values in order, as `bind(_:dateFormatter:)` binds a query's.
+    func bind(_ row: Insert.Row, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        try bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try row.forEachBinding(body) }
+    }
+
+    /// Binds the values `forEachValue` gives, in order, checking their count against the
+    /// statement's parameters.
+    @inline(__always)
+    private func bind(
+        dateFormatter: DateFormatter?,
+        _ forEachValue: ((SQLArgument) throws(DatabaseError) -> Void) throws(DatabaseError) -> Void
+    ) throws(DatabaseError) {
         var index: Int32 = 0
         let parameters = parameterCount
-        try query.forEachBinding { value throws(DatabaseError) in
+        try forEachValue { value throws(DatabaseError) in
             index += 1
             if index <= parameters { try bind(value, at: index, dateFormatter: dateFormatter) }
         }

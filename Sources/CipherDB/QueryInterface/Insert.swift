@@ -19,20 +19,126 @@ public struct Insert: Sendable {
         case rollback = "ROLLBACK"
     }
 
-    /// The SQL, with a `?` for each value.
-    public let sql: String
-    let bindings: [SQLArgument]
+    /// A one-row insert, kept as its parts: a database renders its SQL once per shape. Other
+    /// inserts (several rows, upserts, default values) are rendered when made.
+    struct Row: Sendable {
+        let table: Table
+        let conflict: ConflictResolution?
+        let setters: [Setter]
+    }
+
+    enum Form: Sendable {
+        case row(Row)
+        case rendered(sql: String, bindings: [SQLArgument])
+    }
+
+    let form: Form
     /// What the SQL needs of the running SQLite, checked when it runs.
     let requiredFeature: SQLiteFeature?
 
     init(sql: String, bindings: [SQLArgument], requiredFeature: SQLiteFeature? = nil) {
-        self.sql = sql
-        self.bindings = bindings
+        self.form = .rendered(sql: sql, bindings: bindings)
         self.requiredFeature = requiredFeature
+    }
+
+    init(row: Row) {
+        self.form = .row(row)
+        self.requiredFeature = nil
+    }
+
+    /// The SQL, with a `?` for each value.
+    public var sql: String {
+        switch form {
+        case .row(let row): return row.renderSQL()
+        case .rendered(let sql, _): return sql
+        }
+    }
+
+    /// The values bound to the `?`s, in order.
+    var bindings: [SQLArgument] {
+        switch form {
+        case .row(let row):
+            var bindings: [SQLArgument] = []
+            row.forEachBinding { bindings.append($0) }
+            return bindings
+        case .rendered(_, let bindings): return bindings
+        }
     }
 
     /// The values bound to the `?`s, in order.
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
+}
+
+extension Insert.Row: StatementShape {
+    // Setters are read in place, by index: a copy of one copies its bound value, an
+    // existential, through its type's value witnesses.
+    var shapeHash: Int {
+        var hash = SQLNode.mix(table.shapeHash, conflict.map { SQLNode.hash($0.rawValue) } ?? 0)
+        for index in setters.indices {
+            hash = SQLNode.mix(hash, setters[index].columnHash)
+            if case .expression(let expression) = setters[index].assigned { hash = SQLNode.mix(hash, expression.node.shapeHash) }
+        }
+        return hash
+    }
+
+    func hasSameShape(as other: Insert.Row) -> Bool {
+        guard table.hasSameShape(as: other.table), conflict == other.conflict, setters.count == other.setters.count else {
+            return false
+        }
+        for index in setters.indices {
+            guard setters[index].columnHash == other.setters[index].columnHash, setters[index].column == other.setters[index].column
+            else { return false }
+            if case .expression(let expression) = setters[index].assigned {
+                guard case .expression(let otherExpression) = other.setters[index].assigned,
+                    expression.node.hasSameShape(as: otherExpression.node)
+                else { return false }
+            } else if case .expression = other.setters[index].assigned {
+                return false
+            }
+        }
+        return true
+    }
+
+    func renderSQL() -> String {
+        var sql = "INSERT " + (conflict.map { "OR " + $0.rawValue + " " } ?? "") + "INTO " + table.quotedName
+        sql += " ("
+        for (index, setter) in setters.enumerated() {
+            if index > 0 { sql += ", " }
+            sql += setter.column
+        }
+        sql += ") VALUES ("
+        for (index, setter) in setters.enumerated() {
+            if index > 0 { sql += ", " }
+            switch setter.assigned {
+            case .bound: sql += "?"
+            case .expression(let expression): expression.node.append(to: &sql)
+            }
+        }
+        sql += ")"
+        return sql
+    }
+
+    var withoutValues: Insert.Row {
+        Insert.Row(
+            table: table, conflict: conflict,
+            setters: setters.map { setter in
+                switch setter.assigned {
+                case .bound: return Setter(column: setter.column, columnHash: setter.columnHash, assigned: .bound(DatabaseValue.null))
+                case .expression(let expression):
+                    return Setter(
+                        column: setter.column, columnHash: setter.columnHash, assigned: .expression(SQLExpression(node: expression.node)))
+                }
+            })
+    }
+
+    func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
+        for index in setters.indices {
+            switch setters[index].assigned {
+            case .bound(let value): try body(value)
+            case .expression(let expression): for value in expression.bindings { try body(value) }
+            }
+        }
+    }
 }
 
 extension Table {
@@ -43,24 +149,8 @@ extension Table {
 
     /// An insert of one row from an array of setters.
     public func insert(or conflict: Insert.ConflictResolution? = nil, _ setters: [Setter]) -> Insert {
-        var sql = insertPrefix(conflict)
-        guard !setters.isEmpty else { return Insert(sql: sql + " DEFAULT VALUES", bindings: []) }
-        sql.reserveCapacity(sql.utf8.count + setters.count * 16 + 16)
-        var bindings: [SQLArgument] = []
-        bindings.reserveCapacity(setters.count)
-        sql += " ("
-        for (index, setter) in setters.enumerated() {
-            if index > 0 { sql += ", " }
-            sql += setter.column
-        }
-        sql += ") VALUES ("
-        for (index, setter) in setters.enumerated() {
-            if index > 0 { sql += ", " }
-            sql += setter.value.sql
-            bindings += setter.value.bindings
-        }
-        sql += ")"
-        return Insert(sql: sql, bindings: bindings)
+        guard !setters.isEmpty else { return Insert(sql: insertPrefix(conflict) + " DEFAULT VALUES", bindings: []) }
+        return Insert(row: Insert.Row(table: self, conflict: conflict, setters: setters))
     }
 
     /// An insert of several rows in one statement, each given by setters of the same columns in

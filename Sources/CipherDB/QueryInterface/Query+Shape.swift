@@ -124,53 +124,69 @@ extension Query {
     }
 }
 
-/// The SQL text of each query shape a connection has run, so that a query built per call is
-/// rendered once and found again by its shape (a few integer hashes and identity checks)
-/// instead of being written out and hashed as text on every run.
+/// A statement kept as parts whose SQL text depends only on its shape: a ``Query``, a one-row
+/// insert.
+protocol StatementShape: Sendable {
+    /// A hash of the shape: everything the SQL text depends on, none of the values.
+    var shapeHash: Int { get }
+    /// Whether `self` and `other` render the same SQL text, decided without rendering it.
+    func hasSameShape(as other: Self) -> Bool
+    /// The SQL text.
+    func renderSQL() -> String
+    /// The same shape without its values: what a cache of shapes may keep.
+    var withoutValues: Self { get }
+}
+
+extension Query: StatementShape {}
+
+/// The SQL text of each statement shape a connection has run, so that a statement built per
+/// call is rendered once and found again by its shape (a few integer hashes and identity
+/// checks) instead of being written out and hashed as text on every run.
 ///
-/// One per connection, used under its serialization; bounded, as an application that builds
-/// queries from data (a different `IN` list length per call) makes a shape per call.
-final class QueryShapeCache {
-    /// A shape, the query it was seen in (without values), and its SQL.
+/// One per connection and kind of statement, used under the connection's serialization;
+/// bounded, as an application that builds statements from data (a different `IN` list length
+/// per call) makes a shape per call.
+final class StatementShapeCache<Shape: StatementShape> {
+    /// A shape (without values) and its SQL.
     private final class Entry {
         let hash: Int
-        let query: Query
+        let shape: Shape
         let sql: String
-        init(hash: Int, query: Query, sql: String) {
+        init(hash: Int, shape: Shape, sql: String) {
             self.hash = hash
-            self.query = query
+            self.shape = shape
             self.sql = sql
         }
     }
 
     /// Shapes kept before the cache starts over.
-    static let capacity = 256
+    static var capacity: Int { 256 }
     /// Open addressing with linear probing, at most half full: a lookup is an index, an integer
     /// comparison and a shape comparison, with no hasher run.
-    private static let slotCount = 512
+    private static var slotCount: Int { 512 }
 
-    @exclusivity(unchecked) private var slots = [Entry?](repeating: nil, count: QueryShapeCache.slotCount)
+    @exclusivity(unchecked) private var slots = [Entry?](repeating: nil, count: StatementShapeCache.slotCount)
     @exclusivity(unchecked) private(set) var count = 0
 
-    /// The SQL of `query`: the text rendered for an earlier query of its shape (the same
+    /// The SQL of `shape`: the text rendered for an earlier statement of its shape (the same
     /// `String`, so the statement cache compares it by identity), or rendered now.
-    func sql(for query: Query) -> String {
-        let hash = query.shapeHash
+    func sql(for shape: Shape) -> String {
+        let hash = shape.shapeHash
         let mask = Self.slotCount - 1
         var slot = hash & mask
         while let entry = slots[slot] {
-            if entry.hash == hash && entry.query.hasSameShape(as: query) { return entry.sql }
+            if entry.hash == hash && entry.shape.hasSameShape(as: shape) { return entry.sql }
             slot = (slot + 1) & mask
         }
-        let sql = query.renderSQL()
+        let sql = shape.renderSQL()
         if count >= Self.capacity {
-            // Applications that build a shape per call (an IN list of varying length) would
-            // otherwise grow the cache without end; starting over keeps it bounded.
+            // Applications that build a shape per call would otherwise grow the cache without
+            // end; starting over keeps it bounded.
             for index in slots.indices { slots[index] = nil }
             count = 0
             slot = hash & mask
         }
-        slots[slot] = Entry(hash: hash, query: query.withoutValues, sql: sql)
+        slots[slot] = Entry(hash: hash, shape: shape.withoutValues, sql: sql)
         count += 1
         return sql
     }

@@ -1,7 +1,7 @@
 /// The SQL of an expression without its values: what every query of one shape shares.
 ///
 /// Building an expression makes nodes and collects values; no SQL text is written. A database
-/// renders the text once per shape (`QueryShapeCache`) and finds it again by the
+/// renders the text once per shape (`StatementShapeCache`) and finds it again by the
 /// node's precomputed hash and a structural comparison, so a query built per call costs no
 /// string work after its first run.
 ///

@@ -8,20 +8,37 @@ infix operator <- : AssignmentPrecedence
 /// users.filter(id == 1).update(score += 1, name <- "B")
 /// ```
 public struct Setter: Sendable {
+    /// What a setter assigns: a value bound to a `?` as it is (the common case, kept without
+    /// an array or a node), or an expression.
+    enum Assigned: Sendable {
+        case bound(SQLArgument)
+        case expression(SQLExpression<Void>)
+    }
+
     /// The column's quoted name (never qualified: SQLite's SET takes bare names).
     let column: String
-    /// The value: a bound `?` or an expression.
-    let value: SQLExpression<Void>
+    /// A hash of `column`, made with the column: shapes are compared on every run.
+    let columnHash: Int
+    /// What is assigned.
+    let assigned: Assigned
+
+    /// The value as an expression: `?` with the value, or the expression.
+    var value: SQLExpression<Void> {
+        switch assigned {
+        case .bound(let value): return .value(value)
+        case .expression(let expression): return expression
+        }
+    }
 }
 
 /// `column = ?` with `value` bound (`nil` stores NULL in an optional column).
 public func <- <Value>(column: Column<Value>, value: Value) -> Setter {
-    Setter(column: column.quotedName, value: .value(value))
+    Setter(column: column.quotedName, columnHash: column.quotedNameHash, assigned: .bound(value))
 }
 
 /// `column = expression`.
 public func <- <Value, E: TypedSQLExpressible>(column: Column<Value>, value: E) -> Setter where E.Value.Unwrapped == Value.Unwrapped {
-    Setter(column: column.quotedName, value: value.sqlExpression)
+    Setter(column: column.quotedName, columnHash: column.quotedNameHash, assigned: .expression(value.sqlExpression))
 }
 
 /// `column = column + ?`.

@@ -127,7 +127,7 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
         defer { db.close() }
         let (users, id, email) = (Fixture.users, Fixture.id, Fixture.email)
         for index in 1...3 { try db.run(users.insert(email <- "u\(index)@x")) }
-        for length in 1...(QueryShapeCache.capacity + 40) {
+        for length in 1...(StatementShapeCache<Query>.capacity + 40) {
             let query = users.select(email).filter((1...Int64(length)).contains(id))
             let rows = try db.executeQuery(query)
             XCTAssertEqual(rows.sql, query.sql)
@@ -135,7 +135,36 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
             while try rows.next() { count += 1 }
             rows.close()
             XCTAssertEqual(count, min(length, 3))
-            XCTAssertLessThanOrEqual(db.queryShapes.count, QueryShapeCache.capacity)
+            XCTAssertLessThanOrEqual(db.queryShapes.count, StatementShapeCache<Query>.capacity)
         }
+    }
+
+    /// One-row inserts are rendered once per shape too: the same columns with other values
+    /// share a text; another column order, column set, conflict clause or an expression where
+    /// a value was bound each get their own, and every row lands as written.
+    func testInsertShapesRunTheirOwnSQL() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, email, nickname, score) = (Fixture.users, Fixture.email, Fixture.nickname, Fixture.score)
+        let inserts: [(Int) -> Insert] = [
+            { users.insert(email <- "a\($0)@x", score <- Int64($0)) },
+            { users.insert(score <- Int64($0), email <- "b\($0)@x") },
+            { users.insert(email <- "c\($0)@x", nickname <- "n\($0)") },
+            { users.insert(or: .ignore, email <- "d\($0)@x", score <- Int64($0)) },
+            { users.insert(email <- "e\($0)@x", score <- SQLExpression<Int64>(value: $0) * 2) },
+        ]
+        for round in 1...3 {
+            for make in inserts {
+                let insert = make(round)
+                let rowID = try db.run(insert)
+                XCTAssertEqual(try db.makeStatement(insert).sql, insert.sql)
+                let row = try XCTUnwrap(try db.fetchOne(users.filter(Fixture.id == rowID)))
+                XCTAssertEqual(try row[email].suffix(3), "\(round)@x")
+            }
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT score FROM users WHERE email = 'b2@x'"), 2)
+        XCTAssertEqual(try db.stringForQuery("SELECT name FROM users WHERE email = 'c3@x'"), "n3")
+        XCTAssertEqual(try db.intForQuery("SELECT score FROM users WHERE email = 'e3@x'"), 6)
+        XCTAssertEqual(db.insertShapes.count, inserts.count)
     }
 }
