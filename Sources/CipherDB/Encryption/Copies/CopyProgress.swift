@@ -1,60 +1,66 @@
 import CSQLCipher
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// How far a copy the library writes has come (an export, a rekey), for the command line's
 /// progress.
 package enum CopyProgress: Sendable, Equatable {
-    /// `done` bytes of the copy written, of about `total`.
+    /// `done` bytes of `total` processed (of the source read, or of the pages rewritten).
     case writing(done: Int, total: Int)
     /// The copy is written; it is being proved (reopened, `quick_check`): no count to give.
     case checking
 }
 
-/// Watches a copy grow while `sqlcipher_export` writes it, for ``CopyProgress``.
+/// Counts the source's pages `sqlcipher_export` has read, for ``CopyProgress``.
 ///
-/// `sqlcipher_export` is one SQL function call: SQLite offers no count of the pages it copied.
-/// The copy's file size is that count: the export writes the new database's pages in order as
-/// its page cache spills (and the rest at commit). SQLite's progress handler, called every few
-/// thousand virtual-machine steps of the copy's statements, is only the moment to look (an
-/// `fstat`, well under a microsecond); the total is the source's pages in use, so a copy that
-/// comes out a little larger (the reserve an encrypted page keeps) shows 100 % only once written.
+/// `sqlcipher_export` is one SQL function call: SQLite offers no count of the rows or pages it
+/// copied. The pages the connection reads from disk are that count (SQLite's cache misses): the
+/// export reads each page of the source's tables once, in order, and writes the copy as it goes
+/// (which reads nothing: its pages are new). SQLite's progress handler, called every few
+/// thousand virtual-machine steps of the copy's statements, is only the moment to look; the total
+/// is the source's pages in use. The index pages are not read (the copy's indexes are built as the
+/// rows go in): a file with large indexes jumps to 100 % at the end rather than stall below it.
+/// The copy's own size would be no better a count: SQLite writes it only as its cache spills
+/// (2000 pages behind), and a new page size or reserve makes it larger or smaller than the source.
 final class ExportProgressWatcher {
-    private let descriptor: Int32
-    private let total: Int
+    private let handle: OpaquePointer
+    private let pageSize: Int
+    private let totalPages: Int
     private let report: (CopyProgress) -> Void
-    private var lastSize = -1
+    private var firstMisses: Int32 = 0
+    private var lastPages = -1
 
-    init(descriptor: Int32, total: Int, report: @escaping (CopyProgress) -> Void) {
-        self.descriptor = descriptor
-        self.total = max(1, total)
+    init(handle: OpaquePointer, pageSize: Int, pagesInUse: Int, report: @escaping (CopyProgress) -> Void) {
+        self.handle = handle
+        self.pageSize = max(1, pageSize)
+        self.totalPages = max(1, pagesInUse)
         self.report = report
     }
 
-    /// Reports the copy's size when it changed; below the total until ``finish()``.
-    func poll() {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return }
-        let size = min(Int(status.st_size), total - 1)
-        guard size != lastSize else { return }
-        lastSize = size
-        report(.writing(done: size, total: total))
+    /// The connection's pages read from disk so far.
+    private var misses: Int32 {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, 0)
+        return current
     }
 
-    /// The copy is written: its final size is the total.
+    /// Reports the pages read when they changed; below the total until ``finish()``.
+    func poll() {
+        let pages = min(Int(misses - firstMisses), totalPages - 1)
+        guard pages != lastPages else { return }
+        lastPages = pages
+        report(.writing(done: pages * pageSize, total: totalPages * pageSize))
+    }
+
+    /// The copy is written: every page is done.
     func finish() {
-        var status = stat()
-        let size = fstat(descriptor, &status) == 0 ? max(1, Int(status.st_size)) : total
-        report(.writing(done: size, total: size))
+        report(.writing(done: totalPages * pageSize, total: totalPages * pageSize))
     }
 
     /// Runs `body` with this watcher as `handle`'s progress handler.
-    func watching<T>(_ handle: OpaquePointer, _ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+    func watching<T>(_ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        firstMisses = misses
+        report(.writing(done: 0, total: totalPages * pageSize))
         sqlite3_progress_handler(
             handle, 4096,
             { context in

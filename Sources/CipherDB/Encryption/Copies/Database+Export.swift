@@ -140,12 +140,12 @@ extension Database {
         let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
         var watcher: ExportProgressWatcher?
         if let progress {
-            // What the copy will hold: the pages in use (the export leaves free pages behind).
+            // What the export reads: the pages in use (it leaves free pages behind).
             let pagesInUse = try (intForQuery("PRAGMA page_count") ?? 0) - (intForQuery("PRAGMA freelist_count") ?? 0)
-            let total = pagesInUse * (try intForQuery("PRAGMA page_size") ?? 4096)
-            watcher = ExportProgressWatcher(descriptor: pending.descriptor, total: total, report: progress)
+            watcher = ExportProgressWatcher(
+                handle: try requireHandle(), pageSize: try intForQuery("PRAGMA page_size") ?? 4096, pagesInUse: pagesInUse,
+                report: progress)
         }
-        let handle = try requireHandle()
 
         try attach(pending.accessPath, as: Self.exportSchema, keyBytes: keyBytes)
         do throws(DatabaseError) {
@@ -160,7 +160,7 @@ extension Database {
             do throws(DatabaseError) {
                 try withTracingSuspended { () throws(DatabaseError) in
                     let export = { () throws(DatabaseError) in try self.executeUpdate("SELECT sqlcipher_export('\(Self.exportSchema)')") }
-                    if let watcher { try watcher.watching(handle, export) } else { try export() }
+                    if let watcher { try watcher.watching(export) } else { try export() }
                 }
                 try executeUpdate("PRAGMA \(Self.exportSchema).user_version = \(Int32(truncatingIfNeeded: userVersion))")
                 try executeUpdate("PRAGMA \(Self.exportSchema).application_id = \(applicationID)")
