@@ -77,9 +77,6 @@ struct VerifyCommand: ParsableCommand {
         try rollBackInterruptedWrite(resolved: resolved, settings: settings)
         progress.phase("checking the pages of \(database) and running SQLite's integrity_check")
         progress.begin("checking pages", unit: .pages(size: verifier.layout.pageSize))
-        // SQLite's check of a sound file gives no count: its time is shown, and the pages'
-        // count whenever every page is read (a log, a fault).
-        progress.tick("integrity_check")
         // SQLite's checks run beside the page check; the verifier leaves it the pages SQLCipher
         // authenticates as integrity_check reads them.
         var checks = SQLiteChecks(integrity: [], cipherIntegrity: nil)
@@ -87,7 +84,7 @@ struct VerifyCommand: ParsableCommand {
         do {
             report = try verifier.verify(
                 alongside: {
-                    checks = sqliteChecks(settings: settings, resolved: resolved)
+                    checks = sqliteChecks(settings: settings, resolved: resolved, progress: progress)
                     return checks.isSound
                 }, progress: { progress.update(done: $0, total: $1) })
         } catch {
@@ -145,12 +142,18 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// Opens the database read-only and runs SQLite's checks.
-    private func sqliteChecks(settings: CipherSettings, resolved: ResolvedKey?) -> SQLiteChecks {
+    private func sqliteChecks(settings: CipherSettings, resolved: ResolvedKey?, progress: ProgressReporter? = nil) -> SQLiteChecks {
         var integrity: [String]
         let db = Database(path: database)
         defer { db.close() }
         do {
             try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
+            // SQLite reports nothing inside integrity_check, whose total reads are not known
+            // beforehand (its index checks read pages again): the bytes read so far, and the rate.
+            var bytesRead: (@Sendable () -> Int)?
+            if let counter = db.mainFileReadCounter() { bytesRead = { counter.bytesRead } }
+            progress?.tick("integrity_check", read: bytesRead)
+            defer { progress?.stopTicking() }
             do {
                 // SQLite packs its findings into one row with a line each.
                 integrity = try db.integrityCheck(cacheBytes: Self.integrityCheckCacheBytes).flatMap {

@@ -163,10 +163,10 @@ final class ProgressReporter: @unchecked Sendable {
         }
     }
 
-    /// Work with no count to give (SQLite's `integrity_check`, the proof of a copy): on a
-    /// terminal, `label` and the seconds it has run, redrawn until the next report; as lines,
-    /// `label` once.
-    func tick(_ label: String) {
+    /// Work with no total to give (SQLite's `integrity_check`, the proof of a copy): on a
+    /// terminal, `label`, the bytes `read` says were read and their rate if given, and the seconds
+    /// it has run, redrawn each interval until the next report; as lines, `label` once.
+    func tick(_ label: String, read: (@Sendable () -> Int)? = nil) {
         guard style != .off else { return }
         locked {
             stopTicker()
@@ -178,13 +178,18 @@ final class ProgressReporter: @unchecked Sendable {
             let since = environment.clock()
             let generation = tickGeneration
             let draw = { [environment] in
-                let line = Self.tickLine(label: label, elapsed: environment.clock() - since, width: environment.width())
+                let elapsed = environment.clock() - since
+                let line =
+                    read.map {
+                        Self.line(label: label, unit: .bytes, done: $0(), total: nil, elapsed: elapsed, width: environment.width())
+                    } ?? Self.tickLine(label: label, elapsed: elapsed, width: environment.width())
                 environment.write("\r" + line + "\u{1B}[K")
             }
             draw()
             drewLine = true
             let timer = DispatchSource.makeTimerSource(queue: .global())
-            let every = DispatchTimeInterval.milliseconds(Int(max(0.1, environment.interval) * 1000))
+            // A timer at the redraw interval; at least 5 ms when the tests set it to 0.
+            let every = DispatchTimeInterval.milliseconds(Int(max(0.005, environment.interval) * 1000))
             timer.schedule(deadline: .now() + every, repeating: every)
             timer.setEventHandler { [weak self] in
                 guard let self else { return }
@@ -193,6 +198,12 @@ final class ProgressReporter: @unchecked Sendable {
             timer.resume()
             ticker = timer
         }
+    }
+
+    /// Stops redrawing what ``tick(_:read:)`` shows (its work is over); the line stays until the
+    /// next report.
+    func stopTicking() {
+        locked { stopTicker() }
     }
 
     /// Turns a copy's ``CopyProgress`` into progress: the bytes written, then `checking` ticking.
