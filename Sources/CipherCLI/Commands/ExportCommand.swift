@@ -75,7 +75,9 @@ struct ExportCommand: ParsableCommand {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: effective == .sql)
         common.detail(opened.summary)
         defer { opened.database.close() }
-        let progress = ProgressReporter(common, progressOptions)
+        // A dump written to the terminal itself: redraws would land between its lines (as with
+        // --json, --progress still asks for them).
+        let progress = ProgressReporter(common, progressOptions, json: output == "-" && isatty(STDOUT_FILENO) == 1)
         switch effective {
         case .sql:
             progress.phase("dumping \(database)")
