@@ -75,7 +75,8 @@ struct VerifyCommand: ParsableCommand {
         }
         settings.pageSize = verifier.layout.pageSize
         try rollBackInterruptedWrite(resolved: resolved, settings: settings)
-        progress.phase("checking the pages of \(database) and running SQLite's integrity_check")
+        progress.phase(
+            "checking the pages and running SQLite's integrity_check on \(database) (each reads every page; large files take a while)")
         progress.begin("checking pages", unit: .pages(size: verifier.layout.pageSize))
         // SQLite's checks run beside the page check; the verifier leaves it the pages SQLCipher
         // authenticates as integrity_check reads them.
@@ -92,7 +93,8 @@ struct VerifyCommand: ParsableCommand {
             throw CLIError.database(error, path: database)
         }
         let summary = progress.complete(
-            "checked", summary: progress.overall(done: report.pageCount, unit: .pages(size: report.layout.pageSize)))
+            "page check and integrity_check done:",
+            summary: progress.overall(done: report.pageCount, unit: .pages(size: report.layout.pageSize)))
         if report.pageCount > 0, report.badPages.count == report.pageCount {
             throw CLIError(
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",

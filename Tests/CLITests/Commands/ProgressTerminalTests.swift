@@ -60,14 +60,16 @@ final class ProgressTerminalTests: CLITestCase {
         let sound = try onTerminal(["verify", "app.db"] + key)
         XCTAssertTrue(frames(sound).contains { $0.hasPrefix("integrity_check  ") && $0.hasSuffix(" s") }, sound)
         XCTAssertTrue(
-            frames(sound).contains { $0.range(of: #"^checked [0-9.]+ MB in [0-9.]+ s \("#, options: .regularExpression) != nil }, sound)
+            frames(sound).contains {
+                $0.range(of: #"^page check and integrity_check done: [0-9.]+ MB in [0-9.]+ s \("#, options: .regularExpression) != nil
+            }, sound)
         XCTAssertTrue(sound.contains("result: OK"), sound)
 
         // A damaged page: every page is checked, and counted.
         try FileManager.default.copyItem(atPath: path("app.db"), toPath: path("damaged.db"))
         try flipByte("damaged.db", at: 4096 * 1000 + 100)
         let damaged = try onTerminal(["verify", "damaged.db"] + key, expect: 65)
-        try assertRedrawn(damaged, label: "checking pages", summary: "checked")
+        try assertRedrawn(damaged, label: "checking pages", summary: "page check and integrity_check done:")
 
         // Salvage cannot know how much still reads: rows and the rate.
         let salvaged = try onTerminal(["salvage", "damaged.db", "rescued.db"] + key, expect: 65)
@@ -143,7 +145,7 @@ final class ProgressTerminalTests: CLITestCase {
         let shown = try cipherdb(["verify", "app.db", "--json", "--progress"] + key, env: env)
         XCTAssertNotNil(try json(shown.stdout)["summary"])
         XCTAssertTrue(shown.stderr.contains("integrity_check…\n"), shown.stderr)
-        XCTAssertTrue(shown.stderr.contains("\nchecked "), shown.stderr)
+        XCTAssertTrue(shown.stderr.contains("\npage check and integrity_check done: "), shown.stderr)
     }
 
     // MARK: - Helpers
