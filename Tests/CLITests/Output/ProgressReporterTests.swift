@@ -114,6 +114,19 @@ final class ProgressReporterTests: XCTestCase {
         XCTAssertEqual(lines.suffix(2), ["encrypted 1.00 MB in 1.0 s (990 kB/s)", ""])
     }
 
+    func testPlainLinesOfAnUnknownTotalComeOnceASecond() {
+        let terminal = FakeTerminal()
+        let progress = ProgressReporter(style: .lines, environment: terminal.environment())
+        progress.begin("salvaging", unit: .items("rows"))
+        for step in 0...8 {
+            terminal.now = Double(step) * 0.25
+            progress.update(done: step * 1000, total: nil)
+        }
+        XCTAssertEqual(
+            terminal.output,
+            "salvaging  0 rows  0.0 s\nsalvaging  4000 rows  4000 rows/s  1.0 s\nsalvaging  8000 rows  4000 rows/s  2.0 s\n")
+    }
+
     func testWorkWithNoCountTicksOnTheTerminalAndIsOneLineElsewhere() {
         let terminal = FakeTerminal()
         let progress = ProgressReporter(style: .terminal, environment: terminal.environment())
