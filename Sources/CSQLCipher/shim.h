@@ -41,6 +41,7 @@ typedef struct {
     sqlite3_file base;
     sqlite3_file *real;
     int sync_failure;  // the first failed xSync's code, 0 while none failed
+    sqlite3_int64 bytes_read;  // bytes read so far, for progress (atomic: another thread samples it)
 } cipherdb_file;
 
 static inline sqlite3_vfs *cipherdb_unix_vfs(void) { return sqlite3_vfs_find("unix"); }
@@ -52,6 +53,7 @@ static int cipherdb_close(sqlite3_file *file) {
     return real->pMethods != NULL ? real->pMethods->xClose(real) : SQLITE_OK;
 }
 static int cipherdb_read(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 offset) {
+    __atomic_fetch_add(&((cipherdb_file *)file)->bytes_read, (sqlite3_int64)amount, __ATOMIC_RELAXED);
     return cipherdb_real(file)->pMethods->xRead(cipherdb_real(file), buffer, amount, offset);
 }
 static int cipherdb_write(sqlite3_file *file, const void *buffer, int amount, sqlite3_int64 offset) {
@@ -173,10 +175,31 @@ static int cipherdb_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file,
     wrapper->real = (sqlite3_file *)(wrapper + 1);
     wrapper->real->pMethods = NULL;
     wrapper->sync_failure = 0;
+    wrapper->bytes_read = 0;
     if (unix_vfs == NULL) return SQLITE_CANTOPEN;
     int rc = unix_vfs->xOpen(unix_vfs, name, wrapper->real, flags, out_flags);
     if (wrapper->real->pMethods != NULL) wrapper->base.pMethods = cipherdb_io_methods(wrapper->real->pMethods->iVersion);
     return rc;
+}
+
+// The main file of `db` when this VFS opened it (by its name: a static function's address
+// differs between the objects that include this header), else NULL. SQLite reports no progress
+// inside PRAGMA integrity_check: the bytes it has read are what can be shown.
+static inline sqlite3_file *cipherdb_main_file(sqlite3 *db) {
+    sqlite3_vfs *vfs = NULL;
+    sqlite3_file *file = NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) != SQLITE_OK || vfs == NULL
+        || strcmp(vfs->zName, "cipherdb-unix") != 0)
+        return NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == NULL || file->pMethods == NULL)
+        return NULL;
+    return file;
+}
+
+// The bytes read so far through `file` (from cipherdb_main_file), from any thread while its
+// connection is open.
+static inline sqlite3_int64 cipherdb_file_bytes_read(sqlite3_file *file) {
+    return __atomic_load_n(&((cipherdb_file *)file)->bytes_read, __ATOMIC_RELAXED);
 }
 
 static int cipherdb_delete(sqlite3_vfs *vfs, const char *path, int sync_folder) {

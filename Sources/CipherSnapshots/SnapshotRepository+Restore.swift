@@ -61,11 +61,28 @@ extension SnapshotRepository {
     public func drill(
         _ snapshot: Snapshot, scratchFolder: String? = nil, key databaseKey: DatabaseKey?
     ) throws(SnapshotError) -> DrillReport {
+        try drill(snapshot, scratchFolder: scratchFolder, key: databaseKey, progress: nil)
+    }
+
+    /// What a drill is doing, for the command line's progress.
+    package enum DrillProgress: Sendable, Equatable {
+        /// Restoring: bytes written of the snapshot's bytes.
+        case restoring(done: Int, total: Int)
+        /// Checking every page's HMAC: pages checked of the pages in all.
+        case checkingPages(done: Int, total: Int)
+        /// SQLite's `integrity_check` and the row counts (no count to give).
+        case checkingIntegrity
+    }
+
+    /// ``drill(_:scratchFolder:key:)``, telling `progress` each step and how far it has come.
+    package func drill(
+        _ snapshot: Snapshot, scratchFolder: String? = nil, key databaseKey: DatabaseKey?, progress: ((DrillProgress) -> Void)?
+    ) throws(SnapshotError) -> DrillReport {
         guard let manifest = snapshot.manifest else { throw Self.noManifest(snapshot) }
         let folder = try Self.makePrivateFolder(in: scratchFolder ?? NSTemporaryDirectory())
         defer { Self.removeFolder(folder) }
         let copy = folder + "/" + (manifest.database.isEmpty ? "restored.db" : PathBytes.lastComponent(of: manifest.database))
-        try restore(snapshot, to: copy, replacing: false, progress: nil)
+        try restore(snapshot, to: copy, replacing: false, progress: progress.map { report in { report(.restoring(done: $0, total: $1)) } })
         let settings = manifest.settings.cipherSettings
         var badPages: [Int] = []
         if let databaseKey {
@@ -74,7 +91,10 @@ extension SnapshotRepository {
                 guard try verifier.opensDatabase() else {
                     throw DatabaseError(kind: .wrongKey, message: "the key does not open the snapshot \(snapshot.shortID)")
                 }
-                badPages = try verifier.verify(threads: 1).badPages.map(\.number)
+                badPages = try verifier.verify(
+                    threads: 1, progress: progress.map { report in { report(.checkingPages(done: $0, total: $1)) } }
+                )
+                .badPages.map(\.number)
             } catch {
                 throw .database(error, "cannot check the pages of snapshot \(snapshot.shortID)")
             }
@@ -83,6 +103,7 @@ extension SnapshotRepository {
         defer { database.close() }
         var integrity: [String] = []
         var counts: [SnapshotManifest.TableCount] = []
+        progress?(.checkingIntegrity)
         do {
             try database.open(flags: .readWrite, key: databaseKey, settings: databaseKey == nil ? .versionDefaults : settings)
             let rows = try database.executeQuery("PRAGMA integrity_check")

@@ -36,6 +36,7 @@ struct BackupCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "New cipher settings") var cipher: CipherOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         if !force, PathBytes.access(output, F_OK) == 0 { throw CLIError.outputExists(output) }
@@ -53,16 +54,17 @@ struct BackupCommand: ParsableCommand {
             copyKey = resolved
         }
         settings = try cipher.settings(base: settings)
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions)
         progress.phase("backing up \(database) to \(output)")
         do {
+            progress.begin("backing up", unit: .pages(size: try opened.database.intForQuery("PRAGMA page_size") ?? 4096))
             try opened.database.backup(to: output, key: copyKey?.key, settings: settings, replacing: force) { copied, total in
-                progress.update("pages", done: copied, total: total)
+                progress.update(done: copied, total: total)
             }
         } catch {
             throw CLIError.database(error, path: database, writing: output)
         }
-        progress.finish("done")
+        progress.complete("backed up")
         common.info("backed up \(database) to \(output)")
         LaterOpens.tell(database: output, key: copyKey, settings: settings, common: common)
     }

@@ -30,6 +30,7 @@ struct DecryptCommand: ParsableCommand {
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         let target = try OutputFile(path: output, force: force)
@@ -39,15 +40,16 @@ struct DecryptCommand: ParsableCommand {
             allowPlaintext: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions)
         progress.phase("decrypting \(database) into \(output)")
+        progress.begin("decrypting", unit: .bytes)
         do {
-            try opened.database.export(into: target.pending, key: nil)
+            try opened.database.export(into: target.pending, key: nil) { progress.copy($0, checking: "checking the copy") }
         } catch {
             throw CLIError.database(error, path: database, writing: output)
         }
         try target.publish()
-        progress.finish("done")
+        progress.complete("decrypted")
         common.info("decrypted \(database) into \(output) (plaintext: protect or delete it when done)")
     }
 }

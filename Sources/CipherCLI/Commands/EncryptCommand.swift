@@ -33,6 +33,7 @@ struct EncryptCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "Cipher settings") var cipher: CipherOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         switch try DatabaseFile.existing(plaintext).kind {
@@ -61,15 +62,18 @@ struct EncryptCommand: ParsableCommand {
         }
         let settings = try cipher.settings(base: base)
         common.detail("\(output): new " + resolved.summary(settings: settings))
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions)
         do {
             progress.phase("encrypting \(plaintext) into \(output)")
-            try source.export(into: target.pending, key: resolved.key, settings: settings)
+            progress.begin("encrypting", unit: .bytes)
+            try source.export(into: target.pending, key: resolved.key, settings: settings) {
+                progress.copy($0, checking: "checking the copy")
+            }
         } catch {
             throw CLIError.database(error, path: plaintext, writing: output)
         }
         try target.publish()
-        progress.finish("done")
+        progress.complete("encrypted")
         common.info("encrypted \(plaintext) into \(output); \(plaintext) is unchanged")
         LaterOpens.tell(database: output, key: resolved, settings: settings, common: common)
     }

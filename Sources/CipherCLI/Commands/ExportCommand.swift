@@ -54,6 +54,7 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "New cipher settings") var cipher: CipherOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func validate() throws {
         if plaintext && format == .sql {
@@ -74,13 +75,23 @@ struct ExportCommand: ParsableCommand {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: effective == .sql)
         common.detail(opened.summary)
         defer { opened.database.close() }
-        let progress = ProgressReporter(quiet: common.quiet)
+        // A dump written to the terminal itself: redraws would land between its lines (as with
+        // --json, --progress still asks for them).
+        let progress = ProgressReporter(common, progressOptions, json: output == "-" && isatty(STDOUT_FILENO) == 1)
         switch effective {
         case .sql:
             progress.phase("dumping \(database)")
+            // SQL text has no size to know beforehand: bytes written and the rate, no percentage.
+            progress.begin("dumping", unit: .bytes)
             Console.flush()
             let writer = target?.textWriter() ?? TextWriter(descriptor: STDOUT_FILENO, name: "stdout", closes: false)
-            do { try SQLDumper.dump(opened.database, to: writer.write(bytes:)) } catch {
+            var written = 0
+            let sink = { (bytes: [UInt8]) in
+                writer.write(bytes: bytes)
+                written += bytes.count
+                progress.update(done: written, total: nil)
+            }
+            do { try SQLDumper.dump(opened.database, to: sink) } catch {
                 try? writer.finish()
                 throw CLIError.database(error, path: database)
             }
@@ -88,8 +99,9 @@ struct ExportCommand: ParsableCommand {
             try target?.publish()
         case .sqlite:
             progress.phase("exporting \(database) to plaintext \(output)")
+            progress.begin("exporting", unit: .bytes)
             guard let target else { throw CLIError.usage("only --format sql can write to stdout") }
-            do { try opened.database.export(into: target.pending, key: nil) } catch {
+            do { try opened.database.export(into: target.pending, key: nil) { progress.copy($0, checking: "checking the copy") } } catch {
                 throw CLIError.database(error, path: database, writing: output)
             }
             try target.publish()
@@ -108,17 +120,22 @@ struct ExportCommand: ParsableCommand {
             if let fromKey = newResolved.settings, newKey.isGiven { settings = settings.overridden(by: fromKey) }
             settings = try cipher.settings(base: settings)
             progress.phase("exporting \(database) to \(output)")
+            progress.begin("exporting", unit: .bytes)
             guard let target else { throw CLIError.usage("only --format sql can write to stdout") }
-            do { try opened.database.export(into: target.pending, key: newResolved.key, settings: settings) } catch {
+            do {
+                try opened.database.export(into: target.pending, key: newResolved.key, settings: settings) {
+                    progress.copy($0, checking: "checking the copy")
+                }
+            } catch {
                 throw CLIError.database(error, path: database, writing: output)
             }
             try target.publish()
-            progress.finish("done")
+            progress.complete("exported")
             common.info("exported \(database) to \(output) (\(effective.rawValue))")
             LaterOpens.tell(database: output, key: newResolved, settings: settings, common: common)
             return
         }
-        progress.finish("done")
+        progress.complete(effective == .sql ? "dumped" : "exported")
         if output != "-" { common.info("exported \(database) to \(output) (\(effective.rawValue))") }
     }
 }

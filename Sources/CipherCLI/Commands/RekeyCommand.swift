@@ -36,6 +36,7 @@ struct RekeyCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "New cipher settings") var cipher: CipherOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         let access = KeystoreAccess(keystore)
@@ -63,16 +64,19 @@ struct RekeyCommand: ParsableCommand {
         let targetIterations = targetLayout.kdfIterations
         let newIsPassphrase: Bool
         if case .passphrase = resolved.key { newIsPassphrase = true } else { newIsPassphrase = false }
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions)
         progress.phase("rewriting \(database) with the new key and settings")
+        progress.begin("rekeying", unit: .bytes)
         let rewrite: Database.Rewrite
         do {
-            rewrite = try opened.database.reencrypt(to: resolved.key, settings: target)
+            rewrite = try opened.database.reencrypt(to: resolved.key, settings: target) {
+                progress.copy($0, checking: "checking the new file")
+            }
         } catch {
             // A file error here is the replacement that cannot be created beside DB (73).
             throw CLIError.database(error, path: database, output: true)
         }
-        progress.finish("done")
+        progress.complete("rekeyed")
         let how = rewrite == .pageByPage ? "page by page" : "by copy"
         common.info(
             "rekeyed \(database) \(how) (page size \(currentPageSize) → \(targetPageSize)\(newIsPassphrase ? ", \(targetIterations) KDF iterations" : ""))"

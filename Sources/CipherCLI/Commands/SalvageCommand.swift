@@ -50,6 +50,7 @@ struct SalvageCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "New cipher settings") var cipher: CipherOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func validate() throws {
         if plaintext && (newKey.isGiven || cipher.isGiven) {
@@ -98,7 +99,7 @@ struct SalvageCommand: ParsableCommand {
         } catch {
             throw CLIError.database(error, path: output, output: true)
         }
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions)
         let report: Salvager.Report
         do {
             defer { copy.close() }
@@ -108,7 +109,7 @@ struct SalvageCommand: ParsableCommand {
             ).run()
         }
         try target.publish()
-        progress.finish("done")
+        progress.complete("salvaged")
         LaterOpens.tell(database: output, key: targetKey, settings: settings, common: common)
         var lines = ["salvaged \(database) into \(output):"]
         let width = report.tables.map(\.name.count).max() ?? 0

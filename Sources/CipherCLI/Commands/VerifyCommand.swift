@@ -23,7 +23,7 @@ struct VerifyCommand: ParsableCommand {
             --json prints {"path", "ok", "file_size", "page_size", "page_count", "hmac_algorithm", \
             "bad_pages": [{"page", "problem"}], "wal": {"frames", "replayed_frames", "first_damaged_frame", \
             "dropped_commits", "bad_frames": [{"frame", "page", "problem"}]} | null, "integrity_check": [..], \
-            "cipher_integrity_check": [..] | null}; \
+            "cipher_integrity_check": [..] | null, "summary": {"pages", "bytes", "seconds", "bytes_per_second"} | null}; \
             problem is "hmac_mismatch", "zeroed" or "truncated"; integrity_check is ["ok"] when sound; \
             cipher_integrity_check is null when it did not run (a sound file, or SQLCipher before 4.2).
 
@@ -42,6 +42,7 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         let file = try DatabaseFile.existing(database)
@@ -54,7 +55,7 @@ struct VerifyCommand: ParsableCommand {
             }
             return try finish(
                 report: nil, checks: sqliteChecks(settings: .versionDefaults, resolved: nil), fileSize: size, settings: .versionDefaults,
-                resolved: nil)
+                resolved: nil, summary: nil)
         case .encrypted, .encryptedWithPlaintextHeader:
             try DatabaseAccess.requirePlaintextHeaderFlags(file.kind, settings: key.settings, path: database)
         }
@@ -62,7 +63,7 @@ struct VerifyCommand: ParsableCommand {
             key.source, keystore: KeystoreAccess(keystore), purpose: .open,
             label: "Passphrase for \(database)", flagList: KeyOptions.flagList, database: database)
         var settings = resolved.settings(overriddenBy: key.settings)
-        let progress = ProgressReporter(quiet: common.quiet || json)
+        let progress = ProgressReporter(common, progressOptions, json: json)
         var verifier: PageVerifier
         do {
             verifier = try PageVerifier(path: database, key: resolved.key, settings: settings)
@@ -76,20 +77,24 @@ struct VerifyCommand: ParsableCommand {
         try rollBackInterruptedWrite(resolved: resolved, settings: settings)
         progress.phase(
             "checking the pages and running SQLite's integrity_check on \(database) (each reads every page; large files take a while)")
+        progress.begin("checking pages", unit: .pages(size: verifier.layout.pageSize))
         // SQLite's checks run beside the page check; the verifier leaves it the pages SQLCipher
         // authenticates as integrity_check reads them.
         var checks = SQLiteChecks(integrity: [], cipherIntegrity: nil)
         let report: PageVerifier.Report
         do {
-            report = try verifier.verify(alongside: {
-                checks = sqliteChecks(settings: settings, resolved: resolved)
-                return checks.isSound
-            })
+            report = try verifier.verify(
+                alongside: {
+                    checks = sqliteChecks(settings: settings, resolved: resolved, progress: progress)
+                    return checks.isSound
+                }, progress: { progress.update(done: $0, total: $1) })
         } catch {
             progress.finish()
             throw CLIError.database(error, path: database)
         }
-        progress.finish("page check and integrity_check done")
+        let summary = progress.complete(
+            "page check and integrity_check done:",
+            summary: progress.overall(done: report.pageCount, unit: .pages(size: report.layout.pageSize)))
         if report.pageCount > 0, report.badPages.count == report.pageCount {
             throw CLIError(
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
@@ -98,7 +103,7 @@ struct VerifyCommand: ParsableCommand {
         if !report.isIntact || !checks.isSound {
             checks.cipherIntegrity = cipherIntegrityCheck(settings: settings, resolved: resolved)
         }
-        try finish(report: report, checks: checks, fileSize: size, settings: settings, resolved: resolved)
+        try finish(report: report, checks: checks, fileSize: size, settings: settings, resolved: resolved, summary: summary)
     }
 
     /// A hot journal means a write (a rekey, say) was interrupted: the file on disk is half old,
@@ -139,12 +144,18 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// Opens the database read-only and runs SQLite's checks.
-    private func sqliteChecks(settings: CipherSettings, resolved: ResolvedKey?) -> SQLiteChecks {
+    private func sqliteChecks(settings: CipherSettings, resolved: ResolvedKey?, progress: ProgressReporter? = nil) -> SQLiteChecks {
         var integrity: [String]
         let db = Database(path: database)
         defer { db.close() }
         do {
             try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
+            // SQLite reports nothing inside integrity_check, whose total reads are not known
+            // beforehand (its index checks read pages again): the bytes read so far, and the rate.
+            var bytesRead: (@Sendable () -> Int)?
+            if let counter = db.mainFileReadCounter() { bytesRead = { counter.bytesRead } }
+            progress?.tick("integrity_check", read: bytesRead)
+            defer { progress?.stopTicking() }
             do {
                 // SQLite packs its findings into one row with a line each.
                 integrity = try db.integrityCheck(cacheBytes: Self.integrityCheckCacheBytes).flatMap {
@@ -180,7 +191,8 @@ struct VerifyCommand: ParsableCommand {
 
     /// Prints the result.
     private func finish(
-        report: PageVerifier.Report?, checks: SQLiteChecks, fileSize: Int, settings: CipherSettings, resolved: ResolvedKey?
+        report: PageVerifier.Report?, checks: SQLiteChecks, fileSize: Int, settings: CipherSettings, resolved: ResolvedKey?,
+        summary: ProgressSummary?
     ) throws {
         let (integrity, cipherIntegrity) = (checks.integrity, checks.cipherIntegrity)
         let badPages = report?.badPages ?? []
@@ -221,6 +233,7 @@ struct VerifyCommand: ParsableCommand {
                 ),
                 ("integrity_check", .array(integrity.map { .string($0) })),
                 ("cipher_integrity_check", cipherIntegrity.map { .array($0.map { .string($0) }) } ?? .null),
+                ("summary", summary?.json ?? .null),
             ])
             Console.out(value.serialized())
         } else {

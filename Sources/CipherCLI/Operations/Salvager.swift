@@ -48,6 +48,8 @@ final class Salvager {
     private let fallback: OpaquePointer?
     private let target: OpaquePointer
     private let progress: ProgressReporter
+    /// Rows saved from the tables done, for progress.
+    private var savedBefore = 0
 
     /// The output's name, for messages.
     private let targetName: String
@@ -78,6 +80,9 @@ final class Salvager {
             throw CLIError(.dataError, "the schema cannot be read: \(message); nothing can be salvaged")
         }
         _ = exec(target, "BEGIN")
+        // How much of a damaged file still reads is only known once it is read: rows saved and
+        // the rate, no percentage.
+        progress.begin("salvaging", unit: .items("rows"))
         for object in objects where object.type == "table" {
             if object.name.hasPrefix("sqlite_") { continue }
             progress.phase("salvaging table \(object.name)")
@@ -100,6 +105,8 @@ final class Salvager {
                 result.saved += filled.saved
                 result.unauthenticated = filled.saved
             }
+            savedBefore += result.saved
+            progress.update(done: savedBefore, total: nil)
             report.tables.append(result)
         }
         for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
@@ -216,7 +223,7 @@ final class Salvager {
                         break
                     }
                     if copyRow(from: scan, into: insert) { result.saved += 1 }
-                    if result.saved % 10_000 == 0 { progress.update(table, done: result.saved, total: max(result.saved, 1)) }
+                    if result.saved % 1024 == 0 { progress.update(done: savedBefore + result.saved, total: nil) }
                     if rowID == Int64.max {
                         sqlite3_finalize(scan)
                         return

@@ -31,13 +31,16 @@ struct SnapshotCreateCommand: ParsableCommand {
     @Flag(name: .customLong("allow-plaintext"), help: "Ship a plaintext database as it is (only restic's encryption protects it).")
     var allowPlaintext = false
 
-    @Flag(name: .customLong("json"), help: "Print the snapshot as JSON (the shape of `snapshot list --json`'s elements, with bytes_added).")
+    @Flag(
+        name: .customLong("json"),
+        help: "Print the snapshot as JSON (the shape of `snapshot list --json`'s elements, with bytes_added and summary).")
     var json = false
 
     @OptionGroup(title: "Key") var key: KeyOptions
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         let repository = try repository.open(secretVariables: [key.passphraseEnv, keystore.passphraseEnv])
@@ -54,23 +57,24 @@ struct SnapshotCreateCommand: ParsableCommand {
         } else if case .passphrase? = opened.key?.key {
             reference = .passphrase  // named here: the snapshot is taken with the derived page key
         }
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions, json: json)
         progress.phase("snapshot of \(database)")
+        progress.begin("sending", unit: .bytes)
         let made: CreatedSnapshot
         do {
             made = try repository.create(
                 from: database, key: databaseKey, settings: opened.settings, keyReference: reference, tags: tags,
                 allowingPlaintext: allowPlaintext
-            ) { done, total in progress.update("bytes", done: done, total: total) }
+            ) { done, total in progress.update(done: done, total: total) }
         } catch {
             throw CLIError.snapshot(error, path: database)
         }
-        progress.finish("done")
+        let summary = progress.complete("sent")
         if let keyID = opened.key?.keyID, let version = opened.key?.keyVersion {
             access.recordSnapshot(made.snapshot.id, repository: repository.location, id: keyID, version: version)
         }
         if json {
-            Console.out(made.snapshot.json(extra: [("bytes_added", .int(Int64(made.bytesAdded)))]).serialized())
+            Console.out(made.snapshot.json(extra: [("bytes_added", .int(Int64(made.bytesAdded))), ("summary", summary.json)]).serialized())
         } else {
             Console.out(made.snapshot.shortID)
         }

@@ -38,6 +38,7 @@ struct SnapshotDrillCommand: ParsableCommand {
     @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
     @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func validate() throws {
         if latest && id != nil { throw ValidationError("give an ID or --latest, not both") }
@@ -52,15 +53,33 @@ struct SnapshotDrillCommand: ParsableCommand {
                 .dataError, "snapshot \(snapshot.shortID) has no CipherDB manifest: it was not made by `cipherdb snapshot create`")
         }
         let databaseKey = try resolveKey(manifest)
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions, json: json)
         progress.phase("drilling snapshot \(snapshot.shortID) of \(manifest.database)")
+        let pageSize = manifest.pageCount > 0 ? manifest.byteCount / manifest.pageCount : 4096
+        var step: SnapshotRepository.DrillProgress?
         let report: DrillReport
-        do { report = try repository.drill(snapshot, scratchFolder: scratch, key: databaseKey) } catch {
+        do {
+            report = try repository.drill(snapshot, scratchFolder: scratch, key: databaseKey) { event in
+                switch event {
+                case .restoring(let done, let total):
+                    if case .restoring? = step {} else { progress.begin("restoring", unit: .bytes) }
+                    progress.update(done: done, total: total)
+                case .checkingPages(let done, let total):
+                    if case .checkingPages? = step {} else { progress.begin("checking pages", unit: .pages(size: pageSize)) }
+                    progress.update(done: done, total: total)
+                case .checkingIntegrity:
+                    progress.tick("integrity_check and row counts")
+                }
+                step = event
+            }
+        } catch {
             throw CLIError.snapshot(error, path: "snapshot \(snapshot.shortID)")
         }
-        progress.finish()
+        let summary = progress.complete("drilled", summary: progress.overall(done: manifest.pageCount, unit: .pages(size: pageSize)))
         if json {
-            Console.out(report.json.serialized())
+            var value = report.json
+            if case .object(let members) = value { value = .object(members + [("summary", summary.json)]) }
+            Console.out(value.serialized())
         } else {
             for line in report.lines { Console.out(line) }
         }

@@ -30,20 +30,22 @@ struct SnapshotRestoreCommand: ParsableCommand {
 
     @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
     @OptionGroup var common: CommonOptions
+    @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
         let repository = try repository.open()
-        let progress = ProgressReporter(quiet: common.quiet)
+        let progress = ProgressReporter(common, progressOptions)
         progress.phase("restoring to \(target)")
+        progress.begin("restoring", unit: .bytes)
         let restored: Snapshot
         do {
             restored = try repository.restore(id == "latest" ? nil : id, to: target, replacing: force) { done, total in
-                progress.update("bytes", done: done, total: total)
+                progress.update(done: done, total: total)
             }
         } catch {
             throw CLIError.snapshot(error, path: target)
         }
-        progress.finish("done")
+        progress.complete("restored")
         common.info(
             "restored snapshot \(restored.shortID) to \(target) (SHA-256 checked); it opens with "
                 + (restored.manifest?.key.summary ?? "its key"))

@@ -43,11 +43,15 @@ extension Database {
     }
 
     /// Copies the whole database into `pending`, as ``export(to:key:settings:replacing:)`` does, and leaves
-    /// publishing it to the caller (who decides whether it may replace a file).
-    package func export(into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) {
+    /// publishing it to the caller (who decides whether it may replace a file). `progress` hears
+    /// the copy grow, then its proof begin (``CopyProgress``).
+    package func export(
+        into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings = .versionDefaults,
+        progress: ((CopyProgress) -> Void)? = nil
+    ) throws(DatabaseError) {
         try checkCanExport(key: key, settings: settings)
         let settings = try settingsNamingTheSalt(settings, key: key, keepingOwn: false)
-        try writeExport(into: pending, key: key, settings: settings)
+        try writeExport(into: pending, key: key, settings: settings, progress: progress)
     }
 
     /// `settings` for a new file, with the salt it will need named: a file with a plaintext
@@ -95,10 +99,10 @@ extension Database {
     /// and proves the copy by opening it with the key and running `quick_check`.
     func writeExport(
         into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
-        journalMode targetJournalMode: String? = nil
+        journalMode targetJournalMode: String? = nil, progress: ((CopyProgress) -> Void)? = nil
     ) throws(DatabaseError) {
         do {
-            try copyExport(into: pending, key: key, settings: settings, journalMode: targetJournalMode)
+            try copyExport(into: pending, key: key, settings: settings, journalMode: targetJournalMode, progress: progress)
         } catch {
             // sqlcipher_export reports the write that failed as a plain SQLITE_ERROR: when the
             // copy's folder cannot hold it, say so.
@@ -124,7 +128,7 @@ extension Database {
 
     func copyExport(
         into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
-        journalMode targetJournalMode: String?
+        journalMode targetJournalMode: String?, progress: ((CopyProgress) -> Void)?
     ) throws(DatabaseError) {
         let version = try Self.requireSQLCipher()
         let keyBytes = try key?.sqlcipherKeyBytes()
@@ -134,6 +138,14 @@ extension Database {
         var journalMode = targetJournalMode ?? ""
         if targetJournalMode == nil { journalMode = try self.journalMode() }
         let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
+        var watcher: ExportProgressWatcher?
+        if let progress {
+            // What the export reads: the pages in use (it leaves free pages behind).
+            let pagesInUse = try (intForQuery("PRAGMA page_count") ?? 0) - (intForQuery("PRAGMA freelist_count") ?? 0)
+            watcher = ExportProgressWatcher(
+                handle: try requireHandle(), pageSize: try intForQuery("PRAGMA page_size") ?? 4096, pagesInUse: pagesInUse,
+                report: progress)
+        }
 
         try attach(pending.accessPath, as: Self.exportSchema, keyBytes: keyBytes)
         do throws(DatabaseError) {
@@ -147,7 +159,8 @@ extension Database {
             try beginTransaction(.immediate)
             do throws(DatabaseError) {
                 try withTracingSuspended { () throws(DatabaseError) in
-                    try executeUpdate("SELECT sqlcipher_export('\(Self.exportSchema)')")
+                    let export = { () throws(DatabaseError) in try self.executeUpdate("SELECT sqlcipher_export('\(Self.exportSchema)')") }
+                    if let watcher { try watcher.watching(export) } else { try export() }
                 }
                 try executeUpdate("PRAGMA \(Self.exportSchema).user_version = \(Int32(truncatingIfNeeded: userVersion))")
                 try executeUpdate("PRAGMA \(Self.exportSchema).application_id = \(applicationID)")
@@ -161,6 +174,8 @@ extension Database {
             throw error
         }
         try executeUpdate("DETACH DATABASE \(Self.exportSchema)")
+        watcher?.finish()
+        progress?(.checking)
         try Self.prove(path: pending.accessPath, displayPath: pending.targetPath, key: key, settings: settings, expectingTables: tableCount)
         if journalMode == "wal" {
             // After the proof, which reads: a WAL database needs its -wal beside it to be read,

@@ -35,6 +35,17 @@ extension Database {
     ///   be put back into WAL mode).
     @discardableResult
     public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) -> Rewrite {
+        try reencrypt(to: newKey, settings: settings, progress: nil)
+    }
+
+    /// ``reencrypt(to:settings:)``, telling `progress` how far the new file has come: the pages
+    /// rewritten (as bytes of the file) page by page, or the copy's growth through the export;
+    /// then that its proof runs (``CopyProgress``). Page by page, it is called from the
+    /// rewriting threads, one at a time.
+    @discardableResult
+    package func reencrypt(
+        to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults, progress: ((CopyProgress) -> Void)?
+    ) throws(DatabaseError) -> Rewrite {
         try checkCanExport(key: newKey, settings: settings)
         let settings = try settingsNamingTheSalt(settings, key: newKey, keepingOwn: true)
         guard isFileBacked, let path else {
@@ -61,10 +72,10 @@ extension Database {
             let pending = try PendingFile(beside: path)
             defer { pending.discard() }
             if newKey != nil, codecKey != nil, source >= 0, let codecs = try pageCodecs(to: newKey, settings: settings, source: source) {
-                try transcode(source: source, path: path, into: pending, codecs: codecs, settings: settings)
+                try transcode(source: source, path: path, into: pending, codecs: codecs, settings: settings, progress: progress)
                 rewrite = .pageByPage
             } else {
-                try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete")
+                try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete", progress: progress)
             }
             try pending.matchOwnerAndMode(of: path)
             // A journal still beside the file now is not hot (SQLite rolled a hot one back when
@@ -147,10 +158,15 @@ extension Database {
     /// reads the schema. The pages' plaintext is the source's byte for byte, so SQLite's own
     /// checks of the source hold for the copy.
     private func transcode(
-        source: Int32, path: String, into pending: PendingFile, codecs: (old: PageCodec, new: PageCodec), settings: CipherSettings
+        source: Int32, path: String, into pending: PendingFile, codecs: (old: PageCodec, new: PageCodec), settings: CipherSettings,
+        progress: ((CopyProgress) -> Void)?
     ) throws(DatabaseError) {
         let tableCount = try intForQuery("SELECT count(*) FROM sqlite_master") ?? 0
-        try PageCodec.transcode(source: source, sourcePath: path, into: pending, from: codecs.old, to: codecs.new)
+        let pageSize = codecs.old.layout.pageSize
+        try PageCodec.transcode(
+            source: source, sourcePath: path, into: pending, from: codecs.old, to: codecs.new,
+            progress: progress.map { report in { pages, total in report(.writing(done: pages * pageSize, total: total * pageSize)) } })
+        progress?(.checking)
         try Self.prove(
             path: pending.accessPath, displayPath: pending.targetPath, key: .raw(codecs.new.pageKey), settings: settings,
             expectingTables: tableCount, checkingPages: false)

@@ -164,18 +164,23 @@ extension PageCodec {
     ///   target's disk fills).
     static func transcode(
         source: Int32, sourcePath: String, into target: PendingFile, from old: PageCodec, to new: PageCodec,
-        threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        progress: ((_ pages: Int, _ total: Int) -> Void)? = nil
     ) throws(DatabaseError) {
         _ = try transcode(
-            source: source, sourcePath: sourcePath, into: target, from: old, to: new, passingDamage: false, threads: requestedThreads)
+            source: source, sourcePath: sourcePath, into: target, from: old, to: new, passingDamage: false, threads: requestedThreads,
+            progress: progress)
     }
 
     /// As ``transcode(source:sourcePath:into:from:to:threads:)``; with `passingDamage`, a page
     /// whose HMAC fails is decrypted anyway (a zeroed page stays zeros) and written with a valid
-    /// HMAC, instead of stopping the copy. Returns those pages' numbers, in order.
+    /// HMAC, instead of stopping the copy. Returns those pages' numbers, in order. `progress`
+    /// hears the pages written and checked so far after each chunk (about 1 MiB), from one worker
+    /// at a time.
     static func transcode(
         source: Int32, sourcePath: String, into target: PendingFile, from old: PageCodec, to new: PageCodec,
-        passingDamage: Bool, threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        passingDamage: Bool, threads requestedThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        progress: ((_ pages: Int, _ total: Int) -> Void)? = nil
     ) throws(DatabaseError) -> [Int] {
         var status = stat()
         guard fstat(source, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", sourcePath) }
@@ -193,6 +198,9 @@ extension PageCodec {
         let unwritten = try old.unwrittenPages(descriptor: source, path: sourcePath, filePages: pageCount)
         let failure = Locked<DatabaseError?>(nil)
         let damaged = Locked<[Int]>([])
+        let done = Locked(0)
+        // Called under `done`'s lock only, so never from two threads at once.
+        nonisolated(unsafe) let progress = progress
         // Only the positional write is used from the threads: `pwrite` at distinct offsets.
         nonisolated(unsafe) let target = target
 
@@ -211,7 +219,13 @@ extension PageCodec {
                         context: TranscodeContext(
                             source: source, sourcePath: sourcePath, target: target, old: old, new: new, pageSize: pageSize,
                             pageCount: pageCount, chunkPages: chunkPages, chunkCount: chunkCount, unwritten: unwritten,
-                            damaged: passingDamage ? damaged : nil),
+                            damaged: passingDamage ? damaged : nil,
+                            reportDone: { pages in
+                                done.withLock { count in
+                                    count += pages
+                                    progress?(count, pageCount)
+                                }
+                            }),
                         failure: failure)
                 } catch {
                     failure.withLock { if $0 == nil { $0 = error } }
@@ -236,6 +250,8 @@ extension PageCodec {
         let unwritten: UnwrittenPages
         /// Where pages that fail their HMAC are listed when they are passed on; `nil`: they stop the copy.
         let damaged: Locked<[Int]>?
+        /// Counts the pages of a chunk once it is written and checked.
+        let reportDone: (Int) -> Void
     }
 
     /// One worker's share: chunks `first`, `first + every`, ... read, checked under the old key,
@@ -318,6 +334,7 @@ extension PageCodec {
                         message: "page \(number) of the rewritten copy of \(context.sourcePath) reads back wrong; nothing was changed")
                 }
             }
+            context.reportDone(pages)
             chunk += every
         }
     }

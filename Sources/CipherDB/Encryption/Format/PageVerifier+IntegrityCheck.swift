@@ -54,11 +54,24 @@ extension PageVerifier {
         alongside integrityCheck: () -> Bool, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
         cancellation: CancellationFlag? = nil
     ) throws(DatabaseError) -> Report {
+        try verify(alongside: integrityCheck, threads: threads, cancellation: cancellation, progress: nil)
+    }
+
+    /// ``verify(alongside:threads:cancellation:)``, telling `progress` the pages checked and
+    /// the pages in all whenever every page is checked (a log to replay, a page 1 the key does
+    /// not open, a fault found): SQLite's `integrity_check` itself reports no count.
+    package func verify(
+        alongside integrityCheck: () -> Bool, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        cancellation: CancellationFlag? = nil, progress: ((_ pages: Int, _ total: Int) -> Void)?
+    ) throws(DatabaseError) -> Report {
+        // Handed to the page check's thread, which alone calls it while the caller's thread runs
+        // SQLite's check.
+        nonisolated(unsafe) let progress = progress
         let log = try verifyWriteAheadLog()
         guard log?.committedFrameCount ?? 0 == 0, try opensDatabase() else {
             // One core stays SQLite's: its check runs on one thread.
             let report = try runBeside(integrityCheck) { () throws(DatabaseError) in
-                try verify(threads: max(1, threads - 1), cancellation: cancellation)
+                try verify(threads: max(1, threads - 1), cancellation: cancellation, progress: progress)
             }
             return report.value
         }
@@ -69,7 +82,7 @@ extension PageVerifier {
         }
         try cancellation?.throwIfCancelled("verification")
         guard unread.isSound, let fileSize = unread.value else {
-            return try verify(threads: threads, cancellation: cancellation)
+            return try verify(threads: threads, cancellation: cancellation, progress: progress)
         }
         return Report(
             pageCount: fileSize / layout.pageSize, layout: layout, fileSize: fileSize, badPages: [], writeAheadLog: log)
