@@ -88,12 +88,8 @@ final class DeadEndGuidanceTests: CLITestCase {
         let env = passphraseEnvironment("the right passphrase at last")
         try makeDatabase("app.db", env: env, rows: 1)
         func typed(_ answers: [String]) throws -> CommandResult {
-            let typing = answers.map { "sleep 0.8; printf '\($0)\\n'" }.joined(separator: "; ")
-            return try shell(
-                """
-                (sleep 1.0; \(typing); sleep 1.0) | timeout 30 script -qec \
-                  "\\"$CIPHERDB\\" query \\"$DIR/app.db\\" 'SELECT 40 + 2 AS answer' --csv --cipher-kdf-iter 1000; echo status=\\$?" /dev/null
-                """)
+            try typedAtPrompts(
+                #""$CIPHERDB" query "$DIR/app.db" 'SELECT 40 + 2 AS answer' --csv --cipher-kdf-iter 1000"#, answers: answers)
         }
         let third = try typed(["wrong one", "wrong two", "the right passphrase at last"])
         XCTAssertTrue(third.stdout.contains("try again (2 more)") && third.stdout.contains("try again (1 more)"), third.stdout)
@@ -113,12 +109,7 @@ final class DeadEndGuidanceTests: CLITestCase {
         let strong = "correct horse battery staple 9041"
         secrets.append(strong)
         func typed(_ answers: [String], database: String, flags: String = "") throws -> CommandResult {
-            let typing = answers.map { "sleep 0.8; printf '\($0)\\n'" }.joined(separator: "; ")
-            return try shell(
-                """
-                (sleep 1.0; \(typing); sleep 1.0) | timeout 30 script -qec \
-                  "\\"$CIPHERDB\\" create \\"$DIR/\(database)\\" --kdf-iter 1000 \(flags); echo status=\\$?" /dev/null
-                """)
+            try typedAtPrompts(#""$CIPHERDB" create "$DIR/\#(database)" --kdf-iter 1000 \#(flags)"#, answers: answers)
         }
         let created = try typed(["abc", strong, strong], database: "a.db")
         XCTAssertTrue(created.stdout.contains("the passphrase is weak: about"), created.stdout)

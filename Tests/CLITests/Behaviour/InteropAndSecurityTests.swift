@@ -123,11 +123,9 @@ final class InteropAndSecurityTests: CLITestCase {
         secrets.append("typed-at-the-prompt")
         // script(1) runs cipherdb on a pseudo-terminal; the answers are typed after the prompts appear
         // (turning echo off flushes type-ahead, as getpass does).
-        let created = try shell(
-            """
-            (sleep 1.0; printf 'typed-at-the-prompt\\n'; sleep 0.6; printf 'typed-at-the-prompt\\n'; sleep 0.4) \
-              | script -qec "\"$CIPHERDB\" create \"$DIR/tty.db\" --kdf-iter 1000" /dev/null
-            """)
+        let created = try typedAtPrompts(
+            #""$CIPHERDB" create "$DIR/tty.db" --kdf-iter 1000"#, answers: ["typed-at-the-prompt", "typed-at-the-prompt"])
+        XCTAssertTrue(created.stdout.contains("status=0"), created.stdout)
         XCTAssertTrue(created.stdout.contains("New passphrase for"), created.stdout)
         XCTAssertTrue(created.stdout.contains("Again:"), created.stdout)
         let env = ["DB_PASS": "typed-at-the-prompt"]
@@ -135,11 +133,10 @@ final class InteropAndSecurityTests: CLITestCase {
             try cipherdb(["query", "tty.db", "SELECT 42 AS x", "--csv", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env).stdout,
             "x\r\n42\n")
         // Two different answers: nothing is created.
-        let mismatch = try shell(
-            """
-            (sleep 1.0; printf 'typed-at-the-prompt\\n'; sleep 0.6; printf 'other\\n'; sleep 0.4) \
-              | script -qec "\"$CIPHERDB\" create \"$DIR/tty2.db\" --kdf-iter 1000" /dev/null
-            """, expect: 64)
+        let mismatch = try typedAtPrompts(
+            #""$CIPHERDB" create "$DIR/tty2.db" --kdf-iter 1000"#,
+            answers: ["typed-at-the-prompt", "other", "typed-at-the-prompt", "other", "typed-at-the-prompt", "other"])
+        XCTAssertTrue(mismatch.stdout.contains("status=64"), mismatch.stdout)
         XCTAssertTrue(mismatch.stdout.contains("differ"), mismatch.stdout)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("tty2.db")))
     }

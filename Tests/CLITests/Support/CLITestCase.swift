@@ -95,6 +95,31 @@ class CLITestCase: XCTestCase {
         return try run("/bin/sh", ["-c", script], env: environment, stdin: nil, expect: status, file: file, line: line)
     }
 
+    /// Runs the shell text `command` on a pseudo-terminal (util-linux script(1)) and types each
+    /// of `answers` once the terminal has shown one more passphrase prompt ("Passphrase for …: ",
+    /// "New passphrase for …: ", "Again: ") than answers typed so far, then waits for the
+    /// command to end; `status=N` follows its output. Waiting on the screen, not on fixed pauses,
+    /// keeps the test both quick and correct on a slow machine (turning echo off flushes
+    /// type-ahead, as getpass does, so an answer typed early is lost).
+    func typedAtPrompts(
+        _ command: String, answers: [String], env: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line
+    ) throws -> CommandResult {
+        let screen = "$DIR/.screen-\(UUID().uuidString)"
+        let prompts = "(Passphrase for|New passphrase for|Again)[^:]*: "
+        func waitUntil(_ condition: String) -> String {
+            "for i in $(seq 600); do \(condition) && break; sleep 0.02; done"
+        }
+        let typing = answers.enumerated().map { index, answer in
+            waitUntil("[ $(grep -aoE '\(prompts)' \"\(screen)\" | wc -l) -gt \(index) ]") + "; printf '%s\\n' '\(answer)'"
+        }.joined(separator: "; ")
+        // The command reaches script's shell through the environment, so it needs no escaping.
+        return try shell(
+            """
+            : > "\(screen)"; (\(typing); \(waitUntil("grep -aq 'status=' \"\(screen)\"")); sleep 0.1) \
+              | timeout 30 script -qefc "$TYPED_COMMAND; echo status=\\$?" "\(screen)"
+            """, env: env.merging(["TYPED_COMMAND": command]) { $1 }, file: file, line: line)
+    }
+
     func run(
         _ executable: String, _ arguments: [String], env: [String: String], stdin: String?, expect status: Int32?,
         file: StaticString, line: UInt
