@@ -28,13 +28,13 @@ extension SnapshotRepository {
         return snapshot
     }
 
-    /// Restores the latest snapshot (or `id`) into a private folder, opens it with the key
+    /// Restores the latest snapshot (or `id`) into a file with no name, opens it with the key
     /// `key` gives for its manifest, checks every page's HMAC and `integrity_check`, and compares
     /// every table's rows with the manifest's counts. The copy is deleted afterwards.
     ///
     /// - Parameters:
     ///   - id: a snapshot id or unique prefix; `nil` for the latest.
-    ///   - scratchFolder: where the private folder is made; `nil` for the temporary folder.
+    ///   - scratchFolder: the folder the copy is made in; `nil` for the temporary folder.
     ///   - key: the key for the manifest (`nil` for a plaintext snapshot); its errors end the drill.
     /// - Returns: what the drill found; ``DrillReport/isSound`` tells.
     /// - Throws: the errors of ``restore(_:to:replacing:progress:)``; ``SnapshotError/Kind/database``
@@ -53,7 +53,7 @@ extension SnapshotRepository {
     ///
     /// - Parameters:
     ///   - snapshot: the snapshot, with its manifest.
-    ///   - scratchFolder: where the private folder is made; `nil` for the temporary folder.
+    ///   - scratchFolder: the folder the copy is made in; `nil` for the temporary folder.
     ///   - databaseKey: the key its manifest names; `nil` for a plaintext snapshot.
     /// - Returns: what the drill found.
     /// - Throws: the errors of ``restore(_:to:replacing:progress:)``; ``SnapshotError/Kind/database``
@@ -79,12 +79,38 @@ extension SnapshotRepository {
         _ snapshot: Snapshot, scratchFolder: String? = nil, key databaseKey: DatabaseKey?, progress: ((DrillProgress) -> Void)?
     ) throws(SnapshotError) -> DrillReport {
         guard let manifest = snapshot.manifest else { throw Self.noManifest(snapshot) }
-        let folder = try Self.makePrivateFolder(in: scratchFolder ?? NSTemporaryDirectory())
-        defer { Self.removeFolder(folder) }
-        let copy = folder + "/" + (manifest.database.isEmpty ? "restored.db" : PathBytes.lastComponent(of: manifest.database))
-        try restore(snapshot, to: copy, replacing: false, progress: progress.map { report in { report(.restoring(done: $0, total: $1)) } })
         let settings = manifest.settings.cipherSettings
+        let name = manifest.database.isEmpty ? "restored.db" : PathBytes.lastComponent(of: manifest.database)
+        let scratch = scratchFolder ?? NSTemporaryDirectory()
+        let restoring = progress.map { report in { (done: Int, total: Int) in report(.restoring(done: done, total: total)) } }
+        // The copy goes into an anonymous file where it can (the kernel frees it if the drill is
+        // killed: nothing is left in the scratch folder). SQLite then reads it without a -wal, so
+        // a WAL copy's header is set to rollback mode (page 1 re-encrypted offline, after the
+        // page check). Where that cannot be done (no anonymous files, a key literal, pages
+        // without HMACs), a private folder holds a named copy, deleted at the end.
+        var anonymousCopy: PendingFile?
+        var folder: String?
+        defer {
+            anonymousCopy?.discard()
+            if let folder { Self.removeFolder(folder) }
+        }
+        if Database.canRewriteHeader(key: databaseKey, settings: settings),
+            let pending = try? PendingFile(beside: (scratch.hasSuffix("/") ? scratch : scratch + "/") + name)
+        {
+            if pending.isAnonymous { anonymousCopy = pending } else { pending.discard() }
+        }
+        let copy: String
+        if let anonymousCopy {
+            try stream(snapshot, into: anonymousCopy, progress: restoring)
+            copy = anonymousCopy.accessPath
+        } else {
+            let made = try Self.makePrivateFolder(in: scratch)
+            folder = made
+            copy = made + "/" + name
+            try restore(snapshot, to: copy, replacing: false, progress: restoring)
+        }
         var badPages: [Int] = []
+        var openingKey = databaseKey
         if let databaseKey {
             do throws(DatabaseError) {
                 let verifier = try PageVerifier(path: copy, key: databaseKey, settings: settings)
@@ -99,13 +125,20 @@ extension SnapshotRepository {
                 throw .database(error, "cannot check the pages of snapshot \(snapshot.shortID)")
             }
         }
+        if let anonymousCopy {
+            do throws(DatabaseError) {
+                openingKey = try Database.markRollbackMode(anonymousCopy, key: databaseKey, settings: settings)
+            } catch {
+                throw .database(error, "cannot open snapshot \(snapshot.shortID) with the key of its manifest (\(manifest.key.summary))")
+            }
+        }
         let database = Database(path: copy)
         defer { database.close() }
         var integrity: [String] = []
         var counts: [SnapshotManifest.TableCount] = []
         progress?(.checkingIntegrity)
         do {
-            try database.open(flags: .readWrite, key: databaseKey, settings: databaseKey == nil ? .versionDefaults : settings)
+            try database.open(flags: .readWrite, key: openingKey, settings: databaseKey == nil ? .versionDefaults : settings)
             let rows = try database.executeQuery("PRAGMA integrity_check")
             while try rows.next() { integrity.append(rows.string(at: 0) ?? "") }
             rows.close()
@@ -123,7 +156,7 @@ extension SnapshotRepository {
     func restore(
         _ snapshot: Snapshot, to path: String, replacing: Bool, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) {
-        guard let manifest = snapshot.manifest, let file = snapshot.fileInSnapshot else { throw Self.noManifest(snapshot) }
+        guard snapshot.manifest != nil, snapshot.fileInSnapshot != nil else { throw Self.noManifest(snapshot) }
         if !replacing, PathBytes.access(path, F_OK) == 0 {
             throw SnapshotError(.targetExists, "\(path) exists: restoring over it needs replacing (--force)")
         }
@@ -136,6 +169,16 @@ extension SnapshotRepository {
         let pending: PendingFile
         do { pending = try PendingFile(beside: path) } catch { throw .database(error, "cannot restore to \(path)") }
         defer { pending.discard() }
+        try stream(snapshot, into: pending, progress: progress)
+        do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+    }
+
+    /// Streams `snapshot` from `restic dump` into `pending` and checks its size and SHA-256
+    /// against the manifest's; `pending` is not published.
+    func stream(
+        _ snapshot: Snapshot, into pending: PendingFile, progress: ((_ done: Int, _ total: Int) -> Void)?
+    ) throws(SnapshotError) {
+        guard let manifest = snapshot.manifest, let file = snapshot.fileInSnapshot else { throw Self.noManifest(snapshot) }
         let hasher: SHA256.Hasher
         do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
         var written = 0
@@ -147,7 +190,7 @@ extension SnapshotRepository {
                     try pending.write(chunk)
                     try hasher.update(chunk)
                 } catch let error as DatabaseError {
-                    writeError = .database(error, "cannot write \(path)")
+                    writeError = .database(error, "cannot write \(pending.targetPath)")
                     return false
                 } catch {
                     writeError = SnapshotError(.ioError, "\(error)")
@@ -163,10 +206,9 @@ extension SnapshotRepository {
         guard written == manifest.byteCount, digest == manifest.sha256 else {
             throw SnapshotError(
                 .checksumMismatch,
-                "snapshot \(snapshot.shortID) restored \(written) bytes with SHA-256 \(digest.prefix(16))…, its manifest says \(manifest.byteCount) bytes, \(manifest.sha256.prefix(16))…: nothing was written to \(path)"
+                "snapshot \(snapshot.shortID) restored \(written) bytes with SHA-256 \(digest.prefix(16))…, its manifest says \(manifest.byteCount) bytes, \(manifest.sha256.prefix(16))…: nothing was written to \(pending.targetPath)"
             )
         }
-        do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
     }
 
     static func noManifest(_ snapshot: Snapshot) -> SnapshotError {

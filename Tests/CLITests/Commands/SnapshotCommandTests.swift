@@ -240,8 +240,9 @@ final class SnapshotCommandTests: CLITestCase {
     }
 
     /// `snapshot restore` killed at any moment leaves no file: neither the target nor a
-    /// temporary beside it (the bytes go to a file with no name until they are checked).
-    func testARestoreKilledAtAnyMomentLeavesNoFile() throws {
+    /// temporary beside it (the bytes go to a file with no name until they are checked); nor
+    /// does `snapshot drill`, in its scratch folder.
+    func testARestoreOrDrillKilledAtAnyMomentLeavesNoFile() throws {
         var env = passphraseEnvironment()
         env["REPO_PASS"] = repositoryPassword
         env["XDG_CACHE_HOME"] = path("cache")
@@ -286,6 +287,39 @@ final class SnapshotCommandTests: CLITestCase {
             }
         }
         XCTAssertGreaterThan(killedWhileRunning, 0, "no kill landed while the restore ran")
+
+        // A drill killed while it restores or checks leaves nothing in its scratch folder: the
+        // copy is a file with no name (it was a private folder, left whole by a kill).
+        try FileManager.default.createDirectory(atPath: path("scratch"), withIntermediateDirectories: true)
+        var drillsKilled = 0
+        for (delay, afterRestic) in [(0.0, false), (0.2, false), (0.0, true), (0.15, true)] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments =
+                ["snapshot", "drill", id, "--scratch", path("scratch"), "--passphrase-env", "DB_PASS"] + repo + Self.fastOpen
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CIPHERDB_") }
+            for (key, value) in env { environment[key] = value }
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, child(of: process.processIdentifier, named: "restic") == nil, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            if afterRestic {
+                while process.isRunning, child(of: process.processIdentifier, named: "restic") != nil, Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+            }
+            Thread.sleep(forTimeInterval: delay)
+            if process.isRunning { drillsKilled += 1 }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let left = try FileManager.default.contentsOfDirectory(atPath: path("scratch"))
+            XCTAssertEqual(left, [], "a drill killed \(delay) s \(afterRestic ? "after" : "into") its restore left \(left)")
+        }
+        XCTAssertGreaterThan(drillsKilled, 0, "no kill landed while a drill ran")
     }
 
     func testExitStatusesAndThePasswordNeverOnArgv() throws {

@@ -12,7 +12,7 @@ struct SnapshotCommand: ParsableCommand {
             changed ones; a rekey ships the whole file. restic encrypts everything again under the \
             repository password. Each snapshot carries a manifest: the key that opens it (a keystore id and \
             version, or "passphrase"), its settings, a SHA-256 of its bytes and each table's rows. Restores \
-            are checked against that hash; `snapshot drill` restores into a private folder, opens the copy \
+            are checked against that hash; `snapshot drill` restores into a file with no name, opens the copy \
             with the key its manifest names and checks every page and count.
 
             The repository is --repo URL (restic's syntax: s3:https://HOST/BUCKET/PATH, s3:http://127.0.0.1:PORT/BUCKET/PATH, \

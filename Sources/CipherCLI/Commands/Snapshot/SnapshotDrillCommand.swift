@@ -9,8 +9,8 @@ struct SnapshotDrillCommand: ParsableCommand {
         commandName: "drill",
         abstract: "Rehearse a restore: restore a snapshot privately, open it with its key, check every page and count.",
         discussion: """
-            The snapshot (ID, else the latest) is restored into a new private folder (under $TMPDIR, or \
-            --scratch DIR), its SHA-256 checked against the manifest, opened with the key the manifest names \
+            The snapshot (ID, else the latest) is restored into a file with no name (in $TMPDIR, or \
+            --scratch DIR: a killed drill leaves nothing there), its SHA-256 checked against the manifest, opened with the key the manifest names \
             (a keystore key at the manifest's version, or the key flags given for a passphrase), every page's \
             HMAC checked, then integrity_check, then every table's rows compared with the manifest's. The copy \
             is deleted afterwards. Exit 0 when all is sound; 65 on any difference; 77 when the key does not \
@@ -28,7 +28,9 @@ struct SnapshotDrillCommand: ParsableCommand {
     @Flag(name: .customLong("latest"), help: "Drill the latest snapshot (the default without ID).")
     var latest = false
 
-    @Option(name: .customLong("scratch"), help: ArgumentHelp("Where the private folder for the copy is made.", valueName: "DIR"))
+    @Option(
+        name: .customLong("scratch"),
+        help: ArgumentHelp("The folder the copy is made in (unnamed, so nothing is left if the drill is killed).", valueName: "DIR"))
     var scratch: String?
 
     @Flag(name: .customLong("json"), help: "Print the result as JSON.")

@@ -98,7 +98,7 @@ extension Database {
 
     /// Whether ``markRollbackMode(_:key:settings:)`` can rewrite the header of a copy under `key`:
     /// plaintext, or pages with HMACs under a key CipherDB can derive itself.
-    private static func canRewriteHeader(key: DatabaseKey?, settings: CipherSettings) -> Bool {
+    package static func canRewriteHeader(key: DatabaseKey?, settings: CipherSettings) -> Bool {
         guard let key else { return true }
         guard let version = SQLCipherVersion.current, CipherLayout(settings: settings, version: version).isVerifiableOffline else {
             return false
@@ -110,7 +110,7 @@ extension Database {
     /// Sets the header of the pending copy to rollback-journal mode (it came from a WAL source),
     /// so SQLite reads it without a -wal: page 1 is decrypted, changed and encrypted again
     /// offline. Returns the key that opens the copy with no second key derivation.
-    private static func markRollbackMode(
+    package static func markRollbackMode(
         _ pending: PendingFile, key: DatabaseKey?, settings: CipherSettings
     ) throws(DatabaseError)
         -> DatabaseKey?
