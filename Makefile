@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 test-long tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
 
 all: build
 
@@ -37,8 +37,15 @@ demo-offsite: deps
 # Every suite against the system's SQLCipher (3.4.1 on Debian 12), each test in its own process,
 # two at a time (--parallel: 3.4 minutes where one at a time took 6.5; every test makes its own
 # folder, ports and servers), then the database core's suites again against SQLCipher 4 when it
-# can be loaded (see tools/sqlcipher4-env.sh).
+# can be loaded (see tools/sqlcipher4-env.sh), in two processes at once. The tests in LONG_TESTS
+# run in `make test-long` instead (CI runs both), so that `make test` stays well under ten minutes.
 test: test-sqlcipher3 test-sqlcipher4
+
+# Tests that each spend 10 to 30 s on real work: a file over 1 GiB, opens racing another process's
+# rotations, an S3 server stopped mid-upload, 230 MB to interrupt with Ctrl-C, kills while a
+# snapshot streams, a damaged SQLCipher 4 header through every command. A regular expression
+# over `Target.Class/test`.
+LONG_TESTS := RotationRaceTests|PageCodecRekeyTests.testAFileOverOneGiB|SnapshotRepositoryTests.testTheServerStoppedMidUpload|ShellTerminalTests.testControlCStops|SnapshotCommandTests.testASnapshotKilledWhileStreaming|SQLCipher4Tests.testAnAlteredPlaintextHeader
 
 test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
@@ -47,7 +54,7 @@ test-sqlcipher3: deps
 	@tools/rclone-env.sh >/dev/null || echo "rclone could not be set up: the snapshot tests' S3 cases will say so"
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
-	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel
+	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel --skip '$(LONG_TESTS)'
 
 test-sqlcipher4: deps
 	$(SWIFT) build --build-tests
@@ -56,10 +63,26 @@ test-sqlcipher4: deps
 		if [ -n "$$CI" ]; then echo "SQLCipher 4 could not be set up for the interop run" >&2; exit 1; fi; \
 		echo "skipping the SQLCipher 4 run: tools/sqlcipher4-env.sh could not set it up"; exit 0; \
 	fi; \
-	classes=$$($(TEST_BINARY) --list-tests | sed -n 's|^\(CipherDBTests\.[A-Za-z0-9_]*\)/.*|\1|p' | sort -u | paste -sd, -); \
-	echo "== CipherDB core suites against SQLCipher 4 (LD_PRELOAD)"; \
-	LD_PRELOAD="$$preload" CIPHERDB_EXPECT_SQLCIPHER_MAJOR=4 \
-		CIPHERDB_SQLCIPHER4_PYTHON="$$(cd .build-sqlcipher4/venv/bin && pwd)/python" $(TEST_BINARY) "$$classes"
+	tests=$$($(TEST_BINARY) --list-tests | grep '^CipherDBTests\.' | grep -vE '$(LONG_TESTS)'); \
+	echo "== CipherDB core suites against SQLCipher 4 (LD_PRELOAD), in two processes"; \
+	python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
+	for half in 0 1; do \
+		echo "$$tests" | awk -v half=$$half 'NR % 2 == half' | paste -sd, - > $(BUILD_DIR)/sqlcipher4-tests-$$half; \
+		LD_PRELOAD="$$preload" CIPHERDB_EXPECT_SQLCIPHER_MAJOR=4 CIPHERDB_SQLCIPHER4_PYTHON="$$python" \
+			$(TEST_BINARY) "$$(cat $(BUILD_DIR)/sqlcipher4-tests-$$half)" > $(BUILD_DIR)/sqlcipher4-run-$$half.log 2>&1 & \
+		eval "pid$$half=$$!"; \
+	done; \
+	wait $$pid0; first=$$?; wait $$pid1; second=$$?; \
+	for half in 0 1; do grep -E 'error:| failed ' $(BUILD_DIR)/sqlcipher4-run-$$half.log; tail -n 1 $(BUILD_DIR)/sqlcipher4-run-$$half.log; done; \
+	[ $$first -eq 0 ] && [ $$second -eq 0 ]
+
+# The LONG_TESTS, against SQLCipher 3.4.1 (`make test` skips them; CI runs this after it).
+test-long: deps
+	$(SWIFT) build --build-tests
+	@tools/rclone-env.sh >/dev/null || echo "rclone could not be set up: the snapshot tests' S3 cases will say so"
+	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
+	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
+	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel --filter '$(LONG_TESTS)'
 
 # ThreadSanitizer run of the queue and pool suites (own build folder: sanitizer builds differ).
 tsan: deps
