@@ -10,7 +10,7 @@ struct KeysSlotsAddCommand: ParsableCommand {
         commandName: "add",
         abstract: "Add a key slot: another passphrase, a key file, a Transit key or a PKCS#11 token's key.",
         discussion: """
-            The keystore is unlocked with the --keystore-… flags; the new slot wraps the same master key.
+            The keystore is unlocked with the --keystore-* flags; the new slot wraps the same master key.
 
             --passphrase: the new passphrase from --new-keystore-passphrase-env, -file or -fd, else a prompt \
             (asked twice); scrypt N=2^17, r=8, p=1 unless --scrypt-log2n. Passphrase slots share one \
