@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check man install uninstall docs clean
 
 all: build
 
@@ -42,6 +42,8 @@ test: test-sqlcipher3 test-sqlcipher4
 
 test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
+	@# ManPageTests runs argument-parser's generate-manual, a dependency's tool that --build-tests leaves out.
+	$(SWIFT) build --product generate-manual
 	@# Peers the tests install on first use are installed here, once: parallel tests would race to.
 	@tools/openbao-env.sh >/dev/null || echo "OpenBao could not be set up: the Transit tests will say so"
 	@tools/rclone-env.sh >/dev/null || echo "rclone could not be set up: the snapshot tests' S3 cases will say so"
@@ -139,23 +141,33 @@ fuzz: deps
 docs: deps
 	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --target CipherSnapshots --warnings-as-errors
 
-# The release binary (Swift's runtime and Foundation linked in: it runs without a toolchain and
-# starts in 6 ms instead of 15), a man page per command (argument-parser's generate-manual plugin, offline)
-# and bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).
+# The man pages, one per command and named as man-db looks them up (`man cipherdb-keys-rotate`),
+# under .build/manual: argument-parser's generate-manual run on the built cipherdb, then
+# tools/man/fix-pages.py (names, mdoc warnings, the exit code table as EXIT STATUS); see
+# tools/man/make-pages.sh. ManPageTests (in `make test`) checks them with man and mandoc.
+MANUAL_DIR := $(BUILD_DIR)/manual
+
+man: deps
+	$(SWIFT) build --product cipherdb
+	$(SWIFT) build --product generate-manual
+	tools/man/make-pages.sh $(BUILD_DIR)/debug/cipherdb $(BUILD_DIR)/debug/generate-manual $(MANUAL_DIR)
+
+# The release binary, stripped (Swift's runtime and Foundation linked in: it runs without a
+# toolchain and starts in 6 ms instead of 15; docs/CLI.md says its size), the man pages above and
+# bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).
 PREFIX ?= /usr/local
 # Its own folder: SwiftPM does not relink a product when only --static-swift-stdlib changes.
 STATIC_BUILD_DIR := .build-static
-MANUAL_DIR := $(BUILD_DIR)/manual
 BASH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 install: deps
 	$(SWIFT) build -c release --product cipherdb --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
-	rm -rf $(MANUAL_DIR) && mkdir -p $(MANUAL_DIR)
-	$(SWIFT) package --disable-sandbox plugin generate-manual --multi-page -o $(MANUAL_DIR)
+	$(SWIFT) build -c release --product generate-manual --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
+	tools/man/make-pages.sh $(STATIC_BUILD_DIR)/release/cipherdb $(STATIC_BUILD_DIR)/release/generate-manual $(MANUAL_DIR)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(BASH_COMPLETIONS)" "$(ZSH_COMPLETIONS)" "$(FISH_COMPLETIONS)"
-	install -m 0755 $(STATIC_BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
+	install -s -m 0755 $(STATIC_BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
 	install -m 0644 $(MANUAL_DIR)/*.1 "$(DESTDIR)$(PREFIX)/share/man/man1/"
 	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script bash > "$(BASH_COMPLETIONS)/cipherdb"
 	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script zsh > "$(ZSH_COMPLETIONS)/_cipherdb"
