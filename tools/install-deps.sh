@@ -13,6 +13,7 @@
 #   python3-venv      the virtual environments of tools/sqlcipher4-env.sh, tools/openbao-env.sh and tools/rclone-env.sh
 #   restic            the backup engine under `cipherdb snapshot` (CipherSnapshots runs it; Debian 12 has 0.14)
 #   man-db, mandoc    `man --warnings -l` and `mandoc -T lint`: ManPageTests checks the generated man pages
+#   fish              CompletionScriptTests runs the fish completion script (bash's too; zsh's is read)
 # With `docs-check` (make docs-check) also:
 #   chromium          headless, for tools/docs/check-site.py
 set -euo pipefail
@@ -40,6 +41,7 @@ command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v restic >/dev/null 2>&1 || missing+=(restic)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v mandoc >/dev/null 2>&1 || missing+=(mandoc)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
 for target in "$@"; do
     case "$target" in
     docs-check) command -v chromium >/dev/null 2>&1 || missing+=(chromium) ;;

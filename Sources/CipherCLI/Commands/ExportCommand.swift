@@ -34,10 +34,10 @@ struct ExportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database to copy.")
+    @Argument(help: "The database to copy.", completion: .file())
     var database: String
 
-    @Argument(help: "The file to write (\"-\" for stdout with --format sql).")
+    @Argument(help: "The file to write (\"-\" for stdout with --format sql).", completion: .file())
     var output: String
 
     @Option(name: .customLong("format"), help: "sqlcipher, sqlite or sql.")

@@ -76,7 +76,7 @@ struct KeysDatabasesForgetCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database's path, as `keys databases` lists it (or relative to here).")
+    @Argument(help: "The database's path, as `keys databases` lists it (or relative to here).", completion: .file())
     var path: String
 
     @Option(name: .customLong("key-id"), help: ArgumentHelp("Only its record under this key id.", valueName: "ID"))

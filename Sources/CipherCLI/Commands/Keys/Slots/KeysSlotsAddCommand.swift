@@ -38,7 +38,9 @@ struct KeysSlotsAddCommand: ParsableCommand {
     @Flag(name: .customLong("passphrase"), help: "Add a passphrase slot.")
     var passphrase = false
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("Add a key-file slot for FILE (created if missing).", valueName: "FILE"))
+    @Option(
+        name: .customLong("key-file"), help: ArgumentHelp("Add a key-file slot for FILE (created if missing).", valueName: "FILE"),
+        completion: .file())
     var keyFile: String?
 
     @Option(name: .customLong("transit"), help: ArgumentHelp("Add a Transit slot under the engine's key KEY.", valueName: "KEY"))
