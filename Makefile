@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 test-long tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check install uninstall docs clean
+.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 test-long tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check man install uninstall docs docs-check clean
 
 all: build
 
@@ -49,6 +49,8 @@ LONG_TESTS := RotationRaceTests|PageCodecRekeyTests.testAFileOverOneGiB|Snapshot
 
 test-sqlcipher3: deps
 	$(SWIFT) build --build-tests
+	@# ManPageTests runs argument-parser's generate-manual, a dependency's tool that --build-tests leaves out.
+	$(SWIFT) build --product generate-manual
 	@# Peers the tests install on first use are installed here, once: parallel tests would race to.
 	@tools/openbao-env.sh >/dev/null || echo "OpenBao could not be set up: the Transit tests will say so"
 	@tools/rclone-env.sh >/dev/null || echo "rclone could not be set up: the snapshot tests' S3 cases will say so"
@@ -156,29 +158,58 @@ format-check:
 fuzz: deps
 	SWIFT="$(SWIFT)" tools/fuzz/run.sh
 
-# DocC archives for CipherDB, CipherKeystore and CipherSnapshots (swift-docc-plugin, offline), under
-# .build/plugins/Swift-DocC/outputs/. Any DocC warning (an unresolved symbol link, an
-# undocumented parameter in a documented list) fails the target.
-docs: deps
-	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --target CipherSnapshots --warnings-as-errors
+# One static documentation site for CipherDB, CipherKeystore and CipherSnapshots under .build/docs
+# (swift-docc-plugin, offline): each module's archive, built with links into the modules it depends
+# on, merged into one (docc merge) with a landing page, transformed for static hosting. View it with
+# `python3 -m http.server -d .build/docs` and http://localhost:8000/documentation/cipherdb (a server
+# is needed: DocC's pages load their scripts from the site's root and fetch their content). DOCS_BASE_PATH
+# builds it for a site under /PATH/ (a project site). Any DocC warning (an unresolved symbol link, an
+# undocumented parameter in a documented list) fails the target; so does a missing merged site (the
+# plugin does not check docc merge's exit status).
+DOCS_DIR := $(BUILD_DIR)/docs
+DOCS_BASE_PATH ?=
 
-# The release binary (Swift's runtime and Foundation linked in: it runs without a toolchain and
-# starts in 6 ms instead of 15), a man page per command (argument-parser's generate-manual plugin, offline)
-# and bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).
+docs: deps
+	rm -rf $(DOCS_DIR)
+	$(SWIFT) package --disable-sandbox generate-documentation --target CipherDB --target CipherKeystore --target CipherSnapshots \
+		--warnings-as-errors --enable-experimental-combined-documentation --transform-for-static-hosting \
+		$(if $(DOCS_BASE_PATH),--hosting-base-path $(DOCS_BASE_PATH)) --output-path $(DOCS_DIR)
+	@test -f $(DOCS_DIR)/documentation/cipherdb/index.html && test -f $(DOCS_DIR)/documentation/cipherkeystore/index.html \
+		|| { echo "make docs: no merged site in $(DOCS_DIR)" >&2; exit 1; }
+
+# The site in headless Chromium (Debian's; installed here): the CipherDB overview renders, its link
+# into CipherKeystore and a symbol link back work, an article loads by its address (tools/docs/check-site.py).
+docs-check: docs
+	@tools/install-deps.sh docs-check
+	python3 tools/docs/check-site.py $(DOCS_DIR) $(if $(DOCS_BASE_PATH),--base-path $(DOCS_BASE_PATH))
+
+# The man pages, one per command and named as man-db looks them up (`man cipherdb-keys-rotate`),
+# under .build/manual: argument-parser's generate-manual run on the built cipherdb, then
+# tools/man/fix-pages.py (names, mdoc warnings, the exit code table as EXIT STATUS); see
+# tools/man/make-pages.sh. ManPageTests (in `make test`) checks them with man and mandoc.
+MANUAL_DIR := $(BUILD_DIR)/manual
+
+man: deps
+	$(SWIFT) build --product cipherdb
+	$(SWIFT) build --product generate-manual
+	tools/man/make-pages.sh $(BUILD_DIR)/debug/cipherdb $(BUILD_DIR)/debug/generate-manual $(MANUAL_DIR)
+
+# The release binary, stripped (Swift's runtime and Foundation linked in: it runs without a
+# toolchain and starts in 6 ms instead of 15; docs/CLI.md says its size), the man pages above and
+# bash, zsh and fish completions, under PREFIX (default /usr/local; DESTDIR for packaging).
 PREFIX ?= /usr/local
 # Its own folder: SwiftPM does not relink a product when only --static-swift-stdlib changes.
 STATIC_BUILD_DIR := .build-static
-MANUAL_DIR := $(BUILD_DIR)/manual
 BASH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 install: deps
 	$(SWIFT) build -c release --product cipherdb --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
-	rm -rf $(MANUAL_DIR) && mkdir -p $(MANUAL_DIR)
-	$(SWIFT) package --disable-sandbox plugin generate-manual --multi-page -o $(MANUAL_DIR)
+	$(SWIFT) build -c release --product generate-manual --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
+	tools/man/make-pages.sh $(STATIC_BUILD_DIR)/release/cipherdb $(STATIC_BUILD_DIR)/release/generate-manual $(MANUAL_DIR)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(BASH_COMPLETIONS)" "$(ZSH_COMPLETIONS)" "$(FISH_COMPLETIONS)"
-	install -m 0755 $(STATIC_BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
+	install -s -m 0755 $(STATIC_BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"
 	install -m 0644 $(MANUAL_DIR)/*.1 "$(DESTDIR)$(PREFIX)/share/man/man1/"
 	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script bash > "$(BASH_COMPLETIONS)/cipherdb"
 	$(STATIC_BUILD_DIR)/release/cipherdb --generate-completion-script zsh > "$(ZSH_COMPLETIONS)/_cipherdb"

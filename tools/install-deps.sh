@@ -12,6 +12,10 @@
 #   libp11-kit-dev    the PKCS#11 header (p11-kit-1/p11-kit/pkcs11.h) for the PKCS#11 slots
 #   python3-venv      the virtual environments of tools/sqlcipher4-env.sh, tools/openbao-env.sh and tools/rclone-env.sh
 #   restic            the backup engine under `cipherdb snapshot` (CipherSnapshots runs it; Debian 12 has 0.14)
+#   man-db, mandoc    `man --warnings -l` and `mandoc -T lint`: ManPageTests checks the generated man pages
+#   fish              CompletionScriptTests runs the fish completion script (bash's too; zsh's is read)
+# With `docs-check` (make docs-check) also:
+#   chromium          headless, for tools/docs/check-site.py
 set -euo pipefail
 
 missing=()
@@ -35,6 +39,15 @@ command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 [ -f /usr/include/valgrind/callgrind.h ] || missing+=(valgrind)
 command -v restic >/dev/null 2>&1 || missing+=(restic)
+command -v man >/dev/null 2>&1 || missing+=(man-db)
+command -v mandoc >/dev/null 2>&1 || missing+=(mandoc)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
+for target in "$@"; do
+    case "$target" in
+    docs-check) command -v chromium >/dev/null 2>&1 || missing+=(chromium) ;;
+    *) echo "install-deps: unknown target $target" >&2; exit 64 ;;
+    esac
+done
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

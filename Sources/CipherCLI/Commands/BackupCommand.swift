@@ -22,10 +22,10 @@ struct BackupCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database to copy.")
+    @Argument(help: "The database to copy.", completion: .file())
     var database: String
 
-    @Argument(help: "The file to write.")
+    @Argument(help: "The file to write.", completion: .file())
     var output: String
 
     @Flag(name: .customLong("force"), help: "Replace OUT if it exists.")

@@ -21,10 +21,12 @@ struct CreateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database file to create.")
+    @Argument(help: "The database file to create.", completion: .file())
     var database: String
 
-    @Option(name: .customLong("schema"), help: ArgumentHelp("SQL to run in the new database (CREATE TABLE ...).", valueName: "FILE.sql"))
+    @Option(
+        name: .customLong("schema"), help: ArgumentHelp("SQL to run in the new database (CREATE TABLE ...).", valueName: "FILE.sql"),
+        completion: .file())
     var schema: String?
 
     @Flag(name: .customLong("force"), help: "Replace DB if it exists.")

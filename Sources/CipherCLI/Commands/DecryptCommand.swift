@@ -18,10 +18,10 @@ struct DecryptCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The encrypted database.")
+    @Argument(help: "The encrypted database.", completion: .file())
     var database: String
 
-    @Argument(help: "The plaintext database to write.")
+    @Argument(help: "The plaintext database to write.", completion: .file())
     var output: String
 
     @Flag(name: .customLong("force"), help: "Replace OUT if it exists.")

@@ -20,10 +20,10 @@ struct EncryptCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The plaintext SQLite database.")
+    @Argument(help: "The plaintext SQLite database.", completion: .file())
     var plaintext: String
 
-    @Argument(help: "The encrypted database to write.")
+    @Argument(help: "The encrypted database to write.", completion: .file())
     var output: String
 
     @Flag(name: .customLong("force"), help: "Replace OUT if it exists.")

@@ -20,8 +20,8 @@ struct ExportCommand: ParsableCommand {
         discussion: """
             --format sqlcipher (the default) writes an encrypted copy with the new key flags, or with the \
             same key as DB when none is given, and --page-size / --kdf-iter if given. --format sqlite (or \
-            --plaintext) writes a plaintext SQLite database. --format sql writes SQL text — schema, INSERTs, \
-            user_version — that `sqlite3 new.db < OUT` reads back; OUT "-" writes it to stdout. Plaintext \
+            --plaintext) writes a plaintext SQLite database. --format sql writes SQL text (schema, INSERTs, \
+            user_version) that `sqlite3 new.db < OUT` reads back; OUT "-" writes it to stdout. Plaintext \
             outputs hold the data in the clear. OUT is written beside itself under a temporary name and \
             renamed into place; an existing OUT is replaced only with --force.
 
@@ -34,10 +34,10 @@ struct ExportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database to copy.")
+    @Argument(help: "The database to copy.", completion: .file())
     var database: String
 
-    @Argument(help: "The file to write (\"-\" for stdout with --format sql).")
+    @Argument(help: "The file to write (\"-\" for stdout with --format sql).", completion: .file())
     var output: String
 
     @Option(name: .customLong("format"), help: "sqlcipher, sqlite or sql.")

@@ -25,7 +25,7 @@ struct InfoCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database file.")
+    @Argument(help: "The database file.", completion: .file())
     var database: String
 
     @Flag(name: .customLong("json"), help: "Print JSON.")

@@ -41,7 +41,7 @@ struct QueryCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database file.")
+    @Argument(help: "The database file.", completion: .file())
     var database: String
 
     @Argument(help: "The SQL to run; - reads it from stdin.")

@@ -28,7 +28,7 @@ struct RekeyCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The encrypted database.")
+    @Argument(help: "The encrypted database.", completion: .file())
     var database: String
 
     @OptionGroup(title: "Key") var key: KeyOptions

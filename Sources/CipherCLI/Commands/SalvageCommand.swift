@@ -28,10 +28,10 @@ struct SalvageCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The damaged database.")
+    @Argument(help: "The damaged database.", completion: .file())
     var database: String
 
-    @Argument(help: "The new database to write.")
+    @Argument(help: "The new database to write.", completion: .file())
     var output: String
 
     @Flag(name: .customLong("plaintext"), help: "Write OUT as a plaintext SQLite database.")

@@ -45,7 +45,7 @@ struct ShellCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database file.")
+    @Argument(help: "The database file.", completion: .file())
     var database: String
 
     @Flag(name: .customLong("no-history"), help: "Keep no history of this session's lines on disk.")

@@ -33,7 +33,7 @@ struct VerifyCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database file.")
+    @Argument(help: "The database file.", completion: .file())
     var database: String
 
     @Flag(name: .customLong("json"), help: "Print JSON.")

@@ -13,7 +13,7 @@ package struct KeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--passphrase-file PATH`.
     @Option(
         name: .customLong("passphrase-file"),
-        help: ArgumentHelp("Read the passphrase from a file (one trailing newline is ignored).", valueName: "PATH"))
+        help: ArgumentHelp("Read the passphrase from a file (one trailing newline is ignored).", valueName: "PATH"), completion: .file())
     var passphraseFile: String?
 
     /// `--passphrase-fd N`.
@@ -29,7 +29,7 @@ package struct KeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--raw-key-file PATH`.
     @Option(
         name: .customLong("raw-key-file"),
-        help: ArgumentHelp("Use a raw 256-bit key: a file of 32 bytes or 64 hex characters.", valueName: "PATH"))
+        help: ArgumentHelp("Use a raw 256-bit key: a file of 32 bytes or 64 hex characters.", valueName: "PATH"), completion: .file())
     var rawKeyFile: String?
 
     /// `--key-id ID`.

@@ -6,7 +6,8 @@ package struct KeystoreOptions: ParsableArguments {
     /// `--keystore PATH`.
     @Option(
         name: .customLong("keystore"),
-        help: ArgumentHelp("The keystore file (default: $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore).", valueName: "PATH"))
+        help: ArgumentHelp("The keystore file (default: $CIPHERDB_KEYSTORE, else $XDG_DATA_HOME/cipherdb/keystore).", valueName: "PATH"),
+        completion: .file())
     var keystorePath: String?
 
     /// `--keystore-passphrase-env VAR`.
@@ -17,7 +18,8 @@ package struct KeystoreOptions: ParsableArguments {
 
     /// `--keystore-passphrase-file PATH`.
     @Option(
-        name: .customLong("keystore-passphrase-file"), help: ArgumentHelp("Read the keystore passphrase from a file.", valueName: "PATH"))
+        name: .customLong("keystore-passphrase-file"), help: ArgumentHelp("Read the keystore passphrase from a file.", valueName: "PATH"),
+        completion: .file())
     var passphraseFile: String?
 
     /// `--keystore-passphrase-fd N`.
@@ -30,7 +32,8 @@ package struct KeystoreOptions: ParsableArguments {
     @Option(
         name: .customLong("keystore-key-file"),
         help: ArgumentHelp(
-            "Unlock the keystore with a key file slot (32 bytes or 64 hex characters) instead of a passphrase.", valueName: "PATH"))
+            "Unlock the keystore with a key file slot (32 bytes or 64 hex characters) instead of a passphrase.", valueName: "PATH"),
+        completion: .file())
     var keyFile: String?
 
     /// `--keystore-transit`.
@@ -44,14 +47,15 @@ package struct KeystoreOptions: ParsableArguments {
     /// `--vault-token-file PATH`.
     @Option(
         name: .customLong("vault-token-file"),
-        help: ArgumentHelp("Read the OpenBao/Vault token from a file (else $BAO_TOKEN or $VAULT_TOKEN).", valueName: "PATH"))
+        help: ArgumentHelp("Read the OpenBao/Vault token from a file (else $BAO_TOKEN or $VAULT_TOKEN).", valueName: "PATH"),
+        completion: .file())
     var vaultTokenFile: String?
 
     /// `--keystore-pkcs11`.
     @Flag(
         name: .customLong("keystore-pkcs11"),
         help:
-            "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module or $CIPHERDB_PKCS11_MODULE, PIN from --pkcs11-pin-… or a prompt)."
+            "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module or $CIPHERDB_PKCS11_MODULE, PIN from --pkcs11-pin-env, -file or -fd, or a prompt)."
     )
     var pkcs11 = false
 

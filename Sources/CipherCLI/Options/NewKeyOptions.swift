@@ -9,7 +9,9 @@ package struct NewKeyOptions: ParsableArguments, KeyFlagGroup {
     var passphraseEnv: String?
 
     /// `--new-passphrase-file PATH`.
-    @Option(name: .customLong("new-passphrase-file"), help: ArgumentHelp("Read the new passphrase from a file.", valueName: "PATH"))
+    @Option(
+        name: .customLong("new-passphrase-file"), help: ArgumentHelp("Read the new passphrase from a file.", valueName: "PATH"),
+        completion: .file())
     var passphraseFile: String?
 
     /// `--new-passphrase-fd N`.
@@ -26,7 +28,8 @@ package struct NewKeyOptions: ParsableArguments, KeyFlagGroup {
     /// `--new-raw-key-file PATH`.
     @Option(
         name: .customLong("new-raw-key-file"),
-        help: ArgumentHelp("Use a new raw 256-bit key from a file (32 bytes or 64 hex characters).", valueName: "PATH"))
+        help: ArgumentHelp("Use a new raw 256-bit key from a file (32 bytes or 64 hex characters).", valueName: "PATH"), completion: .file()
+    )
     var rawKeyFile: String?
 
     /// `--new-key-id ID`.

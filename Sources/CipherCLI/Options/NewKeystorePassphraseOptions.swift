@@ -12,7 +12,8 @@ struct NewKeystorePassphraseOptions: ParsableArguments {
 
     /// `--new-keystore-passphrase-file PATH`.
     @Option(
-        name: .customLong("new-keystore-passphrase-file"), help: ArgumentHelp("Read the new passphrase from a file.", valueName: "PATH"))
+        name: .customLong("new-keystore-passphrase-file"), help: ArgumentHelp("Read the new passphrase from a file.", valueName: "PATH"),
+        completion: .file())
     var file: String?
 
     /// `--new-keystore-passphrase-fd N`.

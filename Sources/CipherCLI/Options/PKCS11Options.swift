@@ -8,7 +8,8 @@ struct PKCS11Options: ParsableArguments {
     /// `--pkcs11-module PATH`.
     @Option(
         name: .customLong("pkcs11-module"),
-        help: ArgumentHelp("The PKCS#11 module to load (default: $CIPHERDB_PKCS11_MODULE).", valueName: "PATH"))
+        help: ArgumentHelp("The PKCS#11 module to load (default: $CIPHERDB_PKCS11_MODULE).", valueName: "PATH"),
+        completion: .file(extensions: ["so"]))
     var module: String?
 
     /// `--pkcs11-token LABEL`.
@@ -22,7 +23,9 @@ struct PKCS11Options: ParsableArguments {
     var pinEnvironment: String?
 
     /// `--pkcs11-pin-file PATH`.
-    @Option(name: .customLong("pkcs11-pin-file"), help: ArgumentHelp("Read the token's user PIN from a file.", valueName: "PATH"))
+    @Option(
+        name: .customLong("pkcs11-pin-file"), help: ArgumentHelp("Read the token's user PIN from a file.", valueName: "PATH"),
+        completion: .file())
     var pinFile: String?
 
     /// `--pkcs11-pin-fd N`.

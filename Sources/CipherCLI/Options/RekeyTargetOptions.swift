@@ -8,7 +8,9 @@ struct RekeyTargetOptions: ParsableArguments {
     var id: String
 
     /// `--database DB`, repeated.
-    @Option(name: .customLong("database"), help: ArgumentHelp("A database keyed with ID (repeat for several).", valueName: "DB"))
+    @Option(
+        name: .customLong("database"), help: ArgumentHelp("A database keyed with ID (repeat for several).", valueName: "DB"),
+        completion: .file())
     var databases: [String] = []
 
     /// Throws 66 for a named database that is missing (65 for one that is not a file), before the keystore is unlocked.

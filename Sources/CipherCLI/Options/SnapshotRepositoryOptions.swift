@@ -13,7 +13,7 @@ struct SnapshotRepositoryOptions: ParsableArguments {
         name: .customLong("repo"),
         help: ArgumentHelp(
             "The restic repository: s3:https://HOST/BUCKET/PATH (any S3-compatible storage) or a local folder (default: $CIPHERDB_SNAPSHOT_REPO).",
-            valueName: "URL"))
+            valueName: "URL"), completion: .directory)
     var location: String?
 
     /// `--repo-password-env VAR`.
@@ -24,7 +24,8 @@ struct SnapshotRepositoryOptions: ParsableArguments {
 
     /// `--repo-password-file PATH`.
     @Option(
-        name: .customLong("repo-password-file"), help: ArgumentHelp("Read the repository password from a file.", valueName: "PATH"))
+        name: .customLong("repo-password-file"), help: ArgumentHelp("Read the repository password from a file.", valueName: "PATH"),
+        completion: .file())
     var passwordFile: String?
 
     /// `--repo-password-fd N`.

@@ -12,7 +12,8 @@ struct TransferPassphraseOptions: ParsableArguments {
 
     /// `--transfer-passphrase-file PATH`.
     @Option(
-        name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"))
+        name: .customLong("transfer-passphrase-file"), help: ArgumentHelp("Read the transfer passphrase from a file.", valueName: "PATH"),
+        completion: .file())
     var file: String?
 
     /// `--transfer-passphrase-fd N`.

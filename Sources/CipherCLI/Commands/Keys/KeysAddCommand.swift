@@ -29,7 +29,8 @@ struct KeysAddCommand: ParsableCommand {
 
     @Option(
         name: .customLong("from-raw-key-file"),
-        help: ArgumentHelp("Import this raw key (32 bytes or 64 hex characters) instead of generating one.", valueName: "PATH"))
+        help: ArgumentHelp("Import this raw key (32 bytes or 64 hex characters) instead of generating one.", valueName: "PATH"),
+        completion: .file())
     var rawKeyFile: String?
 
     @Flag(name: .customLong("exportable"), help: "Allow `keys export` of this key (one-way).")

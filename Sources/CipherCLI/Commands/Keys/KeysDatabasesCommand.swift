@@ -9,8 +9,8 @@ struct KeysDatabasesCommand: ParsableCommand {
         commandName: "databases",
         abstract: "List the databases the keystore keyed and the key version each is on now; forget one.",
         discussion: """
-            The keystore records every database created, encrypted, rekeyed, rotated or opened with \\
-            --key-id (path, its salt as identity, key id, version). `keys trim`, `destroy`, `min-version` \\
+            The keystore records every database created, encrypted, rekeyed, rotated or opened with \
+            --key-id (path, its salt as identity, key id, version). `keys trim`, `destroy`, `min-version` \
             and `disable` refuse while a recorded database needs a version they would remove.
 
             Examples:
@@ -29,9 +29,9 @@ struct KeysDatabasesListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the recorded databases with the version each is on now.",
         discussion: """
-            Each version is proven now, offline (page 1's HMAC: no KDF, the database is not opened). \\
-            MISSING: no file at the path; MOVED: another file is there now; UNOPENABLE: no version the \\
-            keystore holds opens it. --json prints {"keystore", "databases": [{"path", "key_id", "status", \\
+            Each version is proven now, offline (page 1's HMAC: no KDF, the database is not opened). \
+            MISSING: no file at the path; MOVED: another file is there now; UNOPENABLE: no version the \
+            keystore holds opens it. --json prints {"keystore", "databases": [{"path", "key_id", "status", \
             "version", "recorded_version", "seen"}]}. Exit 0 when every database is present, 65 otherwise.
             """
     )
@@ -76,7 +76,7 @@ struct KeysDatabasesForgetCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database's path, as `keys databases` lists it (or relative to here).")
+    @Argument(help: "The database's path, as `keys databases` lists it (or relative to here).", completion: .file())
     var path: String
 
     @Option(name: .customLong("key-id"), help: ArgumentHelp("Only its record under this key id.", valueName: "ID"))
@@ -98,8 +98,8 @@ struct KeysRekeyDatabasesCommand: ParsableCommand {
         commandName: "rekey-databases",
         abstract: "Rekey databases still on an older version of a key onto its primary version.",
         discussion: """
-            Without --database, every recorded database of ID that is present (`keys databases ID`). \\
-            Each is rekeyed crash-safely and proved by reopening, as `keys rotate` does, and recorded on \\
+            Without --database, every recorded database of ID that is present (`keys databases ID`). \
+            Each is rekeyed crash-safely and proved by reopening, as `keys rotate` does, and recorded on \
             the primary; databases already on it are left alone. Then older versions can be retired.
 
             Examples:

@@ -24,7 +24,7 @@ struct KeysExportCommand: ParsableCommand {
     @Argument(help: "The key id.")
     var id: String
 
-    @Option(name: .customLong("to"), help: ArgumentHelp("The bundle file to write.", valueName: "F"))
+    @Option(name: .customLong("to"), help: ArgumentHelp("The bundle file to write.", valueName: "F"), completion: .file())
     var destination: String
 
     @Option(

@@ -19,7 +19,7 @@ struct KeysImportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The bundle file.")
+    @Argument(help: "The bundle file.", completion: .file())
     var bundleFile: String
 
     @Option(name: .customLong("id"), help: ArgumentHelp("The id the bundle must be for (default: the one it names).", valueName: "ID"))

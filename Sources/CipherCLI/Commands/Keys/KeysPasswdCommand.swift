@@ -7,7 +7,7 @@ struct KeysPasswdCommand: ParsableCommand {
         commandName: "passwd",
         abstract: "Change the keystore passphrase, and the master key with it (no database is touched).",
         discussion: """
-            The current passphrase comes from the --keystore-passphrase-… flags, the new one from \
+            The current passphrase comes from the --keystore-passphrase-* flags, the new one from \
             --new-keystore-passphrase-env, -file or -fd, else from prompts (the new one asked twice).
 
             By default the master key is replaced as well and every key re-sealed under it, so a copy of \

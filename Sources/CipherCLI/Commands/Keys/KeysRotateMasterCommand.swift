@@ -11,9 +11,9 @@ struct KeysRotateMasterCommand: ParsableCommand {
             current file no longer opens with a credential whose slot was removed. No database key and no \
             database changes.
 
-            A slot can be re-wrapped only with its credential: the one that unlocks (the --keystore-… \
+            A slot can be re-wrapped only with its credential: the one that unlocks (the --keystore-* \
             flags) and, when BAO_ADDR/VAULT_ADDR and a token are set, every Transit slot, and with a \
-            --pkcs11-pin-… flag every PKCS#11 slot. Other slots \
+            --pkcs11-pin-* flag every PKCS#11 slot. Other slots \
             would be dropped: the command refuses unless --remove-other-slots is given.
 
             Examples:

@@ -9,9 +9,9 @@ struct KeysSnapshotsCommand: ParsableCommand {
         commandName: "snapshots",
         abstract: "List the snapshots taken with keystore keys and the version each needs; forget some.",
         discussion: """
-            `cipherdb snapshot create --key-id ID` records each snapshot (repository, snapshot id, key id, \\
-            version) in the sealed keystore. `keys trim`, `keys destroy` and deleting a key refuse to destroy a \\
-            version a recorded snapshot needs; `cipherdb snapshot forget` removes the records of the snapshots \\
+            `cipherdb snapshot create --key-id ID` records each snapshot (repository, snapshot id, key id, \
+            version) in the sealed keystore. `keys trim`, `keys destroy` and deleting a key refuse to destroy a \
+            version a recorded snapshot needs; `cipherdb snapshot forget` removes the records of the snapshots \
             it forgets when it can unlock the keystore, and `keys snapshots forget` removes others.
 
             Examples:
@@ -72,7 +72,7 @@ struct KeysSnapshotsForgetCommand: ParsableCommand {
         commandName: "forget",
         abstract: "Forget recorded snapshots (forgotten in their repository), so they no longer hold their key versions.",
         discussion: """
-            Only the keystore's records change: forget the snapshots in the repository with `cipherdb snapshot \\
+            Only the keystore's records change: forget the snapshots in the repository with `cipherdb snapshot \
             forget` (which also removes these records when it can unlock the keystore).
 
             Examples:

@@ -22,7 +22,7 @@ struct SnapshotCreateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The database to snapshot.")
+    @Argument(help: "The database to snapshot.", completion: .file())
     var database: String
 
     @Option(name: .customLong("tag"), help: ArgumentHelp("Add a restic tag (repeatable; no commas).", valueName: "TAG"))

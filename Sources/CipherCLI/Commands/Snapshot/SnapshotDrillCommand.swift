@@ -30,7 +30,8 @@ struct SnapshotDrillCommand: ParsableCommand {
 
     @Option(
         name: .customLong("scratch"),
-        help: ArgumentHelp("The folder the copy is made in (unnamed, so nothing is left if the drill is killed).", valueName: "DIR"))
+        help: ArgumentHelp("The folder the copy is made in (unnamed, so nothing is left if the drill is killed).", valueName: "DIR"),
+        completion: .directory)
     var scratch: String?
 
     @Flag(name: .customLong("json"), help: "Print the result as JSON.")

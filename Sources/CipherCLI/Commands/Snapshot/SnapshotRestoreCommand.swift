@@ -22,7 +22,7 @@ struct SnapshotRestoreCommand: ParsableCommand {
     @Argument(help: "The snapshot id (or a unique prefix), or `latest`.")
     var id: String
 
-    @Option(name: .customLong("to"), help: ArgumentHelp("The file to write.", valueName: "PATH"))
+    @Option(name: .customLong("to"), help: ArgumentHelp("The file to write.", valueName: "PATH"), completion: .file())
     var target: String
 
     @Flag(name: .customLong("force"), help: "Replace PATH if it exists.")

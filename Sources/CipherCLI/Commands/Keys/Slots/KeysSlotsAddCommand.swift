@@ -10,7 +10,7 @@ struct KeysSlotsAddCommand: ParsableCommand {
         commandName: "add",
         abstract: "Add a key slot: another passphrase, a key file, a Transit key or a PKCS#11 token's key.",
         discussion: """
-            The keystore is unlocked with the --keystore-… flags; the new slot wraps the same master key.
+            The keystore is unlocked with the --keystore-* flags; the new slot wraps the same master key.
 
             --passphrase: the new passphrase from --new-keystore-passphrase-env, -file or -fd, else a prompt \
             (asked twice); scrypt N=2^17, r=8, p=1 unless --scrypt-log2n. Passphrase slots share one \
@@ -38,7 +38,9 @@ struct KeysSlotsAddCommand: ParsableCommand {
     @Flag(name: .customLong("passphrase"), help: "Add a passphrase slot.")
     var passphrase = false
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("Add a key-file slot for FILE (created if missing).", valueName: "FILE"))
+    @Option(
+        name: .customLong("key-file"), help: ArgumentHelp("Add a key-file slot for FILE (created if missing).", valueName: "FILE"),
+        completion: .file())
     var keyFile: String?
 
     @Option(name: .customLong("transit"), help: ArgumentHelp("Add a Transit slot under the engine's key KEY.", valueName: "KEY"))

@@ -1,0 +1,96 @@
+import CSQLCipher
+import CipherDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `.backup`, `.save` and `.restore`: encrypted copies of the database, and back.
+extension ShellSession {
+    /// `.backup ?DB? FILE` and `.save`: a copy of the database in FILE through the library's
+    /// online backup (``Database/backup(to:key:settings:replacing:pagesPerStep:progress:)``),
+    /// encrypted with the database's own key and settings; FILE is replaced whole, never half
+    /// written, as sqlite3's `.backup` replaces it. Only `main` can be copied.
+    func backupCommand(_ arguments: [String], name: String) throws(CLIError) {
+        var positional: [String] = []
+        for argument in arguments {
+            guard !argument.hasPrefix("-") else {
+                throw CLIError.usage("unknown option: \(argument)", hint: "sqlite3's --append and --async have no encrypted equivalent")
+            }
+            positional.append(argument)
+        }
+        guard positional.count == 1 || positional.count == 2 else { throw CLIError.usage("Usage: \(name) ?DB? FILENAME") }
+        if positional.count == 2, positional[0] != "main" {
+            throw CLIError.usage("\(name) copies the main database only, not \(positional[0])")
+        }
+        let target = positional[positional.count - 1]
+        do {
+            try database.backup(to: target, key: opened.key?.key, settings: opened.settings, replacing: true)
+        } catch {
+            throw CLIError.database(error, path: opened.path, writing: target)
+        }
+    }
+
+    /// `.restore ?DB? FILE`: the database's content replaced by FILE's, page by page through
+    /// SQLite's backup into this connection (sqlite3's way), FILE opened with the database's key
+    /// and settings (a `.backup` of it, say). Refused while another process has the database
+    /// open (its cached pages would go stale under it), as far as /proc shows it, or holds a lock.
+    func restoreCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.count == 1 || arguments.count == 2 else { throw CLIError.usage("Usage: .restore ?DB? FILE") }
+        if arguments.count == 2, arguments[0] != "main" {
+            throw CLIError.usage(".restore replaces the main database only, not \(arguments[0])")
+        }
+        let path = arguments[arguments.count - 1]
+        if let process = Self.otherProcess(holding: absolutePath) {
+            throw CLIError(
+                .temporaryFailure, "refusing to restore over \(opened.path): process \(process) has it open",
+                hint: "close the other connections (apps, shells) and try again")
+        }
+        guard PathBytes.access(path, F_OK) == 0 else { throw CLIError.missingInput(path, what: "file") }
+        let source = Database(path: path)
+        defer { source.close() }
+        do {
+            try source.open(flags: .readOnly, key: opened.key?.key, settings: opened.settings)
+            _ = try source.intForQuery("SELECT count(*) FROM sqlite_master")
+        } catch {
+            throw CLIError.database(error, path: path)
+        }
+        guard let target = database.sqliteHandle, let from = source.sqliteHandle,
+            let backup = sqlite3_backup_init(target, "main", from, "main")
+        else {
+            throw CLIError(
+                .sqlFailed, "cannot restore from \(path): \(database.sqliteHandle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+        }
+        var code = SQLITE_OK
+        while code == SQLITE_OK { code = sqlite3_backup_step(backup, 1024) }
+        sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else {
+            // Busy or locked: another connection holds the database; nothing was replaced.
+            throw CLIError(
+                code == SQLITE_BUSY || code == SQLITE_LOCKED ? .temporaryFailure : .sqlFailed,
+                "cannot restore \(opened.path) from \(path): \(String(cString: sqlite3_errstr(code)))")
+        }
+    }
+
+    /// Another process with `path` open, found through /proc (a process of another user stays
+    /// hidden unless this one may look at it).
+    static func otherProcess(holding path: String) -> Int32? {
+        var target = stat()
+        guard PathBytes.stat(path, &target) == 0, let processes = PathBytes.names(inFolder: "/proc") else { return nil }
+        let own = getpid()
+        for process in processes.compactMap({ Int32($0) }) where process != own {
+            for descriptor in PathBytes.names(inFolder: "/proc/\(process)/fd") ?? [] {
+                var status = stat()
+                if PathBytes.stat("/proc/\(process)/fd/\(descriptor)", &status) == 0, status.st_dev == target.st_dev,
+                    status.st_ino == target.st_ino
+                {
+                    return process
+                }
+            }
+        }
+        return nil
+    }
+}
