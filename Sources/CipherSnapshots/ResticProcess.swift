@@ -11,10 +11,12 @@ import Glibc
 /// /dev/fd/3`): never in argv, never in the environment, never in a file. The repository
 /// location comes the same way (`--repository-file /dev/fd/4`).
 ///
-/// The child's environment is this process's, passed through pointer by pointer (no copy into
-/// Swift strings: it may hold secrets), without restic's own password and repository variables,
-/// which would override or contradict the pipe. S3 credentials (`AWS_ACCESS_KEY_ID`, ...) pass
-/// through as restic expects them.
+/// The child's environment is the part of this process's that restic has a use for (see
+/// `passedVariables` and `passedPrefixes`), passed through pointer by pointer (no value is copied
+/// into Swift strings: it may hold secrets), without restic's own password and repository
+/// variables, which would override or contradict the pipe. S3 credentials (`AWS_ACCESS_KEY_ID`,
+/// ...) pass through as restic expects them; a variable restic has no use for (an application's
+/// `DB_PASS`) does not, whether or not the command was told it is a secret.
 final class ResticProcess {
     /// How a run ended.
     struct Outcome {
@@ -207,17 +209,36 @@ final class ResticProcess {
         return nil
     }
 
-    /// This process's environment without the variables `names`: the original `NAME=value`
-    /// pointers, never copied into strings.
+    /// The variables restic may inherit, by exact name: what any program needs (the search
+    /// path, the home and temporary folders, the locale and time zone) and the proxy and
+    /// certificate settings of its HTTP client.
+    static let passedVariables: Set<String> = [
+        "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+        "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    ]
+
+    /// The variables restic may inherit, by prefix: its own settings (`RESTIC_CACHE_DIR`,
+    /// `RESTIC_COMPRESSION`, ...), its storage backends' credentials and settings (S3 and
+    /// compatibles, B2, Azure, Google Cloud, OpenStack Swift, rclone), the locale's categories,
+    /// and the Go runtime's tuning.
+    static let passedPrefixes = ["RESTIC_", "AWS_", "B2_", "AZURE_", "GOOGLE_", "OS_", "ST_", "RCLONE_", "LC_", "GO"]
+
+    /// The part of this process's environment restic may inherit: the variables named in
+    /// ``passedVariables`` or starting with one of ``passedPrefixes``, minus `names`. Anything
+    /// else (an application's own secrets, a database passphrase the command was not told of)
+    /// stays here. The original `NAME=value` pointers are passed, never copied into strings.
     private static func childEnvironment(withholding names: [String]) -> [UnsafeMutablePointer<CChar>?] {
         var result: [UnsafeMutablePointer<CChar>?] = []
         var cursor = environ
         while let entry = cursor.pointee {
-            let withheld = names.contains { name in
-                strncmp(entry, name, name.utf8.count) == 0 && entry[name.utf8.count] == 0x3D  // "NAME="
-            }
-            if !withheld { result.append(entry) }
             cursor += 1
+            guard let equals = strchr(entry, 0x3D) else { continue }  // "NAME=value"
+            let nameLength = entry.distance(to: equals)
+            let name = String(decoding: UnsafeRawBufferPointer(start: entry, count: nameLength), as: UTF8.self)
+            guard !names.contains(name),
+                passedVariables.contains(name) || passedPrefixes.contains(where: { name.hasPrefix($0) })
+            else { continue }
+            result.append(entry)
         }
         return result + [nil]
     }

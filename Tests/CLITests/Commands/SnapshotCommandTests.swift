@@ -343,8 +343,11 @@ final class SnapshotCommandTests: CLITestCase {
         let repo = ["--repo", path("repo"), "--repo-password-env", "REPO_PASS"]
         try cipherdb(["snapshot", "create", "app.db"] + key + repo, env: env)
         // Taken with the derived page key (no second KDF), the manifest still says "passphrase".
+        // `list` is told of no database passphrase, and an application's own secret is in the
+        // environment too: restic inherits neither (it gets only what it has a use for).
         var listing = env
-        listing["DB_PASS"] = nil
+        listing["APP_TOKEN"] = "app-token-never-for-restic"
+        listing["AWS_REGION"] = "region-for-restic"
         let listed = try json(try cipherdb(["snapshot", "list", "--json"] + repo, env: listing).stdout)["snapshots"] as? [[String: Any]]
         XCTAssertEqual((listed?.last?["key"] as? [String: Any])?["kind"] as? String, "passphrase")
         try cipherdb(["snapshot", "create", "app.db", "--passphrase-env", "NO_SUCH"] + repo, env: env, expect: 64)
@@ -352,7 +355,9 @@ final class SnapshotCommandTests: CLITestCase {
         XCTAssertTrue(calls.contains("--password-file /dev/fd/3"), calls)
         XCTAssertFalse(calls.contains(repositoryPassword), "the repository password reached restic's argv or environment")
         XCTAssertFalse(calls.contains(try XCTUnwrap(env["DB_PASS"])), "restic does not inherit the variables that hold secrets")
-        XCTAssertTrue(calls.contains("XDG_CACHE_HOME="), "the rest of the environment passes through")
+        XCTAssertTrue(calls.contains("XDG_CACHE_HOME="), "what restic has a use for passes through")
+        XCTAssertTrue(calls.contains("AWS_REGION=region-for-restic"), "storage credentials and settings pass through")
+        XCTAssertFalse(calls.contains("app-token-never-for-restic"), "a variable restic has no use for stays here")
 
         // A plaintext database is refused unless --allow-plaintext.
         try shell("sqlite3 \"$DIR/plain.db\" 'CREATE TABLE t(x)'", env: env)
