@@ -13,6 +13,11 @@
 // SQLITE_TRANSIENT and SQLITE_STATIC are casts of integers to function pointers: Swift cannot import them.
 static inline sqlite3_destructor_type cipherdb_sqlite_transient(void) { return SQLITE_TRANSIENT; }
 static inline sqlite3_destructor_type cipherdb_sqlite_static(void) { return SQLITE_STATIC; }
+// sqlite3_config(SQLITE_CONFIG_LOG, ...) is variadic, which Swift cannot call. It succeeds only
+// before SQLite is initialized (SQLITE_MISUSE after).
+static inline int cipherdb_config_log(void (*callback)(void *, int, const char *), void *context) {
+    return sqlite3_config(SQLITE_CONFIG_LOG, callback, context);
+}
 
 // The default VFS of CipherDB ("cipherdb-unix") is SQLite's unix VFS with two changes.
 //

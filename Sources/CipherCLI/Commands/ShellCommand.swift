@@ -56,6 +56,8 @@ struct ShellCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
+        // Before anything starts SQLite: it takes a log handler only then (for `.log`).
+        let logAvailable = SQLiteErrorLog.install()
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)
         common.detail(opened.summary)
@@ -70,6 +72,7 @@ struct ShellCommand: ParsableCommand {
             return try DatabaseAccess.open(path, keyOptions: keyOptions, keystore: access, readOnly: readOnly)
         }
         defer { session.database.close() }
+        session.sqliteLogAvailable = logAvailable
         let interactive = Console.stdinIsTerminal
         let reader: LineReader
         var interrupts: DispatchSourceSignal?
@@ -85,6 +88,7 @@ struct ShellCommand: ParsableCommand {
         interrupts?.cancel()
         do { try session.closeDestination() } catch { session.reportError(error.message) }
         do { try session.stopTracing() } catch { session.reportError(error.message) }
+        do { try session.stopLogging() } catch { session.reportError(error.message) }
         if interactive { Console.write("\n") }
         Console.flush()
         // `.exit CODE`: the user's own status, whatever failed before (as in sqlite3).

@@ -316,6 +316,11 @@ extension ShellSession {
             try shell.limitCommand(arguments)
             return .proceed
         },
+        DotCommand(name: ".log", usage: "FILE|on|off", summary: "Turn logging on or off.  FILE can be stderr/stdout") {
+            shell, arguments throws(CLIError) in
+            try shell.logCommand(arguments)
+            return .proceed
+        },
         DotCommand(
             name: ".mode", usage: "MODE ?OPTIONS?", summary: "Set output mode",
             details: [

@@ -199,6 +199,35 @@ extension ShellSession {
         level(0, prefix: "")
     }
 
+    /// `.log FILE|stdout|stderr|off`: SQLite's error log (`sqlite3_log`: a statement's abort, a
+    /// recovered WAL, an automatic index), as sqlite3 writes it: `(CODE) MESSAGE` per line. The
+    /// messages can quote SQL with its literals, so they go only where this command sends them
+    /// (a FILE is made 0600 and named when logging stops).
+    func logCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.count == 1 else { throw CLIError.usage("Usage: .log FILENAME") }
+        guard sqliteLogAvailable else {
+            throw CLIError(.sqlFailed, "SQLite's log cannot be had: SQLite was started before the shell asked for it")
+        }
+        try stopLogging()
+        let sink: ShellLogSink
+        switch arguments[0] {
+        case "off": return
+        case "stdout": sink = ShellLogSink(.standardOutput)
+        case "stderr": sink = ShellLogSink(.standardError)
+        default: sink = ShellLogSink(.file(try ShellOutput.open(arguments[0], once: false, database: absolutePath)))
+        }
+        logSink = sink
+        SQLiteErrorLog.handler = { code, message in sink.write(code: code, message: message) }
+    }
+
+    /// Ends `.log`, publishing its file if it wrote one.
+    func stopLogging() throws(CLIError) {
+        guard let sink = logSink else { return }
+        SQLiteErrorLog.handler = nil
+        logSink = nil
+        try sink.finish()
+    }
+
     /// `.trace ?FILE|stdout|stderr|off? ?--plain|--stmt?`: each statement's text as it starts to
     /// run, as sqlite3 writes it (`;` and a newline after it), to FILE (made 0600, named when
     /// tracing stops), stdout or stderr. The text is the SQL as written, never its bound values:

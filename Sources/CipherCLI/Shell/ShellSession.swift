@@ -53,6 +53,10 @@ final class ShellSession {
         case file(ShellOutput)
     }
     var traceOutput: TraceOutput?
+    /// Where `.log` writes SQLite's error log, while it does.
+    var logSink: ShellLogSink?
+    /// Whether SQLite's error log reaches this process (asked for before SQLite started).
+    var sqliteLogAvailable = false
     /// Whether `.trace` is on.
     var isTracing = false
     /// The status `.exit CODE` asked the process to end with.
@@ -463,5 +467,46 @@ struct ShellTimer {
         let user = Self.seconds(now.ru_utime) - Self.seconds(usage.ru_utime)
         let system = Self.seconds(now.ru_stime) - Self.seconds(usage.ru_stime)
         return String(format: "Run Time: real %.3f user %f sys %f", real, user, system)
+    }
+}
+
+/// Where `.log` writes SQLite's error log. SQLite calls the log from the thread that runs the
+/// statement; the lock keeps a line whole should two ever write at once.
+final class ShellLogSink: @unchecked Sendable {
+    enum Destination {
+        case standardOutput
+        case standardError
+        case file(ShellOutput)
+    }
+
+    private let destination: Destination
+    private let lock = NSLock()
+
+    init(_ destination: Destination) {
+        self.destination = destination
+    }
+
+    /// One message, as sqlite3 writes it: `(CODE) MESSAGE`.
+    func write(code: Int32, message: String) {
+        let line = "(\(code)) \(message)"
+        lock.lock()
+        defer { lock.unlock() }
+        switch destination {
+        case .standardOutput: Console.write(bytes: Array((line + "\n").utf8))
+        case .standardError: Console.error(line)
+        case .file(let output): output.writer.write(bytes: Array((line + "\n").utf8))
+        }
+    }
+
+    /// Publishes the file, if the log went to one.
+    func finish() throws(CLIError) {
+        guard case .file(let output) = destination else { return }
+        do {
+            try output.writer.finish()
+            try output.file?.publish()
+        } catch {
+            output.file?.discard()
+            throw error
+        }
     }
 }

@@ -64,6 +64,30 @@ extension ShellDotCommandTests {
         XCTAssertTrue(bad.stderr.contains(#"Unknown option "--frobnicate" on ".dump""#), bad.stderr)
     }
 
+    /// `.log` sends SQLite's error log where sqlite3 sends it, line for line: `(CODE) MESSAGE`
+    /// on stdout, nothing once off, a 0600 file.
+    func testLogWritesSQLitesErrorLogAsSqlite3() throws {
+        try assertSameAsSqlite3(
+            """
+            CREATE TABLE t(x UNIQUE);
+            INSERT INTO t VALUES (1);
+            .log stdout
+            INSERT INTO t VALUES (1);
+            SELECT 'logged above';
+            .log off
+            INSERT INTO t VALUES (1);
+            .log logged.txt
+            INSERT INTO t VALUES (1);
+            .log off
+            .log
+            """, expect: 1, fresh: true, dotCommandErrors: true)
+        let logged = try String(contentsOfFile: path("logged.txt"), encoding: .utf8)
+        XCTAssertEqual(logged, "(2067) abort at 9 in [INSERT INTO t VALUES (1);]: UNIQUE constraint failed: t.x\n")
+        var status = stat()
+        XCTAssertEqual(stat(path("logged.txt"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+    }
+
     /// `.fullschema` (the schema, then the statistics as INSERTs between two ANALYZEs) and
     /// `.trace` (each statement's text as it runs) as sqlite3's; `.stats` lists sqlite3's
     /// counters, but for a statement's own.
