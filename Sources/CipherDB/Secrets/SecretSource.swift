@@ -142,13 +142,17 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         defer { close(tty) }
         var saved = termios()
         let hasAttributes = tcgetattr(tty, &saved) == 0
-        _ = text.utf8CString.withUnsafeBufferPointer { write(tty, $0.baseAddress, $0.count - 1) }
+        // Echo goes off (and type-ahead is dropped) before the prompt shows, as getpass and
+        // readpassphrase do: what is typed once the prompt is on the screen is neither echoed
+        // nor lost. The other way round, a fast typist's first characters were shown, then
+        // flushed.
         if hasAttributes {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
             quiet.c_lflag |= tcflag_t(ICANON)
             guard tcsetattr(tty, TCSAFLUSH, &quiet) == 0 else { throw SecretSourceError(.noTerminal, "cannot turn off echo") }
         }
+        _ = text.utf8CString.withUnsafeBufferPointer { write(tty, $0.baseAddress, $0.count - 1) }
         defer {
             if hasAttributes { _ = tcsetattr(tty, TCSAFLUSH, &saved) }
             _ = write(tty, "\n", 1)
