@@ -281,13 +281,7 @@ extension ShellSession {
         try? database.trace(nil)
         guard case .file(let output)? = traceOutput else { return }
         traceOutput = nil
-        do {
-            try output.writer.finish()
-            try output.file?.publish()
-        } catch {
-            output.file?.discard()
-            throw error
-        }
+        try output.finish()
     }
 
     /// `.stats on|off`, or the statistics now: SQLite's memory counters and this connection's

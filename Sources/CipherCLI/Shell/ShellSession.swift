@@ -325,13 +325,7 @@ final class ShellSession {
         guard let current = destination else { return }
         destination = nil
         outputPath = nil
-        do {
-            try current.writer.finish()
-            try current.file?.publish()
-        } catch {
-            current.file?.discard()
-            throw error
-        }
+        try current.finish()
     }
 }
 
@@ -343,6 +337,18 @@ struct ShellOutput {
     let file: OutputFile?
     let writer: TextWriter
     let once: Bool
+
+    /// Flushes the writer and names the file (a regular file's content appears whole or not
+    /// at all: on a failure it is discarded).
+    func finish() throws(CLIError) {
+        do {
+            try writer.finish()
+            try file?.publish()
+        } catch {
+            file?.discard()
+            throw error
+        }
+    }
 
     /// Opens `path` for the shell's results.
     ///
@@ -501,12 +507,6 @@ final class ShellLogSink: @unchecked Sendable {
     /// Publishes the file, if the log went to one.
     func finish() throws(CLIError) {
         guard case .file(let output) = destination else { return }
-        do {
-            try output.writer.finish()
-            try output.file?.publish()
-        } catch {
-            output.file?.discard()
-            throw error
-        }
+        try output.finish()
     }
 }
