@@ -66,7 +66,11 @@ public struct SnapshotRepository: Sendable {
     /// - Throws: ``SnapshotError/Kind/repositoryMissing``, ``SnapshotError/Kind/wrongPassword``,
     ///   ``SnapshotError/Kind/unreachable``, ...
     public func list() throws(SnapshotError) -> [Snapshot] {
-        let outcome = try run(["snapshots", "--json", "--tag", SnapshotManifest.tag], action: "list the snapshots")
+        // Without a lock: a snapshot file is written once and never changed, so reading the list
+        // needs none, and taking one costs restic a quarter of a second (it waits to see whether
+        // another process locked at the same time). A snapshot forgotten while the list is read
+        // fails the listing; nothing is read from the packs that a prune might delete.
+        let outcome = try run(["snapshots", "--no-lock", "--json", "--tag", SnapshotManifest.tag], action: "list the snapshots")
         return try Self.decodeSnapshots(outcome.output).sorted { $0.time < $1.time }
     }
 
@@ -119,18 +123,41 @@ public struct SnapshotRepository: Sendable {
     var displayLocation: String { EscapedText.escapingControlCharacters(location) }
 
     /// Runs restic with `arguments` and throws the classified error unless it exits 0.
+    ///
+    /// A restic killed while it held the repository's lock (SIGKILL, a crash, a cancel racing
+    /// its lock) leaves that lock behind, and every later command that needs the repository
+    /// exclusively fails "locked" until it is removed. So a run locked out runs `restic unlock`,
+    /// which removes only the locks restic itself judges stale (made on this host by a process
+    /// that is gone, or not refreshed for 30 minutes), never a live restic's, and then runs once
+    /// more. A locked-out run did nothing: restic takes its lock before it reads its input or
+    /// writes its output, so `input` starts from the beginning again and `outputSink` has had
+    /// nothing yet.
     func run(
         _ arguments: [String], action: String, input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
         outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
     ) throws(SnapshotError) -> ResticProcess.Outcome {
-        let outcome = try ResticProcess.run(
+        let outcome = try runOnce(arguments, input: input, outputSink: outputSink)
+        if Self.succeeded(outcome) { return outcome }
+        let error = ResticDiagnosis.error(outcome, action: action, repository: location)
+        guard error.kind == .locked else { throw error }
+        guard Self.succeeded(try runOnce(["unlock"], input: nil, outputSink: nil)) else { throw error }
+        let retried = try runOnce(arguments, input: input, outputSink: outputSink)
+        guard Self.succeeded(retried) else { throw ResticDiagnosis.error(retried, action: action, repository: location) }
+        return retried
+    }
+
+    private func runOnce(
+        _ arguments: [String], input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)?,
+        outputSink: ((UnsafeRawBufferPointer) -> Bool)?
+    ) throws(SnapshotError) -> ResticProcess.Outcome {
+        try ResticProcess.run(
             executable: resticExecutable, arguments: (cacheDirectory.map { ["--cache-dir", $0] } ?? []) + arguments,
             password: password, repository: location, unreachableTimeout: unreachableTimeout, withholding: withheldVariables,
             input: input, outputSink: outputSink)
-        guard outcome.status == 0, !outcome.gaveUpUnreachable else {
-            throw ResticDiagnosis.error(outcome, action: action, repository: location)
-        }
-        return outcome
+    }
+
+    private static func succeeded(_ outcome: ResticProcess.Outcome) -> Bool {
+        outcome.status == 0 && !outcome.gaveUpUnreachable
     }
 
     static func decodeSnapshots(_ output: [UInt8]) throws(SnapshotError) -> [Snapshot] {

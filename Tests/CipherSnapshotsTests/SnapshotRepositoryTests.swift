@@ -201,6 +201,110 @@ final class SnapshotRepositoryTests: XCTestCase {
         XCTAssertTrue(try repository.drill(nil) { _ in key }.isSound)
     }
 
+    /// A restic killed while it holds its lock leaves the lock behind, and every command needing
+    /// the repository exclusively (`forget`) failed "locked" until someone ran `restic unlock`.
+    /// Now the command removes the stale lock (restic's own judgement: its process is gone) and
+    /// runs; a lock whose restic is alive still stops it.
+    func testALockLeftByAKilledResticIsRemovedButALiveOneIsKept() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("stale lock passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+
+        // A real restic holds its lock while it waits for stdin that never comes: alive, its lock is kept ...
+        let holder = try startHoldingRestic()
+        XCTAssertEqual(kind { try repository.forget(RetentionPolicy(keepLast: 1), prune: false) }, .locked, "a live lock is kept")
+        XCTAssertEqual(try lockFiles().count, 1)
+        // ... killed, its lock stays behind, stale.
+        kill(holder.process.processIdentifier, SIGKILL)
+        holder.process.waitUntilExit()
+        XCTAssertEqual(try lockFiles().count, 1, "SIGKILL leaves restic's lock behind")
+        let removed = try repository.forget(RetentionPolicy(keepLast: 1), prune: false)
+        XCTAssertEqual(removed.count, 1)
+        XCTAssertEqual(try lockFiles(), [])
+        withExtendedLifetime(holder.input) {}
+    }
+
+    /// An exclusive lock (a `prune`'s) left by a killed restic locks out even a snapshot. The
+    /// snapshot then runs again once the lock is gone, streaming from the first byte: the
+    /// restored copy is the database's bytes.
+    func testASnapshotLockedOutByAStaleExclusiveLockRunsAgainFromTheFirstByte() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("exclusive lock passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        try addBlobs("app.db", key: key, count: 600)  // about 2 MB: more than a socket's buffer
+        try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+
+        // A prune holds its exclusive lock: stopped there, it is alive, and its lock is kept ...
+        let prune = try stoppedWhileHoldingItsLock(["prune"])
+        XCTAssertEqual(kind { try repository.create(from: self.path("app.db"), key: key, settings: Self.fast) }, .locked)
+        // ... killed, its lock is stale.
+        kill(prune.processIdentifier, SIGKILL)
+        prune.waitUntilExit()
+        XCTAssertEqual(try lockFiles().count, 1)
+        let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        XCTAssertEqual(try lockFiles(), [])
+        try repository.restore(made.snapshot.id, to: path("restored.db"))
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: path("restored.db"))), try Data(contentsOf: URL(fileURLWithPath: path("app.db"))))
+    }
+
+    /// restic running `arguments` on the fixture repository, stopped (SIGSTOP) as soon as its lock
+    /// file appears; tried again when it finishes before that can be seen.
+    private func stoppedWhileHoldingItsLock(_ arguments: [String]) throws -> Process {
+        for _ in 0..<20 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try S3TestServer.requireRestic())
+            process.arguments = ["-r", path("repo"), "--cache-dir", path("restic-cache")] + arguments
+            process.environment = ["RESTIC_PASSWORD": ResticTestRepository.password, "PATH": "/usr/bin:/bin", "HOME": directory.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            while process.isRunning, try lockFiles().isEmpty { usleep(500) }
+            kill(process.processIdentifier, SIGSTOP)
+            if process.isRunning, try lockFiles().count == 1 { return process }
+            kill(process.processIdentifier, SIGKILL)
+            kill(process.processIdentifier, SIGCONT)
+            process.waitUntilExit()
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path("repo/locks"))) ?? [] {
+                try FileManager.default.removeItem(atPath: path("repo/locks/" + name))
+            }
+        }
+        throw SnapshotError(.resticFailed, "restic \(arguments.joined(separator: " ")) never held its lock long enough to be seen")
+    }
+
+    /// `restic backup --stdin` on the fixture repository, started and holding its lock (a lock
+    /// file is there), waiting for an input that is never written.
+    private func startHoldingRestic() throws -> (process: Process, input: Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try S3TestServer.requireRestic())
+        process.arguments = ["-r", path("repo"), "--cache-dir", path("restic-cache"), "backup", "--stdin", "--stdin-filename", "x"]
+        process.environment = ["RESTIC_PASSWORD": ResticTestRepository.password, "PATH": "/usr/bin:/bin", "HOME": directory.path]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let before = try lockFiles().count
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while try lockFiles().count == before {
+            guard Date() < deadline, process.isRunning else {
+                process.terminate()
+                throw SnapshotError(.resticFailed, "restic did not take its lock within 30 s")
+            }
+            usleep(20_000)
+        }
+        return (process, input)
+    }
+
+    /// The repository's lock files (the local backend writes each under a `-tmp-` name first).
+    private func lockFiles() throws -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path("repo/locks"))) ?? []).filter { !$0.contains("-tmp-") }
+    }
+
     /// The password reaches restic on a descriptor only: a wrapper `restic` records its argv and
     /// environment, and neither holds the password (nor does `RESTIC_PASSWORD` from the caller's
     /// environment reach it).

@@ -19,7 +19,9 @@ extension CLIError {
         case .locked:
             return CLIError(
                 .temporaryFailure, error.message,
-                hint: "try again when the other restic is done; a lock left by a killed run is removed with `restic unlock`")
+                hint:
+                    "try again when the other restic is done (a lock a killed restic left is removed by the next command: at once if it was on this host, after 30 minutes if on another)"
+            )
         case .wrongPassword:
             return CLIError(.wrongKey, error.message, hint: "check --repo-password-env/-file/-fd")
         case .accessDenied:
