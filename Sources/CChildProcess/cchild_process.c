@@ -11,6 +11,8 @@
 // The highest descriptor count handled (restic needs five: stdin, stdout, stderr, password, location).
 #define CDB_MAX_CHILD_DESCRIPTORS 16
 
+int cdb_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
 static void cdb_child_fail(int report) {
     int code = errno;
     ssize_t ignored = write(report, &code, sizeof code);

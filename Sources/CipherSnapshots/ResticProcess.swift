@@ -270,7 +270,9 @@ final class ResticProcess {
 
     private static func makePipe() throws(SnapshotError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
+        // Close-on-exec from the start: another thread's restic, spawned meanwhile, must not
+        // inherit this run's ends (an inherited write end would keep a reader from its end of file).
+        guard cdb_pipe_cloexec(&fds) == 0 else {
             throw SnapshotError(.ioError, "cannot create a pipe for restic: \(String(cString: strerror(errno)))")
         }
         // Away from 0-3, so no dup2 in the child lands on a descriptor another still needs.

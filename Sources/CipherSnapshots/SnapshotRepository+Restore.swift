@@ -23,7 +23,42 @@ extension SnapshotRepository {
     public func restore(
         _ id: String?, to path: String, replacing: Bool = false, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws(SnapshotError) -> Snapshot {
-        let snapshot = try snapshot(id)
+        try Self.checkTarget(path, replacing: replacing)
+        // Every restic run spends a third of a second opening the repository (its key
+        // derivation), so the list (for the manifest) and the file's bytes are asked for at once:
+        // the bytes as `restic dump`'s archive of the snapshot, which names the file. The manifest
+        // then decides: bytes whose size and SHA-256 are not its own are never published.
+        let listing = BackgroundResult { () throws(SnapshotError) -> Snapshot in try self.snapshot(id) }
+        PendingFile.removeStaleTemporaries(beside: path)
+        var pending: PendingFile?
+        var streamed: (name: String, digest: String, size: Int)?
+        var streamError: SnapshotError?
+        do {
+            let file = try PendingFile(beside: path)
+            pending = file
+            streamed = try streamArchive(id, into: file, progress: progress)
+        } catch let error as DatabaseError {
+            streamError = .database(error, "cannot restore to \(path)")
+        } catch let error as SnapshotError {
+            streamError = error
+        } catch {
+            streamError = SnapshotError(.ioError, "\(error)")
+        }
+        defer { pending?.discard() }
+        let snapshot = try listing.value()
+        if let streamed, let pending, let manifest = snapshot.manifest, snapshot.fileInSnapshot == "/" + streamed.name,
+            streamed.size == manifest.byteCount, streamed.digest == manifest.sha256
+        {
+            do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+            return snapshot
+        }
+        // Errors of this machine or the storage end the restore; a dump that found another
+        // snapshot (a newer latest) or a prefix restic reads otherwise is done again by its id.
+        if let streamError, ![.snapshotNotFound, .notASnapshotOfCipherDB, .checksumMismatch, .resticFailed].contains(streamError.kind) {
+            throw streamError
+        }
+        pending?.discard()
+        pending = nil
         try restore(snapshot, to: path, replacing: replacing, progress: progress)
         return snapshot
     }
@@ -157,6 +192,17 @@ extension SnapshotRepository {
         _ snapshot: Snapshot, to path: String, replacing: Bool, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) {
         guard snapshot.manifest != nil, snapshot.fileInSnapshot != nil else { throw Self.noManifest(snapshot) }
+        try Self.checkTarget(path, replacing: replacing)
+        PendingFile.removeStaleTemporaries(beside: path)
+        let pending: PendingFile
+        do { pending = try PendingFile(beside: path) } catch { throw .database(error, "cannot restore to \(path)") }
+        defer { pending.discard() }
+        try stream(snapshot, into: pending, progress: progress)
+        do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+    }
+
+    /// Refuses a target that exists (unless `replacing`) or has a journal or WAL beside it.
+    static func checkTarget(_ path: String, replacing: Bool) throws(SnapshotError) {
         if !replacing, PathBytes.access(path, F_OK) == 0 {
             throw SnapshotError(.targetExists, "\(path) exists: restoring over it needs replacing (--force)")
         }
@@ -165,12 +211,52 @@ extension SnapshotRepository {
                 .targetExists,
                 "\(companion) is beside \(path): SQLite would apply it to the restored file; open \(path) once, or remove it, first")
         }
-        PendingFile.removeStaleTemporaries(beside: path)
-        let pending: PendingFile
-        do { pending = try PendingFile(beside: path) } catch { throw .database(error, "cannot restore to \(path)") }
-        defer { pending.discard() }
-        try stream(snapshot, into: pending, progress: progress)
-        do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+    }
+
+    /// Streams the one file of snapshot `id` (the latest CipherDB snapshot when `nil`) from
+    /// `restic dump`'s archive of it into `pending`, unchecked: its name, SHA-256 and size, for
+    /// the caller to compare with the manifest.
+    ///
+    /// - Throws: ``SnapshotError/Kind/snapshotNotFound`` for an id that is not a restic id
+    ///   (hex digits); ``SnapshotError/Kind/notASnapshotOfCipherDB`` for an archive that is not
+    ///   one file; the write's `DatabaseError`; restic's errors.
+    private func streamArchive(
+        _ id: String?, into pending: PendingFile, progress: ((_ done: Int, _ total: Int) -> Void)?
+    ) throws -> (name: String, digest: String, size: Int) {
+        // The id goes on restic's command line: hex digits only, so that it cannot be a flag.
+        if let id, id.isEmpty || !id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) }) {
+            throw SnapshotError(.snapshotNotFound, "not a restic snapshot id")
+        }
+        let hasher = try SHA256.Hasher()
+        var reader = TarFileReader()
+        var written = 0
+        var failure: Error?
+        let arguments = ["dump"] + (id == nil ? ["--tag", SnapshotManifest.tag, "latest"] : [id?.lowercased() ?? ""]) + ["/"]
+        _ = try run(
+            arguments, action: "restore the snapshot",
+            outputSink: { chunk in
+                do {
+                    return try reader.consume(chunk) { bytes, size in
+                        do {
+                            try pending.write(bytes)
+                            try hasher.update(bytes)
+                        } catch {
+                            failure = error
+                            return false
+                        }
+                        written += bytes.count
+                        progress?(written, size)
+                        return true
+                    }
+                } catch {
+                    failure = failure ?? SnapshotError(.notASnapshotOfCipherDB, "the snapshot is not one file: \(error)")
+                    return false
+                }
+            })
+        if let failure { throw failure }
+        do { try reader.finish() } catch { throw SnapshotError(.notASnapshotOfCipherDB, "the snapshot is not one file: \(error)") }
+        guard let file = reader.file else { throw SnapshotError(.notASnapshotOfCipherDB, "the snapshot holds no file") }
+        return (file.name, Self.hex(try hasher.finalize()), written)
     }
 
     /// Streams `snapshot` from `restic dump` into `pending` and checks its size and SHA-256

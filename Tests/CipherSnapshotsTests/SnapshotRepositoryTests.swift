@@ -227,6 +227,49 @@ final class SnapshotRepositoryTests: XCTestCase {
         withExtendedLifetime(holder.input) {}
     }
 
+    /// A restore asks restic for the list and the bytes at once: one `dump` of the snapshot's
+    /// archive (`/`), never a second dump, and an id that is not hex never reaches restic's
+    /// command line.
+    func testARestoreDumpsOnceBesideTheListAndKeepsAnIdOffTheCommandLine() throws {
+        let real = try S3TestServer.requireRestic()
+        let record = path("restic-calls.txt")
+        let wrapper = path("restic-wrapper")
+        try """
+        #!/bin/sh
+        echo "$*" >> "\(record)"
+        exec "\(real)" "$@"
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o700)
+        var repository = try makeRepository(path("repo"))
+        repository.resticExecutable = wrapper
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("one dump passphrase")
+        try makeDatabase("app.db", key: key, rows: 20)
+        try addBlobs("app.db", key: key, count: 300)
+        let first = try repository.create(from: path("app.db"), key: key, settings: Self.fast).snapshot
+        try insert("app.db", key: key, rows: 5)
+        try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        let dumps = { () throws -> [String] in
+            try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map(String.init).filter { $0.contains(" dump ") }
+        }
+        try? FileManager.default.removeItem(atPath: record)
+
+        try repository.restore(nil, to: path("latest.db"))
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: path("latest.db"))), try Data(contentsOf: URL(fileURLWithPath: path("app.db"))))
+        XCTAssertEqual(try dumps().map { $0.hasSuffix(" dump --tag cipherdb latest /") }, [true])
+
+        try repository.restore(String(first.id.prefix(8)).uppercased(), to: path("first.db"))
+        XCTAssertEqual(try count("first.db", key: key), 20)
+        XCTAssertEqual(try dumps().count, 2)
+        let calls = try dumps()
+        XCTAssertTrue(calls[1].hasSuffix(" dump \(first.id.prefix(8)) /"), "\(calls)")
+
+        XCTAssertEqual(kind { try repository.restore("--help", to: self.path("x.db")) }, .snapshotNotFound)
+        XCTAssertEqual(try dumps().count, 2, "a flag never reaches restic as an id")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("x.db")))
+    }
+
     /// An exclusive lock (a `prune`'s) left by a killed restic locks out even a snapshot. The
     /// snapshot then runs again once the lock is gone, streaming from the first byte: the
     /// restored copy is the database's bytes.

@@ -21,4 +21,8 @@
 /// (ENOENT: no such program).
 pid_t cdb_spawn_tied_child(const char *path, char *const argv[], char *const envp[], const int *sources, int count, int *error);
 
+/// pipe2(fds, O_CLOEXEC): a pipe whose ends no child started meanwhile by another thread inherits
+/// (glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module does not set).
+int cdb_pipe_cloexec(int fds[2]);
+
 #endif
