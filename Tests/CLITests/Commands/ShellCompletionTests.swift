@@ -69,7 +69,7 @@ final class ShellCompletionTests: CLITestCase {
         XCTAssertEqual(candidates("peo", after: "select * from "), ["people"])
         XCTAssertEqual(candidates("pla", after: "SELECT "), ["plan", "player_view", "players"], "anywhere else, keywords too")
         XCTAssertEqual(candidates("sc", after: "SELECT "), ["score"])
-        XCTAssertEqual(candidates("na", after: "SELECT id, "), ["name"])
+        XCTAssertEqual(candidates("na", after: "SELECT id, "), ["name", "natural"])
         // A qualified name: the table's columns, kept qualified (libedit's word holds the qualifier).
         XCTAssertEqual(candidates("players.s", after: "SELECT "), ["players.score"])
         XCTAssertEqual(candidates("s", after: "SELECT players."), ["score"], "the qualifier before the word")
@@ -78,7 +78,8 @@ final class ShellCompletionTests: CLITestCase {
     }
 
     func testNamesThatNeedQuotesAreQuotedAndTheCompletedStatementRuns() throws {
-        XCTAssertEqual(candidates("fu", after: "SELECT "), ["\"Full Name\""])
+        XCTAssertEqual(candidates("fu", after: "SELECT "), ["\"Full Name\"", "full"], "the keyword FULL too")
+        XCTAssertEqual(candidates("ful", after: "SELECT players."), ["\"Full Name\""], "a column: no keyword")
         XCTAssertEqual(candidates("my", after: "SELECT * FROM "), ["\"my \"\"odd\"\" table\""])
         // Inside an open quote libedit's word starts after the quote (or after a space in the
         // name): the candidate is the rest of the quoted name.
@@ -88,7 +89,7 @@ final class ShellCompletionTests: CLITestCase {
         for completed in [
             "SELECT * FROM " + candidates("my", after: "SELECT * FROM ")[0],
             "SELECT * FROM \"" + candidates("my", after: "SELECT * FROM \"")[0],
-            "SELECT " + candidates("fu", after: "SELECT ")[0] + " FROM players",
+            "SELECT players." + candidates("ful", after: "SELECT players.")[0] + " FROM players",
         ] {
             XCTAssertNoThrow(try database.executeStatements(completed), completed)
         }
@@ -118,8 +119,8 @@ final class ShellCompletionTests: CLITestCase {
         XCTAssertEqual(candidates("late", after: "SELECT * FROM "), [])
         try database.executeStatements("CREATE TABLE latecomer(a)")
         XCTAssertEqual(candidates("late", after: "SELECT * FROM "), ["latecomer"])
-        try database.executeStatements("ALTER TABLE latecomer ADD COLUMN added")
-        XCTAssertEqual(candidates("add", after: "SELECT "), ["added"])
+        try database.executeStatements("ALTER TABLE latecomer ADD COLUMN extra")
+        XCTAssertEqual(candidates("ext", after: "SELECT "), ["extra"])
     }
 
     /// libedit gives the line and the cursor in characters; the text before the word is what
