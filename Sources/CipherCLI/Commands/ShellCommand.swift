@@ -78,8 +78,12 @@ struct ShellCommand: ParsableCommand {
         var interrupts: DispatchSourceSignal?
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")
-            reader = EditingLineReader(
+            let editing = EditingLineReader(
                 historyPath: noHistory ? nil : EditingLineReader.defaultHistoryPath(), redactsLiterals: opened.key != nil)
+            editing.completer = { [weak session] word, before in
+                session?.completion(of: word, after: before) ?? .candidates([])
+            }
+            reader = editing
             interrupts = Self.interruptOnControlC(session.interrupter)
         } else {
             reader = PlainLineReader()
