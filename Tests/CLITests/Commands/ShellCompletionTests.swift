@@ -63,6 +63,18 @@ final class ShellCompletionTests: CLITestCase {
         XCTAssertEqual(Set(SQLKeywords.all).count, SQLKeywords.all.count)
     }
 
+    /// SQLite's own list where the SQLite the process runs has one (SQLCipher 4 through
+    /// LD_PRELOAD), else the shell's (SQLCipher 3.4.1 is SQLite 3.15, without one).
+    func testKeywordsComeFromTheRunningSQLiteWhenItListsThem() {
+        guard let symbol = dlsym(nil, "sqlite3_keyword_count") else {
+            XCTAssertEqual(Set(SQLKeywords.all), SQLText.keywords)
+            return
+        }
+        let count = unsafeBitCast(symbol, to: (@convention(c) () -> Int32).self)
+        XCTAssertEqual(SQLKeywords.all.count, Int(count()))
+        XCTAssertTrue(SQLKeywords.all.allSatisfy { $0 == $0.uppercased() && !$0.isEmpty })
+    }
+
     func testTablesViewsAndColumnsFromTheSchema() {
         // After FROM only tables and views (and schemas): not the keyword PLAN.
         XCTAssertEqual(candidates("pla", after: "SELECT * FROM "), ["player_view", "players"])
