@@ -17,7 +17,8 @@ struct ShellCommand: ParsableCommand {
         discussion: """
             Unlike the stock sqlcipher shell, no PRAGMA key has to be typed: the key comes from the key flags \
             or a prompt, and a wrong key is reported at once. Statements end with ';' and may span lines. \
-            On a terminal the line is edited with libedit (arrows, Ctrl-R search), and the history is kept in \
+            On a terminal the line is edited with libedit (arrows, Ctrl-R search; Tab completes dot-commands, \
+            SQL keywords, and table, view and column names from the open database), and the history is kept in \
             $CIPHERDB_HISTORY (empty: none), $XDG_STATE_HOME/cipherdb/history or ~/.cipherdb_history (mode 0600; \
             key PRAGMAs and ATTACH ... KEY are never written to it; for an encrypted database each statement is \
             kept without its literals, as INSERT INTO t VALUES (?, ?)); --no-history keeps none. Ctrl-C interrupts the running statement (or .verify, .dump, .import) and returns to the prompt; \
@@ -78,8 +79,12 @@ struct ShellCommand: ParsableCommand {
         var interrupts: DispatchSourceSignal?
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")
-            reader = EditingLineReader(
+            let editing = EditingLineReader(
                 historyPath: noHistory ? nil : EditingLineReader.defaultHistoryPath(), redactsLiterals: opened.key != nil)
+            editing.completer = { [weak session] word, before in
+                session?.completion(of: word, after: before) ?? .candidates([])
+            }
+            reader = editing
             interrupts = Self.interruptOnControlC(session.interrupter)
         } else {
             reader = PlainLineReader()

@@ -91,6 +91,9 @@ final class EditingLineReader: LineReader {
     private var earlierEntries: [String] = []
     /// This session's entries: as typed (for the up arrow) and as the file keeps them.
     private var sessionEntries: [(typed: String, kept: String)] = []
+    /// What Tab completes the word before the cursor with (the word, and the line before it);
+    /// `nil` for nothing.
+    var completer: ((_ word: String, _ before: String) -> ShellCompletion.Answer)?
 
     init(historyPath: String?, redactsLiterals: Bool) {
         self.historyPath = historyPath
@@ -112,11 +115,61 @@ final class EditingLineReader: LineReader {
     var location: String { "line \(lineNumber) typed" }
 
     func readLine(prompt: String, limit: Int) throws(LineReadError) -> String? {
-        guard let line = CLineEdit.readline(prompt) else { return nil }
+        // Tab completes only while libedit reads the line: never while a statement runs.
+        cipherdb_set_completer(Self.complete, Unmanaged.passUnretained(self).toOpaque())
+        let read = CLineEdit.readline(prompt)
+        cipherdb_set_completer(nil, nil)
+        guard let line = read else { return nil }
         defer { free(line) }
         lineNumber += 1
         guard strlen(line) <= limit else { throw .tooLong }
         return String(cString: line)
+    }
+
+    /// libedit's completer (see `cipherdb_completer` in the CLineEdit shim): the candidates as
+    /// malloc'd C strings in a malloc'd array, `nil` when there are none or for file names. Nothing
+    /// is thrown into C, and a line that does not match what libedit says of it gets nothing.
+    private static let complete: cipherdb_completer = { word, line, cursor, fileNames, context in
+        guard let word, let line, let context else { return nil }
+        let reader = Unmanaged<EditingLineReader>.fromOpaque(context).takeUnretainedValue()
+        let typed = String(cString: word)
+        guard let completer = reader.completer,
+            let before = ShellCompletion.text(before: typed, in: String(cString: line), cursor: Int(cursor))
+        else { return nil }
+        switch completer(typed, before) {
+        case .fileNames:
+            fileNames?.pointee = 1
+            return nil
+        case .candidates(let candidates):
+            return cStrings(candidates.filter { $0.utf8.allSatisfy { $0 < 0x80 } || libeditTakesMultibyteText })
+        }
+    }
+
+    /// Whether libedit can decode text beyond ASCII: only in a multibyte locale. The shell sets
+    /// none (the C locale), and there libedit would delete the word and insert nothing for a
+    /// candidate such as `"café"`: those are left out, the word stays as typed.
+    private static var libeditTakesMultibyteText: Bool {
+        #if canImport(Glibc)
+        return __ctype_get_mb_cur_max() > 1
+        #else
+        return ___mb_cur_max() > 1  // what Darwin's MB_CUR_MAX expands to
+        #endif
+    }
+
+    /// `strings` as a malloc'd NULL-terminated array of malloc'd copies; `nil` for none, or
+    /// when memory runs out.
+    private static func cStrings(_ strings: [String]) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+        let size = (strings.count + 1) * MemoryLayout<UnsafeMutablePointer<CChar>?>.stride
+        guard !strings.isEmpty, let memory = malloc(size) else { return nil }
+        let array = memory.bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: strings.count + 1)
+        var count = 0
+        for string in strings {
+            guard let copy = strdup(string) else { break }
+            array[count] = copy
+            count += 1
+        }
+        array[count] = nil
+        return array
     }
 
     func remember(_ entry: String) {

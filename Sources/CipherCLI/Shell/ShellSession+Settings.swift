@@ -263,6 +263,7 @@ extension ShellSession {
 
     /// One traced statement: its text without the `;`s it ends with, then `;` and a newline.
     func writeTrace(_ sql: String) {
+        guard !isCompleting else { return }
         var text = Substring(sql)
         while text.hasSuffix(";") { text = text.dropLast() }
         let bytes = Array((text + ";\n").utf8)

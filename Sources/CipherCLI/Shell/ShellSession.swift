@@ -73,6 +73,10 @@ final class ShellSession {
     static let maximumReadDepth = 25
     /// What Ctrl-C stops.
     let interrupter: ShellInterrupter
+    /// The names Tab completes, as last read from the database.
+    let completionCache = ShellCompletionCache()
+    /// Whether Tab completion is reading the schema: its statements are not traced.
+    var isCompleting = false
 
     init(opened: OpenedDatabase, reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)? = nil) {
         self.opened = opened

@@ -5,7 +5,7 @@ import XCTest
 /// and history through libedit, Ctrl-C, Ctrl-D, continuation lines. Keys are typed after the
 /// prompt appears; `timeout` ends a shell that ignored Ctrl-C or Ctrl-D, failing the test.
 final class ShellTerminalTests: CLITestCase {
-    private var env: [String: String] = [:]
+    var env: [String: String] = [:]
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -27,7 +27,7 @@ final class ShellTerminalTests: CLITestCase {
     /// a typescript as it is written) shows the extended regular expression `screen.pattern`; with
     /// `prompts`, the key at each index waits until the terminal has shown that many prompts
     /// (keys typed while the shell is busy can be lost, and a slow build is slow everywhere).
-    private func typed(
+    func typed(
         _ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil, prompts: [Int: Int] = [:],
         options: String = "", env extra: [String: String] = [:]
     ) throws -> CommandResult {
