@@ -10,7 +10,7 @@ import Darwin
 /// Tab completion in `cipherdb shell`: what the word before the cursor can become. At the start of
 /// a line beginning with `.`, a dot-command's name; elsewhere in a dot-command line, a file name
 /// (libedit's own completion); in SQL, keywords, schema names, tables and views, and columns,
-/// matched without case. A keyword keeps the case typed (`sel` becomes `select`); a name is
+/// matched without case. A keyword comes in upper case, as sqlite3 writes it (`sel` becomes `SELECT`); a name is
 /// written as the schema has it, quoted when it needs to be. After FROM, JOIN, INTO, UPDATE and
 /// TABLE only tables, views and schemas are offered; after `NAME.`, the schema's tables or the
 /// table's columns. Nothing inside a string, a comment or a number.
@@ -190,8 +190,8 @@ extension ShellCompletion.Names {
         switch reference.qualifiers.count {
         case 0:
             if !reference.isQuoted && !reference.wantsTable {
-                let lowercase = prefix.contains { $0.isLowercase } && !prefix.contains { $0.isUppercase }
-                found += SQLKeywords.all.filter(fits).map { lowercase ? $0.lowercased() : $0 }
+                // In upper case whatever the case typed, as sqlite3 completes them.
+                found += SQLKeywords.all.filter(fits)
             }
             found += (schemas + tables.map(\.name)).filter(fits).map(written)
             if !reference.wantsTable { found += tables.flatMap(\.columns).filter(fits).map(written) }

@@ -54,11 +54,12 @@ final class ShellCompletionTests: CLITestCase {
         XCTAssertEqual(session.completion(of: "pl", after: ".read "), .fileNames)
     }
 
-    func testKeywordsKeepTheCaseTyped() {
-        XCTAssertEqual(candidates("sele"), ["select"])
+    /// As sqlite3 3.40 completes them: upper case, whatever the case typed.
+    func testKeywordsComeInUpperCaseAsSqlite3WritesThem() {
+        XCTAssertEqual(candidates("sele"), ["SELECT"])
         XCTAssertEqual(candidates("SELE"), ["SELECT"])
         XCTAssertEqual(candidates("Sele"), ["SELECT"])
-        XCTAssertEqual(candidates("wher", after: "SELECT * FROM people "), ["where"])
+        XCTAssertEqual(candidates("wher", after: "SELECT * FROM people "), ["WHERE"])
         XCTAssertTrue(SQLKeywords.all.contains("WITHOUT"), "\(SQLKeywords.all.count) keywords")
         XCTAssertEqual(Set(SQLKeywords.all).count, SQLKeywords.all.count)
     }
@@ -79,9 +80,9 @@ final class ShellCompletionTests: CLITestCase {
         // After FROM only tables and views (and schemas): not the keyword PLAN.
         XCTAssertEqual(candidates("pla", after: "SELECT * FROM "), ["player_view", "players"])
         XCTAssertEqual(candidates("peo", after: "select * from "), ["people"])
-        XCTAssertEqual(candidates("pla", after: "SELECT "), ["plan", "player_view", "players"], "anywhere else, keywords too")
+        XCTAssertEqual(candidates("pla", after: "SELECT "), ["PLAN", "player_view", "players"], "anywhere else, keywords too")
         XCTAssertEqual(candidates("sc", after: "SELECT "), ["score"])
-        XCTAssertEqual(candidates("na", after: "SELECT id, "), ["name", "natural"])
+        XCTAssertEqual(candidates("na", after: "SELECT id, "), ["NATURAL", "name"])
         // A qualified name: the table's columns, kept qualified (libedit's word holds the qualifier).
         XCTAssertEqual(candidates("players.s", after: "SELECT "), ["players.score"])
         XCTAssertEqual(candidates("s", after: "SELECT players."), ["score"], "the qualifier before the word")
@@ -90,7 +91,7 @@ final class ShellCompletionTests: CLITestCase {
     }
 
     func testNamesThatNeedQuotesAreQuotedAndTheCompletedStatementRuns() throws {
-        XCTAssertEqual(candidates("fu", after: "SELECT "), ["\"Full Name\"", "full"], "the keyword FULL too")
+        XCTAssertEqual(candidates("fu", after: "SELECT "), ["\"Full Name\"", "FULL"], "the keyword FULL too")
         XCTAssertEqual(candidates("ful", after: "SELECT players."), ["\"Full Name\""], "a column: no keyword")
         XCTAssertEqual(candidates("my", after: "SELECT * FROM "), ["\"my \"\"odd\"\" table\""])
         // Inside an open quote libedit's word starts after the quote (or after a space in the
