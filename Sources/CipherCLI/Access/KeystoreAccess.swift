@@ -1,3 +1,4 @@
+import CipherCrypto
 import CipherKeystore
 
 /// The keystore of one command run, unlocked at most once (a descriptor or prompt gives its secret once).
@@ -75,6 +76,46 @@ final class KeystoreAccess {
             failure = "\(error)"
         }
         Console.error("warning: \(database) could not be recorded in the keystore \(options.path): \(failure)")
+    }
+
+    /// The password of snapshot repository `repository` from key `id` (see
+    /// `Keystore.repositoryPassword(repository:keyID:)`), remembered until
+    /// ``recordRepositoryPassword()`` records it once the repository accepted it.
+    func repositoryPassword(repository: String, keyID id: String) throws(CLIError) -> SecretBytes {
+        let keystore = try keystore()
+        do {
+            let given = try keystore.repositoryPassword(repository: repository, keyID: id)
+            if !given.isRecorded { unrecordedRepository = (repository, id, given.version) }
+            return given.password
+        } catch {
+            throw CLIError.keystore(error, path: options.path)
+        }
+    }
+
+    /// A repository whose password came from a key version the keystore does not record for it yet.
+    private var unrecordedRepository: (repository: String, id: String, version: Int)?
+
+    /// Records the repository whose password ``repositoryPassword(repository:keyID:)`` gave, now
+    /// that restic accepted it, so that `keys trim` and `destroy` keep its version; a failure is a
+    /// warning (the command did its work).
+    func recordRepositoryPassword() {
+        guard let (repository, id, version) = unrecordedRepository else { return }
+        unrecordedRepository = nil
+        readLocks.removeAll()
+        let failure: String
+        do {
+            try keystore().recordRepository(repository, keyID: id, version: version)
+            return
+        } catch let error as CLIError {
+            failure = error.message
+        } catch let error as KeystoreError {
+            failure = error.description
+        } catch {
+            failure = "\(error)"
+        }
+        Console.error(
+            "warning: the repository could not be recorded in the keystore \(options.path): \(failure); "
+                + "`keys trim` will not know that its password needs version \(version) of '\(id)'")
     }
 
     /// Records that snapshot `snapshotID` in `repository` needs version `version` of `id`, so that

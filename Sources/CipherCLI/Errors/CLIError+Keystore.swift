@@ -78,6 +78,13 @@ extension CLIError {
                 hint: "forget them first with `cipherdb snapshot forget` in their repository (it drops their records here too), "
                     + "or `cipherdb keys snapshots forget \(ids)` for ones restic forgot itself; --force does it anyway (those "
                     + "snapshots then restore with no key this keystore holds; keep an export of key '\(id)' if they matter)")
+        case .versionNeededByRepository(let id, _, let repositories):
+            let first = repositories.first?.repository ?? "REPO"
+            return CLIError(
+                .dataError, error.description,
+                hint: "give the repository another password first (`restic key add` and `restic key remove` on it), then "
+                    + "`cipherdb keys snapshots forget-repository \(Console.escapingControlCharacters(first))`; --force does it anyway "
+                    + "(no key this keystore holds then opens that repository; keep an export of key '\(id)' if it matters)")
         case .noKeyOpensDatabase:
             return CLIError(.wrongKey, error.description, hint: "check --key-id; `cipherdb verify` tells a damaged file from a wrong key")
         case .rotationFailed(_, let database, let cause, let outcome):

@@ -34,6 +34,14 @@ struct SnapshotRepositoryOptions: ParsableArguments {
         help: ArgumentHelp("Read the repository password from inherited descriptor N.", valueName: "N"))
     var passwordFD: Int32?
 
+    /// `--repo-key-id ID`.
+    @Option(
+        name: .customLong("repo-key-id"),
+        help: ArgumentHelp(
+            "Derive the repository password from keystore key ID (the version it was first used with, kept from `keys trim`).",
+            valueName: "ID"))
+    var keyID: String?
+
     /// `--network-timeout SECONDS`.
     @Option(
         name: .customLong("network-timeout"),
@@ -50,24 +58,35 @@ struct SnapshotRepositoryOptions: ParsableArguments {
         if let networkTimeout, !(networkTimeout > 0) { throw ValidationError("--network-timeout takes a number of seconds above 0") }
     }
 
-    /// The repository, its password read from the flag given (else a prompt; twice with `confirm`).
+    /// The repository, its password read from the flag given (else a prompt; twice with `confirm`),
+    /// or with `--repo-key-id` given by the keystore: then, once the command succeeded, call
+    /// ``KeystoreAccess/recordRepositoryPassword()`` so that the keystore keeps that key version.
     ///
     /// - Parameters:
     ///   - confirm: ask twice at a prompt (a new repository).
     ///   - secretVariables: more environment variables that hold secrets of this command (a
     ///     `--passphrase-env VAR`), which restic must not inherit, as the password's own.
-    func open(confirm: Bool = false, secretVariables: [String?] = []) throws(CLIError) -> SnapshotRepository {
+    ///   - keystore: the command's keystore, for `--repo-key-id`.
+    func open(confirm: Bool = false, secretVariables: [String?] = [], keystore: KeystoreAccess) throws(CLIError) -> SnapshotRepository {
         guard let location = location ?? EnvironmentVariable.value(Self.locationVariable), !location.isEmpty else {
             throw CLIError.usage(
                 "no repository given", hint: "give --repo URL (s3:https://HOST/BUCKET/PATH or a folder) or set $\(Self.locationVariable)")
         }
-        let password = try PassphraseFlags.read(
-            prefix: "repo-password", env: passwordEnv, file: passwordFile, fd: passwordFD, prompt: "Repository password: ",
-            confirm: confirm)
+        let password: SecretBytes
+        if let keyID {
+            guard passwordEnv == nil, passwordFile == nil, passwordFD == nil else {
+                throw CLIError.usage("--repo-key-id gives the repository password: leave out --repo-password-env/-file/-fd")
+            }
+            password = try keystore.repositoryPassword(repository: location, keyID: keyID)
+        } else {
+            password = try PassphraseFlags.read(
+                prefix: "repo-password", env: passwordEnv, file: passwordFile, fd: passwordFD, prompt: "Repository password: ",
+                confirm: confirm)
+        }
         var repository: SnapshotRepository
         do { repository = try SnapshotRepository(location: location, password: password) } catch { throw CLIError.snapshot(error) }
         if let networkTimeout { repository.unreachableTimeout = networkTimeout }
-        repository.withheldVariables = Set(([passwordEnv] + secretVariables).compactMap { $0 })
+        repository.withheldVariables = Set(([passwordEnv, keystore.options.passphraseEnv] + secretVariables).compactMap { $0 })
         return repository
     }
 }

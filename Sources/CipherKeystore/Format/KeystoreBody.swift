@@ -5,7 +5,8 @@ import Foundation
 /// The sealed body: every entry, and the databases the keystore keyed, in a canonical binary form.
 ///
 /// ```
-/// u16 body version = 3 (2: no snapshot records, 1: no database records either), u32 entry count, then per entry (sorted by id):
+/// u16 body version = 4 (3: no repository records, 2: no snapshot records either, 1: no database records either),
+/// u32 entry count, then per entry (sorted by id):
 ///   u16 id length, id (UTF-8), u8 flags (1 = exportable, 2 = deletion allowed),
 ///   u32 primary, u32 pending (0 = none), u32 minimum decryption version, u32 page size (0 = default),
 ///   u32 version count, then per version: u32 number, u8 state (1 enabled, 2 disabled, 3 destroyed),
@@ -13,16 +14,21 @@ import Foundation
 /// version 2 then: u32 database count, per database (sorted by key id, then path):
 ///   u16 path length, path (UTF-8), u16 key id length, key id, u8 identity length (0 or 16), identity,
 ///   u32 version, u64 seen (Unix seconds)
-/// version 3 then: u32 snapshot count, per snapshot (sorted by repository, then snapshot id):
+/// version 3 and 4 then: u32 snapshot count (at least 1 in version 3), per snapshot (sorted by repository,
+/// then snapshot id):
 ///   u16 repository length, repository (UTF-8), u16 snapshot id length, snapshot id, u16 key id length, key id,
 ///   u32 version, u64 created (Unix seconds)
+/// version 4 then: u32 repository count (at least 1), per repository (sorted by repository, then key id):
+///   u16 repository length, repository (UTF-8), u16 key id length, key id, u32 version, u64 created (Unix seconds)
 /// ```
 ///
-/// A body without snapshot records is written as version 2, which CipherDB versions before
-/// snapshots still read.
+/// A body is written in the lowest version that holds its records, so that CipherDB versions
+/// before snapshots (2) or before repository records (3) still read what they can hold.
 struct KeystoreBody {
-    static let version: UInt16 = 3
-    /// The version without snapshot records: written when there are none.
+    static let version: UInt16 = 4
+    /// The version without repository records: written when there are none.
+    static let versionWithoutRepositories: UInt16 = 3
+    /// The version without snapshot records either.
     static let versionWithoutSnapshots: UInt16 = 2
     /// The first version, without database records: still read.
     static let versionWithoutDatabases: UInt16 = 1
@@ -31,6 +37,8 @@ struct KeystoreBody {
     var databases: [DatabaseRecord] = []
     /// The snapshots taken with its keys (see ``SnapshotRecord``).
     var snapshots: [SnapshotRecord] = []
+    /// The snapshot repositories whose password its keys give (see ``RepositoryRecord``).
+    var repositories: [RepositoryRecord] = []
 
     func entryIndex(_ id: String) throws(KeystoreError) -> Int {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { throw .keyNotFound(id: id) }
@@ -53,15 +61,24 @@ struct KeystoreBody {
             size += 2 + record.path.utf8.count + 2 + record.keyID.utf8.count + 1 + record.identity.count + 4 + 8
         }
         let snapshotRecords = snapshots.sorted(by: Self.snapshotOrder)
-        if !snapshotRecords.isEmpty { size += 4 }
+        let repositoryRecords = repositories.sorted(by: Self.repositoryOrder)
+        let bodyVersion =
+            !repositoryRecords.isEmpty
+            ? Self.version : !snapshotRecords.isEmpty ? Self.versionWithoutRepositories : Self.versionWithoutSnapshots
+        if bodyVersion >= Self.versionWithoutRepositories { size += 4 }
         for record in snapshotRecords {
             try validate(record)
             size += 2 + record.repository.utf8.count + 2 + record.snapshotID.utf8.count + 2 + record.keyID.utf8.count + 4 + 8
         }
+        if bodyVersion == Self.version { size += 4 }
+        for record in repositoryRecords {
+            try validate(record)
+            size += 2 + record.repository.utf8.count + 2 + record.keyID.utf8.count + 4 + 8
+        }
         do {
             return try SecretBytes(count: size) { buffer in
                 var writer = SecretWriter(buffer)
-                try writer.u16(snapshotRecords.isEmpty ? Self.versionWithoutSnapshots : Self.version)
+                try writer.u16(bodyVersion)
                 try writer.u32(UInt32(sorted.count))
                 for entry in sorted {
                     try writer.u16(UInt16(entry.id.utf8.count))
@@ -96,10 +113,21 @@ struct KeystoreBody {
                     try writer.u32(UInt32(record.version))
                     try writer.u64(UInt64(bitPattern: record.seen))
                 }
-                if !snapshotRecords.isEmpty {
+                if bodyVersion >= Self.versionWithoutRepositories {
                     try writer.u32(UInt32(snapshotRecords.count))
                     for record in snapshotRecords {
                         for text in [record.repository, record.snapshotID, record.keyID] {
+                            try writer.u16(UInt16(text.utf8.count))
+                            try writer.bytes(Array(text.utf8))
+                        }
+                        try writer.u32(UInt32(record.version))
+                        try writer.u64(UInt64(bitPattern: record.created))
+                    }
+                }
+                if bodyVersion == Self.version {
+                    try writer.u32(UInt32(repositoryRecords.count))
+                    for record in repositoryRecords {
+                        for text in [record.repository, record.keyID] {
                             try writer.u16(UInt16(text.utf8.count))
                             try writer.bytes(Array(text.utf8))
                         }
@@ -152,6 +180,24 @@ struct KeystoreBody {
         guard record.version >= 1, record.version <= Int(UInt32.max) else { throw .malformed("a snapshot's version") }
     }
 
+    /// Repository records sort by repository, then key id (bytewise): one record per pair.
+    static func repositoryOrder(_ a: RepositoryRecord, _ b: RepositoryRecord) -> Bool {
+        a.repository == b.repository
+            ? a.keyID.utf8.lexicographicallyPrecedes(b.keyID.utf8)
+            : a.repository.utf8.lexicographicallyPrecedes(b.repository.utf8)
+    }
+
+    /// The invariants of a repository record; checked after decoding and before every write.
+    func validate(_ record: RepositoryRecord) throws(KeystoreError) {
+        guard !record.repository.isEmpty, record.repository.utf8.count <= SnapshotRecord.maximumRepositoryLength else {
+            throw .malformed("a repository is empty or too long")
+        }
+        guard entries.contains(where: { $0.id == record.keyID }) else {
+            throw .malformed("a repository record names the missing key '\(record.keyID)'")
+        }
+        guard record.version >= 1, record.version <= Int(UInt32.max) else { throw .malformed("a repository's version") }
+    }
+
     /// `length` bytes of UTF-8 text.
     private static func text(_ reader: inout ByteReader, length: Int, what: String) throws -> String {
         guard let text = String(validating: try reader.take(length), as: UTF8.self) else {
@@ -166,7 +212,7 @@ struct KeystoreBody {
             var reader = ByteReader(raw)
             do {
                 let bodyVersion = try reader.u16()
-                guard [version, versionWithoutSnapshots, versionWithoutDatabases].contains(bodyVersion) else {
+                guard [version, versionWithoutRepositories, versionWithoutSnapshots, versionWithoutDatabases].contains(bodyVersion) else {
                     throw KeystoreError.malformed("unknown body version")
                 }
                 let count = Int(try reader.u32())
@@ -230,9 +276,11 @@ struct KeystoreBody {
                         body.databases.append(record)
                     }
                 }
-                if bodyVersion == version {
+                if bodyVersion >= versionWithoutRepositories {
                     let snapshotCount = Int(try reader.u32())
-                    guard snapshotCount >= 1, snapshotCount <= reader.remaining else { throw KeystoreError.malformed("snapshot count") }
+                    guard snapshotCount >= (bodyVersion == versionWithoutRepositories ? 1 : 0), snapshotCount <= reader.remaining else {
+                        throw KeystoreError.malformed("snapshot count")
+                    }
                     for _ in 0..<snapshotCount {
                         let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot's repository")
                         let snapshotID = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot id")
@@ -245,6 +293,24 @@ struct KeystoreBody {
                             throw KeystoreError.malformed("snapshot records out of order or duplicated")
                         }
                         body.snapshots.append(record)
+                    }
+                }
+                if bodyVersion == version {
+                    let repositoryCount = Int(try reader.u32())
+                    guard repositoryCount >= 1, repositoryCount <= reader.remaining else {
+                        throw KeystoreError.malformed("repository count")
+                    }
+                    for _ in 0..<repositoryCount {
+                        let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a repository")
+                        let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a repository's key id")
+                        let record = RepositoryRecord(
+                            repository: repository, keyID: keyID, version: Int(try reader.u32()),
+                            created: Int64(bitPattern: try reader.u64()))
+                        try body.validate(record)
+                        guard body.repositories.last.map({ Self.repositoryOrder($0, record) }) ?? true else {
+                            throw KeystoreError.malformed("repository records out of order or duplicated")
+                        }
+                        body.repositories.append(record)
                     }
                 }
                 guard reader.remaining == 0 else { throw KeystoreError.malformed("bytes after the last entry") }

@@ -133,6 +133,7 @@ extension Keystore {
                 before.versions.filter { old in old.key != nil && !entry.versions.contains { $0.number == old.number && $0.key != nil } }
                     .map(\.number))
             try Self.requireNoSnapshotNeeds(destroyed, of: before, in: &draft, action: action, force: force)
+            try Self.requireNoRepositoryNeeds(destroyed, of: before, in: &draft, action: action, force: force)
             draft.body.entries[index] = entry
             return result
         }
@@ -264,9 +265,12 @@ extension Keystore {
                 Set(entry.versions.map(\.number)), of: entry, in: &draft, action: "deleting every version", force: force)
             try Self.requireNoSnapshotNeeds(
                 Set(entry.versions.map(\.number)), of: entry, in: &draft, action: "deleting every version", force: force)
+            try Self.requireNoRepositoryNeeds(
+                Set(entry.versions.map(\.number)), of: entry, in: &draft, action: "deleting every version", force: force)
             draft.body.entries.remove(at: index)
             draft.body.databases.removeAll { $0.keyID == id }
             draft.body.snapshots.removeAll { $0.keyID == id }
+            draft.body.repositories.removeAll { $0.keyID == id }
         }
     }
 }

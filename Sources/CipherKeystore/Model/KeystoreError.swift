@@ -107,6 +107,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Forget those snapshots in their repository and in the keystore
     /// (``Keystore/forgetSnapshots(_:repository:)``) first, or force the change.
     case versionNeededBySnapshots(id: String, action: String, snapshots: [KnownSnapshot])
+    /// A change would destroy the version a recorded snapshot repository's password comes from
+    /// (see ``Keystore/recordRepository(_:keyID:version:)``): every snapshot there would be lost.
+    /// Move the repository to another password and forget its record first, or pass `force`.
+    case versionNeededByRepository(id: String, action: String, repositories: [KnownRepository])
     /// Rotation stopped; the keystore and the database were left consistent (the message says how).
     indirect case rotationFailed(id: String, path: String, cause: KeystoreError, outcome: String)
 
@@ -183,6 +187,10 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
             let names = snapshots.map { "\($0.shortID) in \($0.repository) (version \($0.version))" }
             return "refused: \(action) (key '\(id)') would leave \(snapshots.count) recorded snapshot(s) that no key opens: "
                 + names.joined(separator: ", ")
+        case .versionNeededByRepository(let id, let action, let repositories):
+            let names = repositories.map { "\($0.repository) (version \($0.version))" }
+            return "refused: \(action) (key '\(id)') would destroy the password of \(repositories.count) recorded snapshot "
+                + "repository(ies) and every snapshot in them: " + names.joined(separator: ", ")
         case .rotationFailed(let id, let path, let cause, let outcome):
             return "rotation of key '\(id)' for \(path) failed: \(cause.description); \(outcome)"
         case .crypto(let error): return error.description

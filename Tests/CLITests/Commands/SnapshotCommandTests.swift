@@ -124,6 +124,57 @@ final class SnapshotCommandTests: CLITestCase {
             try cipherdb(["query", "app.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n1\n"))
     }
 
+    /// `--repo-key-id`: the keystore gives the repository password (on S3), init records the
+    /// version it came from, a rotation of the key leaves the repository on it, and trim refuses
+    /// to destroy it until the record is forgotten, after which the repository no longer opens.
+    func testTheRepositoryPasswordFromAKeystoreKeyOutlivesRotationsAndIsNeverTrimmed() throws {
+        let server = try startServer()
+        var env = server.credentials.merging(["KS_PASS": "keystore passphrase \(UUID().uuidString)"]) { $1 }
+        secrets.append(try XCTUnwrap(env["KS_PASS"]))
+        env["XDG_CACHE_HOME"] = path("cache")
+        let location = server.repository()
+        let unlock = ["--keystore-passphrase-env", "KS_PASS"]
+        let repo = ["--repo", location, "--repo-key-id", "offsite"] + unlock
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "offsite"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "app.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1)", "--key-id", "app"] + unlock, env: env)
+
+        try cipherdb(["snapshot", "init"] + repo, env: env)
+        let recorded =
+            try json(try cipherdb(["keys", "snapshots", "--json"] + unlock, env: env).stdout)["repositories"] as? [[String: Any]]
+        XCTAssertEqual(recorded?.map { $0["repository"] as? String }, [location])
+        XCTAssertEqual(recorded?.map { $0["version"] as? Int }, [1])
+        let made = try cipherdb(["snapshot", "create", "app.db", "--key-id", "app"] + repo, env: env).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // The password flags and the key id do not mix.
+        env["REPO_PASS"] = repositoryPassword
+        try cipherdb(["snapshot", "list", "--repo-password-env", "REPO_PASS"] + repo, env: env, expect: 64)
+
+        // Rotated, the key gives this repository the version it was made with.
+        try cipherdb(["keys", "rotate", "offsite"] + unlock, env: env)
+        XCTAssertTrue(try cipherdb(["snapshot", "list"] + repo, env: env).stdout.contains(made))
+        try cipherdb(["keys", "min-version", "offsite", "2"] + unlock, env: env)
+        let retired = try cipherdb(["snapshot", "list"] + repo, env: env, expect: 66)
+        XCTAssertTrue(retired.stderr.contains("version 1") && retired.stderr.contains("minimum"), "no password to give: \(retired.stderr)")
+        let before = try bytes("keystore")
+        let refused = try cipherdb(["keys", "trim", "offsite"] + unlock, env: env, expect: 65)
+        XCTAssertTrue(refused.stderr.contains(location) && refused.stderr.contains("forget-repository"), refused.stderr)
+        XCTAssertEqual(try bytes("keystore"), before, "a refused trim changes nothing")
+        try cipherdb(["keys", "min-version", "offsite", "1"] + unlock, env: env)
+        let restored = try cipherdb(["snapshot", "restore", "latest", "--to", "restored.db"] + repo, env: env)
+        XCTAssertTrue(restored.stderr.contains(String(made.prefix(8))), restored.stderr)
+
+        // Forgotten, the version may go; the repository then opens with no key this keystore holds.
+        try cipherdb(["keys", "snapshots", "forget-repository", location] + unlock, env: env)
+        try cipherdb(["keys", "snapshots", "forget", made] + unlock, env: env)
+        try cipherdb(["keys", "min-version", "offsite", "2"] + unlock, env: env)
+        try cipherdb(["keys", "trim", "offsite"] + unlock, env: env)
+        let lost = try cipherdb(["snapshot", "list"] + repo, env: env, expect: 77)
+        XCTAssertTrue(lost.stderr.contains("wrong repository password"), lost.stderr)
+    }
+
     func testEverySnapshotOfARotatedKeystoreKeyDrillsWithTheVersionOfItsTime() throws {
         var env = ["KS_PASS": "keystore passphrase \(UUID().uuidString)", "REPO_PASS": repositoryPassword]
         secrets.append(try XCTUnwrap(env["KS_PASS"]))

@@ -43,8 +43,8 @@ struct SnapshotCreateCommand: ParsableCommand {
     @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
-        let repository = try repository.open(secretVariables: [key.passphraseEnv, keystore.passphraseEnv])
         let access = KeystoreAccess(keystore)
+        let repository = try repository.open(secretVariables: [key.passphraseEnv], keystore: access)
         // Opened first: the key is proven (exit 77 for a wrong one) before restic starts.
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: true)
         common.detail(opened.summary)
@@ -70,6 +70,7 @@ struct SnapshotCreateCommand: ParsableCommand {
             throw CLIError.snapshot(error, path: database)
         }
         let summary = progress.complete("sent")
+        access.recordRepositoryPassword()
         if let keyID = opened.key?.keyID, let version = opened.key?.keyVersion {
             access.recordSnapshot(made.snapshot.id, repository: repository.location, id: keyID, version: version)
         }

@@ -48,14 +48,16 @@ struct SnapshotDrillCommand: ParsableCommand {
     }
 
     func run() throws {
-        let repository = try repository.open(secretVariables: [key.passphraseEnv, keystore.passphraseEnv])
+        let access = KeystoreAccess(keystore)
+        let repository = try repository.open(secretVariables: [key.passphraseEnv], keystore: access)
         let snapshot: Snapshot
         do { snapshot = try repository.snapshot(id == "latest" ? nil : id) } catch { throw CLIError.snapshot(error) }
         guard let manifest = snapshot.manifest else {
             throw CLIError(
                 .dataError, "snapshot \(snapshot.shortID) has no CipherDB manifest: it was not made by `cipherdb snapshot create`")
         }
-        let databaseKey = try resolveKey(manifest)
+        access.recordRepositoryPassword()
+        let databaseKey = try resolveKey(manifest, access: access)
         let progress = ProgressReporter(common, progressOptions, json: json)
         progress.phase("drilling snapshot \(snapshot.shortID) of \(manifest.database)")
         let pageSize = manifest.pageCount > 0 ? manifest.byteCount / manifest.pageCount : 4096
@@ -94,9 +96,8 @@ struct SnapshotDrillCommand: ParsableCommand {
 
     /// The key the manifest names: a keystore version straight from the keystore, else the key flags
     /// (a prompt on a terminal); `nil` for a plaintext snapshot.
-    private func resolveKey(_ manifest: SnapshotManifest) throws(CLIError) -> DatabaseKey? {
+    private func resolveKey(_ manifest: SnapshotManifest, access: KeystoreAccess) throws(CLIError) -> DatabaseKey? {
         if manifest.key.kind == SnapshotManifest.KeyReference.plaintext.kind { return nil }
-        let access = KeystoreAccess(keystore)
         if manifest.key.kind == "keystore", let id = manifest.key.id, let version = manifest.key.version,
             key.source == nil || key.keyID == id
         {

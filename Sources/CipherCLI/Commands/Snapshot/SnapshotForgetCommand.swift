@@ -45,25 +45,30 @@ struct SnapshotForgetCommand: ParsableCommand {
     }
 
     func run() throws {
-        let repository = try repository.open()
+        let access = KeystoreAccess(keystore)
+        let repository = try repository.open(keystore: access)
         let policy = RetentionPolicy(keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
         let removed: [Snapshot]
         do { removed = try repository.forget(policy, prune: prune) } catch { throw CLIError.snapshot(error) }
+        access.recordRepositoryPassword()
         for snapshot in removed { Console.out(snapshot.shortID) }
         common.info("forgot \(removed.count) snapshot(s)" + (prune ? " and pruned their data" : ""))
-        forgetKeystoreRecords(of: removed, in: repository.location)
+        forgetKeystoreRecords(of: removed, in: repository.location, access: access)
     }
 
     /// Removes the keystore's records of `removed` (snapshots taken with --key-id hold their key
     /// versions). The repository changed already: a keystore that cannot be unlocked here is a
     /// warning with the command that finishes the job.
-    private func forgetKeystoreRecords(of removed: [Snapshot], in location: String) {
+    private func forgetKeystoreRecords(of removed: [Snapshot], in location: String, access: KeystoreAccess) {
         let keyed = removed.filter { $0.manifest?.key.kind == SnapshotManifest.KeyReference.keystore(id: "", version: 1).kind }
         guard !keyed.isEmpty, FileManager.default.fileExists(atPath: keystore.path) else { return }
         let ids = keyed.map(\.id)
-        do {
-            let forgotten = try keystore.withKeystore { (store) throws(KeystoreError) in
-                try store.forgetSnapshots(ids, repository: location)
+        do throws(CLIError) {
+            // Through the command's access: a keystore --repo-key-id unlocked is not unlocked twice.
+            let store = try access.keystore()
+            let forgotten: [KnownSnapshot]
+            do { forgotten = try store.forgetSnapshots(ids, repository: location) } catch {
+                throw CLIError.keystore(error, path: keystore.path)
             }
             if !forgotten.isEmpty { common.info("the keystore no longer holds key versions for \(forgotten.count) of them") }
         } catch {

@@ -23,12 +23,15 @@ struct SnapshotListCommand: ParsableCommand {
     var json = false
 
     @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
+    @OptionGroup(title: "Keystore (for --repo-key-id)") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let repository = try repository.open()
+        let access = KeystoreAccess(keystore)
+        let repository = try repository.open(keystore: access)
         let snapshots: [Snapshot]
         do { snapshots = try repository.list() } catch { throw CLIError.snapshot(error) }
+        access.recordRepositoryPassword()
         if json {
             Console.out(JSONValue.object([("snapshots", .array(snapshots.map { $0.json() }))]).serialized())
             return

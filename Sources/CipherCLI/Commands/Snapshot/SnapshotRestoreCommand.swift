@@ -29,11 +29,13 @@ struct SnapshotRestoreCommand: ParsableCommand {
     var force = false
 
     @OptionGroup(title: "Repository") var repository: SnapshotRepositoryOptions
+    @OptionGroup(title: "Keystore (for --repo-key-id)") var keystore: KeystoreOptions
     @OptionGroup var common: CommonOptions
     @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
-        let repository = try repository.open()
+        let access = KeystoreAccess(keystore)
+        let repository = try repository.open(keystore: access)
         let progress = ProgressReporter(common, progressOptions)
         progress.phase("restoring to \(target)")
         progress.begin("restoring", unit: .bytes)
@@ -46,6 +48,7 @@ struct SnapshotRestoreCommand: ParsableCommand {
             throw CLIError.snapshot(error, path: target)
         }
         progress.complete("restored")
+        access.recordRepositoryPassword()
         common.info(
             "restored snapshot \(restored.shortID) to \(target) (SHA-256 checked); it opens with "
                 + (restored.manifest?.key.summary ?? "its key"))
