@@ -41,9 +41,34 @@ extension ResultSet {
         plan.reusesContainer = true
         // The reused container holds the plan: let it go with the loop, or the two keep each other.
         defer { plan.stopReusingContainer() }
-        var records: [T] = []
-        while try next() { records.append(try T(from: RowDecoder(row: self, plan: plan))) }
-        return records
+        // One existential for every row, and the records gathered in memory of type T, moved into
+        // an array once: appending to an [T] here (generic code, not specialized for the caller's
+        // type) looked up [T]'s metadata on every row, about 330 instructions.
+        let decoder: any Decoder = RowDecoder(row: self, plan: plan)
+        var base = UnsafeMutablePointer<T>.allocate(capacity: 16)
+        var capacity = 16
+        var count = 0
+        defer { base.deallocate() }
+        do {
+            while try next() {
+                if count == capacity {
+                    let larger = UnsafeMutablePointer<T>.allocate(capacity: capacity * 2)
+                    larger.moveInitialize(from: base, count: count)
+                    base.deallocate()
+                    base = larger
+                    capacity *= 2
+                }
+                (base + count).initialize(to: try T(from: decoder))
+                count += 1
+            }
+        } catch {
+            base.deinitialize(count: count)
+            throw error
+        }
+        return [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.baseAddress?.moveInitialize(from: base, count: count)
+            initialized = count
+        }
     }
 }
 
@@ -134,21 +159,86 @@ private struct RowDecoder: Decoder {
 
 /// Reads a row's columns by coding key. The standard scalar types read their column directly,
 /// with no conformance lookup or cast per value.
-private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+///
+/// A class: `KeyedDecodingContainer`'s box copies its container around each call it forwards,
+/// twice per property; a copy of a struct of two references was two retains and two releases
+/// through value witnesses, a copy of a class reference is one of each.
+private final class RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: ResultSet
     let plan: RowDecodingPlan
+
+    /// Whether keys find their column through ``columnByBits``: when the container serves every
+    /// row (`fetchAll`) and a key is a few bytes of plain data, as the synthesized `CodingKeys`
+    /// enums are (one byte, the case). Its bytes, at most 8 of them.
+    private let keyBytes: Int
+    /// The column of each key whose bits are the position: -1 not known yet, -2 no such column.
+    /// Equal keys have equal bits here, so one array read replaces the key's `stringValue` (a
+    /// witness call) and a string comparison; different bits for one key only cost a second entry.
+    @exclusivity(unchecked) private var columnByBits: [Int] = []
+
+    init(row: ResultSet, plan: RowDecodingPlan) {
+        self.row = row
+        self.plan = plan
+        keyBytes = plan.reusesContainer && _isPOD(Key.self) && MemoryLayout<Key>.size <= 8 ? MemoryLayout<Key>.size : -1
+    }
+
+    /// The key's bits when they can index ``columnByBits``.
+    @inline(__always)
+    private func bits(of key: Key) -> Int? {
+        switch keyBytes {
+        case 1: return Int(unsafeBitCast(key, to: UInt8.self))
+        case 0: return 0
+        case 2...8: return wideBits(of: key)
+        default: return nil
+        }
+    }
+
+    /// The bits of a key of 2 to 8 bytes, when below ``tableLimit``.
+    @inline(never)
+    private func wideBits(of key: Key) -> Int? {
+        let value = withUnsafeBytes(of: key) { raw in
+            var value: UInt64 = 0
+            for offset in 0..<keyBytes { value |= UInt64(raw[offset]) << (offset * 8) }
+            return value
+        }
+        return value < Self.tableLimit ? Int(value) : nil
+    }
+
+    /// Keys whose bits are above this look their column up by name.
+    private static var tableLimit: UInt64 { 256 }
+
+    /// The index of the column of `key`, or `nil` when the row has none.
+    @inline(__always)
+    private func columnIndex(_ key: Key) -> Int? {
+        if let bits = bits(of: key), bits < columnByBits.count {
+            let index = columnByBits[bits]
+            if index >= 0 { return index }
+            if index == -2 { return nil }
+        }
+        return lookUp(key)
+    }
+
+    @inline(never)
+    private func lookUp(_ key: Key) -> Int? {
+        let index = plan.index(of: key.stringValue, in: row)
+        if let bits = bits(of: key) {
+            if bits >= columnByBits.count { columnByBits.append(contentsOf: repeatElement(-1, count: bits + 1 - columnByBits.count)) }
+            columnByBits[bits] = index ?? -2
+        }
+        return index
+    }
     var codingPath: [CodingKey] { [] }
     var allKeys: [Key] {
         (0..<row.columnCount).compactMap { row.columnName(at: $0).flatMap(Key.init(stringValue:)) }
     }
 
-    func contains(_ key: Key) -> Bool { plan.index(of: key.stringValue, in: row) != nil }
+    func contains(_ key: Key) -> Bool { columnIndex(key) != nil }
 
     private func column(_ key: Key) -> String { plan.naming.column(for: key.stringValue) }
 
     @inline(__always)
     private func index(_ key: Key) throws -> Int {
-        guard let index = plan.index(of: key.stringValue, in: row) else {
+        guard let index = columnIndex(key) else {
             throw DatabaseError(
                 kind: .columnNotFound, message: "no column named \(column(key)) (for the property \(key.stringValue))", sql: row.sql)
         }
@@ -167,7 +257,7 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// The column of `key` read by `read`, `nil` for NULL or a missing column.
     @inline(__always)
     private func optional<T>(_ key: Key, _ read: (Int) -> T?) throws -> T? {
-        guard let index = plan.index(of: key.stringValue, in: row), !row.isNull(at: index) else { return nil }
+        guard let index = columnIndex(key), !row.isNull(at: index) else { return nil }
         if let value = read(index) { return value }
         throw failure(T.self, key, at: index)
     }
@@ -223,20 +313,28 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(key, row.uint64(at:)) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try decode(type, key, at: try index(key))
-    }
-
-    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = plan.index(of: key.stringValue, in: row), !row.isNull(at: index) else { return nil }
-        return try decode(type, key, at: index)
-    }
-
-    private func decode<T: Decodable>(_ type: T.Type, _ key: Key, at index: Int) throws -> T {
-        // The common non-scalar columns without a conformance lookup (the cast is to T itself).
+        let index = try index(key)
+        // Data, the common non-scalar column, without a conformance lookup (the cast is to T
+        // itself) and without touching T? (its metadata is a lookup per call).
         if T.self == Data.self {
             guard let data = row.data(at: index) else { throw failure(T.self, key, at: index) }
             return unsafeBitCast(data, to: T.self)
         }
+        return try decodeOther(type, key, at: index)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let index = columnIndex(key), !row.isNull(at: index) else { return nil }
+        if T.self == Data.self {
+            guard let data = row.data(at: index) else { throw failure(T.self, key, at: index) }
+            return unsafeBitCast(data, to: T.self)
+        }
+        return try decodeOther(type, key, at: index)
+    }
+
+    /// Any other type: dates, ``ColumnDecodable`` types, and JSON text for the rest.
+    @inline(never)
+    private func decodeOther<T: Decodable>(_ type: T.Type, _ key: Key, at index: Int) throws -> T {
         if T.self == Date.self {
             guard let date = row.date(at: index) else { throw failure(T.self, key, at: index) }
             return unsafeBitCast(date, to: T.self)
