@@ -24,3 +24,9 @@ final class BackgroundResult<Value: Sendable>: Sendable {
         return try outcome.get()
     }
 }
+
+/// A value handed to another thread while its owner waits for that thread to finish.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

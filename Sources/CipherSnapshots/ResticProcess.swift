@@ -370,9 +370,3 @@ private final class RunState: @unchecked Sendable {
         }
     }
 }
-
-/// A value handed to another thread while its owner waits for that thread to finish.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}

@@ -121,22 +121,17 @@ extension SnapshotRepository {
         _ pinned: CiphertextSnapshot, name: String, identity: [UInt8]?, key: DatabaseKey?, settings: CipherSettings,
         keyReference: SnapshotManifest.KeyReference?
     ) throws(SnapshotError) -> SnapshotManifest {
+        // Both before restic starts, since the manifest is one of its arguments, and at once: the
+        // hash reads the file (the image's path, page count and log frames, fixed when it was
+        // pinned), the counts read through the pinned connection on this thread.
+        let image = UncheckedSendable(pinned)
+        let hashing = BackgroundResult { () throws(SnapshotError) -> [UInt8] in try Self.sha256(of: image.value) }
         let tables: [SnapshotManifest.TableCount]
-        do { tables = try Self.tableCounts(pinned.database) } catch { throw .database(error, "cannot count the rows of \(pinned.path)") }
-        let hasher: SHA256.Hasher
-        do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
-        var hashFailed = false
-        do {
-            _ = try pinned.read { chunk in
-                hashFailed = (try? hasher.update(chunk)) == nil
-                return !hashFailed
-            }
-        } catch {
-            throw .database(error, "cannot read \(pinned.path)")
+        do { tables = try Self.tableCounts(pinned.database) } catch {
+            _ = try? hashing.value()
+            throw .database(error, "cannot count the rows of \(pinned.path)")
         }
-        let digest: [UInt8]
-        do { digest = try hasher.finalize() } catch { throw SnapshotError(.ioError, error.description) }
-        if hashFailed { throw SnapshotError(.ioError, "SHA-256 failed") }
+        let digest = try hashing.value()
         let reference: SnapshotManifest.KeyReference
         switch key {
         case nil: reference = .plaintext
@@ -148,6 +143,23 @@ extension SnapshotRepository {
             settings: SnapshotManifest.Settings(settings, pageSize: pinned.pageSize),
             sqlcipherVersion: SQLCipherVersion.current?.text ?? "", key: reference, pageCount: pinned.pageCount,
             byteCount: pinned.byteCount, sha256: Self.hex(digest), journalMode: pinned.journalMode, tables: tables)
+    }
+
+    /// The SHA-256 of `pinned`'s image.
+    private static func sha256(of pinned: CiphertextSnapshot) throws(SnapshotError) -> [UInt8] {
+        let hasher: SHA256.Hasher
+        do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
+        var hashFailed = false
+        do {
+            _ = try pinned.read { chunk in
+                hashFailed = (try? hasher.update(chunk)) == nil
+                return !hashFailed
+            }
+        } catch {
+            throw .database(error, "cannot read \(pinned.path)")
+        }
+        if hashFailed { throw SnapshotError(.ioError, "SHA-256 failed") }
+        do { return try hasher.finalize() } catch { throw SnapshotError(.ioError, error.description) }
     }
 
     /// Every ordinary table of `database` and its rows (virtual tables left out: counting them
