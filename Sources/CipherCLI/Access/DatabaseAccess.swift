@@ -77,8 +77,10 @@ enum DatabaseAccess {
             guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
                 throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
             }
-            settings.pageSize = detected
-            do { try database.open(flags: flags, key: resolved.key, settings: settings) } catch {
+            settings.pageSize = detected.pageSize
+            // With the page key the search derived: a passphrase's KDF (whatever the page size,
+            // the same key) does not run a third time.
+            do { try database.open(flags: flags, key: detected.derivedKey, settings: settings) } catch {
                 throw CLIError.database(error, path: path)
             }
         } catch  where error.kind == .wrongKey {
@@ -124,11 +126,12 @@ enum DatabaseAccess {
                 + "(`cipherdb info` with the right settings prints them); `cipherdb verify \(path)` tells a damaged file from a wrong key")
     }
 
-    /// The page size whose page-1 HMAC matches `key`, if it is not the default one already tried.
-    static func detectPageSize(_ path: String, key: DatabaseKey, settings: CipherSettings) -> Int? {
+    /// The page size whose page-1 HMAC matches `key`, if it is not the default one already tried,
+    /// and the page key derived to find it (see `PageVerifier.derivedKey`).
+    static func detectPageSize(_ path: String, key: DatabaseKey, settings: CipherSettings) -> (pageSize: Int, derivedKey: DatabaseKey)? {
         guard let verifier = try? PageVerifier(path: path, key: key, settings: settings),
             let detected = try? verifier.detectPageSize(), detected != verifier.layout.pageSize
         else { return nil }
-        return detected
+        return (detected, verifier.derivedKey)
     }
 }

@@ -175,7 +175,7 @@ struct SalvageCommand: ParsableCommand {
         var settings = resolved.settings(overriddenBy: key.settings)
         // Page 1 may be the damaged one: its page size is then found from page 2.
         if key.cipherPageSize == nil, let detected = DatabaseAccess.detectPageSize(database, key: resolved.key, settings: settings) {
-            settings.pageSize = detected
+            settings.pageSize = detected.pageSize
         }
         let copy = Database(path: workingCopy.accessPath)
         do {

@@ -142,6 +142,12 @@ public struct PageVerifier: Sendable {
         self.hmacKey = hmacKey
     }
 
+    /// The key that opens the file with no second key derivation: the page key derived here, with
+    /// the salt when the file does not hold it (a plaintext header).
+    package var derivedKey: DatabaseKey {
+        layout.plaintextHeaderSize > 0 ? .rawWithSalt(key: pageKey, salt: salt) : .raw(pageKey)
+    }
+
     /// A verifier for the same file and key with another page size (the keys do not depend on it).
     public func withPageSize(_ pageSize: Int) -> PageVerifier {
         PageVerifier(path: path, layout: layout.withPageSize(pageSize), salt: salt, pageKey: pageKey, hmacKey: hmacKey)
