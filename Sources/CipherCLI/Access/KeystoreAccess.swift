@@ -63,19 +63,7 @@ final class KeystoreAccess {
     /// Records `database` as keyed by `id` (see ``ResolvedKey/recordWritten(_:)``). The read
     /// locks this command holds would keep the keystore's write out: they go first.
     func record(_ database: String, id: String) {
-        readLocks.removeAll()
-        let failure: String
-        do {
-            try keystore().recordDatabase(path: database, id: id)
-            return
-        } catch let error as CLIError {
-            failure = error.message
-        } catch let error as KeystoreError {
-            failure = error.description
-        } catch {
-            failure = "\(error)"
-        }
-        Console.error("warning: \(database) could not be recorded in the keystore \(options.path): \(failure)")
+        recordOrWarn(database) { (store) throws(KeystoreError) in try store.recordDatabase(path: database, id: id) }
     }
 
     /// The password of snapshot repository `repository` from key `id` (see
@@ -101,40 +89,40 @@ final class KeystoreAccess {
     func recordRepositoryPassword() {
         guard let (repository, id, version) = unrecordedRepository else { return }
         unrecordedRepository = nil
-        readLocks.removeAll()
-        let failure: String
-        do {
-            try keystore().recordRepository(repository, keyID: id, version: version)
-            return
-        } catch let error as CLIError {
-            failure = error.message
-        } catch let error as KeystoreError {
-            failure = error.description
-        } catch {
-            failure = "\(error)"
+        recordOrWarn("the repository", consequence: "`keys trim` will not know that its password needs version \(version) of '\(id)'") {
+            (store) throws(KeystoreError) in try store.recordRepository(repository, keyID: id, version: version)
         }
-        Console.error(
-            "warning: the repository could not be recorded in the keystore \(options.path): \(failure); "
-                + "`keys trim` will not know that its password needs version \(version) of '\(id)'")
     }
 
     /// Records that snapshot `snapshotID` in `repository` needs version `version` of `id`, so that
     /// `keys trim` and `destroy` keep it; a failure is a warning (the snapshot is made).
     func recordSnapshot(_ snapshotID: String, repository: String, id: String, version: Int) {
+        recordOrWarn(
+            "snapshot \(snapshotID.prefix(8))", consequence: "`keys trim` will not know that it needs version \(version) of '\(id)'"
+        ) {
+            (store) throws(KeystoreError) in
+            try store.recordSnapshot(repository: repository, snapshotID: snapshotID, keyID: id, version: version)
+        }
+    }
+
+    /// Writes a record with `write` once the read locks this command holds, which would keep the
+    /// keystore's write out, are gone. The command did its work already: a failure is a warning
+    /// naming `subject`, then what it means (`consequence`).
+    private func recordOrWarn(_ subject: String, consequence: String? = nil, _ write: (Keystore) throws(KeystoreError) -> Void) {
         readLocks.removeAll()
         let failure: String
-        do {
-            try keystore().recordSnapshot(repository: repository, snapshotID: snapshotID, keyID: id, version: version)
-            return
-        } catch let error as CLIError {
-            failure = error.message
-        } catch let error as KeystoreError {
-            failure = error.description
+        do throws(CLIError) {
+            let store = try keystore()
+            do {
+                try write(store)
+                return
+            } catch {
+                failure = error.description
+            }
         } catch {
-            failure = "\(error)"
+            failure = error.message
         }
         Console.error(
-            "warning: snapshot \(snapshotID.prefix(8)) could not be recorded in the keystore \(options.path): \(failure); "
-                + "`keys trim` will not know that it needs version \(version) of '\(id)'")
+            "warning: \(subject) could not be recorded in the keystore \(options.path): \(failure)" + (consequence.map { "; " + $0 } ?? ""))
     }
 }
