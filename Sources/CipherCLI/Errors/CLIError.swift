@@ -48,6 +48,17 @@ package struct CLIError: Error, Sendable, CustomStringConvertible {
         CLIError(.ioError, error.description)
     }
 
+    /// The error of work that mixes the command's own steps with database calls: a `CLIError` as
+    /// it is, a database error mapped for `path` (``database(_:path:output:writing:)``), anything
+    /// else an SQL failure with its description.
+    static func mixing(_ error: any Error, path: String) -> CLIError {
+        switch error {
+        case let error as CLIError: return error
+        case let error as DatabaseError: return database(error, path: path)
+        default: return CLIError(.sqlFailed, "\(error)")
+        }
+    }
+
     /// Maps a database error to an exit status, a message and a hint.
     ///
     /// - Parameters:

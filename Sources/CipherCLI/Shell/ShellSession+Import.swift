@@ -126,12 +126,8 @@ extension ShellSession {
                 }
                 return .commit
             }
-        } catch let error as CLIError {
-            throw error
-        } catch let error as DatabaseError {
-            throw CLIError.database(error, path: opened.path)
         } catch {
-            throw CLIError(.sqlFailed, "\(error)")
+            throw CLIError.mixing(error, path: opened.path)
         }
     }
 }

@@ -101,12 +101,8 @@ extension ShellSession {
             report = try Salvager(source: database, target: copy, targetName: "the recovered copy", progress: ProgressReporter(quiet: true))
                 .run()
             try SQLDumper.dump(copy) { write($0) }
-        } catch let error as CLIError {
-            throw error
-        } catch let error as DatabaseError {
-            throw CLIError.database(error, path: opened.path)
         } catch {
-            throw CLIError(.sqlFailed, "\(error)")
+            throw CLIError.mixing(error, path: opened.path)
         }
         var lost: [String] = report.schemaProblems.map { "not recreated: \($0)" }
         for table in report.tables where table.failures > 0 || table.knownLost > 0 || table.error != nil {
