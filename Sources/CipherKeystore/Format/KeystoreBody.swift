@@ -206,6 +206,26 @@ struct KeystoreBody {
         return text
     }
 
+    /// One section of records: a u32 count (at least `atLeast`), then each record as `read` takes
+    /// it, checked by `validate` and strictly in `order` (one record per key).
+    private static func records<Record>(
+        _ reader: inout ByteReader, of what: String, atLeast: Int, in order: (Record, Record) -> Bool,
+        validate: (Record) throws(KeystoreError) -> Void, read: (inout ByteReader) throws -> Record
+    ) throws -> [Record] {
+        let count = Int(try reader.u32())
+        guard count >= atLeast, count <= reader.remaining else { throw KeystoreError.malformed("\(what) count") }
+        var records: [Record] = []
+        for _ in 0..<count {
+            let record = try read(&reader)
+            try validate(record)
+            guard records.last.map({ order($0, record) }) ?? true else {
+                throw KeystoreError.malformed("\(what) records out of order or duplicated")
+            }
+            records.append(record)
+        }
+        return records
+    }
+
     /// Parses a decrypted body; any inconsistency is ``KeystoreError/malformed(_:)``.
     static func decode(_ plaintext: SecretBytes) throws(KeystoreError) -> KeystoreBody {
         try plaintext.withUnsafeBytes { (raw) throws(KeystoreError) -> KeystoreBody in
@@ -260,57 +280,37 @@ struct KeystoreBody {
                     body.entries.append(entry)
                 }
                 if bodyVersion >= versionWithoutSnapshots {
-                    let recordCount = Int(try reader.u32())
-                    guard recordCount <= reader.remaining else { throw KeystoreError.malformed("database count") }
-                    for _ in 0..<recordCount {
+                    body.databases = try records(&reader, of: "database", atLeast: 0, in: recordOrder, validate: body.validate) {
+                        (reader) in
                         let path = try Self.text(&reader, length: Int(try reader.u16()), what: "a database path")
                         let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a database's key id")
                         let identity = try reader.bytes(Int(try reader.u8()))
-                        let record = DatabaseRecord(
+                        return DatabaseRecord(
                             path: path, keyID: keyID, identity: identity, version: Int(try reader.u32()),
                             seen: Int64(bitPattern: try reader.u64()))
-                        try body.validate(record)
-                        guard body.databases.last.map({ Self.recordOrder($0, record) }) ?? true else {
-                            throw KeystoreError.malformed("database records out of order or duplicated")
-                        }
-                        body.databases.append(record)
                     }
                 }
                 if bodyVersion >= versionWithoutRepositories {
-                    let snapshotCount = Int(try reader.u32())
-                    guard snapshotCount >= (bodyVersion == versionWithoutRepositories ? 1 : 0), snapshotCount <= reader.remaining else {
-                        throw KeystoreError.malformed("snapshot count")
-                    }
-                    for _ in 0..<snapshotCount {
+                    // Version 3 is written only with snapshot records; version 4 may have none.
+                    let atLeast = bodyVersion == versionWithoutRepositories ? 1 : 0
+                    body.snapshots = try records(&reader, of: "snapshot", atLeast: atLeast, in: snapshotOrder, validate: body.validate) {
+                        (reader) in
                         let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot's repository")
                         let snapshotID = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot id")
                         let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a snapshot's key id")
-                        let record = SnapshotRecord(
+                        return SnapshotRecord(
                             repository: repository, snapshotID: snapshotID, keyID: keyID, version: Int(try reader.u32()),
                             created: Int64(bitPattern: try reader.u64()))
-                        try body.validate(record)
-                        guard body.snapshots.last.map({ Self.snapshotOrder($0, record) }) ?? true else {
-                            throw KeystoreError.malformed("snapshot records out of order or duplicated")
-                        }
-                        body.snapshots.append(record)
                     }
                 }
                 if bodyVersion == version {
-                    let repositoryCount = Int(try reader.u32())
-                    guard repositoryCount >= 1, repositoryCount <= reader.remaining else {
-                        throw KeystoreError.malformed("repository count")
-                    }
-                    for _ in 0..<repositoryCount {
+                    body.repositories = try records(&reader, of: "repository", atLeast: 1, in: repositoryOrder, validate: body.validate) {
+                        (reader) in
                         let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a repository")
                         let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a repository's key id")
-                        let record = RepositoryRecord(
+                        return RepositoryRecord(
                             repository: repository, keyID: keyID, version: Int(try reader.u32()),
                             created: Int64(bitPattern: try reader.u64()))
-                        try body.validate(record)
-                        guard body.repositories.last.map({ Self.repositoryOrder($0, record) }) ?? true else {
-                            throw KeystoreError.malformed("repository records out of order or duplicated")
-                        }
-                        body.repositories.append(record)
                     }
                 }
                 guard reader.remaining == 0 else { throw KeystoreError.malformed("bytes after the last entry") }
