@@ -207,6 +207,28 @@ final class SnapshotCommandTests: CLITestCase {
         }
     }
 
+    /// `cipherdb ARGUMENTS` started with `env` over this process's environment (less its
+    /// `CIPHERDB_` variables), output discarded, and waited for until its restic runs (at most 30
+    /// s, and not past its own end): the process, and restic's pid when it was seen.
+    private func startedWithRestic(_ arguments: [String], env: [String: String]) throws -> (process: Process, restic: pid_t?) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CIPHERDB_") }
+        for (key, value) in env { environment[key] = value }
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        var restic: pid_t?
+        while restic == nil, process.isRunning, Date() < deadline {
+            restic = child(of: process.processIdentifier, named: "restic")
+            if restic == nil { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        return (process, restic)
+    }
+
     /// The pid of `parent`'s child named `name`, from /proc (nil while there is none).
     private func child(of parent: pid_t, named name: String) -> pid_t? {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
@@ -245,21 +267,8 @@ final class SnapshotCommandTests: CLITestCase {
         let restic = try S3TestServer.requireRestic()
         var killedMidStream = 0
         for delay in [0.05, 0.15, 0.3] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = ["snapshot", "create", path("big.db"), "--passphrase-env", "DB_PASS"] + Self.fastOpen + repo
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CIPHERDB_") }
-            for (key, value) in env { environment[key] = value }
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let started = Date().addingTimeInterval(30)
-            var resticPID: pid_t?
-            while resticPID == nil, process.isRunning, Date() < started {
-                resticPID = child(of: process.processIdentifier, named: "restic")
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+            let (process, resticPID) = try startedWithRestic(
+                ["snapshot", "create", path("big.db"), "--passphrase-env", "DB_PASS"] + Self.fastOpen + repo, env: env)
             Thread.sleep(forTimeInterval: delay)
             if process.isRunning, let resticPID, kill(resticPID, 0) == 0 { killedMidStream += 1 }
             kill(process.processIdentifier, SIGKILL)
@@ -312,19 +321,7 @@ final class SnapshotCommandTests: CLITestCase {
         try FileManager.default.createDirectory(atPath: path("out"), withIntermediateDirectories: true)
         var killedWhileRunning = 0
         for delay in [0.0, 0.1, 0.25, 0.5] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = ["snapshot", "restore", id, "--to", path("out/restored.db")] + repo
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CIPHERDB_") }
-            for (key, value) in env { environment[key] = value }
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let started = Date().addingTimeInterval(30)
-            while process.isRunning, child(of: process.processIdentifier, named: "restic") == nil, Date() < started {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+            let (process, _) = try startedWithRestic(["snapshot", "restore", id, "--to", path("out/restored.db")] + repo, env: env)
             Thread.sleep(forTimeInterval: delay)
             if process.isRunning { killedWhileRunning += 1 }
             kill(process.processIdentifier, SIGKILL)
@@ -344,21 +341,10 @@ final class SnapshotCommandTests: CLITestCase {
         try FileManager.default.createDirectory(atPath: path("scratch"), withIntermediateDirectories: true)
         var drillsKilled = 0
         for (delay, afterRestic) in [(0.0, false), (0.2, false), (0.0, true), (0.15, true)] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments =
-                ["snapshot", "drill", id, "--scratch", path("scratch"), "--passphrase-env", "DB_PASS"] + repo + Self.fastOpen
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CIPHERDB_") }
-            for (key, value) in env { environment[key] = value }
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning, child(of: process.processIdentifier, named: "restic") == nil, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+            let (process, _) = try startedWithRestic(
+                ["snapshot", "drill", id, "--scratch", path("scratch"), "--passphrase-env", "DB_PASS"] + repo + Self.fastOpen, env: env)
             if afterRestic {
+                let deadline = Date().addingTimeInterval(30)
                 while process.isRunning, child(of: process.processIdentifier, named: "restic") != nil, Date() < deadline {
                     Thread.sleep(forTimeInterval: 0.005)
                 }
