@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import CipherDB
@@ -37,6 +38,11 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
             users.filter(id == 2),
             users.filter(id != 2),
             users.filter(score == 2),
+            users.filter(id < 2),
+            users.filter(id <= 2),
+            users.filter(id > 2),
+            users.filter(id >= 2),
+            users.filter(users[id] == 2),
             users.filter(id == 2).select(email),
             users.filter(id == 2).select(id),
             users.filter(id == 2 && score > 1),
@@ -68,6 +74,34 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
             }
         }
         XCTAssertEqual(db.queryShapes.count, queries.count)
+    }
+
+    /// A column compared with a value takes one node per operator, made once even when threads
+    /// ask for it at the same moment; a column made per call frees those nodes with it.
+    func testAColumnsComparisonNodesAreSharedAndFreedWithIt() {
+        let score = Column<Int64>("score")
+        let seen = Mutex(Set<ObjectIdentifier>())
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            let node = (index % 2 == 0 ? score == Int64(index) : score > Int64(index)).node
+            seen.withLock { _ = $0.insert(ObjectIdentifier(node)) }
+        }
+        XCTAssertEqual(seen.withLock { $0.count }, 2, "one node for =, one for >, whichever thread made them")
+        XCTAssertEqual((score == 1).sql, #""score" = ?"#)
+        XCTAssertEqual((score != 1).sql, #""score" <> ?"#)
+        XCTAssertEqual((score <= 1).sql, #""score" <= ?"#)
+        XCTAssertEqual((score >= 1).sql, #""score" >= ?"#)
+        XCTAssertEqual((score < 1).arguments, [.integer(1)])
+
+        weak var shape: ColumnShape?
+        weak var node: SQLNode?
+        do {
+            let transient = Column<Int64>("transient")
+            node = (transient < 3).node
+            shape = transient.shape
+            XCTAssertNotNil(node)
+        }
+        XCTAssertNil(shape, "a column's comparison nodes kept the column alive")
+        XCTAssertNil(node, "a comparison node outlived its column")
     }
 
     /// A query of a cached shape runs with its own values, not those of the run that cached it.
