@@ -17,8 +17,10 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
     public let tableName: String?
     /// The quoted name, unqualified (as `SET` and an insert's column list take it): quoted once,
     /// when the column is made, not in every query that uses it.
+    @usableFromInline
     let quotedName: String
     /// A hash of `quotedName`, for the shape of inserts and updates that set the column.
+    @usableFromInline
     let quotedNameHash: Int
     /// The quoted, possibly qualified name as an expression node, with the column's comparisons
     /// to a bound value: made once, when the column is, and compared by identity on every run of

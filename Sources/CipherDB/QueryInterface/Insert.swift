@@ -70,13 +70,14 @@ public struct Insert: Sendable {
 }
 
 extension Insert.Row: StatementShape {
-    // Setters are read in place, by index: a copy of one copies its bound value, an
-    // existential, through its type's value witnesses.
+    // Setters are read in place, by index, and the shape from their `expressionNode`: a copy
+    // of a setter or of its `assigned` copies its bound value, an existential, through its
+    // type's value witnesses.
     var shapeHash: Int {
         var hash = SQLNode.mix(table.shapeHash, conflict.map { SQLNode.hash($0.rawValue) } ?? 0)
         for index in setters.indices {
             hash = SQLNode.mix(hash, setters[index].columnHash)
-            if case .expression(let expression) = setters[index].assigned { hash = SQLNode.mix(hash, expression.node.shapeHash) }
+            if let node = setters[index].expressionNode { hash = SQLNode.mix(hash, node.shapeHash) }
         }
         return hash
     }
@@ -88,12 +89,10 @@ extension Insert.Row: StatementShape {
         for index in setters.indices {
             guard setters[index].columnHash == other.setters[index].columnHash, setters[index].column == other.setters[index].column
             else { return false }
-            if case .expression(let expression) = setters[index].assigned {
-                guard case .expression(let otherExpression) = other.setters[index].assigned,
-                    expression.node.hasSameShape(as: otherExpression.node)
-                else { return false }
-            } else if case .expression = other.setters[index].assigned {
-                return false
+            switch (setters[index].expressionNode, other.setters[index].expressionNode) {
+            case (nil, nil): break
+            case (let node?, let otherNode?): guard node.hasSameShape(as: otherNode) else { return false }
+            default: return false
             }
         }
         return true
