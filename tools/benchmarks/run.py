@@ -42,6 +42,8 @@ CORE = os.path.join(BENCH, ".build", "release", "CoreBenchmark")
 CLI = os.path.join(ROOT, ".build-static", "release", "cipherdb")
 RAW_KEY = "5a" * 32
 NEW_KEY = "a5" * 32
+# GNU time (Debian's `time`): the peak RSS of the measured process alone (see run_measured).
+TIME = "/usr/bin/time"
 
 # The goals of issue 23 (Goals) and issue 24 (Speed), as results.json states them; each row of
 # the tables below carries its own `goal` too.
@@ -144,19 +146,52 @@ def core_instructions(workloads, rows, commits):
 
 
 def run_measured(command, stdin_text=None, env=None):
-    """Runs a command; returns (seconds, peak RSS in MiB, CPU seconds) of that child alone."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    if stdin_text is not None:
-        process.stdin.write(stdin_text.encode())
-    process.stdin.close()
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    stderr = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{command[0]} failed: {stderr.strip()}")
-    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    """Runs a command; returns (seconds, peak RSS in MiB, CPU seconds, peak private MiB) of that
+    child alone.
+
+    The command runs under GNU time, which reports its child's peak RSS. A process Python forks
+    keeps the interpreter's high-water mark in its `ru_maxrss` after exec (Linux records the
+    old memory's peak at exec), so `os.wait4` on it reported at least Python's own RSS, about
+    17 MiB: the stock shell's 9 MiB read as 17. The peak of private (anonymous) memory is sampled
+    from /proc every 5 ms: shared library code, which dominates a Swift binary's RSS, is not in it.
+    """
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".time") as report:
+        start = time.perf_counter()
+        process = subprocess.Popen([TIME, "-f", "%M", "-o", report.name, *command], stdin=subprocess.PIPE,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        if stdin_text is not None:
+            process.stdin.write(stdin_text.encode())
+        process.stdin.close()
+        private_kib = 0
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid != 0:
+                break
+            private_kib = max(private_kib, private_memory_kib(process.pid))
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - start
+        stderr = process.stderr.read().decode(errors="replace")
+        process.stderr.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"{command[0]} failed: {stderr.strip()}")
+        peak_kib = int(report.read().split()[-1])
+    return elapsed, peak_kib / 1024, usage.ru_utime + usage.ru_stime, private_kib / 1024
+
+
+def private_memory_kib(time_pid):
+    """RssAnon of GNU time's child (the measured command), 0 before it starts or after it ends."""
+    try:
+        with open(f"/proc/{time_pid}/task/{time_pid}/children") as handle:
+            children = handle.read().split()
+        if not children:
+            return 0
+        with open(f"/proc/{children[0]}/status") as handle:
+            for line in handle:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        pass
+    return 0
 
 
 def shell_key_lines(key):
@@ -204,7 +239,7 @@ class Spinner:
 
 def compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra=None):
     """`runs` interleaved runs of both commands (each on a fresh copy); medians, per-run ratio
-    spread, peak RSS and CPU of each."""
+    spread, peak RSS, peak private memory and CPU of each."""
     subject_samples, baseline_samples = [], []
     for _ in range(runs):
         fresh()
@@ -213,23 +248,26 @@ def compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra=Non
         fresh()
         command, script = subject()
         subject_samples.append(run_measured(command, script))
-    baseline_seconds = statistics.median(s for s, _, _ in baseline_samples)
-    subject_seconds = statistics.median(s for s, _, _ in subject_samples)
+    baseline_seconds = statistics.median(s[0] for s in baseline_samples)
+    subject_seconds = statistics.median(s[0] for s in subject_samples)
     ratios = [s[0] / b[0] for s, b in zip(subject_samples, baseline_samples)]
     row = {
         "name": name, "baseline": baseline_name, "goal": goal, "runs": runs,
         "baseline_seconds": baseline_seconds, "subject_seconds": subject_seconds,
         "wall_ratio": subject_seconds / baseline_seconds, "wall_ratio_min": min(ratios), "wall_ratio_max": max(ratios),
-        "subject_cpu_seconds": statistics.median(c for _, _, c in subject_samples),
-        "baseline_cpu_seconds": statistics.median(c for _, _, c in baseline_samples),
-        "subject_peak_rss_mib": max(r for _, r, _ in subject_samples),
-        "baseline_peak_rss_mib": max(r for _, r, _ in baseline_samples),
+        "subject_cpu_seconds": statistics.median(s[2] for s in subject_samples),
+        "baseline_cpu_seconds": statistics.median(s[2] for s in baseline_samples),
+        "subject_peak_rss_mib": max(s[1] for s in subject_samples),
+        "baseline_peak_rss_mib": max(s[1] for s in baseline_samples),
+        "subject_peak_private_mib": max(s[3] for s in subject_samples),
+        "baseline_peak_private_mib": max(s[3] for s in baseline_samples),
     }
     row.update(extra or {})
     goal_text = f"{goal:5.2f}" if goal is not None else "    -"
     log(f"{name:34} {row.get('size', ''):>7} {baseline_seconds * 1000:9.1f} ms {subject_seconds * 1000:9.1f} ms  "
         f"{row['wall_ratio']:5.2f} ({row['wall_ratio_min']:.2f}-{row['wall_ratio_max']:.2f})  {goal_text}  "
-        f"peak {row['baseline_peak_rss_mib']:5.0f} / {row['subject_peak_rss_mib']:5.0f} MiB  "
+        f"peak {row['baseline_peak_rss_mib']:5.0f} / {row['subject_peak_rss_mib']:5.0f} MiB "
+        f"(private {row['baseline_peak_private_mib']:.0f} / {row['subject_peak_private_mib']:.0f})  "
         f"cpu {row['baseline_cpu_seconds']:.2f} / {row['subject_cpu_seconds']:.2f} s")
     return row
 
