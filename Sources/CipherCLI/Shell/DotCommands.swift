@@ -250,12 +250,14 @@ extension ShellSession {
         },
         DotCommand(
             name: ".eqp", usage: "on|off|full|...", summary: "Enable or disable automatic EXPLAIN QUERY PLAN",
-            details: ["   full and trigger are as on: no bytecode listing"]
+            details: [
+                "   Other Modes:",
+                "      full                  As on, then the EXPLAIN listing (see .explain)",
+                "      trigger               As on, with triggers' plans where SQLite gives them (3.22+)",
+                "   SQLite 3.15 (SQLCipher 3.4.1) writes plans as its shell: --EQP-- lines",
+            ]
         ) { shell, arguments throws(CLIError) in
-            switch arguments.first?.lowercased() {
-            case "full"?, "trigger"?: shell.explainsQueryPlans = true
-            default: shell.explainsQueryPlans = try onOff(arguments, ".eqp")
-            }
+            try shell.queryPlanCommand(arguments)
             return .proceed
         },
         DotCommand(name: ".exit", usage: "?CODE?", summary: "Exit this program with return-code CODE") {
@@ -263,6 +265,17 @@ extension ShellSession {
             // As sqlite3: a CODE that is not a non-zero number ends the shell as .quit does.
             if let code = arguments.first.flatMap({ Int32($0) }), code != 0 { shell.exitCode = code }
             return .stop
+        },
+        DotCommand(
+            name: ".explain", usage: "?on|off|auto?", summary: "Change the EXPLAIN formatting mode.  Default: auto",
+            details: [
+                "   The listing is laid out as by the shell of the SQLite that compiled it: with",
+                "   SQLCipher 3.4.1 (SQLite 3.15) byte for byte as its sqlcipher shell, whose",
+                "   bytecode differs from sqlite3 3.40's; with SQLCipher 4, as sqlite3 3.40",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.explainCommand(arguments)
+            return .proceed
         },
         DotCommand(name: ".fullschema", usage: "?--indent?", summary: "Show schema and the content of sqlite_stat tables") {
             shell, arguments throws(CLIError) in

@@ -36,8 +36,10 @@ final class ShellSession {
     var parameters = ParameterValues(requiresEveryValue: false)
     /// `.echo on`: each command and statement is written before it runs.
     var echoes = false
-    /// `.eqp on`: each statement's query plan is written before its rows.
-    var explainsQueryPlans = false
+    /// `.eqp`: each statement's query plan (and with `full`, its bytecode) is written before its rows.
+    var queryPlanLevel = QueryPlanLevel.off
+    /// `.explain`: which statements' rows take sqlite3's explain layout.
+    var explainSetting = ExplainSetting.auto
     /// `.stats on`: the connection's counters after each statement.
     var showsStatistics = false
     /// `.prompt`'s prompts.
@@ -213,6 +215,7 @@ final class ShellSession {
         do {
             try SQLRunner.run(
                 sql, on: database, style: style, parameters: parameters, willRun: { [self] in willRun($0) },
+                explainLayout: { [self] in explainLayout(sql: $0, columns: $1) },
                 didPrint: { [self] columns in
                     // sqlite3 gives a columnar statement's columns past `.width`'s a width of 0, which `.show` lists.
                     if style.mode.isColumnar, columns > style.widths.count {
