@@ -200,7 +200,7 @@ extension ShellSession {
     /// `.progress N ?--limit N? ?--once? ?--quiet? ?--reset?` as sqlite3 3.40's: SQLite calls
     /// back about every N virtual machine steps (`sqlite3_progress_handler`); each call prints
     /// `Progress COUNT`, and at `--limit` calls the statement is interrupted. N of 0 ends it.
-    /// The library's copies (`.backup`) use the handler of their own connection, not this one.
+    /// The handler is this connection's: `.clone` reads through a connection of its own.
     func progressCommand(_ arguments: [String]) throws(CLIError) {
         var settings = ProgressSettings()
         var steps: Int32 = 0
