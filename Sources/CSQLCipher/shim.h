@@ -294,6 +294,12 @@ static inline int cipherdb_register_anonymous_file_vfs(void) {
     return 1;
 }
 
+// sqlite3_db_config with an int and an int* (its on/off options) is variadic: Swift cannot call it.
+// `value` -1 leaves the option as it is; `result` (may be NULL) gets its setting after the call.
+static inline int cipherdb_db_config_flag(sqlite3 *db, int op, int value, int *result) {
+    return sqlite3_db_config(db, op, value, result);
+}
+
 // SQLite's own text for a real: printf("%!.<digits>g") in SQLite's printf (the shell's rendering,
 // which differs from the C library's in the last digits). sqlite3_snprintf is variadic: Swift
 // cannot call it.

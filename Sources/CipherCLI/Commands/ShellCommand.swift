@@ -29,9 +29,11 @@ struct ShellCommand: ParsableCommand {
             .mode (list, csv, tabs, line, column, box, table, markdown, json, quote, insert, html, ascii, qbox, tcl; \
             --wrap, --wordwrap, --quote), .width, .headers, .separator, .nullvalue, .parameter (values bound into \
             every statement), .output/.once FILE (created 0600), .read, .import, .dump, .schema, .tables, .indexes, \
-            .fullschema, .print, .echo, .eqp, .trace, .stats, .timer, .changes, .bail, .show, .limit, .timeout, .prompt, \
-            .cd, .shell, .open, .backup/.save (encrypted copies), .restore, .recover (what salvage saves, as SQL), \
-            .dbinfo, .exit CODE; and .cipher (settings in force) and .verify (page HMACs and integrity_check). Errors read as sqlite3's \
+            .fullschema, .print, .echo, .eqp (full: the bytecode too), .explain, .trace, .stats, .timer, .changes, .bail, \
+            .show, .limit, .timeout, .prompt, .cd, .shell, .open, .backup/.save/.clone (encrypted copies), .restore, \
+            .recover (what salvage saves, as SQL), .dbinfo, .sha3sum (sqlite3's hashes), .lint fkey-indexes, \
+            .testcase/.check, .selftest, .progress, .auth, .dbconfig, .filectrl, .vfslist, .excel (CSV to a 0600 \
+            file), .exit CODE; .load is refused (no native code beside the key); and .cipher (settings in force) and .verify (page HMACs and integrity_check). Errors read as sqlite3's \
             (Parse error near line N). Input is held only as far as SQLite could use it: a line or statement longer \
             than the sql_length limit, an .import record longer than the length limit, and NUL bytes are errors \
             naming the file and line.

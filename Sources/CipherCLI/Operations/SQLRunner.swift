@@ -61,13 +61,29 @@ enum SQLRunner {
     /// - Parameters:
     ///   - willRun: called with each statement compiled and bound, before it runs (the shell's
     ///     `.echo` and `.eqp`).
+    ///   - explainLayout: given a statement's text and columns, the explain layout its rows take
+    ///     instead of `style` (the shell's `.explain`), or `nil`.
     ///   - didPrint: called with the number of columns of each statement that printed rows.
     static func run(
         _ sql: String, on database: Database, style: OutputStyle, parameters: ParameterValues = .none,
-        willRun: ((PreparedStatement) -> Void)? = nil, didPrint: ((Int) -> Void)? = nil, sink: @escaping ([UInt8]) -> Void
+        willRun: ((PreparedStatement) -> Void)? = nil, explainLayout: ((String, [String]) -> ExplainListing?)? = nil,
+        didPrint: ((Int) -> Void)? = nil, sink: @escaping ([UInt8]) -> Void
     ) throws(StatementFailure) -> Int {
-        try forEachStatement(in: sql, on: database, parameters: parameters, willRun: willRun) { rows throws(DatabaseError) in
-            var printer = RowPrinter(style: style, columns: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, sink: sink)
+        var running = ""
+        let noting: (PreparedStatement) -> Void = { statement in
+            running = statement.sql
+            willRun?(statement)
+        }
+        return try forEachStatement(in: sql, on: database, parameters: parameters, willRun: noting) { rows throws(DatabaseError) in
+            let columns = (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }
+            if var listing = explainLayout?(running, columns) {
+                // The listing is laid out whole: its loops are known only once every opcode is.
+                while try rows.next() { listing.add(rows.values) }
+                let bytes = listing.render()
+                if !bytes.isEmpty { sink(bytes) }
+                return
+            }
+            var printer = RowPrinter(style: style, columns: columns, sink: sink)
             do throws(DatabaseError) {
                 while try rows.next() { printer.add(rows.values) }
             } catch {

@@ -121,7 +121,7 @@ extension RowPrinter {
     }
 
     /// Characters as sqlite3 counts them: bytes that do not continue a UTF-8 sequence.
-    private static func width(_ bytes: [UInt8]) -> Int { bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
+    static func width(_ bytes: [UInt8]) -> Int { bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
 
     mutating func printColumnar() {
         let count = columns.count

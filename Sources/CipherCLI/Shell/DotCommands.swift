@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherDB
 import Foundation
 
@@ -33,8 +34,8 @@ extension ShellSession {
             reportError(message + " (.help lists the commands)")
             return bail ? .stop : .proceed
         }
-        // `.once` is for the next command, whether it succeeds or not (as in sqlite3).
-        defer { if command.name != ".once" { finishOnce() } }
+        // `.once` (and `.excel`) is for the next command, whether it succeeds or not (as in sqlite3).
+        defer { if command.name != ".once" && command.name != ".excel" { finishOnce() } }
         do {
             return try command.run(self, Array(words.dropFirst()))
         } catch {
@@ -140,7 +141,7 @@ extension ShellSession {
         Suggestion.closest(to: name, among: commands.map(\.name))
     }
 
-    private static func onOff(_ arguments: [String], _ command: String) throws(CLIError) -> Bool {
+    static func onOff(_ arguments: [String], _ command: String) throws(CLIError) -> Bool {
         switch arguments.first?.lowercased() {
         case "on"?, "1"?, "yes"?, "true"?: return true
         case "off"?, "0"?, "no"?, "false"?: return false
@@ -148,7 +149,8 @@ extension ShellSession {
         }
     }
 
-    private func strings(_ sql: String, _ arguments: Bindable?...) throws(CLIError) -> [String] {
+    /// The first column of `sql`'s rows, as text.
+    func strings(_ sql: String, _ arguments: Bindable?...) throws(CLIError) -> [String] {
         do {
             let rows = try database.executeQuery(sql, arguments: .positional(arguments))
             defer { rows.close() }
@@ -163,6 +165,22 @@ extension ShellSession {
     /// Every dot-command, in `.help` order.
     static let commands: [DotCommand] = [
         DotCommand(
+            name: ".archive", aliases: [".ar"], usage: "...", summary: "Manage SQL archives",
+            details: ["   unsupported: needs the sqlar and zipfile extensions (SQLite 3.23+), not in this SQLCipher"]
+        ) { _, _ throws(CLIError) in
+            throw ShellSession.unsupported(
+                ".archive",
+                "it needs the sqlar and zipfile extensions of SQLite 3.23 and later, which SQLite \(SQLiteFeature.runningVersion) here lacks",
+                hint: "files kept in a database are encrypted with it: store them in a BLOB column")
+        },
+        DotCommand(
+            name: ".auth", usage: "ON|OFF", summary: "Show authorizer callbacks",
+            details: ["   the library's authorizer still decides; a key PRAGMA's value is never shown"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.authCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
             name: ".backup", usage: "?DB? FILE", summary: "Backup DB (default \"main\") to FILE",
             details: ["   encrypted with the database's key; FILE replaced whole; main only"]
         ) { shell, arguments throws(CLIError) in
@@ -172,6 +190,13 @@ extension ShellSession {
         DotCommand(name: ".bail", usage: "on|off", summary: "Stop after hitting an error.  Default OFF") {
             shell, arguments throws(CLIError) in
             shell.bail = try onOff(arguments, ".bail")
+            return .proceed
+        },
+        DotCommand(
+            name: ".binary", usage: "on|off", summary: "Turn binary output on or off.  Default OFF",
+            details: ["   accepted and ignored: output is always binary on Linux, as in sqlite3"]
+        ) { _, arguments throws(CLIError) in
+            _ = try onOff(arguments, ".binary")
             return .proceed
         },
         DotCommand(name: ".cd", usage: "DIRECTORY", summary: "Change the working directory to DIRECTORY") {
@@ -184,9 +209,34 @@ extension ShellSession {
             shell.showsChanges = try onOff(arguments, ".changes")
             return .proceed
         },
+        DotCommand(
+            name: ".check", usage: "GLOB", summary: "Fail if output since .testcase does not match",
+            details: ["   GLOB: * any text, ? one character, [...] a class, # a number, a space any white space"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.checkCommand(arguments) || !shell.bail ? .proceed : .stop
+        },
         DotCommand(name: ".cipher", usage: "", summary: "Show the SQLCipher settings in force and the PRAGMAs another client needs") {
             shell, _ throws(CLIError) in
             shell.showCipherSettings()
+            return .proceed
+        },
+        DotCommand(
+            name: ".clone", usage: "NEWDB", summary: "Clone data into NEWDB from the existing database",
+            details: ["   NEWDB is new, encrypted with this database's key and settings; never plaintext"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.cloneCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".connection", usage: "[close] [#]", summary: "Open or close an auxiliary database connection",
+            details: ["   lists the one connection: the shell keeps one (.open replaces it)"]
+        ) { shell, arguments throws(CLIError) in
+            guard arguments.isEmpty else {
+                throw ShellSession.unsupported(
+                    ".connection \(arguments.joined(separator: " "))", "the shell keeps one connection to one encrypted database",
+                    hint: ".open FILE replaces it")
+            }
+            shell.write(text: "ACTIVE 0: \(shell.opened.path)")
             return .proceed
         },
         DotCommand(name: ".databases", usage: "", summary: "List names and files of attached databases") { shell, _ throws(CLIError) in
@@ -202,6 +252,16 @@ extension ShellSession {
             } catch {
                 throw CLIError.database(error, path: shell.opened.path)
             }
+            return .proceed
+        },
+        DotCommand(
+            name: ".dbconfig", usage: "?op? ?val?", summary: "List or change sqlite3_db_config() options",
+            details: [
+                "   SQLite 3.15 has enable_fkey, enable_trigger, fts3_tokenizer, load_extension;",
+                "   the others say unsupported; fts3_tokenizer and load_extension stay off",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.databaseConfigCommand(arguments)
             return .proceed
         },
         DotCommand(
@@ -250,12 +310,24 @@ extension ShellSession {
         },
         DotCommand(
             name: ".eqp", usage: "on|off|full|...", summary: "Enable or disable automatic EXPLAIN QUERY PLAN",
-            details: ["   full and trigger are as on: no bytecode listing"]
+            details: [
+                "   Other Modes:",
+                "      full                  As on, then the EXPLAIN listing (see .explain)",
+                "      trigger               As on, with triggers' plans where SQLite gives them (3.22+)",
+                "   SQLite 3.15 (SQLCipher 3.4.1) writes plans as its shell: --EQP-- lines",
+            ]
         ) { shell, arguments throws(CLIError) in
-            switch arguments.first?.lowercased() {
-            case "full"?, "trigger"?: shell.explainsQueryPlans = true
-            default: shell.explainsQueryPlans = try onOff(arguments, ".eqp")
-            }
+            try shell.queryPlanCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".excel", usage: "", summary: "Display the output of next command in spreadsheet",
+            details: [
+                "   --bom                   Put a UTF8 byte-order mark on intermediate file",
+                "   no spreadsheet is opened: the CSV goes to a new 0600 file whose path is printed",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.excelCommand(arguments)
             return .proceed
         },
         DotCommand(name: ".exit", usage: "?CODE?", summary: "Exit this program with return-code CODE") {
@@ -263,6 +335,36 @@ extension ShellSession {
             // As sqlite3: a CODE that is not a non-zero number ends the shell as .quit does.
             if let code = arguments.first.flatMap({ Int32($0) }), code != 0 { shell.exitCode = code }
             return .stop
+        },
+        DotCommand(
+            name: ".expert", usage: "", summary: "EXPERIMENTAL. Suggest indexes for queries",
+            details: ["   unsupported: needs sqlite3expert and SQLite 3.22+, not in this SQLCipher"]
+        ) { _, _ throws(CLIError) in
+            throw ShellSession.unsupported(
+                ".expert", "it needs sqlite3's expert extension and SQLite 3.22 or later; SQLite here is \(SQLiteFeature.runningVersion)",
+                hint: ".eqp on shows each query's plan, and .lint fkey-indexes the indexes foreign keys lack")
+        },
+        DotCommand(
+            name: ".explain", usage: "?on|off|auto?", summary: "Change the EXPLAIN formatting mode.  Default: auto",
+            details: [
+                "   The listing is laid out as by the shell of the SQLite that compiled it: with",
+                "   SQLCipher 3.4.1 (SQLite 3.15) byte for byte as its sqlcipher shell, whose",
+                "   bytecode differs from sqlite3 3.40's; with SQLCipher 4, as sqlite3 3.40",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.explainCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".filectrl", usage: "CMD ...", summary: "Run various sqlite3_file_control() operations",
+            details: [
+                "   --schema SCHEMA         Use SCHEMA instead of \"main\"",
+                "   --help                  Show CMD details",
+                "   chunk_size data_version has_moved persist_wal psow size_limit; no others",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.fileControlCommand(arguments)
+            return .proceed
         },
         DotCommand(name: ".fullschema", usage: "?--indent?", summary: "Show schema and the content of sqlite_stat tables") {
             shell, arguments throws(CLIError) in
@@ -276,6 +378,14 @@ extension ShellSession {
         DotCommand(name: ".help", usage: "?-all? ?PATTERN?", summary: "Show help text for PATTERN") { shell, arguments throws(CLIError) in
             if !shell.showHelp(for: arguments.first) { shell.write(text: "Nothing matches '\(arguments.first ?? "")'") }
             return .proceed
+        },
+        DotCommand(
+            name: ".imposter", usage: "INDEX TABLE", summary: "Create imposter table TABLE on index INDEX",
+            details: ["   unsupported: needs sqlite3_test_control(SQLITE_TESTCTRL_IMPOSTER)"]
+        ) { _, _ throws(CLIError) in
+            throw ShellSession.unsupported(
+                ".imposter", "it needs sqlite3_test_control(SQLITE_TESTCTRL_IMPOSTER), a testing hook this shell does not call",
+                hint: "SELECT from the indexed columns with INDEXED BY to read an index")
         },
         DotCommand(
             name: ".import", usage: "FILE TABLE", summary: "Import data from FILE into TABLE",
@@ -316,6 +426,29 @@ extension ShellSession {
             try shell.limitCommand(arguments)
             return .proceed
         },
+        DotCommand(
+            name: ".lint", usage: "OPTIONS", summary: "Report potential schema issues.",
+            details: [
+                "     Options:",
+                "        fkey-indexes     Find missing foreign key indexes",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.lintCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".load", usage: "FILE ?ENTRY?", summary: "Load an extension library",
+            details: ["   refused: native code would run in a process that holds the database's key"]
+        ) { _, arguments throws(CLIError) in
+            // Refused outright, with no flag to allow it: an extension is native code with the
+            // run of this process's memory, the derived key included, and SQLCipher's codec
+            // trusts whatever else runs here. Whoever needs an extension can load it into their
+            // own application, which chose its code.
+            throw ShellSession.unsupported(
+                ".load \(arguments.first ?? "")".trimmingCharacters(in: .whitespaces),
+                "loading native code into a process that holds the database's key is refused",
+                hint: "use the extension from your own application, which links the code it trusts")
+        },
         DotCommand(name: ".log", usage: "FILE|on|off", summary: "Turn logging on or off.  FILE can be stderr/stdout") {
             shell, arguments throws(CLIError) in
             try shell.logCommand(arguments)
@@ -350,6 +483,13 @@ extension ShellSession {
             ]
         ) { shell, arguments throws(CLIError) in
             try shell.modeCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".nonce", usage: "STRING", summary: "Suspend safe mode for one command if nonce matches",
+            details: ["   accepted and ignored: the shell has no safe mode to suspend"]
+        ) { _, arguments throws(CLIError) in
+            guard arguments.count == 1 else { throw CLIError.usage("Usage: .nonce NONCE") }
             return .proceed
         },
         DotCommand(name: ".nullvalue", usage: "STRING", summary: "Use STRING in place of NULL values") {
@@ -404,6 +544,18 @@ extension ShellSession {
             shell.printWords(arguments)
             return .proceed
         },
+        DotCommand(
+            name: ".progress", usage: "N", summary: "Invoke progress handler after every N opcodes",
+            details: [
+                "   --limit N                 Interrupt after N progress callbacks",
+                "   --once                    Do no more than one progress interrupt",
+                "   --quiet|-q                No output except at interrupts",
+                "   --reset                   Reset the count for each input and interrupt",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.progressCommand(arguments)
+            return .proceed
+        },
         DotCommand(name: ".prompt", usage: "MAIN CONTINUE", summary: "Replace the standard prompts") {
             shell, arguments throws(CLIError) in
             shell.setPrompts(arguments)
@@ -442,6 +594,13 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(
+            name: ".scanstats", usage: "on|off", summary: "Turn sqlite3_stmt_scanstatus() metrics on or off",
+            details: ["   unsupported: SQLite needs SQLITE_ENABLE_STMT_SCANSTATUS and the statements' handles"]
+        ) { shell, arguments throws(CLIError) in
+            try shell.scanStatsCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
             name: ".schema", usage: "?PATTERN?", summary: "Show the CREATE statements matching PATTERN",
             details: [
                 "   Options:",
@@ -453,11 +612,47 @@ extension ShellSession {
             try shell.schemaCommand(arguments)
             return .proceed
         },
+        DotCommand(
+            name: ".selftest", usage: "?OPTIONS?", summary: "Run tests defined in the SELFTEST table",
+            details: [
+                "    Options:",
+                "       -v                   Verbose output",
+                "    (no --init: its tests call the sha3_query function, which SQLite here lacks)",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.selftestCommand(arguments) || !shell.bail ? .proceed : .stop
+        },
         DotCommand(name: ".separator", usage: "COL ?ROW?", summary: "Change the column and row separators") {
             shell, arguments throws(CLIError) in
             guard let column = arguments.first else { throw CLIError.usage("usage: .separator COLUMN [ROW]") }
             shell.style.columnSeparator = column
             if arguments.count > 1 { shell.style.rowSeparator = arguments[1] }
+            return .proceed
+        },
+        DotCommand(
+            name: ".session", usage: "?NAME? CMD ...", summary: "Create or control sessions",
+            details: ["   unsupported: needs SQLite's session extension (SQLITE_ENABLE_SESSION)"]
+        ) { _, _ throws(CLIError) in
+            throw ShellSession.unsupported(
+                ".session",
+                "it needs SQLite's session extension (SQLITE_ENABLE_SESSION), which this SQLCipher "
+                    + (sqlite3_compileoption_used("ENABLE_SESSION") != 0 ? "has but the shell does not use" : "is built without"),
+                hint: ".dump or `cipherdb export` copy the data instead")
+        },
+        DotCommand(
+            name: ".sha3sum", usage: "...", summary: "Compute a SHA3 hash of database content",
+            details: [
+                "    Options:",
+                "      --schema              Also hash the sqlite_schema table",
+                "      --sha3-224            Use the sha3-224 algorithm (default, as sqlite3's)",
+                "      --sha3-256            Use the sha3-256 algorithm",
+                "      --sha3-384            Use the sha3-384 algorithm",
+                "      --sha3-512            Use the sha3-512 algorithm",
+                "    Any other argument is a LIKE pattern for tables to hash",
+                "    The hashes are sqlite3's for the same content, encrypted or not",
+            ]
+        ) { shell, arguments throws(CLIError) in
+            try shell.sha3sumCommand(arguments)
             return .proceed
         },
         DotCommand(
@@ -495,6 +690,18 @@ extension ShellSession {
             for line in ShellSession.columns(names) { shell.write(text: line) }
             return .proceed
         },
+        DotCommand(name: ".testcase", usage: "NAME", summary: "Begin redirecting output to 'testcase-out.txt'") {
+            shell, arguments throws(CLIError) in
+            try shell.testcaseCommand(arguments)
+            return .proceed
+        },
+        DotCommand(
+            name: ".testctrl", usage: "CMD ...", summary: "Run various sqlite3_test_control() operations",
+            details: ["   unsupported: sqlite3_test_control is for SQLite's own test builds"]
+        ) { _, _ throws(CLIError) in
+            throw ShellSession.unsupported(
+                ".testctrl", "sqlite3_test_control changes SQLite's internals for SQLite's own tests; the shell does not call it")
+        },
         DotCommand(name: ".timeout", usage: "MS", summary: "Try opening locked tables for MS milliseconds") {
             shell, arguments throws(CLIError) in
             shell.setTimeout(arguments)
@@ -521,6 +728,22 @@ extension ShellSession {
         },
         DotCommand(name: ".verify", usage: "", summary: "Check every page's HMAC and run integrity_check") { shell, _ throws(CLIError) in
             try shell.verify()
+            return .proceed
+        },
+        DotCommand(name: ".vfsinfo", usage: "?AUX?", summary: "Information about the top-level VFS") {
+            shell, arguments throws(CLIError) in
+            shell.vfsInfoCommand(arguments)
+            return .proceed
+        },
+        DotCommand(name: ".vfslist", usage: "", summary: "List all available VFSes") { shell, _ throws(CLIError) in
+            shell.vfsListCommand()
+            return .proceed
+        },
+        DotCommand(
+            name: ".vfsname", usage: "?AUX?", summary: "Print the name of the VFS stack",
+            details: ["   cipherdb-unix passes the question to SQLite's unix VFS, which answers \"unix\""]
+        ) { shell, arguments throws(CLIError) in
+            shell.vfsNameCommand(arguments)
             return .proceed
         },
         DotCommand(

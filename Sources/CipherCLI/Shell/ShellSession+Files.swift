@@ -94,3 +94,57 @@ extension ShellSession {
         return nil
     }
 }
+
+/// `.clone` and `.excel`: copies of the content in new files.
+extension ShellSession {
+    /// `.clone NEWDB`: the schema and rows copied into NEWDB, a new database encrypted with this
+    /// one's key and cipher settings, through the library's export (written aside, checked,
+    /// then named; an existing NEWDB is refused, as sqlite3 refuses it). Each object is then
+    /// named as sqlite3 names it (`people... done`), tables first. A plaintext database is not
+    /// cloned: the shell makes no plaintext copies (`cipherdb encrypt` makes an encrypted one).
+    func cloneCommand(_ arguments: [String]) throws(CLIError) {
+        guard arguments.count == 1 else { throw CLIError.usage("Usage: .clone FILENAME") }
+        let target = arguments[0]
+        guard PathBytes.access(target, F_OK) != 0 else { throw CLIError.usage("File \"\(target)\" already exists.") }
+        guard let key = opened.key else {
+            throw CLIError.usage(
+                "\(opened.path) is plaintext: .clone makes encrypted copies only", hint: "`cipherdb encrypt` makes an encrypted copy")
+        }
+        // The export attaches the copy with its key, which this connection's authorizer refuses
+        // (key PRAGMAs and ATTACH … KEY): a connection of its own copies the committed content.
+        guard !database.isInTransaction else {
+            throw CLIError.usage(".clone copies the database as committed: commit or roll back the open transaction first")
+        }
+        let source = Database(path: absolutePath)
+        defer { source.close() }
+        do {
+            // Read-write, though only read: the attached copy shares the connection's flags.
+            try source.open(flags: .readWrite, key: key.key, settings: opened.settings)
+            try source.export(to: target, key: key.key, settings: opened.settings)
+        } catch {
+            throw CLIError.database(error, path: opened.path, writing: target)
+        }
+        let names = try strings(
+            "SELECT name FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type <> 'table', rowid")
+        for name in names { write(text: "\(name)... done") }
+    }
+
+    /// `.excel ?--bom?`: sqlite3 opens the next command's rows in a spreadsheet. No spreadsheet
+    /// is opened here (a server has none): the rows go, as CSV with headers, to a new 0600 file
+    /// in the temporary folder, whose path is printed on stderr. The file holds the rows in
+    /// plaintext: it is for whoever asked, and is theirs to delete.
+    func excelCommand(_ arguments: [String]) throws(CLIError) {
+        var byteOrderMark = false
+        for argument in arguments {
+            guard Self.option(argument, is: "bom") else { throw CLIError.usage("unknown option: \(argument)", hint: "only --bom") }
+            byteOrderMark = true
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cipherdb-excel-\(UUID().uuidString).csv").path
+        try redirect(to: path, once: true)
+        if byteOrderMark { write([0xEF, 0xBB, 0xBF]) }
+        styleAfterOnce = style
+        style.setMode(.csv)
+        style.setHeaders(true)
+        Console.error("the next command's rows go to \(path) as CSV (mode 0600); no spreadsheet is opened")
+    }
+}

@@ -78,19 +78,20 @@ extension ShellSession {
                 "mode should be one of: ascii box column csv html insert json line list markdown qbox quote table tabs tcl")
         }
         style.setMode(mode, table: table, wrap: wrap, wordWrap: wordWrap, quotes: quotes)
+        // A mode ends `.explain on`, as sqlite3's `.mode` replaces its explain mode.
+        if explainSetting == .on { explainSetting = .off }
     }
 
-    /// `.show`, line for line as sqlite3 3.40 writes it. `explain` is `off`: the shell prints an
-    /// EXPLAIN's rows as any query's (sqlite3's `.explain auto` lays them out).
+    /// `.show`, line for line as sqlite3 3.40 writes it.
     func showSettings() {
         func line(_ name: String, _ value: String) {
             write(text: String(repeating: " ", count: max(0, 12 - name.count)) + name + ": " + value)
         }
         line("echo", echoes ? "on" : "off")
-        line("eqp", explainsQueryPlans ? "on" : "off")
-        line("explain", "off")
+        line("eqp", queryPlanLevel.rawValue)
+        line("explain", explainSetting.rawValue)
         line("headers", style.showsHeader ? "on" : "off")
-        line("mode", style.modeDescription)
+        line("mode", explainSetting == .on ? "explain" : style.modeDescription)
         line("nullvalue", RowPrinter.cString(Array(style.nullValue.utf8)))
         line("output", outputPath ?? "stdout")
         line("colseparator", RowPrinter.cString(Array(style.columnSeparator.utf8)))
@@ -150,18 +151,28 @@ extension ShellSession {
         if arguments.count >= 2 { continuationPrompt = cut(arguments[1]) }
     }
 
-    /// Before a statement runs: `.eqp`'s query plan, as sqlite3 writes it.
+    /// `SQLITE_DBCONFIG_TRIGGER_EQP`, which SQLite 3.15's header lacks.
+    static let triggerQueryPlanOption: Int32 = 1008
+
+    /// Before a statement runs: `.eqp`'s query plan, and with `.eqp full` its EXPLAIN listing,
+    /// as sqlite3 writes them (none for an EXPLAIN).
     func willRun(_ statement: PreparedStatement) {
-        if explainsQueryPlans { writeQueryPlan(of: statement) }
+        guard queryPlanLevel != .off else { return }
+        let sql = statement.sql.drop { $0.isWhitespace }
+        guard !sql.uppercased().hasPrefix("EXPLAIN") else { return }
+        // sqlite3 3.40 asks for triggers' plans at `trigger` and `full` (SQLITE_DBCONFIG_TRIGGER_EQP, 3.22).
+        let triggers = queryPlanLevel != .on && SQLiteFeature.triggerQueryPlans.isAvailable ? database.sqliteHandle : nil
+        if let triggers { cipherdb_db_config_flag(triggers, Self.triggerQueryPlanOption, 1, nil) }
+        writeQueryPlan(of: sql)
+        if let triggers { cipherdb_db_config_flag(triggers, Self.triggerQueryPlanOption, 0, nil) }
+        if queryPlanLevel == .full { writeExplainListing(of: sql) }
     }
 
     /// The statement's `EXPLAIN QUERY PLAN`, bound as the statement is: as sqlite3 3.40 draws it
     /// (`QUERY PLAN`, then a tree) where SQLite gives each step its parent (3.24 and later, so
     /// SQLCipher 4), else as the SQLite 3.15 shell of SQLCipher 3.4.1 writes its rows
     /// (`--EQP-- 0,0,0,SCAN TABLE t`). Nothing for an EXPLAIN, or a plan SQLite will not give.
-    private func writeQueryPlan(of statement: PreparedStatement) {
-        let sql = statement.sql.drop { $0.isWhitespace }
-        guard !sql.uppercased().hasPrefix("EXPLAIN") else { return }
+    private func writeQueryPlan(of sql: Substring) {
         var steps: [(id: Int, parent: Int, detail: String)] = []
         var isTree = false
         do {

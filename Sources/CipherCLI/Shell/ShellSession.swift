@@ -36,8 +36,16 @@ final class ShellSession {
     var parameters = ParameterValues(requiresEveryValue: false)
     /// `.echo on`: each command and statement is written before it runs.
     var echoes = false
-    /// `.eqp on`: each statement's query plan is written before its rows.
-    var explainsQueryPlans = false
+    /// `.eqp`: each statement's query plan (and with `full`, its bytecode) is written before its rows.
+    var queryPlanLevel = QueryPlanLevel.off
+    /// `.explain`: which statements' rows take sqlite3's explain layout.
+    var explainSetting = ExplainSetting.auto
+    /// `.testcase`'s name, for `.check`'s report.
+    var testcaseName = "?"
+    /// `.progress`'s settings and count.
+    var progress = ProgressSettings()
+    /// `.excel`: the style to go back to once the next command's CSV is written.
+    var styleAfterOnce: OutputStyle?
     /// `.stats on`: the connection's counters after each statement.
     var showsStatistics = false
     /// `.prompt`'s prompts.
@@ -210,9 +218,13 @@ final class ShellSession {
         if echoes { write(text: sql) }
         let started = timer ? ShellTimer() : nil
         var succeeded = true
+        // `.progress --reset` counts each input afresh, as sqlite3.
+        if progress.reset { progress.count = 0 }
+        progress.interrupted = false
         do {
             try SQLRunner.run(
                 sql, on: database, style: style, parameters: parameters, willRun: { [self] in willRun($0) },
+                explainLayout: { [self] in explainLayout(sql: $0, columns: $1) },
                 didPrint: { [self] columns in
                     // sqlite3 gives a columnar statement's columns past `.width`'s a width of 0, which `.show` lists.
                     if style.mode.isColumnar, columns > style.widths.count {
@@ -240,7 +252,13 @@ final class ShellSession {
     private func report(_ failure: StatementFailure, in sql: String, line: Int?) {
         let error = failure.error
         if error.kind == .interrupted {
-            reportError("interrupted")
+            // `.progress --limit` interrupted it: sqlite3's runtime error, which a script can expect.
+            guard progress.interrupted else {
+                reportError("interrupted")
+                return
+            }
+            reportError(
+                "Runtime error" + (line.map { " near line \($0): " } ?? ": ") + "\(error.message) (\(error.resultCode))", prefixed: false)
             return
         }
         let mapped = CLIError.database(error, path: opened.path)
@@ -288,6 +306,9 @@ final class ShellSession {
         return "\n  \(line)\n  " + String(repeating: " ", count: offset - 14) + "error here ---^"
     }
 
+    /// Remembers that something failed, which the command said in its own words.
+    func markFailed() { failed = true }
+
     /// Prints an error on stderr and remembers that something failed.
     func reportError(_ message: String, prefixed: Bool = true) {
         failed = true
@@ -321,6 +342,10 @@ final class ShellSession {
     /// Ends a `.once` redirection after the command it was for.
     func finishOnce() {
         guard destination?.once == true else { return }
+        if let saved = styleAfterOnce {
+            style = saved
+            styleAfterOnce = nil
+        }
         do { try closeDestination() } catch { reportError(error.message) }
     }
 

@@ -44,6 +44,10 @@ final class Authorizer {
     /// `KEY` clause, which the authorizer is not shown (``Database/refuseAttachKey(_:)``).
     @exclusivity(unchecked) var compiledAttach = false
 
+    /// Shown every request before the policy decides it (a shell's `.auth on`); it cannot
+    /// change the decision, so key PRAGMAs stay refused while it watches.
+    @exclusivity(unchecked) var observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?
+
     /// Installs the policy on `handle` unless it is installed; later changes to the flags apply
     /// to statements compiled after them.
     func install(on handle: OpaquePointer) {
@@ -51,9 +55,12 @@ final class Authorizer {
         isInstalled = true
         sqlite3_set_authorizer(
             handle,
-            { context, action, first, second, _, _ in
+            { context, action, first, second, third, fourth in
                 guard let context else { return SQLITE_OK }
                 let policy = Unmanaged<Authorizer>.fromOpaque(context).takeUnretainedValue()
+                if let observer = policy.observer {
+                    observer(action, [first, second, third, fourth].map { $0.map { String(cString: $0) } })
+                }
                 return policy.decide(action, first, second)
             }, Unmanaged.passUnretained(self).toOpaque())
     }

@@ -476,6 +476,18 @@ public final class Database {
         authorizer.install(on: handle)
     }
 
+    /// Shows `observer` each authorizer request SQLite makes while compiling a statement (its
+    /// action code, `SQLITE_READ` say, and its four text arguments), until called with `nil`.
+    /// It only watches: the connection's own policy (refused key PRAGMAs, observations) still
+    /// decides. Statements compiled earlier and cached are not compiled again.
+    ///
+    /// - Throws: ``DatabaseError`` if the database is not open.
+    public func observeAuthorizations(_ observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?) throws(DatabaseError) {
+        let handle = try requireHandle()
+        authorizer.observer = observer
+        authorizer.install(on: handle)
+    }
+
     // MARK: - Result set bookkeeping
 
     /// Adds a result set that was just made to the list of open ones.

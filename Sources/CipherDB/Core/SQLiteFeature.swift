@@ -22,12 +22,17 @@ public enum SQLiteFeature: Sendable, CaseIterable {
     case errorOffset
     /// `ORDER BY … NULLS FIRST` and `NULLS LAST` (SQLite 3.30).
     case nullsOrdering
+    /// `EXPLAIN QUERY PLAN` gives each step its parent (`id`, `parent`), drawn as a tree (SQLite 3.24).
+    case queryPlanTree
+    /// `SQLITE_DBCONFIG_TRIGGER_EQP`: query plans include the triggers a statement fires (SQLite 3.22).
+    case triggerQueryPlans
 
     /// The first SQLite release that has the feature, as `sqlite3_libversion_number` counts
     /// (3.24.0 is 3_024_000).
     public var introducedIn: Int32 {
         switch self {
-        case .upsert: return 3_024_000
+        case .upsert, .queryPlanTree: return 3_024_000
+        case .triggerQueryPlans: return 3_022_000
         case .renameColumn, .windowFunctions: return 3_025_000
         case .returningAndDropColumn: return 3_035_000
         case .nullsOrdering: return 3_030_000

@@ -49,6 +49,8 @@ final class ShellCompletionTests: CLITestCase {
         XCTAssertEqual(candidates(".hel"), [".help"])
         XCTAssertEqual(candidates(".he", after: "  "), [".headers", ".help"], "spaces before the command")
         XCTAssertEqual(candidates("."), ShellSession.commands.map(\.name).sorted(), "every command, from the one list")
+        XCTAssertEqual(candidates(".vfs"), [".vfsinfo", ".vfslist", ".vfsname"], "commands added to the list complete")
+        XCTAssertEqual(candidates(".ex"), [".excel", ".exit", ".expert", ".explain"])
         XCTAssertEqual(candidates(".nosuchcommand"), [])
         // A dot-command's arguments are often file names (.read, .open, .output): libedit's own completion.
         XCTAssertEqual(session.completion(of: "pl", after: ".read "), .fileNames)

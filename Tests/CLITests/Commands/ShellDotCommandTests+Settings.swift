@@ -151,9 +151,8 @@ extension ShellDotCommandTests {
     /// strings; `.mode` alone shows the mode with its options; `.show`, `.print` and `.echo`.
     func testModesWidthsShowPrintAndEchoAsSqlite3s() throws {
         let settled = { (text: String) in
-            // The database's name and EXPLAIN's layout (the shell has no `.explain auto`) differ.
-            text.replacingOccurrences(of: "     explain: off\n", with: "     explain: auto\n")
-                .replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(self.path("plain.db"))\n")
+            // The database's name differs.
+            text.replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(self.path("plain.db"))\n")
         }
         let result = try assertSameAsSqlite3(
             #"""
@@ -231,6 +230,48 @@ extension ShellDotCommandTests {
         // A plan of a statement with parameters, bound.
         let bound = try cipherShell(".eqp on\n.parameter set :a 7\nSELECT name FROM people WHERE age = :a;\n").stdout
         XCTAssertEqual(bound, "--EQP-- 0,0,0,SEARCH TABLE people USING INDEX people_by_age (age=?)\nit's \"me\"\n")
+    }
+
+    /// `.explain` and `.eqp full` lay out EXPLAIN listings as the stock sqlcipher shell (SQLite
+    /// 3.15, whose bytecode sqlite3 3.40 does not make) does on the same encrypted file, byte for
+    /// byte: widths, a value wider than its column, loops indented (a join, a sort, a trigger's
+    /// sub-program), `.nullvalue`, `.explain on` for any statement, `.show`'s lines.
+    func testExplainListingsAsTheStockShellLaysThemOut() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlcipher") else { throw XCTSkip("needs the stock sqlcipher shell") }
+        guard !(try cipherdb(["--version"]).stdout.contains("SQLCipher 4.")) else { throw XCTSkip("the stock shell is SQLCipher 3.4.1") }
+        let script = """
+            EXPLAIN SELECT p.name, q.name FROM pets p, people q WHERE p.owner = q.id ORDER BY 1;
+            EXPLAIN INSERT INTO people(name, age) VALUES ('Di', 40);
+            EXPLAIN QUERY PLAN SELECT * FROM people WHERE age > 3;
+            .explain off
+            EXPLAIN SELECT 1;
+            .explain on
+            SELECT name, age, 'a longer value than thirteen' FROM people ORDER BY id;
+            .show
+            .explain auto
+            .eqp full
+            SELECT name FROM people WHERE age = 31;
+            .nullvalue NUL
+            EXPLAIN SELECT NULL, 12345678901234567, 'abcdefghijklmnopq';
+            .explain
+            .mode csv
+            .show
+            """
+        let key = try XCTUnwrap(env["DB_PASS"])
+        try writeFile("stock.sql", "PRAGMA key = '\(key)';\nPRAGMA kdf_iter = 1000;\n" + script)
+        let expected = try shell(#"LD_PRELOAD= sqlcipher "$DIR/app.db" < "$DIR/stock.sql""#)
+        let actual = try cipherShell(script)
+        // The stock shell was given the file's full path.
+        let ours = actual.stdout.replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(path("app.db"))\n")
+        XCTAssertTrue(Array(ours.utf8) == Array(expected.stdout.utf8), LineDiff.render(expected: expected.stdout, actual: ours))
+        XCTAssertTrue(actual.stdout.contains("\n5       Column         0     0"), "a loop is indented: \(actual.stdout)")
+        XCTAssertTrue(actual.stdout.contains("     explain: on\n"), actual.stdout)
+        // sqlite3 3.40's words for the settings, and its warning for a word that is no boolean.
+        try assertSameAsSqlite3(
+            ".eqp trigger\n.show\n.eqp full\n.explain bogus\n.show\n.eqp\n", expect: 1,
+            normalized: {
+                $0.replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(self.path("plain.db"))\n")
+            }, dotCommandErrors: true)
     }
 
     /// `.timeout MS`: a statement waits that long for another connection's lock, then fails.

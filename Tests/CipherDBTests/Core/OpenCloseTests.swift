@@ -208,6 +208,26 @@ final class OpenCloseTests: DatabaseTestCase {
         XCTAssertEqual(files, [path("test.db")])
     }
 
+    /// An authorization observer sees each request as SQLite makes it, with its four texts, and
+    /// cannot change the policy: a key PRAGMA stays refused while it watches; nil stops it.
+    func testAuthorizationObserverWatchesWithoutDeciding() throws {
+        let db = try openDatabase()
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.refuseKeyPragmas()
+        var seen: [String] = []
+        try db.observeAuthorizations { action, texts in
+            seen.append("\(action) " + texts.map { $0 ?? "NULL" }.joined(separator: " "))
+        }
+        _ = try db.intForQuery("SELECT count(x) FROM t")
+        XCTAssertTrue(seen.contains("\(SQLITE_READ) t x main NULL"), "\(seen)")
+        XCTAssertThrowsError(try db.executeUpdate("PRAGMA key = 'x'"))
+        XCTAssertTrue(seen.contains("\(SQLITE_PRAGMA) key x NULL NULL"), "\(seen)")
+        try db.observeAuthorizations(nil)
+        seen.removeAll()
+        _ = try db.intForQuery("SELECT count(x) + 1 FROM t")
+        XCTAssertEqual(seen, [])
+    }
+
     func testBusyTimeoutCanBeChangedBeforeAndAfterOpen() throws {
         let db = Database(path: nil)
         XCTAssertEqual(db.busyTimeout, 2)
