@@ -298,11 +298,12 @@ extension ShellSession {
     private func writeAuthorization(_ action: Int32, _ values: [String?]) {
         guard !isCompleting else { return }
         let name = Self.authorizerActions.indices.contains(Int(action)) ? Self.authorizerActions[Int(action)] : String(action)
-        // PRAGMA key's second argument is the key itself.
+        // PRAGMA key's second argument is the key itself: the library shows it as nil.
         let hidesValue = action == SQLITE_PRAGMA && EditingLineReader.mayHoldKey("PRAGMA " + (values.first.flatMap { $0 } ?? ""))
         let shown = values.enumerated().map { index, value in
+            if hidesValue && index == 1 { return "(hidden)" }
             guard let value else { return "NULL" }
-            return hidesValue && index == 1 ? "(hidden)" : RowPrinter.cString(Array(value.utf8))
+            return RowPrinter.cString(Array(value.utf8))
         }
         write(text: "authorizer: \(name) " + shown.joined(separator: " "))
     }

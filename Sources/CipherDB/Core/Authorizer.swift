@@ -45,7 +45,8 @@ final class Authorizer {
     @exclusivity(unchecked) var compiledAttach = false
 
     /// Shown every request before the policy decides it (a shell's `.auth on`); it cannot
-    /// change the decision, so key PRAGMAs stay refused while it watches.
+    /// change the decision, so key PRAGMAs stay refused while it watches, and it is never shown
+    /// a key PRAGMA's value.
     @exclusivity(unchecked) var observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?
 
     /// Installs the policy on `handle` unless it is installed; later changes to the flags apply
@@ -59,7 +60,12 @@ final class Authorizer {
                 guard let context else { return SQLITE_OK }
                 let policy = Unmanaged<Authorizer>.fromOpaque(context).takeUnretainedValue()
                 if let observer = policy.observer {
-                    observer(action, [first, second, third, fourth].map { $0.map { String(cString: $0) } })
+                    // A key PRAGMA's value is the key: the observer is shown nil in its place,
+                    // so that no copy of it reaches memory nobody wipes.
+                    let hidesValue =
+                        action == SQLITE_PRAGMA
+                        && first.map { Authorizer.isRefusedPragma(String(cString: $0).lowercased(), setting: false) } ?? false
+                    observer(action, [first, hidesValue ? nil : second, third, fourth].map { $0.map { String(cString: $0) } })
                 }
                 return policy.decide(action, first, second)
             }, Unmanaged.passUnretained(self).toOpaque())

@@ -479,7 +479,8 @@ public final class Database {
     /// Shows `observer` each authorizer request SQLite makes while compiling a statement (its
     /// action code, `SQLITE_READ` say, and its four text arguments), until called with `nil`.
     /// It only watches: the connection's own policy (refused key PRAGMAs, observations) still
-    /// decides. Statements compiled earlier and cached are not compiled again.
+    /// decides. A key PRAGMA's value (`PRAGMA key = '...'`) is shown as `nil`: it is the key.
+    /// Statements compiled earlier and cached are not compiled again.
     ///
     /// - Throws: ``DatabaseError`` if the database is not open.
     public func observeAuthorizations(_ observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?) throws(DatabaseError) {

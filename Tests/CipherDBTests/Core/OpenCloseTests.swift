@@ -209,7 +209,8 @@ final class OpenCloseTests: DatabaseTestCase {
     }
 
     /// An authorization observer sees each request as SQLite makes it, with its four texts, and
-    /// cannot change the policy: a key PRAGMA stays refused while it watches; nil stops it.
+    /// cannot change the policy: a key PRAGMA stays refused while it watches, and its value (the
+    /// key) is never shown; nil stops it.
     func testAuthorizationObserverWatchesWithoutDeciding() throws {
         let db = try openDatabase()
         try db.executeUpdate("CREATE TABLE t(x)")
@@ -220,8 +221,13 @@ final class OpenCloseTests: DatabaseTestCase {
         }
         _ = try db.intForQuery("SELECT count(x) FROM t")
         XCTAssertTrue(seen.contains("\(SQLITE_READ) t x main NULL"), "\(seen)")
-        XCTAssertThrowsError(try db.executeUpdate("PRAGMA key = 'x'"))
-        XCTAssertTrue(seen.contains("\(SQLITE_PRAGMA) key x NULL NULL"), "\(seen)")
+        XCTAssertThrowsError(try db.executeUpdate("PRAGMA key = 'secret passphrase'"))
+        XCTAssertThrowsError(try db.executeUpdate("PRAGMA HexReKey = '00ff'"))
+        XCTAssertTrue(seen.contains("\(SQLITE_PRAGMA) key NULL NULL NULL"), "\(seen)")
+        XCTAssertTrue(seen.contains("\(SQLITE_PRAGMA) HexReKey NULL NULL NULL"), "\(seen)")
+        XCTAssertFalse(seen.joined().contains("secret") || seen.joined().contains("00ff"), "\(seen)")
+        _ = try db.stringForQuery("PRAGMA journal_mode = delete")
+        XCTAssertTrue(seen.contains("\(SQLITE_PRAGMA) journal_mode delete NULL NULL"), "\(seen)")
         try db.observeAuthorizations(nil)
         seen.removeAll()
         _ = try db.intForQuery("SELECT count(x) + 1 FROM t")
