@@ -79,21 +79,25 @@ extension ShellSession {
     /// `.eqp full`'s second part: the statement's EXPLAIN listing, bound as it is, in the
     /// explain layout. Nothing when SQLite will not explain it.
     func writeExplainListing(of sql: Substring) {
-        do {
-            let explain = try database.makeStatement("EXPLAIN " + sql)
-            defer { explain.close() }
-            if explain.parameterCount > 0 { try parameters.bind(to: explain) }
-            let rows = try explain.executeQuery()
-            defer { rows.close() }
+        let bytes = try? runBound("EXPLAIN " + sql) { rows throws(DatabaseError) in
             var listing = ExplainListing(
                 columns: (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }, indents: true,
                 nullValue: Array(style.nullValue.utf8))
             while try rows.next() { listing.add(rows.values) }
-            let bytes = listing.render()
-            if !bytes.isEmpty { write(bytes) }
-        } catch {
-            return
+            return listing.render()
         }
+        if let bytes, !bytes.isEmpty { write(bytes) }
+    }
+
+    /// Runs `sql` (an `EXPLAIN` or `EXPLAIN QUERY PLAN` of a statement about to run) with the
+    /// shell's parameters bound as the statement's are, and reads its rows with `read`.
+    func runBound<T>(_ sql: String, _ read: (ResultSet) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        let statement = try database.makeStatement(sql)
+        defer { statement.close() }
+        if statement.parameterCount > 0 { try parameters.bind(to: statement) }
+        let rows = try statement.executeQuery()
+        defer { rows.close() }
+        return try read(rows)
     }
 }
 

@@ -176,18 +176,15 @@ extension ShellSession {
         var steps: [(id: Int, parent: Int, detail: String)] = []
         var isTree = false
         do {
-            let plan = try database.makeStatement("EXPLAIN QUERY PLAN " + sql)
-            defer { plan.close() }
-            if plan.parameterCount > 0 { try parameters.bind(to: plan) }
-            let rows = try plan.executeQuery()
-            defer { rows.close() }
-            isTree = rows.columnName(at: 0) == "id"
-            while try rows.next() {
-                if isTree {
-                    steps.append((rows.int(at: 0) ?? 0, rows.int(at: 1) ?? 0, rows.string(at: 3) ?? ""))
-                } else {
-                    let numbers = (0..<3).map { String(rows.int(at: $0) ?? 0) }.joined(separator: ",")
-                    steps.append((0, 0, "--EQP-- \(numbers),\(rows.string(at: 3) ?? "")"))
+            try runBound("EXPLAIN QUERY PLAN " + sql) { rows throws(DatabaseError) in
+                isTree = rows.columnName(at: 0) == "id"
+                while try rows.next() {
+                    if isTree {
+                        steps.append((rows.int(at: 0) ?? 0, rows.int(at: 1) ?? 0, rows.string(at: 3) ?? ""))
+                    } else {
+                        let numbers = (0..<3).map { String(rows.int(at: $0) ?? 0) }.joined(separator: ",")
+                        steps.append((0, 0, "--EQP-- \(numbers),\(rows.string(at: 3) ?? "")"))
+                    }
                 }
             }
         } catch {
