@@ -94,6 +94,7 @@ struct ShellCommand: ParsableCommand {
         _ = session.run(reader)
         interrupts?.cancel()
         do { try session.closeDestination() } catch { session.reportError(error.message) }
+        session.removeExcelFile()
         do { try session.stopTracing() } catch { session.reportError(error.message) }
         do { try session.stopLogging() } catch { session.reportError(error.message) }
         if interactive { Console.write("\n") }

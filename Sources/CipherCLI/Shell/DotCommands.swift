@@ -324,7 +324,8 @@ extension ShellSession {
             name: ".excel", usage: "", summary: "Display the output of next command in spreadsheet",
             details: [
                 "   --bom                   Put a UTF8 byte-order mark on intermediate file",
-                "   no spreadsheet is opened: the CSV goes to a new 0600 file whose path is printed",
+                "   no spreadsheet is opened: the CSV goes to a new 0600 file whose path is printed;",
+                "   it holds the rows in plaintext and is deleted at the next .excel or when the shell ends",
             ]
         ) { shell, arguments throws(CLIError) in
             try shell.excelCommand(arguments)

@@ -129,13 +129,17 @@ final class ChecksumHasher {
         defer { rows.close() }
         while try rows.next() {
             var bytes: [UInt8] = [UInt8(ascii: "R")]
-            for value in rows.values {
-                switch value {
-                case .null: bytes.append(UInt8(ascii: "N"))
-                case .integer(let number): bytes += [UInt8(ascii: "I")] + Self.bigEndian(UInt64(bitPattern: number))
-                case .real(let number): bytes += [UInt8(ascii: "F")] + Self.bigEndian(number.bitPattern)
-                case .text(let text): bytes += Array("T\(text.utf8.count):".utf8) + Array(text.utf8)
-                case .blob(let data): bytes += Array("B\(data.count):".utf8) + Array(data)
+            // The values as SQLite holds them: text as its stored bytes, as sqlite3 hashes it
+            // (a `String` would replace bytes that are not UTF-8).
+            for index in 0..<rows.columnCount {
+                rows.withBorrowedValue(at: index) { value in
+                    switch value {
+                    case .null: bytes.append(UInt8(ascii: "N"))
+                    case .integer(let number): bytes += [UInt8(ascii: "I")] + Self.bigEndian(UInt64(bitPattern: number))
+                    case .real(let number): bytes += [UInt8(ascii: "F")] + Self.bigEndian(number.bitPattern)
+                    case .text(let text): bytes += Array("T\(text.count):".utf8) + Array(text)
+                    case .blob(let blob): bytes += Array("B\(blob.count):".utf8) + Array(blob)
+                    }
                 }
             }
             try hasher.update(bytes)

@@ -209,7 +209,8 @@ extension ShellSession {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("-") else {
-                steps = Int32(clamping: Self.integerValue(argument))
+                // An int, as sqlite3 casts it.
+                steps = Int32(truncatingIfNeeded: Self.integerValue(argument))
                 continue
             }
             let option = argument.hasPrefix("--") ? String(argument.dropFirst(2)) : String(argument.dropFirst())
@@ -219,7 +220,7 @@ extension ShellSession {
             case "once": settings.once = true
             case "limit":
                 guard index < arguments.count else { throw CLIError.usage("missing argument on --limit") }
-                settings.limit = Self.integerValue(arguments[index])
+                settings.limit = Int(Int32(truncatingIfNeeded: Self.integerValue(arguments[index])))
                 index += 1
             default: throw CLIError.usage("unknown option: \"\(argument)\"", hint: ".help progress lists the options")
             }
@@ -249,6 +250,7 @@ extension ShellSession {
     }
 
     /// sqlite3's `integerValue`: a decimal or 0x hexadecimal number, with a KiB/MB/... suffix.
+    /// Like sqlite3's 64-bit arithmetic, a number too large wraps instead of trapping.
     static func integerValue(_ text: String) -> Int {
         var digits = Substring(text)
         var sign = 1
@@ -259,15 +261,16 @@ extension ShellSession {
             digits = digits.dropFirst()
         }
         if digits.hasPrefix("0x") || digits.hasPrefix("0X") {
-            return sign * (Int(digits.dropFirst(2).prefix { $0.isHexDigit }, radix: 16) ?? 0)
+            let number = digits.dropFirst(2).prefix { $0.isHexDigit }.reduce(0) { $0 &* 16 &+ ($1.hexDigitValue ?? 0) }
+            return sign &* number
         }
-        let number = Int(digits.prefix { $0.isASCII && $0.isNumber }) ?? 0
+        let number = digits.prefix { $0.isASCII && $0.isNumber }.reduce(0) { $0 &* 10 &+ ($1.wholeNumberValue ?? 0) }
         let suffixes: [String: Int] = [
             "kib": 1024, "ki": 1024, "k": 1000, "mib": 1_048_576, "mi": 1_048_576, "m": 1_000_000, "gib": 1_073_741_824,
             "gi": 1_073_741_824, "g": 1_000_000_000,
         ]
         let suffix = digits.drop { $0.isASCII && $0.isNumber }.lowercased()
-        return sign * number * (suffixes[suffix] ?? 1)
+        return sign &* number &* (suffixes[suffix] ?? 1)
     }
 
     // MARK: - .auth
@@ -446,7 +449,7 @@ extension ShellSession {
             write(text: String(value))
         case "chunk_size":
             guard values.count == 1 else { throw CLIError.usage(usage) }
-            var value = Int32(clamping: Self.integerValue(values[0]))
+            var value = Int32(truncatingIfNeeded: Self.integerValue(values[0]))
             try control(SQLITE_FCNTL_CHUNK_SIZE, &value)
         case "size_limit":
             guard values.count <= 1 else { throw CLIError.usage(usage) }

@@ -132,19 +132,34 @@ extension ShellSession {
     /// `.excel ?--bom?`: sqlite3 opens the next command's rows in a spreadsheet. No spreadsheet
     /// is opened here (a server has none): the rows go, as CSV with headers, to a new 0600 file
     /// in the temporary folder, whose path is printed on stderr. The file holds the rows in
-    /// plaintext: it is for whoever asked, and is theirs to delete.
+    /// plaintext, so it lives as sqlite3's does: until the next `.excel` or the end of the shell
+    /// (`.once FILE` keeps a copy).
     func excelCommand(_ arguments: [String]) throws(CLIError) {
         var byteOrderMark = false
         for argument in arguments {
             guard Self.option(argument, is: "bom") else { throw CLIError.usage("unknown option: \(argument)", hint: "only --bom") }
             byteOrderMark = true
         }
+        // The previous `.excel`'s file is published when its redirection ends: end it first.
+        try closeDestination()
+        removeExcelFile()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cipherdb-excel-\(UUID().uuidString).csv").path
         try redirect(to: path, once: true)
+        excelFile = path
         if byteOrderMark { write([0xEF, 0xBB, 0xBF]) }
-        styleAfterOnce = style
+        // Two `.excel`s in a row: the style to go back to is the one before the first.
+        if styleAfterOnce == nil { styleAfterOnce = style }
         style.setMode(.csv)
         style.setHeaders(true)
-        Console.error("the next command's rows go to \(path) as CSV (mode 0600); no spreadsheet is opened")
+        Console.error(
+            "the next command's rows go to \(path) as CSV (mode 0600, deleted at the next .excel or when the shell ends); "
+                + "no spreadsheet is opened")
+    }
+
+    /// Deletes the plaintext file the last `.excel` wrote, if any.
+    func removeExcelFile() {
+        guard let excelFile else { return }
+        self.excelFile = nil
+        unlink(excelFile)
     }
 }

@@ -48,6 +48,9 @@ final class Authorizer {
     /// change the decision, so key PRAGMAs stay refused while it watches, and it is never shown
     /// a key PRAGMA's value.
     @exclusivity(unchecked) var observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?
+    /// Whether the observer is running: SQLite is compiling a statement, and the connection
+    /// must not be used (``Database/requireHandle(sql:)`` refuses it).
+    @exclusivity(unchecked) private(set) var isObserving = false
 
     /// Installs the policy on `handle` unless it is installed; later changes to the flags apply
     /// to statements compiled after them.
@@ -65,7 +68,9 @@ final class Authorizer {
                     let hidesValue =
                         action == SQLITE_PRAGMA
                         && first.map { Authorizer.isRefusedPragma(String(cString: $0).lowercased(), setting: false) } ?? false
+                    policy.isObserving = true
                     observer(action, [first, hidesValue ? nil : second, third, fourth].map { $0.map { String(cString: $0) } })
+                    policy.isObserving = false
                 }
                 return policy.decide(action, first, second)
             }, Unmanaged.passUnretained(self).toOpaque())

@@ -303,6 +303,10 @@ public final class Database {
     @inline(__always)
     func requireHandle(sql: String? = nil) throws(DatabaseError) -> OpaquePointer {
         finishPendingClose()
+        if authorizer.isObserving {
+            // SQLite forbids preparing or stepping from inside an authorizer callback.
+            throw DatabaseError.misuse("the database used from inside its authorization observer, while SQLite compiles a statement")
+        }
         guard let sqliteHandle, !isClosePending else {
             if let invalidationReason {
                 throw DatabaseError(
@@ -482,10 +486,15 @@ public final class Database {
     /// decides. A key PRAGMA's value (`PRAGMA key = '...'`) is shown as `nil`: it is the key.
     /// Statements compiled earlier and cached are not compiled again.
     ///
+    /// The observer runs while SQLite compiles a statement: it must not use this database. A
+    /// statement it runs throws `misuse`; a `close()` from it happens once the compile is over.
+    ///
     /// - Throws: ``DatabaseError`` if the database is not open.
     public func observeAuthorizations(_ observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?) throws(DatabaseError) {
         let handle = try requireHandle()
-        authorizer.observer = observer
+        // Counted as a callback, so that a close from inside it waits for SQLite to return.
+        authorizer.observer = observer.map { observer in { [callbacks] action, arguments in callbacks.run { observer(action, arguments) } }
+        }
         authorizer.install(on: handle)
     }
 

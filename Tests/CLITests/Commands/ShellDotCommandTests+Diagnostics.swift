@@ -124,6 +124,11 @@ extension ShellDotCommandTests {
             """, expect: 1)
         let bad = try cipherShell(".progress 1 --limit\n.progress --bogus\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("missing argument on --limit"), bad.stderr)
+        // Numbers past 64 bits, with a multiplying suffix, wrap as sqlite3's do: no trap.
+        let huge = try cipherShell(
+            ".progress 99999999999g --quiet\n.progress 1 --quiet --limit 99999999999999gib\n.progress 0x8000000000000000 --quiet\n"
+                + ".filectrl chunk_size 9999999999999g\n.progress 0\nSELECT 'alive';\n")
+        XCTAssertEqual(huge.stdout, "alive\n")
         XCTAssertTrue(bad.stderr.contains("unknown option: \"--bogus\""), bad.stderr)
     }
 
@@ -212,17 +217,32 @@ extension ShellDotCommandTests {
     }
 
     /// `.excel`: the next command's rows as sqlite3's CSV with headers in a new 0600 file,
-    /// whose path is printed; the mode is as before for the command after.
-    func testExcelWritesTheNextRowsAsCSVToAPrivateFile() throws {
-        let result = try cipherShell(".excel --bom\nSELECT id, name FROM people;\nSELECT 'after';\n")
-        XCTAssertEqual(result.stdout, "after\n")
-        let path = try XCTUnwrap(result.stderr.range(of: #"/\S+\.csv"#, options: .regularExpression).map { String(result.stderr[$0]) })
-        defer { try? FileManager.default.removeItem(atPath: path) }
+    /// whose path is printed; the mode is as before for the command after, even after two
+    /// `.excel`s in a row. The file holds plaintext rows, so, as sqlite3's, it is deleted at the
+    /// next `.excel` and when the shell ends.
+    func testExcelWritesTheNextRowsAsCSVToAPrivateFileDeletedAtTheEnd() throws {
+        let folder = path("excel-tmp")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var excelEnv = env
+        excelEnv["TMPDIR"] = folder
+        let result = try cipherdb(
+            ["shell", "app.db"] + open, env: excelEnv,
+            stdin: """
+                .excel
+                .excel --bom
+                SELECT id, name FROM people;
+                .system ls $TMPDIR | grep -c cipherdb-excel
+                .system stat -c %a $TMPDIR/cipherdb-excel-*.csv
+                .system cat $TMPDIR/cipherdb-excel-*.csv
+                .mode
+                SELECT 'after';
+
+                """)
         try decrypt()
         let expected = try shell(#"printf '.headers on\n.mode csv\nSELECT id, name FROM people;\n' | sqlite3 "$DIR/plain.db""#).stdout
-        XCTAssertEqual(try XCTUnwrap(FileManager.default.contents(atPath: path)), Data([0xEF, 0xBB, 0xBF]) + Data(expected.utf8))
-        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
-        XCTAssertEqual(mode & 0o077, 0)
+        XCTAssertEqual(result.stdout, "1\n600\n\u{FEFF}" + expected + "current output mode: list\nafter\n", "one file, the second's")
+        XCTAssertTrue(result.stderr.contains("deleted at the next .excel or when the shell ends"), result.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "the plaintext file outlived the shell")
     }
 
     /// The commands this shell or this SQLite cannot offer each say why, as a failed command;

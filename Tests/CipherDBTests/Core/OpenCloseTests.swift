@@ -234,6 +234,30 @@ final class OpenCloseTests: DatabaseTestCase {
         XCTAssertEqual(seen, [])
     }
 
+    /// An observer runs while SQLite compiles: a statement it runs on the same database is
+    /// refused as misuse (SQLite forbids it), and a close from it waits for the compile.
+    func testAnAuthorizationObserverCannotUseItsDatabase() throws {
+        let db = try openDatabase()
+        try db.executeUpdate("CREATE TABLE t(x)")
+        var inner: DatabaseError?
+        try db.observeAuthorizations { _, _ in
+            guard inner == nil else { return }
+            do { _ = try db.intForQuery("SELECT 1") } catch { inner = error as? DatabaseError }
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT count(x) + 2 FROM t"), 2)
+        XCTAssertEqual(inner?.kind, .misuse)
+        XCTAssertTrue(inner?.message.contains("authorization observer") ?? false, "\(String(describing: inner))")
+
+        try db.observeAuthorizations { _, _ in db.close() }
+        // Whether the statement being compiled still runs is SQLite's call (the interrupt);
+        // the connection is closed either way, and stays usable as a closed one.
+        _ = try? db.intForQuery("SELECT count(x) + 3 FROM t")
+        XCTAssertFalse(db.isOpen)
+        XCTAssertThrowsError(try db.intForQuery("SELECT 4")) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .misuse)
+        }
+    }
+
     func testBusyTimeoutCanBeChangedBeforeAndAfterOpen() throws {
         let db = Database(path: nil)
         XCTAssertEqual(db.busyTimeout, 2)
