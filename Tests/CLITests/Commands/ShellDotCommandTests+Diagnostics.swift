@@ -11,12 +11,14 @@ import XCTest
 extension ShellDotCommandTests {
     /// `.sha3sum` gives sqlite3's hashes for the same content: the encrypted file and its
     /// plaintext copy hash alike, whole, per table, with the schema tables, in each size; reals,
-    /// blobs, NULLs and text that is not ASCII included; `--debug` shows sqlite3's query.
+    /// blobs, NULLs and text that is not ASCII included (or not UTF-8, hashed as its stored
+    /// bytes); `--debug` shows sqlite3's query.
     func testSha3sumGivesSqlite3sHashesForTheSameContent() throws {
         let result = try assertSameAsSqlite3(
             """
             CREATE TABLE kinds(r REAL, b BLOB, t TEXT, i INTEGER);
             INSERT INTO kinds VALUES (1.5, x'00ff', 'ü', -1), (-2e300, x'', '', 9223372036854775807), (NULL, NULL, NULL, NULL);
+            INSERT INTO kinds VALUES (0, NULL, CAST(x'ff80c3' AS TEXT), 0), (0, NULL, CAST(x'610062' AS TEXT), 0);
             ANALYZE;
             .sha3sum
             .sha3sum --schema
