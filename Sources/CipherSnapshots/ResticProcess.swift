@@ -102,7 +102,8 @@ final class ResticProcess {
         let errorRead = errorPipe.read
         // The caller waits for the run: its sink may run on another thread meanwhile.
         let sink = UncheckedSendable(outputSink)
-        DispatchQueue.global().async(group: group) {
+        // Each pipe drains on a thread of its own: the reads block until restic writes or ends.
+        startThread(in: group) {
             drain(outputRead) { chunk in
                 if let outputSink = sink.value {
                     if !state.stopped, !outputSink(chunk) { state.stop(pid: pid, byCaller: true) }
@@ -111,7 +112,7 @@ final class ResticProcess {
                 }
             }
         }
-        DispatchQueue.global().async(group: group) {
+        startThread(in: group) {
             drain(errorRead) { chunk in state.appendErrors(chunk) }
         }
         // The watchdog: restic retries an unreachable backend for minutes; this gives up sooner.
