@@ -227,36 +227,29 @@ extension SnapshotRepository {
         if let id, id.isEmpty || !id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) }) {
             throw SnapshotError(.snapshotNotFound, "not a restic snapshot id")
         }
-        let hasher = try SHA256.Hasher()
+        let copy = try RestoredBytes(into: pending, progress: progress)
         var reader = TarFileReader()
-        var written = 0
         var failure: Error?
         let arguments = ["dump"] + (id == nil ? ["--tag", SnapshotManifest.tag, "latest"] : [id?.lowercased() ?? ""]) + ["/"]
-        _ = try run(
-            arguments, action: "restore the snapshot",
-            outputSink: { chunk in
-                do {
-                    return try reader.consume(chunk) { bytes, size in
-                        do {
-                            try pending.write(bytes)
-                            try hasher.update(bytes)
-                        } catch {
-                            failure = error
-                            return false
-                        }
-                        written += bytes.count
-                        progress?(written, size)
-                        return true
+        do {
+            _ = try run(
+                arguments, action: "restore the snapshot",
+                outputSink: { chunk in
+                    do {
+                        return try reader.consume(chunk) { bytes, size in copy.append(bytes, of: size) }
+                    } catch {
+                        failure = SnapshotError(.notASnapshotOfCipherDB, "the snapshot is not one file: \(error)")
+                        return false
                     }
-                } catch {
-                    failure = failure ?? SnapshotError(.notASnapshotOfCipherDB, "the snapshot is not one file: \(error)")
-                    return false
-                }
-            })
-        if let failure { throw failure }
+                })
+        } catch {
+            // restic stopped because the copy did: the copy's error is the cause.
+            guard copy.failure != nil || failure != nil else { throw error }
+        }
+        if let failure = copy.failure ?? failure { throw failure }
         do { try reader.finish() } catch { throw SnapshotError(.notASnapshotOfCipherDB, "the snapshot is not one file: \(error)") }
         guard let file = reader.file else { throw SnapshotError(.notASnapshotOfCipherDB, "the snapshot holds no file") }
-        return (file.name, Self.hex(try hasher.finalize()), written)
+        return (file.name, try copy.digest(), copy.count)
     }
 
     /// Streams `snapshot` from `restic dump` into `pending` and checks its size and SHA-256
@@ -265,30 +258,22 @@ extension SnapshotRepository {
         _ snapshot: Snapshot, into pending: PendingFile, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) {
         guard let manifest = snapshot.manifest, let file = snapshot.fileInSnapshot else { throw Self.noManifest(snapshot) }
-        let hasher: SHA256.Hasher
-        do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
-        var written = 0
-        var writeError: SnapshotError?
-        _ = try run(
-            ["dump", snapshot.id, file], action: "restore snapshot \(snapshot.shortID)",
-            outputSink: { chunk in
-                do {
-                    try pending.write(chunk)
-                    try hasher.update(chunk)
-                } catch let error as DatabaseError {
-                    writeError = .database(error, "cannot write \(pending.targetPath)")
-                    return false
-                } catch {
-                    writeError = SnapshotError(.ioError, "\(error)")
-                    return false
-                }
-                written += chunk.count
-                progress?(written, manifest.byteCount)
-                return true
-            })
-        if let writeError { throw writeError }
-        let digest: String
-        do { digest = Self.hex(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
+        let copy = try RestoredBytes(into: pending, progress: progress)
+        do {
+            _ = try run(
+                ["dump", snapshot.id, file], action: "restore snapshot \(snapshot.shortID)",
+                outputSink: { chunk in copy.append(chunk, of: manifest.byteCount) })
+        } catch {
+            // restic stopped because the copy did: the copy's error is the cause.
+            guard copy.failure != nil else { throw error }
+        }
+        switch copy.failure {
+        case nil: break
+        case let error as DatabaseError: throw .database(error, "cannot write \(pending.targetPath)")
+        case let error?: throw SnapshotError(.ioError, "\(error)")
+        }
+        let digest = try copy.digest()
+        let written = copy.count
         guard written == manifest.byteCount, digest == manifest.sha256 else {
             throw SnapshotError(
                 .checksumMismatch,
@@ -327,5 +312,43 @@ extension SnapshotRepository {
     static func removeFolder(_ folder: String) {
         for name in PathBytes.names(inFolder: folder) ?? [] { _ = PathBytes.unlink(folder + "/" + name) }
         rmdir(folder)
+    }
+}
+
+/// The bytes of a restore as they reach the pending file: written, hashed and counted in one
+/// place, for the manifest's size and SHA-256 to be checked against.
+final class RestoredBytes {
+    private let pending: PendingFile
+    private let hasher: SHA256.Hasher
+    private let progress: ((_ done: Int, _ total: Int) -> Void)?
+    /// Bytes written so far.
+    private(set) var count = 0
+    /// What stopped the copy: the write's `DatabaseError` or the hash's error.
+    private(set) var failure: Error?
+
+    init(into pending: PendingFile, progress: ((_ done: Int, _ total: Int) -> Void)?) throws(SnapshotError) {
+        self.pending = pending
+        self.progress = progress
+        do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
+    }
+
+    /// Writes, hashes and counts `bytes` of `total`; `false` (with ``failure`` set) when the
+    /// write or the hash fails, which stops restic.
+    func append(_ bytes: UnsafeRawBufferPointer, of total: Int) -> Bool {
+        do {
+            try pending.write(bytes)
+            try hasher.update(bytes)
+        } catch {
+            failure = error
+            return false
+        }
+        count += bytes.count
+        progress?(count, total)
+        return true
+    }
+
+    /// The SHA-256 of every byte written, in hex.
+    func digest() throws(SnapshotError) -> String {
+        do { return SnapshotRepository.hex(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
     }
 }

@@ -32,6 +32,27 @@ final class SnapshotRepositoryTests: XCTestCase {
 
     // MARK: - Local backend
 
+    /// A restore onto a full disk fails with the disk's error, by the latest snapshot and by
+    /// its id, and leaves nothing at the target or beside it.
+    func testARestoreOntoAFullDiskFailsAndLeavesNothing() throws {
+        guard let mount = try SmallFileSystem(megabytes: 4, in: directory) else { throw XCTSkip("mounting a tmpfs needs root") }
+        defer { mount.unmount() }
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("first passphrase")
+        try makeDatabase("app.db", key: key, rows: 5000)
+        let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        try mount.fill(leaving: 16 * 1024)
+        for id in [nil, made.snapshot.shortID] {
+            XCTAssertThrowsError(try repository.restore(id, to: mount.path + "/restored.db")) { error in
+                let snapshotError = error as? SnapshotError
+                XCTAssertEqual(snapshotError?.kind, .ioError, "\(error)")
+                XCTAssertEqual(snapshotError?.databaseError?.kind, .diskFull, "\(error)")
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mount.path), ["filler"])
+        }
+    }
+
     func testCreateListRestoreAndDrillOnTheLocalBackend() throws {
         let repository = try makeRepository(path("repo"))
         try ResticTestRepository.copy(to: path("repo"))
