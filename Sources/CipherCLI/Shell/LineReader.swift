@@ -98,6 +98,10 @@ final class EditingLineReader: LineReader {
     init(historyPath: String?, redactsLiterals: Bool) {
         self.historyPath = historyPath
         self.redactsLiterals = redactsLiterals
+        // The user's character set (LANG, LC_ALL, LC_CTYPE), for libedit to read, edit and
+        // complete text beyond ASCII in a UTF-8 terminal; only the character class, so numbers
+        // and messages keep the C locale's form.
+        setlocale(LC_CTYPE, "")
         cipherdb_line_editing_setup("cipherdb")
         stifle_history(Int32(Self.historyLimit))
         if let historyPath, access(historyPath, R_OK) == 0 {
@@ -145,9 +149,10 @@ final class EditingLineReader: LineReader {
         }
     }
 
-    /// Whether libedit can decode text beyond ASCII: only in a multibyte locale. The shell sets
-    /// none (the C locale), and there libedit would delete the word and insert nothing for a
-    /// candidate such as `"café"`: those are left out, the word stays as typed.
+    /// Whether libedit can decode text beyond ASCII: only in a multibyte locale (the user's
+    /// character set, taken when line editing starts). In the C locale libedit would delete the
+    /// word and insert nothing for a candidate such as `"café"`: those are left out, the word
+    /// stays as typed.
     private static var libeditTakesMultibyteText: Bool {
         #if canImport(Glibc)
         return __ctype_get_mb_cur_max() > 1

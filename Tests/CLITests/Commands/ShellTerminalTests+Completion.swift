@@ -20,7 +20,7 @@ extension ShellTerminalTests {
                 "\\004",
             ],
             // The list of matches is followed by the prompt again.
-            prompts: [2: 2, 4: 3, 6: 4, 8: 5, 10: 6])
+            prompts: [2: 2, 4: 3, 6: 4, 8: 5, 10: 6], env: ["LC_ALL": "C"])
         XCTAssertEqual(result.status, 0, result.stdout)
         XCTAssertTrue(result.stdout.contains(".headers  .help"), "the second Tab lists both: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("Show help text for PATTERN"), ".help ran: \(result.stdout)")
@@ -34,5 +34,13 @@ extension ShellTerminalTests {
         XCTAssertTrue(result.stdout.contains("no such table: app\r\n"), result.stdout)
         // libedit in the C locale cannot insert "café": the word stays as typed, not deleted.
         XCTAssertTrue(history.contains("\nSELECT * FROM caf;\n"), history)
+
+        // In a UTF-8 locale the shell takes the user's character set: "café" completes (quoted,
+        // as a name beyond ASCII is) and runs.
+        let utf8 = try typed(
+            ["SELECT count(*) || \\047-rows\\047 FROM caf\\t", ";\\n", "\\004"], prompts: [1: 1, 2: 2], env: ["LC_ALL": "C.UTF-8"])
+        XCTAssertEqual(utf8.status, 0, utf8.stdout)
+        XCTAssertTrue(utf8.stdout.contains("0-rows\r\n"), "the completed statement ran: \(utf8.stdout)")
+        XCTAssertTrue(utf8.stdout.contains("\"café\" ;"), "the line shows the completed word: \(utf8.stdout)")
     }
 }
