@@ -35,8 +35,9 @@ demo-offsite: deps
 	@tools/demo-offsite.sh "$(BUILD_DIR)/debug/cipherdb"
 
 # Every suite against the system's SQLCipher (3.4.1 on Debian 12), each test in its own process,
-# two at a time (--parallel: 3.4 minutes where one at a time took 6.5; every test makes its own
-# folder, ports and servers), then the database core's suites again against SQLCipher 4 when it
+# three at a time on two cores (--parallel: many tests wait on a terminal, a server or a child
+# process; 213 s where two at a time took 265 and one at a time 6.5 minutes; every test makes
+# its own folder, ports and servers), then the database core's suites again against SQLCipher 4 when it
 # can be loaded (see tools/sqlcipher4-env.sh), in two processes at once. The tests in LONG_TESTS
 # run in `make test-long` instead (CI runs both), so that `make test` stays well under ten minutes.
 test: test-sqlcipher3 test-sqlcipher4
@@ -56,7 +57,7 @@ test-sqlcipher3: deps
 	@tools/rclone-env.sh >/dev/null || echo "rclone could not be set up: the snapshot tests' S3 cases will say so"
 	@preload="$$(tools/sqlcipher4-env.sh)" || preload=""; \
 	python=""; [ -n "$$preload" ] && python="$$(cd .build-sqlcipher4/venv/bin && pwd)/python"; \
-	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel --skip '$(LONG_TESTS)'
+	CIPHERDB_SQLCIPHER4_PYTHON="$$python" $(SWIFT) test --skip-build --parallel --num-workers 3 --skip '$(LONG_TESTS)'
 
 test-sqlcipher4: deps
 	$(SWIFT) build --build-tests
