@@ -35,21 +35,16 @@ extension ShellSession {
         if argument == "auto" {
             explainSetting = .auto
         } else {
-            explainSetting = try Self.strictBoolean(argument) ? .on : .off
+            explainSetting = Self.strictBoolean(argument) ? .on : .off
         }
     }
 
     /// sqlite3's `booleanValue` with its warning: a word that is not a boolean is "no", and
     /// sqlite3 says so on stderr (which is all it does: the command still runs).
-    static func strictBoolean(_ text: String) throws(CLIError) -> Bool {
-        if let number = Int(text) { return number != 0 }
-        switch text.lowercased() {
-        case "on", "yes", "true": return true
-        case "off", "no", "false": return false
-        default:
-            Console.error("ERROR: Not a boolean value: \"\(text)\". Assuming \"no\".")
-            return false
-        }
+    static func strictBoolean(_ text: String) -> Bool {
+        if let value = parsedBoolean(text) { return value }
+        Console.error("ERROR: Not a boolean value: \"\(text)\". Assuming \"no\".")
+        return false
     }
 
     /// `.eqp on|off|trigger|full`: sqlite3 3.40's levels; `trace` (a debugging build's) is refused.
@@ -59,7 +54,7 @@ extension ShellSession {
         case "full": queryPlanLevel = .full
         case "trigger": queryPlanLevel = .trigger
         case "trace": throw CLIError.usage(".eqp trace needs a debugging build of SQLite (SQLITE_DEBUG)")
-        default: queryPlanLevel = try Self.strictBoolean(arguments[0]) ? .on : .off
+        default: queryPlanLevel = Self.strictBoolean(arguments[0]) ? .on : .off
         }
     }
 

@@ -197,5 +197,5 @@ extension ShellSession {
 
 extension Array {
     /// The element at `index`, `nil` outside the array.
-    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

@@ -16,9 +16,16 @@ extension ShellSession {
     }
 
     /// sqlite3's `booleanValue`: on, yes, true or a non-zero number.
-    static func booleanValue(_ text: String) -> Bool {
+    static func booleanValue(_ text: String) -> Bool { parsedBoolean(text) ?? false }
+
+    /// sqlite3's words for a boolean (a number is true unless 0); `nil` for any other word.
+    static func parsedBoolean(_ text: String) -> Bool? {
         if let number = Int(text) { return number != 0 }
-        return ["on", "yes", "true"].contains(text.lowercased())
+        switch text.lowercased() {
+        case "on", "yes", "true": return true
+        case "off", "no", "false": return false
+        default: return nil
+        }
     }
 
     /// The modes in the order sqlite3 tries a name as a prefix of theirs (`.mode l` is line,
