@@ -464,40 +464,6 @@ public final class Database {
         return resultSet
     }
 
-    // MARK: - Key PRAGMAs
-
-    /// Refuses `PRAGMA key`, `rekey`, `hexkey`, `hexrekey`, `textkey` and `textrekey` (SQLCipher 4)
-    /// in SQL run on this connection from now on, with `notAuthorized`: for tools that run SQL typed by people (a shell, a query
-    /// command), where such a PRAGMA would put a secret in a command line or history and change
-    /// the key without ``rekey(to:)``'s checks. ``setKey(_:settings:)`` and ``rekey(to:)`` call
-    /// SQLCipher directly and keep working. For the same reasons `ATTACH … KEY` is refused (the
-    /// key is a literal in the SQL: use ``attachDatabase(at:as:key:settings:)``), and so are cipher
-    /// settings given a value (`PRAGMA cipher_page_size = 4096`, `kdf_iter`) and `cipher_migrate`,
-    /// which make an intact file read as wrong-keyed or damaged; reading them stays allowed.
-    public func refuseKeyPragmas() throws(DatabaseError) {
-        let handle = try requireHandle()
-        authorizer.refusesKeyPragmas = true
-        authorizer.install(on: handle)
-    }
-
-    /// Shows `observer` each authorizer request SQLite makes while compiling a statement (its
-    /// action code, `SQLITE_READ` say, and its four text arguments), until called with `nil`.
-    /// It only watches: the connection's own policy (refused key PRAGMAs, observations) still
-    /// decides. A key PRAGMA's value (`PRAGMA key = '...'`) is shown as `nil`: it is the key.
-    /// Statements compiled earlier and cached are not compiled again.
-    ///
-    /// The observer runs while SQLite compiles a statement: it must not use this database. A
-    /// statement it runs throws `misuse`; a `close()` from it happens once the compile is over.
-    ///
-    /// - Throws: ``DatabaseError`` if the database is not open.
-    public func observeAuthorizations(_ observer: ((_ action: Int32, _ arguments: [String?]) -> Void)?) throws(DatabaseError) {
-        let handle = try requireHandle()
-        // Counted as a callback, so that a close from inside it waits for SQLite to return.
-        authorizer.observer = observer.map { observer in { [callbacks] action, arguments in callbacks.run { observer(action, arguments) } }
-        }
-        authorizer.install(on: handle)
-    }
-
     // MARK: - Result set bookkeeping
 
     /// Adds a result set that was just made to the list of open ones.

@@ -271,15 +271,20 @@ extension ShellDotCommandTests {
         XCTAssertTrue(bad.stderr.contains("usage: .binary on|off") && bad.stderr.contains("Usage: .nonce NONCE"), bad.stderr)
     }
 
-    /// Every sqlite3 3.40 dot-command is in `.help`, and Tab completes the new ones.
+    /// Every sqlite3 3.40 dot-command is in `.help`, in sqlite3's order, and Tab completes the
+    /// new ones.
     func testEverySqlite3DotCommandIsInHelp() throws {
-        let ours = Set(
-            try cipherShell(".help\n").stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+        let listed = try cipherShell(".help\n").stdout.split(separator: "\n").compactMap {
+            $0.split(separator: " ").first.map(String.init)
+        }.filter { $0.hasPrefix(".") }
+        let ours = Set(listed)
         let theirs = try shell("sqlite3 :memory: .help").stdout.split(separator: "\n").compactMap {
             $0.split(separator: " ").first.map(String.init)
-        }
-        let missing = theirs.filter { $0.hasPrefix(".") && !ours.contains($0) }
+        }.filter { $0.hasPrefix(".") }
+        let missing = theirs.filter { !ours.contains($0) }
         XCTAssertEqual(missing, [], "in sqlite3's .help, not ours")
+        // The order sqlite3 lists them in (by name), with this shell's own commands among them.
+        XCTAssertEqual(listed.filter(Set(theirs).contains), theirs)
         for command in [".sha3sum", ".vfslist", ".explain", ".clone", ".progress"] {
             XCTAssertTrue(ShellSession.commands.contains { $0.name == command }, command)
         }

@@ -1,0 +1,195 @@
+import CSQLCipher
+import CipherDB
+import Foundation
+
+/// sqlite3's testing aids: `.testcase` and `.check` (the last output against a glob), and
+/// `.selftest` (the SELFTEST table's checks).
+extension ShellSession {
+    // MARK: - .testcase and .check
+
+    /// The file `.testcase` sends output to, as sqlite3 names it (in the working folder).
+    static let testcaseFile = "testcase-out.txt"
+
+    /// `.testcase NAME`: results go to testcase-out.txt (made 0600) until `.check`.
+    func testcaseCommand(_ arguments: [String]) throws(CLIError) {
+        try redirect(to: Self.testcaseFile, once: false)
+        testcaseName = arguments.first ?? "?"
+    }
+
+    /// `.check GLOB`: ends `.testcase`'s output and compares it with GLOB as sqlite3's
+    /// `testcase_glob` does; `testcase-NAME ok` on stdout, or the failure on stderr (a failed
+    /// command: a script exits 1). `false` when it did not match.
+    func checkCommand(_ arguments: [String]) throws(CLIError) -> Bool {
+        try closeDestination()
+        guard arguments.count == 1 else { throw CLIError.usage("Usage: .check GLOB-PATTERN") }
+        guard let output = PathBytes.contents(of: Self.testcaseFile) else {
+            throw CLIError.usage("cannot read '\(Self.testcaseFile)'", hint: "start the test case with .testcase NAME")
+        }
+        let got = Array(output.prefix { $0 != 0 })
+        guard Self.testcaseGlob(Array(arguments[0].utf8), got) else {
+            reportError(
+                "testcase-\(testcaseName) FAILED\n Expected: [\(arguments[0])]\n      Got: [\(String(decoding: got, as: UTF8.self))]",
+                prefixed: false)
+            return false
+        }
+        Console.write("testcase-\(testcaseName) ok\n")
+        return true
+    }
+
+    /// sqlite3's `testcase_glob`: `*` any run, `?` one byte, `[...]` and `[^...]` a class, `#`
+    /// a whole number (with a sign), white space any run of white space; white space at the
+    /// end of `text` is ignored.
+    static func testcaseGlob(_ pattern: [UInt8], _ text: [UInt8]) -> Bool {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (9...13).contains(byte) }
+        func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+        var glob = pattern[...]
+        var text = text[...]
+        func next(_ bytes: inout ArraySlice<UInt8>) -> UInt8 { bytes.popFirst() ?? 0 }
+        while let character = glob.popFirst() {
+            if isSpace(character) {
+                guard let first = text.first, isSpace(first) else { return false }
+                while let byte = glob.first, isSpace(byte) { glob.removeFirst() }
+                while let byte = text.first, isSpace(byte) { text.removeFirst() }
+            } else if character == UInt8(ascii: "*") {
+                var following = next(&glob)
+                while following == UInt8(ascii: "*") || following == UInt8(ascii: "?") {
+                    if following == UInt8(ascii: "?"), next(&text) == 0 { return false }
+                    following = next(&glob)
+                }
+                if following == 0 { return true }
+                if following == UInt8(ascii: "[") {
+                    let rest = [following] + glob
+                    while !text.isEmpty, !testcaseGlob(rest, Array(text)) { text.removeFirst() }
+                    return !text.isEmpty
+                }
+                while !text.isEmpty {
+                    var byte = next(&text)
+                    while byte != following {
+                        byte = next(&text)
+                        if byte == 0 { return false }
+                    }
+                    if testcaseGlob(Array(glob), Array(text)) { return true }
+                }
+                return false
+            } else if character == UInt8(ascii: "?") {
+                if next(&text) == 0 { return false }
+            } else if character == UInt8(ascii: "[") {
+                let byte = next(&text)
+                if byte == 0 { return false }
+                var seen = false
+                var invert = false
+                var prior: UInt8 = 0
+                var member = next(&glob)
+                if member == UInt8(ascii: "^") {
+                    invert = true
+                    member = next(&glob)
+                }
+                if member == UInt8(ascii: "]") {
+                    if byte == UInt8(ascii: "]") { seen = true }
+                    member = next(&glob)
+                }
+                while member != 0, member != UInt8(ascii: "]") {
+                    if member == UInt8(ascii: "-"), let last = glob.first, last != UInt8(ascii: "]"), prior > 0 {
+                        glob.removeFirst()
+                        if byte >= prior, byte <= last { seen = true }
+                        prior = 0
+                    } else {
+                        if byte == member { seen = true }
+                        prior = member
+                    }
+                    member = next(&glob)
+                }
+                if member == 0 || seen == invert { return false }
+            } else if character == UInt8(ascii: "#") {
+                if let sign = text.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+"), text.count > 1,
+                    isDigit(text[text.startIndex + 1])
+                {
+                    text.removeFirst()
+                }
+                guard let digit = text.first, isDigit(digit) else { return false }
+                while let digit = text.first, isDigit(digit) { text.removeFirst() }
+            } else if character != next(&text) {
+                return false
+            }
+        }
+        while let byte = text.first, isSpace(byte) { text.removeFirst() }
+        return text.isEmpty
+    }
+
+    // MARK: - .selftest
+
+    /// `.selftest ?-v?`: the tests of the SELFTEST table (`tno`, `op`, `cmd`, `ans`), in test
+    /// number order, as sqlite3 runs them: `memo` prints its text, `run` compares the rows of
+    /// its SQL (values joined by `,`, rows by `|`) with the answer. Without the table, sqlite3's
+    /// default check: `PRAGMA integrity_check` answers `ok`.
+    /// `false` when a test failed: the shell's run fails then (a script exits 1), silently, as sqlite3's.
+    func selftestCommand(_ arguments: [String]) throws(CLIError) -> Bool {
+        var verbose = false
+        for argument in arguments {
+            if argument == "-v" || Self.option(argument, is: "verbose") {
+                verbose = true
+            } else if Self.option(argument, is: "init") {
+                throw CLIError.usage(
+                    ".selftest --init is not available",
+                    hint: "its tests call sqlite3's sha3_query SQL function, which this SQLite lacks; .sha3sum computes the same hashes")
+            } else {
+                throw CLIError.usage("Unknown option \"\(argument)\" on \".selftest\"", hint: "options: --init, -v")
+            }
+        }
+        let hasTable = try strings("SELECT count(*) FROM sqlite_master WHERE name = 'selftest' AND type = 'table'") != ["0"]
+        var tests: [(number: Int, operation: String, command: String, answer: String)] = []
+        do {
+            let sql =
+                hasTable
+                ? "SELECT tno, op, cmd, ans FROM selftest ORDER BY tno"
+                : "VALUES(0,'memo','Missing SELFTEST table - default checks only',''),(1,'run','PRAGMA integrity_check','ok')"
+            let rows = try database.executeQuery(sql)
+            defer { rows.close() }
+            while try rows.next() {
+                guard let operation = rows.string(at: 1), let command = rows.string(at: 2), let answer = rows.string(at: 3) else {
+                    continue
+                }
+                tests.append((rows.int(at: 0) ?? 0, operation, command, answer))
+            }
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
+        var (count, errors) = (0, 0)
+        for test in tests {
+            if verbose { Console.write("\(test.number): \(test.operation) \(test.command)\n") }
+            switch test.operation {
+            case "memo":
+                write(text: test.command)
+            case "run":
+                count += 1
+                var rows: [String] = []
+                do {
+                    try SQLRunner.run(test.command, on: database) { table in
+                        for row in table.rows {
+                            rows.append(
+                                row.map { RowPrinter.text($0).map { String(decoding: $0, as: UTF8.self) } ?? "" }.joined(separator: ","))
+                        }
+                    }
+                } catch {
+                    errors += 1
+                    if verbose { write(text: "Result: " + rows.joined(separator: "|")) }
+                    write(text: "\(test.number): error-code-1: \(error.message)")
+                    continue
+                }
+                let result = rows.joined(separator: "|")
+                if verbose { write(text: "Result: \(result)") }
+                if result != test.answer {
+                    errors += 1
+                    write(text: "\(test.number): Expected: [\(test.answer)]")
+                    write(text: "\(test.number):      Got: [\(result)]")
+                }
+            default:
+                write(text: "\(errors) errors out of \(count) tests")
+                throw CLIError.usage("Unknown operation \"\(test.operation)\" on selftest line \(test.number)")
+            }
+        }
+        write(text: "\(errors) errors out of \(count) tests")
+        if errors > 0 { markFailed() }
+        return errors == 0
+    }
+}
