@@ -11,6 +11,9 @@ struct OpenedDatabase {
     /// The path.
     let path: String
 
+    /// Whether it is a database in memory (the shell's new `.connection`s), with no file.
+    var isInMemory: Bool { database.path == nil }
+
     /// A line for `--verbose`: how the database was opened, never the key.
     var summary: String {
         "\(path): " + (key?.summary(settings: settings) ?? "plaintext SQLite database, no key")

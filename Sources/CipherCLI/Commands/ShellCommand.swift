@@ -32,7 +32,7 @@ struct ShellCommand: ParsableCommand {
             .fullschema, .print, .echo, .eqp (full: the bytecode too), .explain, .trace, .stats, .timer, .changes, .bail, \
             .show, .limit, .timeout, .prompt, .cd, .shell, .open, .backup/.save/.clone (encrypted copies), .restore, \
             .recover (what salvage saves, as SQL), .dbinfo, .sha3sum (sqlite3's hashes), .lint fkey-indexes, \
-            .testcase/.check, .selftest, .progress, .auth, .dbconfig, .filectrl, .vfslist, .excel (CSV to a 0600 \
+            .testcase/.check, .selftest (--init: sqlite3's sha3_query tests), .connection (numbered connections; new ones in memory), .progress, .auth, .dbconfig, .filectrl, .vfslist, .excel (CSV to a 0600 \
             file), .exit CODE; .load is refused (no native code beside the key); and .cipher (settings in force) and .verify (page HMACs and integrity_check). Errors read as sqlite3's \
             (Parse error near line N). Input is held only as far as SQLite could use it: a line or statement longer \
             than the sql_length limit, an .import record longer than the length limit, and NUL bytes are errors \
@@ -65,7 +65,7 @@ struct ShellCommand: ParsableCommand {
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)
         common.detail(opened.summary)
         defer { opened.database.close() }
-        do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
+        try ShellSession.prepare(opened)
         let keyOptions = key
         let session = ShellSession(opened: opened) { path, readOnly throws(CLIError) in
             // stdin holds the script after the passphrase's line: a second passphrase cannot come from it.
@@ -74,7 +74,10 @@ struct ShellCommand: ParsableCommand {
             }
             return try DatabaseAccess.open(path, keyOptions: keyOptions, keystore: access, readOnly: readOnly)
         }
-        defer { session.database.close() }
+        defer {
+            session.closeIdleConnections()
+            session.database.close()
+        }
         session.sqliteLogAvailable = logAvailable
         let interactive = Console.stdinIsTerminal
         let reader: LineReader
@@ -101,6 +104,7 @@ struct ShellCommand: ParsableCommand {
         Console.flush()
         // `.exit CODE`: the user's own status, whatever failed before (as in sqlite3).
         if let code = session.exitCode {
+            session.closeIdleConnections()
             session.database.close()
             Foundation.exit(code)
         }

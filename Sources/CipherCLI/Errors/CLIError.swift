@@ -124,7 +124,8 @@ package struct CLIError: Error, Sendable, CustomStringConvertible {
             )
         case .invalidated:
             return CLIError(.ioError, "\(path): \(error.message)")
-        case .sqlite, .constraint, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted, .typeMismatch,
+        case .sqlite, .newFileRefused, .constraint, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted,
+            .typeMismatch,
             .recordNotFound:
             return CLIError(.sqlFailed, error.message)
         case .reentrantAccess, .poolTimeout:

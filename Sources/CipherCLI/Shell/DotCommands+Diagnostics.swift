@@ -29,14 +29,14 @@ extension ShellSession {
         },
         DotCommand(
             name: ".connection", usage: "[close] [#]", summary: "Open or close an auxiliary database connection",
-            details: ["   lists the one connection: the shell keeps one (.open replaces it)"]
+            details: [
+                "   .connection             list the connections",
+                "   .connection N           switch to connection N (0-4); a new one is in memory",
+                "   .connection close N     close connection N",
+                "   .open FILE replaces the active connection's database",
+            ]
         ) { shell, arguments throws(CLIError) in
-            guard arguments.isEmpty else {
-                throw ShellSession.unsupported(
-                    ".connection \(arguments.joined(separator: " "))", "the shell keeps one connection to one encrypted database",
-                    hint: ".open FILE replaces it")
-            }
-            shell.write(text: "ACTIVE 0: \(shell.opened.path)")
+            try shell.connectionCommand(arguments)
             return .proceed
         },
         DotCommand(
@@ -112,8 +112,8 @@ extension ShellSession {
             name: ".selftest", usage: "?OPTIONS?", summary: "Run tests defined in the SELFTEST table",
             details: [
                 "    Options:",
+                "       --init               Create a new SELFTEST table",
                 "       -v                   Verbose output",
-                "    (no --init: its tests call the sha3_query function, which SQLite here lacks)",
             ]
         ) { shell, arguments throws(CLIError) in
             try shell.selftestCommand(arguments) || !shell.bail ? .proceed : .stop

@@ -276,6 +276,12 @@ final class ShellCompletionCache {
         version = current
         return read
     }
+
+    /// Drops the names read: the next call reads another connection's.
+    func forget() {
+        version = []
+        names = nil
+    }
 }
 
 /// SQLite's keywords, for completion.

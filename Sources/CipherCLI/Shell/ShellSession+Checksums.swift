@@ -1,3 +1,4 @@
+import CSQLCipher
 import CipherCrypto
 import CipherDB
 import Foundation
@@ -124,25 +125,32 @@ final class ChecksumHasher {
         let ending = text.hasSuffix("\n") ? String(text.dropLast()) : text
         let statementText = carried + ending
         carried = text.hasSuffix("\n") ? "\n" : ""
-        try hasher.update(Array("S\(statementText.utf8.count):".utf8) + Array(statementText.utf8))
+        try hasher.update(Self.statementBytes(Array(statementText.utf8)))
         let rows = try database.executeQuery(running.isEmpty ? ending : running)
         defer { rows.close() }
         while try rows.next() {
             var bytes: [UInt8] = [UInt8(ascii: "R")]
             // The values as SQLite holds them: text as its stored bytes, as sqlite3 hashes it
             // (a `String` would replace bytes that are not UTF-8).
-            for index in 0..<rows.columnCount {
-                rows.withBorrowedValue(at: index) { value in
-                    switch value {
-                    case .null: bytes.append(UInt8(ascii: "N"))
-                    case .integer(let number): bytes += [UInt8(ascii: "I")] + Self.bigEndian(UInt64(bitPattern: number))
-                    case .real(let number): bytes += [UInt8(ascii: "F")] + Self.bigEndian(number.bitPattern)
-                    case .text(let text): bytes += Array("T\(text.count):".utf8) + Array(text)
-                    case .blob(let blob): bytes += Array("B\(blob.count):".utf8) + Array(blob)
-                    }
-                }
-            }
+            for index in 0..<rows.columnCount { rows.withBorrowedValue(at: index) { Self.append($0, to: &bytes) } }
             try hasher.update(bytes)
+        }
+    }
+
+    /// What sqlite3 hashes for a statement's text: `S<length>:` and the bytes.
+    static func statementBytes(_ text: [UInt8]) -> [UInt8] {
+        Array("S\(text.count):".utf8) + text
+    }
+
+    /// Adds what sqlite3 hashes for one value to a row's bytes: its type's letter, then `I` or `F`
+    /// with 8 big-endian bytes, `T<length>:` or `B<length>:` with the bytes, or `N` alone.
+    static func append(_ value: ResultSet.BorrowedValue, to bytes: inout [UInt8]) {
+        switch value {
+        case .null: bytes.append(UInt8(ascii: "N"))
+        case .integer(let number): bytes += [UInt8(ascii: "I")] + bigEndian(UInt64(bitPattern: number))
+        case .real(let number): bytes += [UInt8(ascii: "F")] + bigEndian(number.bitPattern)
+        case .text(let text): bytes += Array("T\(text.count):".utf8) + Array(text)
+        case .blob(let blob): bytes += Array("B\(blob.count):".utf8) + Array(blob)
         }
     }
 
@@ -153,5 +161,84 @@ final class ChecksumHasher {
 
     private static func bigEndian(_ value: UInt64) -> [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
+    }
+}
+
+/// sqlite3's `sha3_query(SQL ?, SIZE?)` SQL function, on every connection of the shell: the
+/// SHA3 (224, 256 by default, 384 or 512 bits) of each statement of SQL and its rows, hashed as
+/// ``ChecksumHasher`` hashes them. `.selftest --init` writes tests that call it, as sqlite3's do.
+/// Only queries run: a statement that would write is an error, as in sqlite3.
+///
+/// It calls SQLite's C API on the connection it runs in, as sqlite3's does (SQLite allows an SQL
+/// function to run statements): the library's own statements refuse to run inside a function.
+enum ChecksumFunction {
+    static func install(on database: Database) throws(DatabaseError) {
+        guard let handle = database.sqliteHandle else { throw DatabaseError(kind: .misuse, message: "the database is closed") }
+        for argumentCount: Int32 in [1, 2] {
+            let code = sqlite3_create_function_v2(
+                handle, "sha3_query", argumentCount, SQLITE_UTF8, nil,
+                { context, count, arguments in ChecksumFunction.call(context, count, arguments) }, nil, nil, nil)
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: code, message: "cannot add sha3_query: \(String(cString: sqlite3_errstr(code)))")
+            }
+        }
+    }
+
+    private static func call(_ context: OpaquePointer?, _ count: Int32, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
+        guard let context, let arguments, let connection = sqlite3_context_db_handle(context) else { return }
+        // NULL SQL hashes nothing and returns NULL, as sqlite3's.
+        guard let text = sqlite3_value_text(arguments[0]) else { return }
+        var bits: Int32 = 256
+        if count == 2 {
+            bits = sqlite3_value_int(arguments[1])
+            guard SHA3.sizes.contains(Int(bits)) else {
+                sqlite3_result_error(context, "SHA3 size should be one of: 224 256 384 512", -1)
+                return
+            }
+        }
+        do {
+            let hasher = try SHA3.Hasher(bits: Int(bits))
+            var next: UnsafePointer<CChar>? = UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)
+            while let start = next, start.pointee != 0 {
+                var statement: OpaquePointer?
+                var code = sqlite3_prepare_v2(connection, start, -1, &statement, &next)
+                guard code == SQLITE_OK else {
+                    sqlite3_finalize(statement)
+                    let rest = next.map { String(cString: $0) } ?? ""
+                    return fail(context, "error SQL statement [\(rest)]: \(String(cString: sqlite3_errmsg(connection)))", code: code)
+                }
+                // White space or a comment: no statement.
+                guard let statement else { continue }
+                defer { sqlite3_finalize(statement) }
+                let sql =
+                    sqlite3_sql(statement).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map(UInt8.init(bitPattern:)) }
+                    ?? []
+                guard sqlite3_stmt_readonly(statement) != 0 else {
+                    return fail(context, "non-query: [\(String(decoding: sql, as: UTF8.self))]", code: SQLITE_ERROR)
+                }
+                try hasher.update(ChecksumHasher.statementBytes(sql))
+                let columns = sqlite3_column_count(statement)
+                code = sqlite3_step(statement)
+                while code == SQLITE_ROW {
+                    var bytes: [UInt8] = [UInt8(ascii: "R")]
+                    for column in 0..<columns {
+                        ResultSet.withBorrowed(sqlite3_column_value(statement, column)) { ChecksumHasher.append($0, to: &bytes) }
+                    }
+                    try hasher.update(bytes)
+                    code = sqlite3_step(statement)
+                }
+                // sqlite3 hashes what it read and goes on; a failed or interrupted read is an error here.
+                guard code == SQLITE_DONE else { return fail(context, String(cString: sqlite3_errmsg(connection)), code: code) }
+            }
+            let digest = try hasher.finalize()
+            digest.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), cipherdb_sqlite_transient()) }
+        } catch {
+            sqlite3_result_error(context, "sha3_query: \(error)", -1)
+        }
+    }
+
+    private static func fail(_ context: OpaquePointer, _ message: String, code: Int32) {
+        sqlite3_result_error(context, message, -1)
+        sqlite3_result_error_code(context, code)
     }
 }

@@ -27,6 +27,11 @@ extension ShellSession {
             throw CLIError.usage("\(name) copies the main database only, not \(positional[0])")
         }
         let target = positional[positional.count - 1]
+        guard !opened.isInMemory else {
+            throw CLIError.usage(
+                "\(name) copies encrypted databases: this connection is in memory, with no key, and its copy would be plaintext",
+                hint: ".dump writes its content as SQL")
+        }
         do {
             try database.backup(to: target, key: opened.key?.key, settings: opened.settings, replacing: true)
         } catch {
@@ -44,7 +49,7 @@ extension ShellSession {
             throw CLIError.usage(".restore replaces the main database only, not \(arguments[0])")
         }
         let path = arguments[arguments.count - 1]
-        if let process = Self.otherProcess(holding: absolutePath) {
+        if let absolutePath, let process = Self.otherProcess(holding: absolutePath) {
             throw CLIError(
                 .temporaryFailure, "refusing to restore over \(opened.path): process \(process) has it open",
                 hint: "close the other connections (apps, shells) and try again")
@@ -115,7 +120,7 @@ extension ShellSession {
         guard !database.isInTransaction else {
             throw CLIError.usage(".clone copies the database as committed: commit or roll back the open transaction first")
         }
-        let source = Database(path: absolutePath)
+        let source = Database(path: try requireFile(".clone"))
         defer { source.close() }
         do {
             // Read-write, though only read: the attached copy shares the connection's flags.

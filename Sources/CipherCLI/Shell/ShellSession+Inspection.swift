@@ -17,11 +17,12 @@ extension ShellSession {
     /// writer's version) are said to be encrypted.
     func databaseInfo(_ arguments: [String]) throws(CLIError) {
         guard arguments.isEmpty || arguments == ["main"] else { throw CLIError.usage(".dbinfo reports the main database only") }
+        let file = try requireFile(".dbinfo")
         do throws(DatabaseError) {
             func number(_ sql: String) throws(DatabaseError) -> Int { try database.intForQuery(sql) ?? 0 }
             var fields: [(name: String, value: String)]
             if opened.key == nil {
-                guard let header = PathBytes.contents(of: absolutePath)?.prefix(100), header.count == 100 else {
+                guard let header = PathBytes.contents(of: file)?.prefix(100), header.count == 100 else {
                     throw DatabaseError(kind: .ioError, message: "cannot read the header of \(opened.path)")
                 }
                 let bytes = Array(header)
@@ -144,11 +145,12 @@ extension ShellSession {
         guard !database.isInTransaction else {
             throw CLIError.usage(".verify checks the file as it is on disk: commit or roll back the open transaction first")
         }
+        let file = try requireFile(".verify")
         var problems: [String] = []
         var checkError: DatabaseError?
         // SQLite's check runs on a connection of its own: the shell's keeps pages in its cache
         // that SQLCipher authenticated when it read them, and the file may have changed since.
-        let checker = Database(path: absolutePath)
+        let checker = Database(path: file)
         defer { checker.close() }
         let cancellation = interrupter.begin(alsoInterrupting: checker.interruptHandle)
         let integrityCheck = { () -> Bool in
@@ -166,7 +168,7 @@ extension ShellSession {
         if let key = opened.key {
             Console.error("checking the pages of \(opened.path) beside SQLite's check…")
             do {
-                let verifier = try PageVerifier(path: absolutePath, key: key.key, settings: opened.settings)
+                let verifier = try PageVerifier(path: file, key: key.key, settings: opened.settings)
                 let report = try verifier.verify(alongside: integrityCheck, cancellation: cancellation)
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")

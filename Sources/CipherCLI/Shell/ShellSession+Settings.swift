@@ -229,7 +229,7 @@ extension ShellSession {
         case "off": return
         case "stdout": sink = ShellLogSink(.standardOutput)
         case "stderr": sink = ShellLogSink(.standardError)
-        default: sink = ShellLogSink(.file(try ShellOutput.open(arguments[0], once: false, database: absolutePath)))
+        default: sink = ShellLogSink(.file(try ShellOutput.open(arguments[0], once: false, databases: openFiles)))
         }
         logSink = sink
         SQLiteErrorLog.handler = { code, message in sink.write(code: code, message: message) }
@@ -266,7 +266,7 @@ extension ShellSession {
         case "off": return
         case "stdout": traceOutput = nil
         case "stderr": traceOutput = .standardError
-        default: traceOutput = .file(try ShellOutput.open(destination, once: false, database: absolutePath))
+        default: traceOutput = .file(try ShellOutput.open(destination, once: false, databases: openFiles))
         }
         do {
             try database.trace { [weak self] sql in self?.writeTrace(sql) }

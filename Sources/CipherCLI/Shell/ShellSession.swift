@@ -19,12 +19,13 @@ final class ShellSession {
         case stop
     }
 
-    /// The database the shell works on; `.open` replaces it.
-    private(set) var opened: OpenedDatabase
+    /// The database the shell works on: the active connection's. `.open` replaces it,
+    /// `.connection` switches to another.
+    var opened: OpenedDatabase
     var database: Database { opened.database }
     /// Opens another database the way the command line opened this one (its key flags, or a
     /// prompt on a terminal): `.open`.
-    private let reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)?
+    let reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)?
     var style = OutputStyle()
     /// `.bail on`: stop at the first error.
     var bail = false
@@ -53,8 +54,16 @@ final class ShellSession {
     /// `.prompt`'s prompts.
     var mainPrompt = "cipherdb> "
     var continuationPrompt = "     ...> "
-    /// The database's path from the root, for what opens it again after `.cd`.
-    private(set) var absolutePath: String
+    /// The database's path from the root, for what opens it again after `.cd`; `nil` for a
+    /// connection in memory (``openInMemory()``).
+    var absolutePath: String?
+    /// `.connection`'s connections other than the active one, by number.
+    var idleConnections: [Int: ShellConnection] = [:]
+    /// The active connection's number (`.connection`).
+    var activeConnection = 0
+    /// Whether the active connection is a new one in memory that no statement or command has
+    /// used: switching away closes it, as sqlite3 opens one only on first use.
+    var activeIsUntouched = false
     /// The file `.output` or `.once` writes, as given (`.show` names it).
     private(set) var outputPath: String?
     /// Where `.trace` writes: stdout (`nil`), stderr or a file.
@@ -91,11 +100,11 @@ final class ShellSession {
     init(opened: OpenedDatabase, reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)? = nil) {
         self.opened = opened
         self.reopen = reopen
-        absolutePath = Self.absolute(opened.path)
+        absolutePath = opened.isInMemory ? nil : Self.absolute(opened.path)
         interrupter = ShellInterrupter(opened.database.interruptHandle)
     }
 
-    private static func absolute(_ path: String) -> String {
+    static func absolute(_ path: String) -> String {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
@@ -124,20 +133,9 @@ final class ShellSession {
         }
         guard let reopen else { throw CLIError.usage(".open is not available here") }
         let replacement = try reopen(path, readOnly)
-        do {
-            try replacement.database.refuseKeyPragmas()
-        } catch {
-            replacement.database.close()
-            throw CLIError.database(error, path: path)
-        }
-        let traced = isTracing
-        if traced { try? database.trace(nil) }
+        try Self.prepare(replacement)
         database.close()
-        opened = replacement
-        absolutePath = Self.absolute(path)
-        interrupter.retarget(replacement.database.interruptHandle)
-        parameters.removeAll()
-        if traced { try? database.trace { [weak self] sql in self?.writeTrace(sql) } }
+        activate(ShellConnection(opened: replacement, absolutePath: Self.absolute(path)))
     }
 
     // MARK: - Reading input
@@ -218,6 +216,7 @@ final class ShellSession {
     func execute(_ sql: String, line: Int? = nil) -> Bool {
         // `.echo on`: the statements as read, before any runs, to where the results go (as sqlite3).
         if echoes { write(text: sql) }
+        activeIsUntouched = false
         let started = timer ? ShellTimer() : nil
         var succeeded = true
         // `.progress --reset` counts each input afresh, as sqlite3.
@@ -333,11 +332,11 @@ final class ShellSession {
     }
 
     /// Sends results to `path` until the next `.output`, or for the next command only with
-    /// `once` (see ``ShellOutput/open(_:once:database:)`` for what `path` may be).
+    /// `once` (see ``ShellOutput/open(_:once:databases:)`` for what `path` may be).
     func redirect(to path: String?, once: Bool) throws(CLIError) {
         try closeDestination()
         guard let path else { return }
-        destination = try ShellOutput.open(path, once: once, database: absolutePath)
+        destination = try ShellOutput.open(path, once: once, databases: openFiles)
         outputPath = path
     }
 
@@ -383,12 +382,12 @@ struct ShellOutput {
 
     /// Opens `path` for the shell's results.
     ///
-    /// - Throws: 64 if `path` is the shell's open `database` or one of its companions (journal,
+    /// - Throws: 64 if `path` is one of the shell's open `databases` or one of their companions (journal,
     ///   WAL, shared memory), by name or through another link: writing it would replace the live
     ///   database; 73 if it is another kind of special file (block device, socket) or cannot be
     ///   opened or created.
-    static func open(_ path: String, once: Bool, database: String) throws(CLIError) -> ShellOutput {
-        try refuseDatabaseFiles(path, database: database)
+    static func open(_ path: String, once: Bool, databases: [String]) throws(CLIError) -> ShellOutput {
+        for database in databases { try refuseDatabaseFiles(path, database: database) }
         var status = stat()
         if PathBytes.stat(path, &status) == 0 {
             let type = status.st_mode & S_IFMT

@@ -43,6 +43,11 @@ final class Authorizer {
     /// Set when an `ATTACH` was compiled while key PRAGMAs are refused: its text is checked for a
     /// `KEY` clause, which the authorizer is not shown (``Database/refuseAttachKey(_:)``).
     @exclusivity(unchecked) var compiledAttach = false
+    /// Set: an `ATTACH` of a file that does not exist yet is refused
+    /// (``Database/refuseAttachingNewFiles()``).
+    @exclusivity(unchecked) var refusesNewAttachedFiles = false
+    /// The file the last refused `ATTACH` named (`nil` when its name is computed), for the error.
+    @exclusivity(unchecked) var refusedAttachment: String??
 
     /// Shown every request before the policy decides it (a shell's `.auth on`); it cannot
     /// change the decision, so key PRAGMAs stay refused while it watches, and it is never shown
@@ -86,8 +91,16 @@ final class Authorizer {
         case SQLITE_PRAGMA where refusesKeyPragmas:
             guard let first else { return SQLITE_OK }
             return Self.isRefusedPragma(String(cString: first).lowercased(), setting: second != nil) ? SQLITE_DENY : SQLITE_OK
-        case SQLITE_ATTACH where refusesKeyPragmas:
-            compiledAttach = true
+        case SQLITE_ATTACH where refusesKeyPragmas || refusesNewAttachedFiles:
+            compiledAttach = refusesKeyPragmas
+            if refusesNewAttachedFiles {
+                // A name computed at run time cannot be checked now: refused too.
+                let name = first.map { String(cString: $0) }
+                if name != ":memory:", name.map({ access($0, F_OK) != 0 }) ?? true {
+                    refusedAttachment = .some(name)
+                    return SQLITE_DENY
+                }
+            }
             return SQLITE_OK
         case SQLITE_READ:
             if compilingTables != nil {

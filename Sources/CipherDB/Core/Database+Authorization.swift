@@ -15,6 +15,24 @@ extension Database {
         authorizer.install(on: handle)
     }
 
+    /// Refuses `ATTACH` of a file that does not exist yet, and of a name computed by an
+    /// expression (its file is not known while compiling), with `newFileRefused`, in SQL run on
+    /// this connection from now on: for a connection without a key, a database in memory say,
+    /// where SQLite would make the new file a plaintext database. `ATTACH ':memory:'` and
+    /// existing files stay allowed.
+    ///
+    /// ```swift
+    /// let scratch = Database(path: nil)
+    /// try scratch.open()
+    /// try scratch.refuseAttachingNewFiles()
+    /// try scratch.executeUpdate("ATTACH 'new.db' AS n")  // throws newFileRefused
+    /// ```
+    public func refuseAttachingNewFiles() throws(DatabaseError) {
+        let handle = try requireHandle()
+        authorizer.refusesNewAttachedFiles = true
+        authorizer.install(on: handle)
+    }
+
     /// Shows `observer` each authorizer request SQLite makes while compiling a statement (its
     /// action code, `SQLITE_READ` say, and its four text arguments), until called with `nil`.
     /// It only watches: the connection's own policy (refused key PRAGMAs, observations) still

@@ -66,6 +66,9 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case inUse
         /// An authorizer refused the statement (see ``Database/refuseKeyPragmas()``).
         case notAuthorized
+        /// An `ATTACH` named a file that does not exist yet, on a connection that makes no new
+        /// database files (see ``Database/refuseAttachingNewFiles()``).
+        case newFileRefused
         /// The connection was closed by a failure that left it unsafe to use (a failed key
         /// change): open the database again.
         case invalidated

@@ -266,6 +266,20 @@ public final class ResultSet {
         case blob(UnsafeRawBufferPointer)
     }
 
+    /// Calls `body` with an `sqlite3_value` SQLite handed over (an `sqlite3_column_value`, an SQL
+    /// function's argument) as a ``BorrowedValue``, for code that calls SQLite's C API itself on
+    /// ``Database/sqliteHandle``. The buffers are SQLite's: valid inside `body` only.
+    ///
+    /// ```swift
+    /// let isText = ResultSet.withBorrowed(sqlite3_column_value(statement, 0)) {
+    ///     if case .text = $0 { true } else { false }
+    /// }
+    /// ```
+    @inline(__always)
+    public static func withBorrowed<Result>(_ value: OpaquePointer?, _ body: (BorrowedValue) throws -> Result) rethrows -> Result {
+        try SQLiteValue.withBorrowed(value, body)
+    }
+
     /// Calls `body` with column `index` of the current row without copying text into a `String` or
     /// a blob into `Data`, for code that turns many values into bytes (a dump). The buffers are
     /// SQLite's: valid inside `body` only.

@@ -26,6 +26,8 @@ public enum SQLiteFeature: Sendable, CaseIterable {
     case queryPlanTree
     /// `SQLITE_DBCONFIG_TRIGGER_EQP`: query plans include the triggers a statement fires (SQLite 3.22).
     case triggerQueryPlans
+    /// The schema table answers to `sqlite_schema` as well as `sqlite_master` (SQLite 3.33).
+    case schemaTableName
 
     /// The first SQLite release that has the feature, as `sqlite3_libversion_number` counts
     /// (3.24.0 is 3_024_000).
@@ -36,6 +38,7 @@ public enum SQLiteFeature: Sendable, CaseIterable {
         case .renameColumn, .windowFunctions: return 3_025_000
         case .returningAndDropColumn: return 3_035_000
         case .nullsOrdering: return 3_030_000
+        case .schemaTableName: return 3_033_000
         case .errorOffset: return 3_038_000
         }
     }

@@ -86,8 +86,6 @@ extension ShellDotCommandTests {
             .selftest
             SELECT 'after';
             """, expect: 1)
-        let refused = try cipherShell(".selftest --init\n", expect: 1)
-        XCTAssertTrue(refused.stderr.contains("sha3_query"), refused.stderr)
     }
 
     /// `.lint fkey-indexes` reports sqlite3's findings and CREATE INDEX statements for the same
@@ -254,7 +252,6 @@ extension ShellDotCommandTests {
             (".archive -t", "sqlar and zipfile"), (".ar -t", "sqlar and zipfile"), (".expert", "expert extension"),
             (".session list", "session extension"), (".imposter i t", "SQLITE_TESTCTRL_IMPOSTER"), (".testctrl byteorder", "test"),
             (".load ./x.so", "loading native code into a process that holds the database's key"),
-            (".connection 1", "one connection"),
         ]
         for (command, reason) in cases {
             let result = try cipherShell(command + "\nSELECT 'next';\n", expect: 1)
@@ -262,10 +259,7 @@ extension ShellDotCommandTests {
             XCTAssertEqual(result.stdout, "next\n", command)
         }
         try assertSameAsSqlite3(
-            ".binary on\n.binary off\n.scanstats on\n.connection\n",
-            normalized: {
-                $0.replacingOccurrences(of: "ACTIVE 0: app.db", with: "ACTIVE 0: \(self.path("plain.db"))")
-            })
+            ".binary on\n.binary off\n.scanstats on\n")
         XCTAssertEqual(try cipherShell(".nonce abc\nSELECT 1;\n").stdout, "1\n")
         let bad = try cipherShell(".binary maybe\n.nonce\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("usage: .binary on|off") && bad.stderr.contains("Usage: .nonce NONCE"), bad.stderr)

@@ -48,3 +48,39 @@ final class AttachTests: DatabaseTestCase {
         XCTAssertEqual(try fileBytes(path("big-pages.db")), before)
     }
 }
+
+/// `refuseAttachingNewFiles()`: a connection without a key attaches existing files and memory,
+/// never a new file (which would be plaintext).
+final class AttachNewFileRefusalTests: DatabaseTestCase {
+    func testANewFileIsRefusedAndNotMadeExistingFilesAndMemoryAttach() throws {
+        let plain = Database(path: path("plain.db"))
+        try plain.open()
+        try plain.executeUpdate("CREATE TABLE t(v)")
+        try plain.executeUpdate("INSERT INTO t VALUES ('plain')")
+        plain.close()
+        let db = Database(path: nil)
+        try db.open()
+        defer { db.close() }
+        // Without the refusal SQLite makes the file.
+        try db.executeUpdate("ATTACH '\(path("made.db"))' AS made")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("made.db")))
+        try db.executeUpdate("DETACH made")
+
+        try db.refuseAttachingNewFiles()
+        assertThrows(.newFileRefused) { try db.executeUpdate("ATTACH '\(self.path("new.db"))' AS n") }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("new.db")))
+        // A name computed at run time is not known while compiling: refused as well, in a script too.
+        assertThrows(.newFileRefused) { try db.executeStatements("SELECT 1; ATTACH '\(self.path("x"))' || '.db' AS n") }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("x.db")))
+        do {
+            try db.executeUpdate("ATTACH '\(path("new.db"))' AS n")
+            XCTFail("a new file was attached")
+        } catch let error as DatabaseError {
+            XCTAssertTrue(error.message.contains("new.db', which does not exist yet"), error.message)
+        }
+
+        try db.executeUpdate("ATTACH '\(path("plain.db"))' AS p")
+        try db.executeUpdate("ATTACH ':memory:' AS m")
+        XCTAssertEqual(try db.stringForQuery("SELECT v FROM p.t"), "plain")
+    }
+}
