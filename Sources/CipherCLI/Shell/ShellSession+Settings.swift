@@ -201,8 +201,16 @@ extension ShellSession {
             for step in steps { write(text: step.detail) }
             return
         }
-        guard !steps.isEmpty else { return }
-        write(text: "QUERY PLAN")
+        guard let first = steps.first else { return }
+        if first.detail.hasPrefix("-") {
+            // A trigger's plan (`.eqp trigger`) starts with its own row, `-- TRIGGER name`: that
+            // row is the title, as sqlite3 3.40 draws it, and alone it draws nothing.
+            guard steps.count > 1 else { return }
+            write(text: String(first.detail.dropFirst(3)))
+            steps.removeFirst()
+        } else {
+            write(text: "QUERY PLAN")
+        }
         func level(_ parent: Int, prefix: String) {
             let children = steps.filter { $0.parent == parent }
             for (offset, child) in children.enumerated() {

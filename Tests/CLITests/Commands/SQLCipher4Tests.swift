@@ -113,6 +113,39 @@ final class SQLCipher4Tests: CLITestCase {
         XCTAssertEqual(ours.stdout, expected)
     }
 
+    /// On SQLCipher 4 (SQLite 3.22 and later) `.eqp trigger` adds the plans of the triggers a
+    /// statement fires, titled by the trigger as sqlite3 3.40 titles them, and EXPLAIN listings
+    /// take sqlite3 3.40's layout (loops indented, the last column unpadded), byte for byte but
+    /// for the schema cookie each file counts for itself (`Transaction`'s p3).
+    func testShellTriggerPlansAndExplainLayoutAsSqlite3s() throws {
+        let four = passphraseEnvironment().merging(preload) { $1 }
+        try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: four)
+        let script = """
+            CREATE TABLE t(a, b);
+            CREATE INDEX ta ON t(a);
+            CREATE TABLE log(x);
+            CREATE TRIGGER tt AFTER INSERT ON t BEGIN INSERT INTO log SELECT b FROM t WHERE a = new.a; END;
+            .eqp trigger
+            INSERT INTO t VALUES (1, 2);
+            UPDATE t SET b = 3 WHERE a = 1;
+            .eqp off
+            .explain on
+            EXPLAIN SELECT a FROM t WHERE a > 1 ORDER BY b;
+            .explain off
+            .eqp full
+            SELECT count(*) FROM t;
+            """
+        try writeFile("plan.sql", script)
+        let cookie = { (text: String) in
+            text.replacingOccurrences(of: #"(Transaction    0     0     )\d+"#, with: "$1N", options: .regularExpression)
+        }
+        let expected = try shell(#"sqlite3 "$DIR/plain.db" < "$DIR/plan.sql""#).stdout
+        XCTAssertTrue(expected.hasPrefix("TRIGGER tt\n`--SEARCH t USING INDEX ta (a=?)\n"), expected)
+        XCTAssertTrue(expected.contains("\n6       DeferredSeek   2     0     0                    0   \n"), expected)
+        let ours = try cipherdb(["shell", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four, stdin: script)
+        XCTAssertEqual(cookie(ours.stdout), cookie(expected))
+    }
+
     /// The KDF and HMAC algorithms DB Browser offers, as flags on SQLCipher 4: written, needed
     /// (and said to be needed) on every open, changed by rekey; refused on SQLCipher 3.4.1.
     func testKDFAndHMACAlgorithmFlags() throws {
