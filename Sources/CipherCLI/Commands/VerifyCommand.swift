@@ -1,6 +1,8 @@
 import ArgumentParser
+import CSQLCipher
 import CipherDB
 import Foundation
+import Synchronization
 
 /// `cipherdb verify DB [key] [--json]`.
 struct VerifyCommand: ParsableCommand {
@@ -150,12 +152,14 @@ struct VerifyCommand: ParsableCommand {
         defer { db.close() }
         do {
             try db.open(flags: .readOnly, key: resolved?.key, settings: resolved == nil ? .versionDefaults : settings)
-            // SQLite reports nothing inside integrity_check, whose total reads are not known
-            // beforehand (its index checks read pages again): the bytes read so far, and the rate.
-            var bytesRead: (@Sendable () -> Int)?
-            if let counter = db.mainFileReadCounter() { bytesRead = { counter.bytesRead } }
-            progress?.tick("integrity_check", read: bytesRead)
-            defer { progress?.stopTicking() }
+            let phases = progress.flatMap { _ in IntegrityCheckPhases(db) }
+            if let progress {
+                if let phases { progress.follow { phases.reading() } } else { progress.tick("integrity_check") }
+            }
+            defer {
+                progress?.stopTicking()
+                phases?.stop()
+            }
             do {
                 // SQLite packs its findings into one row with a line each.
                 integrity = try db.integrityCheck(cacheBytes: Self.integrityCheckCacheBytes).flatMap {
@@ -285,5 +289,66 @@ struct VerifyCommand: ParsableCommand {
             }
             throw CommandFailure(status: .dataError)
         }
+    }
+}
+
+/// How far SQLite's `integrity_check` is, which it does not report. It works in two parts. It
+/// first walks every b-tree and the freelist, reading each page in use once: the bytes read over
+/// the pages in use is its share done, with a rate and a time left. Then it reads each table
+/// again, looking up every row in each of its indexes. How much that reads depends on the rows,
+/// which nothing counts beforehand, so only its bytes read and rate are shown. The walk is one
+/// step of SQLite's virtual machine; the index checks are loops, so the first call of a progress
+/// handler (every 1,000 steps) marks where they begin.
+///
+/// Unchecked `Sendable`: the sampling thread reads only the counter and the atomic; `handle` is
+/// used by the checking thread alone.
+private final class IntegrityCheckPhases: @unchecked Sendable {
+    private let counter: FileReadCounter
+    private let handle: OpaquePointer
+    /// Bytes read before the check began: page 1 and the schema, read by the open.
+    private let start: Int
+    private let pagesInUse: Int
+    private let pageSize: Int
+    /// The bytes read when the index checks began; -1 before.
+    private let indexChecksFrom = Atomic<Int>(-1)
+
+    /// Follows `database`'s next `integrity_check`; `nil` when its reads cannot be counted.
+    init?(_ database: Database) {
+        guard let counter = database.mainFileReadCounter(), let handle = database.sqliteHandle,
+            let pages = try? database.intForQuery("PRAGMA page_count"), let free = try? database.intForQuery("PRAGMA freelist_count"),
+            let size = try? database.intForQuery("PRAGMA page_size"), pages > 0
+        else { return nil }
+        self.counter = counter
+        self.handle = handle
+        start = counter.bytesRead
+        pagesInUse = max(1, pages - free)
+        pageSize = size
+        sqlite3_progress_handler(
+            handle, 1000,
+            { context in
+                guard let context else { return 0 }
+                let phases = Unmanaged<IntegrityCheckPhases>.fromOpaque(context).takeUnretainedValue()
+                if phases.indexChecksFrom.load(ordering: .relaxed) < 0 {
+                    phases.indexChecksFrom.store(phases.counter.bytesRead, ordering: .relaxed)
+                }
+                return 0
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// What the check is doing now.
+    func reading() -> ProgressReading {
+        let read = counter.bytesRead
+        let from = indexChecksFrom.load(ordering: .relaxed)
+        guard from < 0 else {
+            return ProgressReading(label: "integrity_check: indexes against tables", unit: .bytes, done: read - from, total: nil)
+        }
+        // Never 100 % before the walk is over: a page read twice (the cache was full) counts twice.
+        let pages = min((read - start) / max(1, pageSize), pagesInUse - 1)
+        return ProgressReading(label: "integrity_check: b-trees", unit: .pages(size: pageSize), done: pages, total: pagesInUse)
+    }
+
+    /// Removes the progress handler; call before the connection closes.
+    func stop() {
+        sqlite3_progress_handler(handle, 0, nil, nil)
     }
 }

@@ -17,6 +17,18 @@ enum ProgressUnit: Sendable, Equatable {
     case items(String)
 }
 
+/// What work followed by ``ProgressReporter/follow(_:)`` is doing and how far it is.
+struct ProgressReading: Sendable {
+    /// The part under way ("integrity_check: b-trees").
+    var label: String
+    /// What `done` and `total` count.
+    var unit: ProgressUnit
+    /// How much is done; `nil`: nothing to count, only the time it has run.
+    var done: Int?
+    /// How much there is; `nil`: not known (no percentage or time left).
+    var total: Int?
+}
+
 /// How progress reaches stderr.
 enum ProgressStyle: Sendable, Equatable {
     /// Nothing.
@@ -128,6 +140,8 @@ final class ProgressReporter: @unchecked Sendable {
     /// the timer's handlers already under way.
     private var ticker: DispatchSourceTimer?
     private var tickGeneration = 0
+    /// The part ``follow(_:)`` last drew, and when it was first seen.
+    private var followed: (label: String, since: Double)?
 
     /// A reporter with `style` in `environment`.
     init(style: ProgressStyle, environment: Environment = .process) {
@@ -167,26 +181,39 @@ final class ProgressReporter: @unchecked Sendable {
     /// terminal, `label`, the bytes `read` says were read and their rate if given, and the seconds
     /// it has run, redrawn each interval until the next report; as lines, `label` once.
     func tick(_ label: String, read: (@Sendable () -> Int)? = nil) {
+        follow { ProgressReading(label: label, unit: .bytes, done: read?(), total: nil) }
+    }
+
+    /// Work that says how far it is only when asked, in parts that count differently
+    /// (`integrity_check`: its walk of every b-tree, whose pages are known, then its index
+    /// checks, whose reads are not): `reading` is sampled each interval, and the line redrawn
+    /// from it, until the next report. Each part (a new label) has its own rate and time left,
+    /// from when it was first seen. As lines, each label once.
+    func follow(_ reading: @escaping @Sendable () -> ProgressReading) {
         guard style != .off else { return }
         locked {
             stopTicker()
             clearLine()
-            guard style == .terminal else {
-                environment.write("\(label)…\n")
-                return
-            }
-            let since = environment.clock()
+            followed = nil
             let generation = tickGeneration
-            let draw = { [environment] in
-                let elapsed = environment.clock() - since
+            let draw = { [self] in
+                let now = reading()
+                let clock = environment.clock()
+                if followed?.label != now.label {
+                    followed = (now.label, clock)
+                    if style == .lines { environment.write("\(now.label)…\n") }
+                }
+                guard style == .terminal else { return }
+                let elapsed = clock - (followed?.since ?? clock)
+                let width = environment.width()
                 let line =
-                    read.map {
-                        Self.line(label: label, unit: .bytes, done: $0(), total: nil, elapsed: elapsed, width: environment.width())
-                    } ?? Self.tickLine(label: label, elapsed: elapsed, width: environment.width())
+                    now.done.map {
+                        Self.line(label: now.label, unit: now.unit, done: $0, total: now.total, elapsed: elapsed, width: width)
+                    } ?? Self.tickLine(label: now.label, elapsed: elapsed, width: width)
                 environment.write("\r" + line + "\u{1B}[K")
+                drewLine = true
             }
             draw()
-            drewLine = true
             let timer = DispatchSource.makeTimerSource(queue: .global())
             // A timer at the redraw interval; at least 5 ms when the tests set it to 0.
             let every = DispatchTimeInterval.milliseconds(Int(max(0.005, environment.interval) * 1000))
