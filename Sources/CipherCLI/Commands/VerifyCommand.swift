@@ -1,8 +1,6 @@
 import ArgumentParser
-import CSQLCipher
 import CipherDB
 import Foundation
-import Synchronization
 
 /// `cipherdb verify DB [key] [--json]`.
 struct VerifyCommand: ParsableCommand {
@@ -156,10 +154,7 @@ struct VerifyCommand: ParsableCommand {
             if let progress {
                 if let phases { progress.follow { phases.reading() } } else { progress.tick("integrity_check") }
             }
-            defer {
-                progress?.stopTicking()
-                phases?.stop()
-            }
+            defer { progress?.stopTicking() }
             do {
                 // SQLite packs its findings into one row with a line each.
                 integrity = try db.integrityCheck(cacheBytes: Self.integrityCheckCacheBytes).flatMap {
@@ -296,59 +291,36 @@ struct VerifyCommand: ParsableCommand {
 /// first walks every b-tree and the freelist, reading each page in use once: the bytes read over
 /// the pages in use is its share done, with a rate and a time left. Then it reads each table
 /// again, looking up every row in each of its indexes. How much that reads depends on the rows,
-/// which nothing counts beforehand, so only its bytes read and rate are shown. The walk is one
-/// step of SQLite's virtual machine; the index checks are loops, so the first call of a progress
-/// handler (every 1,000 steps) marks where they begin.
-///
-/// Unchecked `Sendable`: the sampling thread reads only the counter and the atomic; `handle` is
-/// used by the checking thread alone.
-private final class IntegrityCheckPhases: @unchecked Sendable {
+/// which nothing counts beforehand, so only its bytes read and rate are shown. The reads tell
+/// where one part ends: a progress handler cannot, as SQLite 3.39 and later call it inside the
+/// walk too. The pages the open had cached already (page 1, the schema) end the walk a few
+/// pages early; the freelist's trunk pages, read but not in use, a few pages late.
+private struct IntegrityCheckPhases: Sendable {
     private let counter: FileReadCounter
-    private let handle: OpaquePointer
     /// Bytes read before the check began: page 1 and the schema, read by the open.
     private let start: Int
     private let pagesInUse: Int
     private let pageSize: Int
-    /// The bytes read when the index checks began; -1 before.
-    private let indexChecksFrom = Atomic<Int>(-1)
 
     /// Follows `database`'s next `integrity_check`; `nil` when its reads cannot be counted.
     init?(_ database: Database) {
-        guard let counter = database.mainFileReadCounter(), let handle = database.sqliteHandle,
-            let pages = try? database.intForQuery("PRAGMA page_count"), let free = try? database.intForQuery("PRAGMA freelist_count"),
-            let size = try? database.intForQuery("PRAGMA page_size"), pages > 0
+        guard let counter = database.mainFileReadCounter(), let pages = try? database.intForQuery("PRAGMA page_count"),
+            let free = try? database.intForQuery("PRAGMA freelist_count"), let size = try? database.intForQuery("PRAGMA page_size"),
+            pages > 0, size > 0
         else { return nil }
         self.counter = counter
-        self.handle = handle
         start = counter.bytesRead
         pagesInUse = max(1, pages - free)
         pageSize = size
-        sqlite3_progress_handler(
-            handle, 1000,
-            { context in
-                guard let context else { return 0 }
-                let phases = Unmanaged<IntegrityCheckPhases>.fromOpaque(context).takeUnretainedValue()
-                if phases.indexChecksFrom.load(ordering: .relaxed) < 0 {
-                    phases.indexChecksFrom.store(phases.counter.bytesRead, ordering: .relaxed)
-                }
-                return 0
-            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// What the check is doing now.
     func reading() -> ProgressReading {
-        let read = counter.bytesRead
-        let from = indexChecksFrom.load(ordering: .relaxed)
-        guard from < 0 else {
-            return ProgressReading(label: "integrity_check: indexes against tables", unit: .bytes, done: read - from, total: nil)
+        let read = counter.bytesRead - start
+        let walk = pagesInUse * pageSize
+        guard read < walk else {
+            return ProgressReading(label: "integrity_check: indexes against tables", unit: .bytes, done: read - walk, total: nil)
         }
-        // Never 100 % before the walk is over: a page read twice (the cache was full) counts twice.
-        let pages = min((read - start) / max(1, pageSize), pagesInUse - 1)
-        return ProgressReading(label: "integrity_check: b-trees", unit: .pages(size: pageSize), done: pages, total: pagesInUse)
-    }
-
-    /// Removes the progress handler; call before the connection closes.
-    func stop() {
-        sqlite3_progress_handler(handle, 0, nil, nil)
+        return ProgressReading(label: "integrity_check: b-trees", unit: .pages(size: pageSize), done: read / pageSize, total: pagesInUse)
     }
 }
