@@ -293,8 +293,8 @@ struct VerifyCommand: ParsableCommand {
 /// again, looking up every row in each of its indexes. How much that reads depends on the rows,
 /// which nothing counts beforehand, so only its bytes read and rate are shown. The reads tell
 /// where one part ends: a progress handler cannot, as SQLite 3.39 and later call it inside the
-/// walk too. The pages the open had cached already (page 1, the schema) end the walk a few
-/// pages early; the freelist's trunk pages, read but not in use, a few pages late.
+/// walk too. The pages the open read (page 1, the schema) are cached, so the walk reads fewer;
+/// the freelist's trunk pages, read but not in use, end it a few pages early.
 private struct IntegrityCheckPhases: Sendable {
     private let counter: FileReadCounter
     /// Bytes read before the check began: page 1 and the schema, read by the open.
@@ -317,10 +317,12 @@ private struct IntegrityCheckPhases: Sendable {
     /// What the check is doing now.
     func reading() -> ProgressReading {
         let read = counter.bytesRead - start
-        let walk = pagesInUse * pageSize
+        // The pages the open read are in the cache still: the walk does not read them again.
+        let walk = max(1, pagesInUse - start / pageSize) * pageSize
         guard read < walk else {
             return ProgressReading(label: "integrity_check: indexes against tables", unit: .bytes, done: read - walk, total: nil)
         }
-        return ProgressReading(label: "integrity_check: b-trees", unit: .pages(size: pageSize), done: read / pageSize, total: pagesInUse)
+        return ProgressReading(
+            label: "integrity_check: b-trees", unit: .pages(size: pageSize), done: read / pageSize, total: walk / pageSize)
     }
 }
