@@ -143,15 +143,9 @@ public final class SecretBytes: @unchecked Sendable {
     /// The bytes as lowercase hexadecimal ASCII, itself a secret.
     public func hexEncoded() -> SecretBytes {
         SecretBytes(count: count * 2) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            digits.withUTF8Buffer { table in
-                let source = base.assumingMemoryBound(to: UInt8.self)
-                for index in 0..<count {
-                    let byte = source[index]
-                    buffer[2 * index] = table[Int(byte >> 4)]
-                    buffer[2 * index + 1] = table[Int(byte & 0x0F)]
-                }
-            }
+            guard let destination = buffer.baseAddress else { return }
+            Hex.encode(
+                UnsafeRawBufferPointer(start: base, count: count), into: destination.assumingMemoryBound(to: UInt8.self), case: .lower)
         }
     }
 

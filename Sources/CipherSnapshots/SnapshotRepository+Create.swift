@@ -102,7 +102,7 @@ extension SnapshotRepository {
             })
         if let streamError { throw streamError }
         let digest: String
-        do { digest = Self.hex(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
+        do { digest = Hex.string(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
         guard sent == total, digest == manifest.sha256 else {
             throw SnapshotError(
                 .checksumMismatch, "the bytes of \(databasePath) changed while they were read: the snapshot is not to be trusted")
@@ -139,10 +139,10 @@ extension SnapshotRepository {
         case .raw?, .rawWithSalt?: reference = keyReference ?? .raw
         }
         return SnapshotManifest(
-            format: 1, database: name, fileIdentity: identity.map(Self.hex) ?? "",
+            format: 1, database: name, fileIdentity: identity.map { Hex.string($0) } ?? "",
             settings: SnapshotManifest.Settings(settings, pageSize: pinned.pageSize),
             sqlcipherVersion: SQLCipherVersion.current?.text ?? "", key: reference, pageCount: pinned.pageCount,
-            byteCount: pinned.byteCount, sha256: Self.hex(digest), journalMode: pinned.journalMode, tables: tables)
+            byteCount: pinned.byteCount, sha256: Hex.string(digest), journalMode: pinned.journalMode, tables: tables)
     }
 
     /// The SHA-256 of `pinned`'s image.
@@ -189,10 +189,5 @@ extension SnapshotRepository {
             return (id, (object["data_added"] as? NSNumber)?.intValue ?? 0)
         }
         return nil
-    }
-
-    /// Lowercase hex.
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

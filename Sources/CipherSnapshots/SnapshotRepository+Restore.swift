@@ -349,6 +349,6 @@ final class RestoredBytes {
 
     /// The SHA-256 of every byte written, in hex.
     func digest() throws(SnapshotError) -> String {
-        do { return SnapshotRepository.hex(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
+        do { return Hex.string(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
     }
 }

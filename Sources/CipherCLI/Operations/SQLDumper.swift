@@ -1,3 +1,4 @@
+import CipherCrypto
 import CipherDB
 import Foundation
 
@@ -162,7 +163,7 @@ enum SQLDumper {
         case .blob(let data):
             bytes.append(UInt8(ascii: "X"))
             bytes.append(UInt8(ascii: "'"))
-            appendHex(data, to: &bytes)
+            Hex.append(data, to: &bytes, case: .upper)
             bytes.append(UInt8(ascii: "'"))
         case .text(let text) where !text.contains(0):
             bytes.append(UInt8(ascii: "'"))
@@ -196,36 +197,6 @@ enum SQLDumper {
         }
     }
 
-    /// Appends upper-case hexadecimal digits for `data`, two per byte, straight into `bytes`:
-    /// through a stack buffer, copied in one piece per 512 digits.
-    private static func appendHex(_ data: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        let digits: StaticString = "0123456789ABCDEF"
-        bytes.reserveCapacity(bytes.count + data.count * 2)
-        digits.withUTF8Buffer { digit in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer in
-                var offset = 0
-                while offset < data.count {
-                    let end = min(offset + 256, data.count)
-                    var index = 0
-                    for byte in data[offset..<end] {
-                        buffer[index] = digit[Int(byte >> 4)]
-                        buffer[index + 1] = digit[Int(byte & 0x0F)]
-                        index += 2
-                    }
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<index]))
-                    offset = end
-                }
-            }
-        }
-    }
-
-    /// Upper-case hexadecimal text for `data`.
-    private static func hex(_ data: some Sequence<UInt8>) -> String {
-        var bytes: [UInt8] = []
-        Array(data).withUnsafeBytes { appendHex($0, to: &bytes) }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// An SQL literal for `value` that reads back as the same type and value.
     static func literal(_ value: DatabaseValue) -> String {
         switch value {
@@ -233,7 +204,7 @@ enum SQLDumper {
         case .integer(let number): return String(number)
         case .real(let number): return realLiteral(number)
         case .text(let text): return literal(text)
-        case .blob(let data): return "X'" + hex(data) + "'"
+        case .blob(let data): return "X'" + Hex.string(data, case: .upper) + "'"
         }
     }
 
@@ -249,7 +220,7 @@ enum SQLDumper {
     /// A quoted SQL string literal; NUL characters, which SQL text cannot hold, go through a blob cast.
     static func literal(_ text: String) -> String {
         if text.utf8.contains(0) {
-            return "CAST(X'" + hex(text.utf8) + "' AS TEXT)"
+            return "CAST(X'" + Hex.string(text.utf8, case: .upper) + "' AS TEXT)"
         }
         return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }

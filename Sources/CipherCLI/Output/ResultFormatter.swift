@@ -1,3 +1,4 @@
+import CipherCrypto
 import CipherDB
 import Foundation
 
@@ -51,7 +52,7 @@ enum ResultFormatter {
         case .real(let number): return "\(number)"
         case .text(let text): return text
         case .blob(let data):
-            return data.count <= 32 ? "x'" + data.map { String(format: "%02x", $0) }.joined() + "'" : "<blob: \(data.count) bytes>"
+            return data.count <= 32 ? "x'" + Hex.string(data) + "'" : "<blob: \(data.count) bytes>"
         }
     }
 
@@ -79,7 +80,7 @@ enum ResultFormatter {
         func csvCell(_ value: DatabaseValue) -> String {
             switch value {
             case .null: return ""
-            case .blob(let data): return data.map { String(format: "%02x", $0) }.joined()
+            case .blob(let data): return Hex.string(data)
             default: return field(cell(value))
             }
         }

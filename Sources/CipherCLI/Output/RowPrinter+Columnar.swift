@@ -1,3 +1,4 @@
+import CipherCrypto
 import CipherDB
 import Foundation
 
@@ -40,7 +41,7 @@ extension RowPrinter {
         case .null: return Array("NULL".utf8)
         case .integer, .real: return text(value) ?? []
         case .text: return Array(SQLText.stringLiteral(text(value) ?? []).utf8)
-        case .blob(let data): return Array(("x'" + data.map { String(format: "%02x", $0) }.joined() + "'").utf8)
+        case .blob(let data): return Array(("x'" + Hex.string(data) + "'").utf8)
         }
     }
 

@@ -1,3 +1,4 @@
+import CipherCrypto
 import CipherDB
 import Foundation
 
@@ -180,7 +181,7 @@ extension RowPrinter {
             let text = Self.text(value) ?? []
             append(escapingNewlines ? SQLText.escapedStringLiteral(text) : SQLText.stringLiteral(text))
         case .blob(let data):
-            append("X'" + data.map { String(format: "%02x", $0) }.joined() + "'")
+            append("X'" + Hex.string(data) + "'")
         }
     }
 }

@@ -156,7 +156,7 @@ final class ChecksumHasher {
 
     /// The digest in lower-case hex.
     func hex() throws(CryptoError) -> String {
-        try hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        Hex.string(try hasher.finalize())
     }
 
     private static func bigEndian(_ value: UInt64) -> [UInt8] {

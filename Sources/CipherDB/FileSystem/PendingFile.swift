@@ -195,8 +195,7 @@ package final class PendingFile {
 
     /// A fresh hidden name beside `targetPath` with the recognizable prefix.
     static func temporaryName(for targetPath: String) -> String {
-        let suffix = ((try? SecureRandom.bytes(count: 6)) ?? [UInt8](repeating: 0, count: 6))
-            .map { String(format: "%02x", $0) }.joined()
+        let suffix = Hex.string((try? SecureRandom.bytes(count: 6)) ?? [UInt8](repeating: 0, count: 6))
         return directory(of: targetPath) + "/" + temporaryPrefix(for: targetPath) + suffix
     }
 

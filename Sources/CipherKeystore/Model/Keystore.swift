@@ -11,7 +11,7 @@ public struct KeystoreID: Sendable, Hashable, Codable, CustomStringConvertible {
     public init(bytes: [UInt8]) { self.bytes = bytes }
 
     /// Lowercase hexadecimal.
-    public var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+    public var description: String { Hex.string(bytes) }
 }
 
 /// What can be read from a keystore's header without any secret: no KDF runs.

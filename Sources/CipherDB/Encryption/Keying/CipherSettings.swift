@@ -107,18 +107,13 @@ public struct CipherSettings: Sendable, Equatable, Hashable, Codable {
     }
 
     /// ``salt`` as SQLCipher prints it (`PRAGMA cipher_salt`): 32 lowercase hex digits.
-    public var saltHex: String? { salt.map(Self.hex) }
+    public var saltHex: String? { salt.map { Hex.string($0) } }
 
     /// A salt written as 32 hex digits (as SQLCipher prints one), or `nil` when the text is not one.
     public static func salt(fromHex text: String) -> [UInt8]? {
         guard text.utf8.count == 2 * CipherLayout.saltSize, let decoded = try? SecretBytes(copying: Array(text.utf8)).hexDecoded()
         else { return nil }
         return decoded.withUnsafeBytes { Array($0) }
-    }
-
-    /// Lowercase hexadecimal, through the one hex codec there is (SecretBytes').
-    static func hex(_ bytes: [UInt8]) -> String {
-        SecretBytes(copying: bytes).hexEncoded().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Whether the file keeps its first bytes in plaintext, so its salt lives outside it.

@@ -347,7 +347,7 @@ extension Database {
             }
             if let salt = settings.salt {
                 // A salt is not secret (other files keep it in the clear) and SQLCipher takes it only as SQL text.
-                try executeUpdate("PRAGMA \(prefix)cipher_salt = \"x'\(CipherSettings.hex(salt))'\"")
+                try executeUpdate("PRAGMA \(prefix)cipher_salt = \"x'\(Hex.string(salt))'\"")
             }
             if let memorySecurity = settings.memorySecurity {
                 try executeUpdate("PRAGMA cipher_memory_security = \(memorySecurity ? "ON" : "OFF")")
