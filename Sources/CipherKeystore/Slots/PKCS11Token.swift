@@ -25,8 +25,11 @@ public struct PKCS11Token: Sendable, CustomStringConvertible {
 
     /// A module and PIN.
     ///
-    /// - Parameter modulePath: the module to load; `nil` to load the module each slot remembers
-    ///   (adding a slot needs a path).
+    /// - Parameters:
+    ///   - modulePath: the module to load; `nil` to load the module each slot remembers (adding a
+    ///     slot needs a path).
+    ///   - tokenLabel: the token's label; `nil` when unlocking.
+    ///   - pin: the token's user PIN.
     /// - Throws: ``KeystoreError/invalidParameter(_:)`` for an empty module path or a label
     ///   longer than PKCS#11's 32 bytes.
     public init(modulePath: String?, tokenLabel: String? = nil, pin: SecretBytes) throws(KeystoreError) {
