@@ -36,7 +36,7 @@ extension KeystoreOptions {
             return .keyFile(try SecretReader.rawKey(fromFile: keyFile, flag: "--keystore-key-file"))
         }
         if transit { return .transit(try transitConnection()) }
-        if pkcs11 { return .pkcs11(try pkcs11Options.token(requireLabel: false)) }
+        if pkcs11 { return .pkcs11(try pkcs11Options.token(newSlot: false)) }
         guard Console.stdinIsTerminal else {
             throw CLIError.usage("no keystore passphrase given and no terminal to ask on", hint: Self.flagList)
         }

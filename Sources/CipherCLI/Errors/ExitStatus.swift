@@ -26,6 +26,10 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
     case temporaryFailure = 75
     /// `EX_NOPERM`: wrong key or passphrase, or a key service denied access (token revoked).
     case wrongKey = 77
+    /// `EX_CONFIG`: the PKCS#11 module a keystore slot remembers was not loaded, because someone
+    /// other than root and the user could have put code there (owner or write permissions of the
+    /// file or a folder above it).
+    case untrustedModule = 78
 
     /// One line for the exit code table in `--help`.
     var summary: String {
@@ -42,6 +46,7 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
         case .ioError: return "an I/O error"
         case .temporaryFailure: return "locked by another process: try again"
         case .wrongKey: return "wrong key or passphrase, or access denied by the key service (or a damaged first page: run verify)"
+        case .untrustedModule: return "the PKCS#11 module the keystore names is writable by others or not root's or yours: not loaded"
         }
     }
 

@@ -55,7 +55,7 @@ package struct KeystoreOptions: ParsableArguments {
     @Flag(
         name: .customLong("keystore-pkcs11"),
         help:
-            "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module or $CIPHERDB_PKCS11_MODULE, PIN from --pkcs11-pin-env, -file or -fd, or a prompt)."
+            "Unlock the keystore through its PKCS#11 slot (module from --pkcs11-module, $CIPHERDB_PKCS11_MODULE or the slot, PIN from --pkcs11-pin-env, -file or -fd, or a prompt)."
     )
     var pkcs11 = false
 

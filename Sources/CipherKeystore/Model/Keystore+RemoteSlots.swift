@@ -1,4 +1,5 @@
 import CipherCrypto
+import Foundation
 
 // MARK: - Transit slots
 
@@ -57,20 +58,41 @@ extension Keystore {
     /// `keyLabel` in the token labelled `tokenLabel`; with `createKey`, a missing key is
     /// generated in the token first (AES-256, sensitive, never extractable). Returns the slot's id.
     ///
-    /// - Throws: ``KeystoreError/pkcs11(_:)`` (module, token, PIN, key); nothing is written then.
+    /// The slot remembers the token's module path, made absolute (a relative path is resolved
+    /// with `realpath`), so a later unlock can name no module: it then loads that path once it
+    /// passes ``PKCS11Token/checkRememberedModule(_:)``.
+    ///
+    /// - Throws: ``KeystoreError/invalidParameter(_:)`` for a token without a module path;
+    ///   ``KeystoreError/pkcs11(_:)`` (module, token, PIN, key); nothing is written then.
     @discardableResult
     public func addPKCS11Slot(
         _ token: PKCS11Token, tokenLabel: String, keyLabel: String = "cipherdb-keystore", createKey: Bool = true
     ) throws(KeystoreError) -> Int {
         try PKCS11Slot.validate(tokenLabel: tokenLabel)
         try PKCS11Slot.validate(keyLabel: keyLabel)
+        guard let module = token.modulePath else {
+            throw .invalidParameter("adding a PKCS#11 slot needs its module's path (the slot remembers it)")
+        }
+        let remembered = try Self.absolutePath(ofModule: module)
         return try transaction { (draft) throws(KeystoreError) -> Int in
             let slotID = try draft.newSlotID()
             let slot = try PKCS11Slot.make(
-                token: token, tokenLabel: tokenLabel, keyLabel: keyLabel, createKey: createKey, slotID: slotID,
-                keystoreID: draft.keystoreID, masterKey: draft.masterKey)
+                token: token, tokenLabel: tokenLabel, keyLabel: keyLabel, createKey: createKey, modulePath: remembered,
+                slotID: slotID, keystoreID: draft.keystoreID, masterKey: draft.masterKey)
             draft.insert(KeySlot(slotID: slotID, pkcs11: slot))
             return Int(slotID)
         }
+    }
+
+    /// `path` when absolute (kept as given: a distribution's symlink to a versioned library still
+    /// leads to the current one after an upgrade), else its `realpath`.
+    private static func absolutePath(ofModule path: String) throws(KeystoreError) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let resolved = realpath(path, nil) else {
+            let code = errno
+            throw .pkcs11(PKCS11Error(.moduleNotLoaded, "cannot load the PKCS#11 module \(path): \(String(cString: strerror(code)))"))
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }

@@ -406,13 +406,14 @@ public final class Keystore: @unchecked Sendable {
                     continue
                 }
                 if case .pkcs11(let token) = credential, let pkcs11 = slot.pkcs11 {
-                    // The token seals the new master key under the same key.
+                    // The token seals the new master key under the same key; the slot keeps the
+                    // module it remembers (or none).
                     newSlots.append(
                         KeySlot(
                             slotID: slot.slotID,
                             pkcs11: try PKCS11Slot.make(
                                 token: token, tokenLabel: pkcs11.tokenLabel, keyLabel: pkcs11.keyLabel, createKey: false,
-                                slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
+                                modulePath: pkcs11.modulePath, slotID: slot.slotID, keystoreID: draft.keystoreID, masterKey: newMaster)))
                     continue
                 }
                 newSlots.append(

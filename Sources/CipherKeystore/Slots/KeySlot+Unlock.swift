@@ -85,7 +85,10 @@ extension KeySlot {
                 // token's retry counter (3 slots on one token, one typo: the PIN locked).
                 switch error {
                 case .pkcs11(let failure) where failure.kind == .pinIncorrect || failure.kind == .pinLocked: throw error
-                case .transit, .pkcs11, .tampered: firstFailure = firstFailure ?? error
+                case .transit, .pkcs11, .tampered:
+                    // "No module" for a slot that remembers none says least: another slot's failure says more.
+                    if case .pkcs11(let first)? = firstFailure, first.kind == .noModule { firstFailure = error }
+                    firstFailure = firstFailure ?? error
                 default: throw error
                 }
             }

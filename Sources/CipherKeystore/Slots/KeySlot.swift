@@ -134,12 +134,21 @@ public struct KeySlotInfo: Sendable, Hashable, Codable {
     }
 }
 
-/// Which token and key a PKCS#11 slot uses (no secret).
+/// Which token, key and module a PKCS#11 slot uses (no secret).
 public struct PKCS11SlotInfo: Sendable, Hashable, Codable {
     /// The token's label.
     public let tokenLabel: String
     /// The AES key's label in the token.
     public let keyLabel: String
+    /// The module the slot remembers (the path it was added with), loaded when an unlock names
+    /// none; `nil` for a slot added before slots remembered their module.
+    public let modulePath: String?
+
+    init(tokenLabel: String, keyLabel: String, modulePath: String? = nil) {
+        self.tokenLabel = tokenLabel
+        self.keyLabel = keyLabel
+        self.modulePath = modulePath
+    }
 }
 
 /// One slot of the header: a copy of the master key wrapped with AES-256-GCM under a key derived
@@ -149,7 +158,7 @@ public struct PKCS11SlotInfo: Sendable, Hashable, Codable {
 /// (scrypt: log2 N u32, r u32, p u32; PBKDF2: iterations u32 + 8 zero bytes; key file: 12 zero bytes),
 /// salt 32, nonce 12, wrapped master key 32, tag 16. In format version 2 every slot is kind u8,
 /// slot id u8, payload length u16, payload: a local slot's payload is its last 104 bytes above,
-/// a Transit or PKCS#11 slot's is ``TransitSlot``'s or ``PKCS11Slot``'s layout.
+/// a Transit or PKCS#11 slot's is ``TransitSlot``'s or ``PKCS11Slot``'s layout (SECURITY.md).
 struct KeySlot: Sendable, Equatable {
     static let size = 108
     static let saltLength = 32
@@ -163,10 +172,15 @@ struct KeySlot: Sendable, Equatable {
         case pbkdf2SHA256 = 2
         case keyFile = 3
         case transit = 4
+        /// A PKCS#11 slot without a module path (written before slots remembered their module).
         case pkcs11 = 5
+        /// A PKCS#11 slot that remembers its module's path.
+        case pkcs11WithModule = 6
 
         /// Whether the slot's data has a variable length, which only format version 2 can hold.
-        var needsVariableLayout: Bool { self == .transit || self == .pkcs11 }
+        var needsVariableLayout: Bool { self == .transit || isPKCS11 }
+
+        var isPKCS11: Bool { self == .pkcs11 || self == .pkcs11WithModule }
     }
 
     var kind: Kind
@@ -187,9 +201,11 @@ struct KeySlot: Sendable, Equatable {
             && lhs.transit == rhs.transit && lhs.pkcs11 == rhs.pkcs11
     }
 
-    /// A PKCS#11 slot.
+    /// A PKCS#11 slot: kind 6 when it remembers its module, else kind 5.
     init(slotID: UInt8, pkcs11: PKCS11Slot) {
-        self.init(kind: .pkcs11, slotID: slotID, parameters: (0, 0, 0), salt: [], nonce: [], wrappedKey: [], tag: [])
+        self.init(
+            kind: pkcs11.remembersModule ? .pkcs11WithModule : .pkcs11, slotID: slotID, parameters: (0, 0, 0), salt: [], nonce: [],
+            wrappedKey: [], tag: [])
         self.pkcs11 = pkcs11
     }
 
@@ -264,7 +280,9 @@ struct KeySlot: Sendable, Equatable {
         guard let kind = Kind(rawValue: rawKind) else { throw .unsupportedSlot(kind: Int(rawKind)) }
         guard slotID != 0 else { throw .malformed("slot id 0") }
         if kind == .transit { return KeySlot(slotID: slotID, transit: try TransitSlot.decode(payload)) }
-        if kind == .pkcs11 { return KeySlot(slotID: slotID, pkcs11: try PKCS11Slot.decode(payload)) }
+        if kind.isPKCS11 {
+            return KeySlot(slotID: slotID, pkcs11: try PKCS11Slot.decode(payload, remembersModule: kind == .pkcs11WithModule))
+        }
         guard payload.count == size - 4 else { throw .malformed("a \(kind) slot of \(payload.count) bytes") }
         let local = [rawKind, slotID, 0, 0] + payload
         return try local.withUnsafeBytes { raw in
@@ -328,7 +346,7 @@ struct KeySlot: Sendable, Equatable {
             let kdf = KeySlotKDF.pbkdf2SHA256(iterations: Int(parameters.0))
             try kdf.validate()
             return kdf
-        case .keyFile, .transit, .pkcs11:
+        case .keyFile, .transit, .pkcs11, .pkcs11WithModule:
             guard parameters == (0, 0, 0) else { throw .malformed("\(kind) slot parameters") }
             return nil
         }
@@ -344,10 +362,10 @@ struct KeySlot: Sendable, Equatable {
             return KeySlotInfo(
                 slotID: Int(slotID), kind: .transit, kdf: "none",
                 transit: transit.map { TransitSlotInfo(mount: $0.mount, key: $0.key, keyVersion: Int($0.keyVersion)) })
-        case .pkcs11:
+        case .pkcs11, .pkcs11WithModule:
             return KeySlotInfo(
                 slotID: Int(slotID), kind: .pkcs11, kdf: "none",
-                pkcs11: pkcs11.map { PKCS11SlotInfo(tokenLabel: $0.tokenLabel, keyLabel: $0.keyLabel) })
+                pkcs11: pkcs11.map { PKCS11SlotInfo(tokenLabel: $0.tokenLabel, keyLabel: $0.keyLabel, modulePath: $0.modulePath) })
         }
     }
 
@@ -369,7 +387,8 @@ struct KeySlot: Sendable, Equatable {
     func accepts(_ credential: KeystoreCredential) -> Bool {
         switch (credential, kind) {
         case (.passphrase, .scrypt), (.passphrase, .pbkdf2SHA256), (.keyFile, .keyFile), (.transit, .transit): return true
-        case (.pkcs11(let token), .pkcs11): return token.tokenLabel == nil || token.tokenLabel == pkcs11?.tokenLabel
+        case (.pkcs11(let token), .pkcs11), (.pkcs11(let token), .pkcs11WithModule):
+            return token.tokenLabel == nil || token.tokenLabel == pkcs11?.tokenLabel
         default: return false
         }
     }

@@ -8,9 +8,14 @@ import Foundation
 ///
 /// The module is loaded at run time (`dlopen`); the token is found by its label. The PIN is read
 /// through `SecretSource` by the caller and never appears in a description or an error.
+///
+/// A slot remembers the module it was added with. Without a module path here, each slot's
+/// remembered module is loaded, but only if it passes ``checkRememberedModule(_:)``: the path
+/// comes from the keystore file, which anyone who can write that file chooses.
 public struct PKCS11Token: Sendable, CustomStringConvertible {
-    /// The module's path, e.g. `/usr/lib/softhsm/libsofthsm2.so`.
-    public let modulePath: String
+    /// The module's path, e.g. `/usr/lib/softhsm/libsofthsm2.so`: the caller's choice, loaded as
+    /// given. `nil`: the module each slot remembers, after ``checkRememberedModule(_:)``.
+    public let modulePath: String?
     /// The token's label; `nil` when unlocking: each slot names its token.
     public let tokenLabel: String?
     let pin: SecretBytes
@@ -20,10 +25,15 @@ public struct PKCS11Token: Sendable, CustomStringConvertible {
 
     /// A module and PIN.
     ///
+    /// - Parameters:
+    ///   - modulePath: the module to load; `nil` to load the module each slot remembers (adding a
+    ///     slot needs a path).
+    ///   - tokenLabel: the token's label; `nil` when unlocking.
+    ///   - pin: the token's user PIN.
     /// - Throws: ``KeystoreError/invalidParameter(_:)`` for an empty module path or a label
     ///   longer than PKCS#11's 32 bytes.
-    public init(modulePath: String, tokenLabel: String? = nil, pin: SecretBytes) throws(KeystoreError) {
-        guard !modulePath.isEmpty else { throw .invalidParameter("no PKCS#11 module: give its path or set \(Self.moduleVariable)") }
+    public init(modulePath: String?, tokenLabel: String? = nil, pin: SecretBytes) throws(KeystoreError) {
+        guard modulePath != "" else { throw .invalidParameter("no PKCS#11 module: give its path or set \(Self.moduleVariable)") }
         if let tokenLabel { try PKCS11Slot.validate(tokenLabel: tokenLabel) }
         self.modulePath = modulePath
         self.tokenLabel = tokenLabel
@@ -31,7 +41,35 @@ public struct PKCS11Token: Sendable, CustomStringConvertible {
     }
 
     /// The module and token, never the PIN.
-    public var description: String { "PKCS#11 token \(tokenLabel.map { "'\($0)'" } ?? "(any)") in \(modulePath) (PIN redacted)" }
+    public var description: String {
+        "PKCS#11 token \(tokenLabel.map { "'\($0)'" } ?? "(any)") in \(modulePath ?? "the module its slot remembers") (PIN redacted)"
+    }
+
+    /// Checks a module path as an unlock checks the one a slot remembers, before loading it:
+    /// absolute, and, symlinks resolved, the file and every folder above it owned by root or the
+    /// effective user and not writable by group or others. Returns the resolved path, the one
+    /// that would be loaded.
+    ///
+    /// - Throws: ``KeystoreError/pkcs11(_:)``: ``PKCS11Error/Kind/untrustedModule`` naming
+    ///   the file or folder at fault and why, or ``PKCS11Error/Kind/moduleNotLoaded``
+    ///   when the path cannot be resolved (missing).
+    public static func checkRememberedModule(_ path: String) throws(KeystoreError) -> String {
+        do {
+            return try PKCS11ModuleCheck.system.trustedPath(path)
+        } catch {
+            throw error.keystoreError(context: "the keystore names")
+        }
+    }
+}
+
+extension PKCS11ModuleCheck.Refusal {
+    /// The refusal as a PKCS#11 failure; `context` says who names the module ("slot 2 remembers").
+    func keystoreError(context: String) -> KeystoreError {
+        if case .unreadable = problem {
+            return .pkcs11(PKCS11Error(.moduleNotLoaded, "cannot load the PKCS#11 module \(context): \(self)"))
+        }
+        return .pkcs11(PKCS11Error(.untrustedModule, "\(self): not loading a PKCS#11 module \(context)"))
+    }
 }
 
 /// Why a PKCS#11 operation failed. The message names the module, token and key, never the PIN.
@@ -40,6 +78,12 @@ public struct PKCS11Error: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The module could not be loaded or is not a PKCS#11 module.
         case moduleNotLoaded
+        /// No module was given and the slot remembers none (a slot added before slots remembered it).
+        case noModule
+        /// The module a slot remembers fails the check that runs before loading it (see
+        /// ``PKCS11Token/checkRememberedModule(_:)``): someone other than root and this user
+        /// could have put code there. It was not loaded.
+        case untrustedModule
         /// No token with the label is present.
         case tokenNotFound
         /// The PIN is wrong.
@@ -76,16 +120,19 @@ final class PKCS11Session {
     let token: PKCS11Token
     let tokenLabel: String
 
-    /// Loads the module, finds `tokenLabel` and logs in with the PIN.
-    init(_ token: PKCS11Token, tokenLabel: String) throws(KeystoreError) {
+    /// Loads the module (`modulePath`, else the token's), finds `tokenLabel` and logs in with the PIN.
+    init(_ token: PKCS11Token, tokenLabel: String, modulePath: String? = nil) throws(KeystoreError) {
+        guard let module = modulePath ?? token.modulePath else {
+            throw .pkcs11(PKCS11Error(.noModule, "no PKCS#11 module for token '\(tokenLabel)': give its path"))
+        }
         var session: OpaquePointer?
         var error = [CChar](repeating: 0, count: 512)
         let rv = token.pin.withUnsafeBytes { pin in
-            cdb_p11_open(token.modulePath, tokenLabel, pin.bindMemory(to: UInt8.self).baseAddress, pin.count, &session, &error, error.count)
+            cdb_p11_open(module, tokenLabel, pin.bindMemory(to: UInt8.self).baseAddress, pin.count, &session, &error, error.count)
         }
         let detail = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard rv == CDB_P11_OK, let session else {
-            throw Self.failure(rv, "PKCS#11 token '\(tokenLabel)' in \(token.modulePath)" + (detail.isEmpty ? "" : ": \(detail)"))
+            throw Self.failure(rv, "PKCS#11 token '\(tokenLabel)' in \(module)" + (detail.isEmpty ? "" : ": \(detail)"))
         }
         self.handle = session
         self.token = token

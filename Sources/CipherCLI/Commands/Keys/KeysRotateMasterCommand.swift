@@ -44,7 +44,7 @@ struct KeysRotateMasterCommand: ParsableCommand {
         if case .pkcs11 = credential {
             credentials += Array(repeating: credential, count: pkcs11Slots - 1)
         } else if pkcs11Slots > 0, keystore.pkcs11Options.hasPIN {
-            credentials += Array(repeating: .pkcs11(try keystore.pkcs11Options.token(requireLabel: false)), count: pkcs11Slots)
+            credentials += Array(repeating: .pkcs11(try keystore.pkcs11Options.token(newSlot: false)), count: pkcs11Slots)
         }
         let dropped = store.slots.count - credentials.count
         if dropped > 0, !removeOtherSlots {

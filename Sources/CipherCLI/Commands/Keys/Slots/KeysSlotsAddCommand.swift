@@ -23,7 +23,10 @@ struct KeysSlotsAddCommand: ParsableCommand {
             --pkcs11: the token --pkcs11-token LABEL in the module --pkcs11-module (or \
             $CIPHERDB_PKCS11_MODULE) seals the master key with AES-256-GCM under its key \
             --pkcs11-key-label (default cipherdb-keystore), generated in the token (never extractable) \
-            unless it exists. The PIN comes from --pkcs11-pin-env, -file or -fd, else a prompt.
+            unless it exists. The PIN comes from --pkcs11-pin-env, -file or -fd, else a prompt. The slot \
+            remembers the module's absolute path: unlocking without --pkcs11-module or \
+            $CIPHERDB_PKCS11_MODULE loads it, but only if root or you own it and every folder above it, \
+            and none is writable by group or others.
 
             Examples:
               cipherdb keys slots add --passphrase --new-keystore-passphrase-env RECOVERY
@@ -82,12 +85,13 @@ struct KeysSlotsAddCommand: ParsableCommand {
             common.info(
                 "added Transit slot \(slot) (\(transitMount ?? "transit")/keys/\(transitKey) at \(connection.address)) to \(keystore.path)")
         } else if pkcs11 {
-            let token = try keystore.pkcs11Options.token(requireLabel: true)
+            let token = try keystore.pkcs11Options.token(newSlot: true)
             let keyLabel = pkcs11KeyLabel ?? "cipherdb-keystore"
             let slot = try keystore.withKeystore { (store) throws(KeystoreError) -> Int in
                 try store.addPKCS11Slot(token, tokenLabel: token.tokenLabel ?? "", keyLabel: keyLabel)
             }
             common.info("added PKCS#11 slot \(slot) (key '\(keyLabel)' on token '\(token.tokenLabel ?? "")') to \(keystore.path)")
+            warnIfUnlocksNeedTheModuleFlag(slot: slot)
         } else if let keyFile {
             try addKeyFileSlot(keyFile)
         } else {
@@ -100,6 +104,21 @@ struct KeysSlotsAddCommand: ParsableCommand {
             let slot: Int
             do { slot = try store.addSlot(.passphrase(secret), kdf: kdf) } catch { throw CLIError.keystore(error, path: keystore.path) }
             common.info("added passphrase slot \(slot) (\(kdf)) to \(keystore.path)")
+        }
+    }
+
+    /// Says so when the module the new slot remembers would be refused by an unlock that names
+    /// none (another user's, or writable by others): such unlocks need --pkcs11-module.
+    private func warnIfUnlocksNeedTheModuleFlag(slot: Int) {
+        guard let summary = try? Keystore.inspect(at: keystore.path),
+            let remembered = summary.slots.first(where: { $0.slotID == slot })?.pkcs11?.modulePath
+        else { return }
+        do {
+            _ = try PKCS11Token.checkRememberedModule(remembered)
+        } catch {
+            Console.error(
+                "warning: unlocking through slot \(slot) will need --pkcs11-module PATH or $\(PKCS11Token.moduleVariable): "
+                    + error.description)
         }
     }
 

@@ -9,7 +9,8 @@ struct KeysSlotsListCommand: ParsableCommand {
         discussion: """
             --json prints {"keystore": PATH, "keystore_id", "format_version", "slots": [{"slot", "kind" \
             ("scrypt"|"pbkdf2-sha256"|"key-file"|"transit"|"pkcs11"), "kdf", and for Transit slots "mount", \
-            "key", "key_version", for PKCS#11 slots "token", "key_label"}]}.
+            "key", "key_version", for PKCS#11 slots "token", "key_label", "module" (the path the slot \
+            remembers, null for a slot added before slots remembered it)}]}.
 
             Examples:
               cipherdb keys slots list
