@@ -41,7 +41,9 @@ struct MakeSeeds {
             let remote = try Keystore.create(at: work + "/remote", credential: keyFile)
             try remote.addKey(id: "app.db")
             _ = try remote.addPKCS11Slot(token, tokenLabel: "seeds", keyLabel: "seed-wrapping-key")
-            keystores["keyfile-and-pkcs11-slots-v2.bin"] = try read(remote.path)
+            // A slot that remembers its module (kind 6). keyfile-and-pkcs11-slots-v2.bin, a kind-5
+            // slot from before modules were remembered, is kept as committed: no build writes one now.
+            keystores["keyfile-and-pkcs11-module-slots-v2.bin"] = try read(remote.path)
         } else {
             print("softhsm2-util not found: no version 2 seed (apt-get install softhsm2)")
         }
