@@ -34,7 +34,7 @@ extension ShellSession {
             reportError(message + " (.help lists the commands)")
             return bail ? .stop : .proceed
         }
-        if command.name != ".connection" { activeIsUntouched = false }
+        if !Self.commandsLeavingConnectionUnused.contains(command.name) { activeIsUntouched = false }
         // `.once` (and `.excel`) is for the next command, whether it succeeds or not (as in sqlite3).
         defer { if command.name != ".once" && command.name != ".excel" { finishOnce() } }
         do {

@@ -167,16 +167,24 @@ final class ChecksumHasher {
 /// sqlite3's `sha3_query(SQL ?, SIZE?)` SQL function, on every connection of the shell: the
 /// SHA3 (224, 256 by default, 384 or 512 bits) of each statement of SQL and its rows, hashed as
 /// ``ChecksumHasher`` hashes them. `.selftest --init` writes tests that call it, as sqlite3's do.
-/// Only queries run: a statement that would write is an error, as in sqlite3.
+/// Only queries run, stricter than sqlite3's, which runs any statement SQLite calls read-only:
+/// each statement must start with SELECT, WITH or VALUES (checked before it is compiled, as
+/// some PRAGMAs act while compiling) and return columns, so an `ATTACH … KEY` (read-only to
+/// SQLite, and not seen by the library's check of the statements it compiles itself) or a PRAGMA
+/// never runs through it. As in sqlite3 it is `SQLITE_DIRECTONLY` (SQLite 3.31 and later): a view
+/// or trigger of a database cannot call it.
 ///
 /// It calls SQLite's C API on the connection it runs in, as sqlite3's does (SQLite allows an SQL
 /// function to run statements): the library's own statements refuse to run inside a function.
 enum ChecksumFunction {
+    /// `SQLITE_DIRECTONLY`, which SQLite 3.15's header lacks (and its SQLite ignores).
+    static let directOnly: Int32 = 0x080000
+
     static func install(on database: Database) throws(DatabaseError) {
         guard let handle = database.sqliteHandle else { throw DatabaseError(kind: .misuse, message: "the database is closed") }
         for argumentCount: Int32 in [1, 2] {
             let code = sqlite3_create_function_v2(
-                handle, "sha3_query", argumentCount, SQLITE_UTF8, nil,
+                handle, "sha3_query", argumentCount, SQLITE_UTF8 | directOnly, nil,
                 { context, count, arguments in ChecksumFunction.call(context, count, arguments) }, nil, nil, nil)
             guard code == SQLITE_OK else {
                 throw DatabaseError(resultCode: code, message: "cannot add sha3_query: \(String(cString: sqlite3_errstr(code)))")
@@ -186,8 +194,7 @@ enum ChecksumFunction {
 
     private static func call(_ context: OpaquePointer?, _ count: Int32, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
         guard let context, let arguments, let connection = sqlite3_context_db_handle(context) else { return }
-        // NULL SQL hashes nothing and returns NULL, as sqlite3's.
-        guard let text = sqlite3_value_text(arguments[0]) else { return }
+        // The size first, then NULL SQL: nothing hashed, NULL returned, as sqlite3's.
         var bits: Int32 = 256
         if count == 2 {
             bits = sqlite3_value_int(arguments[1])
@@ -196,10 +203,16 @@ enum ChecksumFunction {
                 return
             }
         }
+        guard let text = sqlite3_value_text(arguments[0]) else { return }
         do {
             let hasher = try SHA3.Hasher(bits: Int(bits))
             var next: UnsafePointer<CChar>? = UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)
             while let start = next, start.pointee != 0 {
+                if let word = firstWord(start), !["SELECT", "WITH", "VALUES"].contains(word) {
+                    return fail(
+                        context, "sha3_query runs queries only (SELECT, WITH, VALUES), not \(word.isEmpty ? "this statement" : word)",
+                        code: SQLITE_ERROR)
+                }
                 var statement: OpaquePointer?
                 var code = sqlite3_prepare_v2(connection, start, -1, &statement, &next)
                 guard code == SQLITE_OK else {
@@ -213,7 +226,7 @@ enum ChecksumFunction {
                 let sql =
                     sqlite3_sql(statement).map { Array(UnsafeBufferPointer(start: $0, count: strlen($0))).map(UInt8.init(bitPattern:)) }
                     ?? []
-                guard sqlite3_stmt_readonly(statement) != 0 else {
+                guard sqlite3_stmt_readonly(statement) != 0, sqlite3_column_count(statement) > 0 else {
                     return fail(context, "non-query: [\(String(decoding: sql, as: UTF8.self))]", code: SQLITE_ERROR)
                 }
                 try hasher.update(ChecksumHasher.statementBytes(sql))
@@ -235,6 +248,33 @@ enum ChecksumFunction {
         } catch {
             sqlite3_result_error(context, "sha3_query: \(error)", -1)
         }
+    }
+
+    /// The first word of the statement at `text`, upper-cased, after white space and comments;
+    /// `nil` at the end of the text (nothing is left to run).
+    static func firstWord(_ text: UnsafePointer<CChar>) -> String? {
+        var cursor = text
+        func byte(_ offset: Int = 0) -> UInt8 { UInt8(bitPattern: cursor[offset]) }
+        while byte() != 0 {
+            if byte() == 0x2D, byte(1) == 0x2D {  // -- to the end of the line
+                while byte() != 0, byte() != 0x0A { cursor += 1 }
+            } else if byte() == 0x2F, byte(1) == 0x2A {  // /* to */
+                cursor += 2
+                while byte() != 0, !(byte() == 0x2A && byte(1) == 0x2F) { cursor += 1 }
+                if byte() != 0 { cursor += 2 }
+            } else if byte() == 0x20 || (0x09...0x0D).contains(byte()) || byte() == 0x3B {
+                cursor += 1
+            } else {
+                break
+            }
+        }
+        guard byte() != 0 else { return nil }
+        var word: [UInt8] = []
+        while word.count < 16, (0x41...0x5A).contains(byte() & 0xDF), byte() & 0x80 == 0 {
+            word.append(byte() & 0xDF)
+            cursor += 1
+        }
+        return String(decoding: word, as: UTF8.self)
     }
 
     private static func fail(_ context: OpaquePointer, _ message: String, code: Int32) {

@@ -17,6 +17,14 @@ extension ShellSession {
     /// How many connections `.connection` numbers (0 to 4), as sqlite3.
     static let connectionSlots = 5
 
+    /// The dot-commands that change only the shell's settings or output: on a new connection
+    /// sqlite3 opens no database for them, so after them alone it is still unused (and unlisted).
+    static let commandsLeavingConnectionUnused: Set<String> = [
+        ".bail", ".binary", ".changes", ".connection", ".echo", ".eqp", ".exit", ".explain", ".headers", ".help", ".log",
+        ".mode", ".nonce", ".nullvalue", ".once", ".output", ".print", ".prompt", ".quit", ".separator", ".show", ".timer",
+        ".width",
+    ]
+
     /// Makes `opened` fit for SQL typed by people, as every connection of the shell is: key
     /// PRAGMAs refused (``Database/refuseKeyPragmas()``), and sqlite3's `sha3_query` function,
     /// which `.selftest --init`'s tests call. Closes it on failure.
@@ -40,7 +48,7 @@ extension ShellSession {
         do {
             try database.open()
             try database.executeUpdate("PRAGMA temp_store = MEMORY")
-            try database.refuseAttachingNewFiles()
+            try database.refuseCreatingDatabaseFiles()
         } catch {
             database.close()
             throw CLIError.database(error, path: opened.path)
@@ -49,9 +57,19 @@ extension ShellSession {
         return opened
     }
 
-    /// The files of every open connection, which results may not be written over.
+    /// The files every open connection has open, its main database's and those it attached,
+    /// which results and copies may not be written over.
     var openFiles: [String] {
-        ([absolutePath] + idleConnections.values.map(\.absolutePath)).compactMap { $0 }
+        var files: [String] = []
+        for database in [database] + idleConnections.values.map(\.opened.database) {
+            if let path = database.path, !path.isEmpty { files.append(Self.absolute(path)) }
+            guard let list = try? database.executeQuery("PRAGMA database_list") else { continue }
+            defer { list.close() }
+            while (try? list.next()) == true {
+                if let file = list.string(at: 2), !file.isEmpty, !files.contains(file) { files.append(file) }
+            }
+        }
+        return files
     }
 
     /// The active connection's file, for a command that reads or checks it on disk.

@@ -27,6 +27,8 @@ extension ShellSession {
             throw CLIError.usage("\(name) copies the main database only, not \(positional[0])")
         }
         let target = positional[positional.count - 1]
+        // Not over a database a connection of this shell has open (sqlite3 would replace it under it).
+        for file in openFiles { try ShellOutput.refuseDatabaseFiles(target, database: file, writing: "a copy") }
         guard !opened.isInMemory else {
             throw CLIError.usage(
                 "\(name) copies encrypted databases: this connection is in memory, with no key, and its copy would be plaintext",

@@ -387,6 +387,17 @@ struct ShellOutput {
     ///   database; 73 if it is another kind of special file (block device, socket) or cannot be
     ///   opened or created.
     static func open(_ path: String, once: Bool, databases: [String]) throws(CLIError) -> ShellOutput {
+        // sqlite3's names for the standard streams, and for no output at all.
+        switch path {
+        case "stdout", "stderr":
+            Console.flush()
+            let descriptor = path == "stdout" ? STDOUT_FILENO : STDERR_FILENO
+            return ShellOutput(file: nil, writer: TextWriter(descriptor: descriptor, name: path, closes: false), once: once)
+        case "off":
+            return try open("/dev/null", once: once, databases: [])
+        default:
+            break
+        }
         for database in databases { try refuseDatabaseFiles(path, database: database) }
         var status = stat()
         if PathBytes.stat(path, &status) == 0 {
@@ -415,7 +426,7 @@ struct ShellOutput {
     /// Throws when `path` names `database` or a companion of it: the same file (device and
     /// inode) when it exists, else the same name in the same folder (a journal or WAL that
     /// SQLite has not made yet).
-    private static func refuseDatabaseFiles(_ path: String, database: String) throws(CLIError) {
+    static func refuseDatabaseFiles(_ path: String, database: String, writing what: String = "results") throws(CLIError) {
         var target = stat()
         let exists = PathBytes.stat(path, &target) == 0
         var folder = stat()
@@ -432,7 +443,7 @@ struct ShellOutput {
                 : sameFolder && PathBytes.lastComponent(of: path) == PathBytes.lastComponent(of: file)
             if same {
                 throw CLIError.usage(
-                    "refusing to write results to \(path): it is " + (file == database ? "" : "the journal, WAL or shared memory of ")
+                    "refusing to write \(what) to \(path): it is " + (file == database ? "" : "the journal, WAL or shared memory of ")
                         + "the open database \(database), which it would replace")
             }
         }

@@ -43,11 +43,12 @@ final class Authorizer {
     /// Set when an `ATTACH` was compiled while key PRAGMAs are refused: its text is checked for a
     /// `KEY` clause, which the authorizer is not shown (``Database/refuseAttachKey(_:)``).
     @exclusivity(unchecked) var compiledAttach = false
-    /// Set: an `ATTACH` of a file that does not exist yet is refused
-    /// (``Database/refuseAttachingNewFiles()``).
+    /// Set: only existing SQLite database files (and memory) are attached, and `temp_store` stays
+    /// as it is (``Database/refuseCreatingDatabaseFiles()``).
     @exclusivity(unchecked) var refusesNewAttachedFiles = false
-    /// The file the last refused `ATTACH` named (`nil` when its name is computed), for the error.
-    @exclusivity(unchecked) var refusedAttachment: String??
+    /// What the last request refused for ``refusesNewAttachedFiles`` asked ("ATTACH of 'x.db'"),
+    /// for the error.
+    @exclusivity(unchecked) var refusedFileRequest: String?
 
     /// Shown every request before the policy decides it (a shell's `.auth on`); it cannot
     /// change the decision, so key PRAGMAs stay refused while it watches, and it is never shown
@@ -88,16 +89,21 @@ final class Authorizer {
             if compilingTables != nil { compilingChangesSchema = true } else { ranSchemaChange = true }
         }
         switch action {
-        case SQLITE_PRAGMA where refusesKeyPragmas:
+        case SQLITE_PRAGMA where refusesKeyPragmas || refusesNewAttachedFiles:
             guard let first else { return SQLITE_OK }
-            return Self.isRefusedPragma(String(cString: first).lowercased(), setting: second != nil) ? SQLITE_DENY : SQLITE_OK
+            let name = String(cString: first).lowercased()
+            if refusesNewAttachedFiles, second != nil, name == "temp_store" || name == "temp_store_directory" {
+                refusedFileRequest = "PRAGMA \(name) = …"
+                return SQLITE_DENY
+            }
+            return refusesKeyPragmas && Self.isRefusedPragma(name, setting: second != nil) ? SQLITE_DENY : SQLITE_OK
         case SQLITE_ATTACH where refusesKeyPragmas || refusesNewAttachedFiles:
             compiledAttach = refusesKeyPragmas
             if refusesNewAttachedFiles {
                 // A name computed at run time cannot be checked now: refused too.
                 let name = first.map { String(cString: $0) }
-                if name != ":memory:", name.map({ access($0, F_OK) != 0 }) ?? true {
-                    refusedAttachment = .some(name)
+                if !(name.map(Self.isAttachableWithoutCreating) ?? false) {
+                    refusedFileRequest = "ATTACH of " + (name.map { "'\($0)'" } ?? "a file named by an expression")
                     return SQLITE_DENY
                 }
             }
@@ -179,6 +185,17 @@ final class Authorizer {
     /// and `cipher_migrate`: after the key they make an intact file read as wrong-keyed or damaged
     /// (or rewrite it), where `cipherdb` has flags with checks. Reading one (`PRAGMA
     /// cipher_version`) stays allowed.
+    /// Whether `name` may be attached by a connection that makes no database file: memory, the
+    /// temporary database (`''`, in memory while `temp_store` is), or a file that is a SQLite
+    /// database already (its first 16 bytes say so). Not an empty or other file, which SQLite
+    /// would turn into a plaintext database, nor a `file:` URI, which names another file than
+    /// its text.
+    static func isAttachableWithoutCreating(_ name: String) -> Bool {
+        if name == ":memory:" || name.isEmpty { return true }
+        guard !name.lowercased().hasPrefix("file:") else { return false }
+        return (try? DatabaseFile(path: name))?.kind == .plaintext
+    }
+
     static func isRefusedPragma(_ name: String, setting: Bool) -> Bool {
         switch name {
         case "key", "rekey", "hexkey", "hexrekey", "textkey", "textrekey", "cipher_migrate": return true

@@ -24,10 +24,10 @@ extension Database {
     /// ```swift
     /// let scratch = Database(path: nil)
     /// try scratch.open()
-    /// try scratch.refuseAttachingNewFiles()
+    /// try scratch.refuseCreatingDatabaseFiles()
     /// try scratch.executeUpdate("ATTACH 'new.db' AS n")  // throws newFileRefused
     /// ```
-    public func refuseAttachingNewFiles() throws(DatabaseError) {
+    public func refuseCreatingDatabaseFiles() throws(DatabaseError) {
         let handle = try requireHandle()
         authorizer.refusesNewAttachedFiles = true
         authorizer.install(on: handle)

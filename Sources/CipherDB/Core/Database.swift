@@ -533,13 +533,13 @@ public final class Database {
     func error(code: Int32, sql: String?) -> DatabaseError {
         let message = sqliteHandle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
         var error = DatabaseError(resultCode: code, message: message, sql: sql)
-        if code & 0xFF == SQLITE_AUTH, let refused = authorizer.refusedAttachment {
-            authorizer.refusedAttachment = nil
-            let file = refused.map { "'\($0)', which does not exist yet" } ?? "a file named by an expression"
+        if code & 0xFF == SQLITE_AUTH, let refused = authorizer.refusedFileRequest {
+            authorizer.refusedFileRequest = nil
             error = DatabaseError(
                 kind: .newFileRefused, resultCode: code,
                 message:
-                    "not authorized: ATTACH of \(file): this connection makes no new database files (one made here would not be encrypted)",
+                    "not authorized: \(refused): this connection makes no files (one made here would not be encrypted); "
+                    + "it attaches memory and existing SQLite databases only",
                 sql: sql)
         }
         if code & 0xFF == SQLITE_NOTADB {

@@ -67,7 +67,7 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         /// An authorizer refused the statement (see ``Database/refuseKeyPragmas()``).
         case notAuthorized
         /// An `ATTACH` named a file that does not exist yet, on a connection that makes no new
-        /// database files (see ``Database/refuseAttachingNewFiles()``).
+        /// database files (see ``Database/refuseCreatingDatabaseFiles()``).
         case newFileRefused
         /// The connection was closed by a failure that left it unsafe to use (a failed key
         /// change): open the database again.

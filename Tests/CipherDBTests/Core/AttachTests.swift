@@ -49,8 +49,8 @@ final class AttachTests: DatabaseTestCase {
     }
 }
 
-/// `refuseAttachingNewFiles()`: a connection without a key attaches existing files and memory,
-/// never a new file (which would be plaintext).
+/// `refuseCreatingDatabaseFiles()`: a connection without a key attaches existing SQLite databases
+/// and memory, never a new or empty file (which would become a plaintext database).
 final class AttachNewFileRefusalTests: DatabaseTestCase {
     func testANewFileIsRefusedAndNotMadeExistingFilesAndMemoryAttach() throws {
         let plain = Database(path: path("plain.db"))
@@ -66,7 +66,7 @@ final class AttachNewFileRefusalTests: DatabaseTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: path("made.db")))
         try db.executeUpdate("DETACH made")
 
-        try db.refuseAttachingNewFiles()
+        try db.refuseCreatingDatabaseFiles()
         assertThrows(.newFileRefused) { try db.executeUpdate("ATTACH '\(self.path("new.db"))' AS n") }
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("new.db")))
         // A name computed at run time is not known while compiling: refused as well, in a script too.
@@ -76,9 +76,16 @@ final class AttachNewFileRefusalTests: DatabaseTestCase {
             try db.executeUpdate("ATTACH '\(path("new.db"))' AS n")
             XCTFail("a new file was attached")
         } catch let error as DatabaseError {
-            XCTAssertTrue(error.message.contains("new.db', which does not exist yet"), error.message)
+            XCTAssertTrue(error.message.contains("ATTACH of '\(path("new.db"))': this connection makes no files"), error.message)
         }
 
+        // An existing file that is no SQLite database yet would become a plaintext one; a `file:`
+        // URI names another file than its text; temporary files stay where they are.
+        FileManager.default.createFile(atPath: path("empty.db"), contents: Data())
+        assertThrows(.newFileRefused) { try db.executeUpdate("ATTACH '\(self.path("empty.db"))' AS e") }
+        assertThrows(.newFileRefused) { try db.executeUpdate("ATTACH 'file:\(self.path("plain.db"))' AS u") }
+        assertThrows(.newFileRefused) { try db.executeUpdate("PRAGMA temp_store = FILE") }
+        XCTAssertEqual(try fileBytes(path("empty.db")).count, 0)
         try db.executeUpdate("ATTACH '\(path("plain.db"))' AS p")
         try db.executeUpdate("ATTACH ':memory:' AS m")
         XCTAssertEqual(try db.stringForQuery("SELECT v FROM p.t"), "plain")
