@@ -146,6 +146,22 @@ final class SQLCipher4Tests: CLITestCase {
         XCTAssertEqual(cookie(ours.stdout), cookie(expected))
     }
 
+    /// On SQLite 3.31 and later `sha3_query` is direct-only, as sqlite3 registers it: typed SQL
+    /// may call it, a view the database holds may not (whatever it hashes).
+    func testSha3QueryCannotBeCalledFromAView() throws {
+        let four = passphraseEnvironment().merging(preload) { $1 }
+        try cipherdb(["create", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastKDF, env: four)
+        let result = try cipherdb(
+            ["shell", "four.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: four,
+            stdin: """
+                SELECT length(sha3_query('SELECT 1'));
+                CREATE VIEW hashed AS SELECT sha3_query('SELECT 1') AS h;
+                SELECT length(h) FROM hashed;
+                """, expect: 1)
+        XCTAssertEqual(result.stdout, "32\n")
+        XCTAssertTrue(result.stderr.contains("unsafe use of sha3_query()"), result.stderr)
+    }
+
     /// The KDF and HMAC algorithms DB Browser offers, as flags on SQLCipher 4: written, needed
     /// (and said to be needed) on every open, changed by rekey; refused on SQLCipher 3.4.1.
     func testKDFAndHMACAlgorithmFlags() throws {
