@@ -143,11 +143,14 @@ public struct SnapshotRepository: Sendable {
     ) throws(SnapshotError) -> ResticProcess.Outcome {
         let outcome = try runOnce(arguments, input: input, outputSink: outputSink)
         if Self.succeeded(outcome) { return outcome }
-        let error = ResticDiagnosis.error(outcome, action: action, repository: location)
+        let accessKeyID = storageCredentials?.accessKeyID
+        let error = ResticDiagnosis.error(outcome, action: action, repository: location, accessKeyID: accessKeyID)
         guard error.kind == .locked else { throw error }
         guard Self.succeeded(try runOnce(["unlock"], input: nil, outputSink: nil)) else { throw error }
         let retried = try runOnce(arguments, input: input, outputSink: outputSink)
-        guard Self.succeeded(retried) else { throw ResticDiagnosis.error(retried, action: action, repository: location) }
+        guard Self.succeeded(retried) else {
+            throw ResticDiagnosis.error(retried, action: action, repository: location, accessKeyID: accessKeyID)
+        }
         return retried
     }
 

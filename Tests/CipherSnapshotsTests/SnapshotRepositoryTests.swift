@@ -468,6 +468,7 @@ final class SnapshotRepositoryTests: XCTestCase {
             accessKeyID: server.accessKey, secretAccessKey: SecretBytes(utf8: "stored-wrong-secret"))
         XCTAssertThrowsError(try wrong.list(), "a wrong stored secret is refused") { error in
             XCTAssertEqual((error as? SnapshotError)?.kind, .accessDenied)
+            XCTAssertTrue("\(error)".contains("the key pair given for it (access key id \(server.accessKey))"), "\(error)")
             XCTAssertFalse("\(error)".contains("stored-wrong-secret") || "\(error)".contains(server.secretKey), "\(error)")
         }
         XCTAssertThrowsError(try StorageCredentials(accessKeyID: "", secretAccessKey: SecretBytes(utf8: "x")))

@@ -225,6 +225,7 @@ final class SnapshotCommandTests: CLITestCase {
         try cipherdb(set + ["--secret-access-key-file", "wrong-secret.txt"], env: env)
         let denied = try cipherdb(["snapshot", "list", "--verbose"] + repo, env: env, expect: 77)
         XCTAssertTrue(denied.stderr.contains("from the keystore"), denied.stderr)
+        XCTAssertTrue(denied.stderr.contains("refused the key pair given for it"), denied.stderr)
 
         // Removed, the environment gives them again.
         try cipherdb(["snapshot", "credentials", "remove", "--repo", location] + unlock, env: env)
