@@ -14,8 +14,9 @@ enum ResticDiagnosis {
         line.contains("returned error, retrying after")
     }
 
-    /// The error for `outcome` of `action` ("create the snapshot", ...) on `repository`.
-    static func error(_ outcome: ResticProcess.Outcome, action: String, repository: String) -> SnapshotError {
+    /// The error for `outcome` of `action` ("create the snapshot", ...) on `repository`;
+    /// `accessKeyID` names the key pair the caller gave restic, `nil` for the environment's.
+    static func error(_ outcome: ResticProcess.Outcome, action: String, repository: String, accessKeyID: String? = nil) -> SnapshotError {
         let text = outcome.errors
         let lower = text.lowercased()
         let quoted = quote(text)
@@ -44,7 +45,10 @@ enum ResticDiagnosis {
             || lower.contains("access denied") || lower.contains("accessdenied") || lower.contains("invalidaccesskeyid")
             || lower.contains("403 forbidden")
         {
-            return failure(.accessDenied, "the storage at \(place) refused the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)")
+            let credentials =
+                accessKeyID.map { "the key pair given for it (access key id \(EscapedText.escapingControlCharacters($0)))" }
+                ?? "the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+            return failure(.accessDenied, "the storage at \(place) refused \(credentials)")
         }
         if lower.contains("connection refused") || lower.contains("no such host") || lower.contains("i/o timeout")
             || lower.contains("connection reset") || lower.contains("network is unreachable") || lower.contains("no route to host")

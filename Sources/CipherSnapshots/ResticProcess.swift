@@ -15,8 +15,11 @@ import Glibc
 /// `passedVariables` and `passedPrefixes`), passed through pointer by pointer (no value is copied
 /// into Swift strings: it may hold secrets), without restic's own password and repository
 /// variables, which would override or contradict the pipe. S3 credentials (`AWS_ACCESS_KEY_ID`,
-/// ...) pass through as restic expects them; a variable restic has no use for (an application's
-/// `DB_PASS`) does not, whether or not the command was told it is a secret.
+/// ...) pass through as restic expects them, unless the caller gives a key pair of its own
+/// (``StorageCredentials``): then the inherited pair and session token are withheld and the given
+/// pair is added, built in locked buffers that are zeroized once restic started. A variable restic
+/// has no use for (an application's `DB_PASS`) never passes, whether or not the command was told
+/// it is a secret.
 final class ResticProcess {
     /// How a run ended.
     struct Outcome {
@@ -49,6 +52,7 @@ final class ResticProcess {
     ///   - executable: the restic binary (a path, or a name looked up in `PATH`).
     ///   - arguments: the arguments after the password flag.
     ///   - password: the repository password, written into the pipe.
+    ///   - credentials: the storage's key pair, in place of the inherited one; `nil` to inherit it.
     ///   - unreachableTimeout: seconds restic may go on retrying an unreachable storage before it
     ///     is stopped.
     ///   - input: produces stdin: called with a writer that returns `false` once restic stopped
@@ -56,7 +60,7 @@ final class ResticProcess {
     ///   - outputSink: takes stdout as it comes and returns `false` to stop restic; `nil` to collect it.
     static func run(
         executable: String, arguments: [String], password: SecretBytes, repository: String, unreachableTimeout: Double,
-        withholding withheld: Set<String> = [],
+        credentials: StorageCredentials? = nil, withholding withheld: Set<String> = [],
         input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
         outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
     ) throws(SnapshotError) -> Outcome {
@@ -90,7 +94,7 @@ final class ResticProcess {
             arguments: ["--password-file", "/dev/fd/\(passwordDescriptor)", "--repository-file", "/dev/fd/\(repositoryDescriptor)"]
                 + arguments,
             stdin: inputPair?.child, stdout: outputPipe.write, stderr: errorPipe.write, password: passwordPipe,
-            repository: repositoryPipe, outputReaders: [outputPipe.read, errorPipe.read], withholding: withheld)
+            repository: repositoryPipe, outputReaders: [outputPipe.read, errorPipe.read], credentials: credentials, withholding: withheld)
         for index in childEnds.indices {
             close(childEnds[index])
             childEnds[index] = -1
@@ -160,7 +164,7 @@ final class ResticProcess {
 
     private static func spawn(
         executable: String, arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32, password: Int32, repository: Int32,
-        outputReaders: [Int32], withholding withheld: Set<String>
+        outputReaders: [Int32], credentials: StorageCredentials?, withholding withheld: Set<String>
     ) throws(SnapshotError) -> pid_t {
         // Descriptors 0 to 4 of the child: stdin (or /dev/null), stdout, stderr, the password, the
         // location; then the read ends of its stdout and stderr pipes. Restic holds those too, so
@@ -175,16 +179,28 @@ final class ResticProcess {
         let argv = ([executable] + arguments).map { strdup($0) }
         defer { for pointer in argv { free(pointer) } }
         var argvPointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
-        var environment = childEnvironment(withholding: withheldVariables + withheld)
+        let inherited = childEnvironment(
+            withholding: withheldVariables + withheld + (credentials == nil ? [] : StorageCredentials.replacedVariables))
         var code: Int32 = 0
         // Tied to this thread, which waits for it: restic ends when this process ends, killed or not.
-        let pid = argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
-            environment.withUnsafeMutableBufferPointer { envBuffer in
-                sources.withUnsafeBufferPointer { sourceBuffer in
-                    cdb_spawn_tied_child(
-                        path, argvBuffer.baseAddress, envBuffer.baseAddress, sourceBuffer.baseAddress, Int32(sources.count), &code)
+        func launch(adding added: [UnsafeMutablePointer<CChar>]) -> pid_t {
+            var environment = inherited + added.map { Optional($0) } + [nil]
+            return argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
+                environment.withUnsafeMutableBufferPointer { envBuffer in
+                    sources.withUnsafeBufferPointer { sourceBuffer in
+                        cdb_spawn_tied_child(
+                            path, argvBuffer.baseAddress, envBuffer.baseAddress, sourceBuffer.baseAddress, Int32(sources.count), &code)
+                    }
                 }
             }
+        }
+        let pid: pid_t
+        if let credentials {
+            // The entries' buffers are zeroized and freed as soon as the spawn returns: the child
+            // has its own copy of its environment by then.
+            pid = try credentials.withEnvironmentEntries { (added) throws(SnapshotError) in launch(adding: added) }
+        } else {
+            pid = launch(adding: [])
         }
         guard pid > 0 else {
             if code == ENOENT || code == EACCES || code == ENOEXEC {
@@ -227,7 +243,8 @@ final class ResticProcess {
     /// The part of this process's environment restic may inherit: the variables named in
     /// ``passedVariables`` or starting with one of ``passedPrefixes``, minus `names`. Anything
     /// else (an application's own secrets, a database passphrase the command was not told of)
-    /// stays here. The original `NAME=value` pointers are passed, never copied into strings.
+    /// stays here. The original `NAME=value` pointers are passed, never copied into strings; the
+    /// list has no terminating `nil`.
     private static func childEnvironment(withholding names: [String]) -> [UnsafeMutablePointer<CChar>?] {
         var result: [UnsafeMutablePointer<CChar>?] = []
         var cursor = environ
@@ -241,7 +258,7 @@ final class ResticProcess {
             else { continue }
             result.append(entry)
         }
-        return result + [nil]
+        return result
     }
 
     // MARK: - Descriptors

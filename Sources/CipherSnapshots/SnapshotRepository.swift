@@ -15,7 +15,7 @@ import Foundation
 /// restic runs as a subprocess (Debian's `restic` 0.14 or later). The repository password reaches
 /// it through an inherited pipe, never its command line, environment or a file; S3 credentials
 /// come from restic's usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), passed
-/// through untouched.
+/// through untouched, unless ``storageCredentials`` gives a key pair of its own.
 ///
 /// ```swift
 /// let repository = try SnapshotRepository(location: "s3:https://s3.example.com/backups/app", password: password)
@@ -39,6 +39,11 @@ public struct SnapshotRepository: Sendable {
     /// database passphrase, the repository password read with `SecretSource.environment`).
     /// restic's own password and repository variables are always withheld.
     public var withheldVariables: Set<String> = []
+    /// The storage's key pair (a keystore keeps one per repository); `nil` for the one in this
+    /// process's environment. When set, restic gets it as `AWS_ACCESS_KEY_ID` and
+    /// `AWS_SECRET_ACCESS_KEY`, and the inherited `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`
+    /// and `AWS_SESSION_TOKEN` are withheld: one pair, never parts of two.
+    public var storageCredentials: StorageCredentials?
     private let password: SecretBytes
 
     /// A repository at `location`, opened with `password`.
@@ -138,11 +143,14 @@ public struct SnapshotRepository: Sendable {
     ) throws(SnapshotError) -> ResticProcess.Outcome {
         let outcome = try runOnce(arguments, input: input, outputSink: outputSink)
         if Self.succeeded(outcome) { return outcome }
-        let error = ResticDiagnosis.error(outcome, action: action, repository: location)
+        let accessKeyID = storageCredentials?.accessKeyID
+        let error = ResticDiagnosis.error(outcome, action: action, repository: location, accessKeyID: accessKeyID)
         guard error.kind == .locked else { throw error }
         guard Self.succeeded(try runOnce(["unlock"], input: nil, outputSink: nil)) else { throw error }
         let retried = try runOnce(arguments, input: input, outputSink: outputSink)
-        guard Self.succeeded(retried) else { throw ResticDiagnosis.error(retried, action: action, repository: location) }
+        guard Self.succeeded(retried) else {
+            throw ResticDiagnosis.error(retried, action: action, repository: location, accessKeyID: accessKeyID)
+        }
         return retried
     }
 
@@ -152,7 +160,8 @@ public struct SnapshotRepository: Sendable {
     ) throws(SnapshotError) -> ResticProcess.Outcome {
         try ResticProcess.run(
             executable: resticExecutable, arguments: (cacheDirectory.map { ["--cache-dir", $0] } ?? []) + arguments,
-            password: password, repository: location, unreachableTimeout: unreachableTimeout, withholding: withheldVariables,
+            password: password, repository: location, unreachableTimeout: unreachableTimeout, credentials: storageCredentials,
+            withholding: withheldVariables,
             input: input, outputSink: outputSink)
     }
 

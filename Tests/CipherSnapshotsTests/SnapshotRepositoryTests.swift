@@ -435,6 +435,59 @@ final class SnapshotRepositoryTests: XCTestCase {
         XCTAssertEqual(kind { _ = try repository.list() }, .accessDenied)
     }
 
+    /// A key pair of the repository's own replaces the inherited one whole (a wrong inherited
+    /// pair and a session token are withheld); it reaches restic's environment, never its argv,
+    /// and no error quotes the secret.
+    func testStorageCredentialsReplaceTheInheritedOnesAndStayOffArgv() throws {
+        let server = try startServer()
+        let real = try S3TestServer.requireRestic()
+        let record = path("restic-calls.txt")
+        let wrapper = path("restic-wrapper")
+        try """
+        #!/bin/sh
+        { echo "ARGV: $*"; env | grep '^AWS_'; } >> "\(record)"
+        exec "\(real)" "$@"
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o700)
+        setenv("AWS_ACCESS_KEY_ID", "inherited-wrong-id", 1)
+        setenv("AWS_SECRET_ACCESS_KEY", "inherited-wrong-secret", 1)
+        setenv("AWS_SESSION_TOKEN", "inherited-session-token", 1)
+        defer { unsetenv("AWS_SESSION_TOKEN") }
+
+        var repository = try makeRepository(server.repository())
+        repository.resticExecutable = wrapper
+        XCTAssertEqual(kind { try repository.initialize() }, .accessDenied, "the inherited pair is wrong")
+        repository.storageCredentials = try StorageCredentials(
+            accessKeyID: server.accessKey, secretAccessKey: SecretBytes(utf8: server.secretKey))
+        XCTAssertFalse("\(try XCTUnwrap(repository.storageCredentials))".contains(server.secretKey))
+        try repository.initialize()
+        XCTAssertEqual(try repository.list().count, 0)
+
+        var wrong = repository
+        wrong.storageCredentials = try StorageCredentials(
+            accessKeyID: server.accessKey, secretAccessKey: SecretBytes(utf8: "stored-wrong-secret"))
+        XCTAssertThrowsError(try wrong.list(), "a wrong stored secret is refused") { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .accessDenied)
+            XCTAssertTrue("\(error)".contains("the key pair given for it (access key id \(server.accessKey))"), "\(error)")
+            XCTAssertFalse("\(error)".contains("stored-wrong-secret") || "\(error)".contains(server.secretKey), "\(error)")
+        }
+        XCTAssertThrowsError(try StorageCredentials(accessKeyID: "", secretAccessKey: SecretBytes(utf8: "x")))
+        XCTAssertThrowsError(try StorageCredentials(accessKeyID: "id", secretAccessKey: SecretBytes(copying: [0x41, 0, 0x42])))
+
+        let calls = try String(contentsOfFile: record, encoding: .utf8)
+        let argv = calls.split(separator: "\n").filter { $0.hasPrefix("ARGV:") }
+        XCTAssertFalse(argv.isEmpty)
+        XCTAssertFalse(argv.contains { $0.contains(server.secretKey) || $0.contains("stored-wrong-secret") }, "a secret on argv")
+        XCTAssertTrue(calls.contains("AWS_SECRET_ACCESS_KEY=\(server.secretKey)"), "the stored pair is in restic's environment")
+        XCTAssertTrue(calls.contains("AWS_SECRET_ACCESS_KEY=inherited-wrong-secret"), "without stored credentials, inherited")
+        let withStored = calls.components(separatedBy: "ARGV:").filter { $0.contains("AWS_ACCESS_KEY_ID=\(server.accessKey)") }
+        XCTAssertFalse(withStored.isEmpty)
+        for run in withStored {
+            XCTAssertFalse(run.contains("inherited-"), "the inherited pair and session token are withheld: \(run)")
+            XCTAssertEqual(run.components(separatedBy: "AWS_ACCESS_KEY_ID=").count, 2, "one pair")
+        }
+    }
+
     func testTheServerStoppedMidUploadIsUnreachableAndNothingIsHalfRecorded() throws {
         let server = try startServer()
         var repository = try makeRepository(server.repository())

@@ -1,5 +1,6 @@
 import CipherCrypto
 import CipherKeystore
+import CipherSnapshots
 
 /// The keystore of one command run, unlocked at most once (a descriptor or prompt gives its secret once).
 final class KeystoreAccess {
@@ -77,6 +78,19 @@ final class KeystoreAccess {
             return given.password
         } catch {
             throw CLIError.keystore(error, path: options.path)
+        }
+    }
+
+    /// The S3 credentials the keystore holds for `repository` (an exact match), or `nil`.
+    func storageCredentials(repository: String) throws(CLIError) -> StorageCredentials? {
+        let keystore = try keystore()
+        let stored: RepositoryCredentials?
+        do { stored = try keystore.storageCredentials(repository: repository) } catch { throw CLIError.keystore(error, path: options.path) }
+        guard let stored else { return nil }
+        do {
+            return try StorageCredentials(accessKeyID: stored.accessKeyID, secretAccessKey: stored.secretAccessKey)
+        } catch {
+            throw CLIError.snapshot(error)
         }
     }
 

@@ -25,7 +25,11 @@ extension CLIError {
         case .wrongPassword:
             return CLIError(.wrongKey, error.message, hint: "check --repo-password-env/-file/-fd")
         case .accessDenied:
-            return CLIError(.wrongKey, error.message, hint: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy")
+            return CLIError(
+                .wrongKey, error.message,
+                hint:
+                    "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (or, with --repo-key-id, `cipherdb snapshot credentials list`) and the bucket's policy"
+            )
         case .unreachable:
             return CLIError(
                 .serviceUnavailable, error.message,

@@ -38,7 +38,7 @@ struct SnapshotRepositoryOptions: ParsableArguments {
     @Option(
         name: .customLong("repo-key-id"),
         help: ArgumentHelp(
-            "Derive the repository password from keystore key ID (the version it was first used with, kept from `keys trim`).",
+            "Derive the repository password from keystore key ID (the version it was first used with, kept from `keys trim`); S3 credentials stored with `snapshot credentials set` then replace restic's environment's.",
             valueName: "ID"))
     var keyID: String?
 
@@ -58,20 +58,31 @@ struct SnapshotRepositoryOptions: ParsableArguments {
         if let networkTimeout, !(networkTimeout > 0) { throw ValidationError("--network-timeout takes a number of seconds above 0") }
     }
 
+    /// `location` (a `--repo`), else `$CIPHERDB_SNAPSHOT_REPO`, else a usage error.
+    static func location(_ location: String?) throws(CLIError) -> String {
+        guard let location = location ?? EnvironmentVariable.value(locationVariable), !location.isEmpty else {
+            throw CLIError.usage(
+                "no repository given", hint: "give --repo URL (s3:https://HOST/BUCKET/PATH or a folder) or set $\(locationVariable)")
+        }
+        return location
+    }
+
     /// The repository, its password read from the flag given (else a prompt; twice with `confirm`),
     /// or with `--repo-key-id` given by the keystore: then, once the command succeeded, call
     /// ``KeystoreAccess/recordRepositoryPassword()`` so that the keystore keeps that key version.
+    /// With `--repo-key-id`, the S3 credentials the keystore holds for the repository replace
+    /// restic's environment's (`--verbose` says which it uses).
     ///
     /// - Parameters:
     ///   - confirm: ask twice at a prompt (a new repository).
     ///   - secretVariables: more environment variables that hold secrets of this command (a
     ///     `--passphrase-env VAR`), which restic must not inherit, as the password's own.
     ///   - keystore: the command's keystore, for `--repo-key-id`.
-    func open(confirm: Bool = false, secretVariables: [String?] = [], keystore: KeystoreAccess) throws(CLIError) -> SnapshotRepository {
-        guard let location = location ?? EnvironmentVariable.value(Self.locationVariable), !location.isEmpty else {
-            throw CLIError.usage(
-                "no repository given", hint: "give --repo URL (s3:https://HOST/BUCKET/PATH or a folder) or set $\(Self.locationVariable)")
-        }
+    ///   - common: the command's `--verbose`.
+    func open(
+        confirm: Bool = false, secretVariables: [String?] = [], keystore: KeystoreAccess, common: CommonOptions
+    ) throws(CLIError) -> SnapshotRepository {
+        let location = try Self.location(location)
         let password: SecretBytes
         if let keyID {
             guard passwordEnv == nil, passwordFile == nil, passwordFD == nil else {
@@ -86,6 +97,18 @@ struct SnapshotRepositoryOptions: ParsableArguments {
         var repository: SnapshotRepository
         do { repository = try SnapshotRepository(location: location, password: password) } catch { throw CLIError.snapshot(error) }
         if let networkTimeout { repository.unreachableTimeout = networkTimeout }
+        if keyID != nil {
+            let shown = Console.escapingControlCharacters(location)
+            if let stored = try keystore.storageCredentials(repository: location) {
+                repository.storageCredentials = stored
+                common.detail(
+                    "S3 credentials for \(shown): access key id \(Console.escapingControlCharacters(stored.accessKeyID)) from the "
+                        + "keystore \(keystore.options.path) (restic's environment's AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and "
+                        + "AWS_SESSION_TOKEN withheld)")
+            } else {
+                common.detail("S3 credentials for \(shown): none in the keystore; restic's environment gives them")
+            }
+        }
         repository.withheldVariables = Set(([passwordEnv, keystore.options.passphraseEnv] + secretVariables).compactMap { $0 })
         return repository
     }

@@ -5,7 +5,8 @@ import Foundation
 /// The sealed body: every entry, and the databases the keystore keyed, in a canonical binary form.
 ///
 /// ```
-/// u16 body version = 4 (3: no repository records, 2: no snapshot records either, 1: no database records either),
+/// u16 body version = 5 (4: no storage credentials, 3: no repository records either, 2: no snapshot records
+/// either, 1: no database records either),
 /// u32 entry count, then per entry (sorted by id):
 ///   u16 id length, id (UTF-8), u8 flags (1 = exportable, 2 = deletion allowed),
 ///   u32 primary, u32 pending (0 = none), u32 minimum decryption version, u32 page size (0 = default),
@@ -14,19 +15,26 @@ import Foundation
 /// version 2 then: u32 database count, per database (sorted by key id, then path):
 ///   u16 path length, path (UTF-8), u16 key id length, key id, u8 identity length (0 or 16), identity,
 ///   u32 version, u64 seen (Unix seconds)
-/// version 3 and 4 then: u32 snapshot count (at least 1 in version 3), per snapshot (sorted by repository,
+/// version 3 to 5 then: u32 snapshot count (at least 1 in version 3), per snapshot (sorted by repository,
 /// then snapshot id):
 ///   u16 repository length, repository (UTF-8), u16 snapshot id length, snapshot id, u16 key id length, key id,
 ///   u32 version, u64 created (Unix seconds)
-/// version 4 then: u32 repository count (at least 1), per repository (sorted by repository, then key id):
+/// version 4 and 5 then: u32 repository count (at least 1 in version 4), per repository (sorted by repository,
+/// then key id):
 ///   u16 repository length, repository (UTF-8), u16 key id length, key id, u32 version, u64 created (Unix seconds)
+/// version 5 then: u32 storage credentials count (at least 1), per repository (sorted by repository, one each):
+///   u16 repository length (1-4096), repository (UTF-8), u16 access key id length (1-256), access key id
+///   (UTF-8, no control characters), u16 secret access key length (1-1024), secret access key (no NUL byte)
 /// ```
 ///
 /// A body is written in the lowest version that holds its records, so that CipherDB versions
-/// before snapshots (2) or before repository records (3) still read what they can hold.
+/// before snapshots (2), before repository records (3) or before storage credentials (4) still
+/// read what they can hold.
 struct KeystoreBody {
-    static let version: UInt16 = 4
-    /// The version without repository records: written when there are none.
+    static let version: UInt16 = 5
+    /// The version without storage credentials: written when there are none.
+    static let versionWithoutCredentials: UInt16 = 4
+    /// The version without repository records either: written when there are none.
     static let versionWithoutRepositories: UInt16 = 3
     /// The version without snapshot records either.
     static let versionWithoutSnapshots: UInt16 = 2
@@ -39,6 +47,8 @@ struct KeystoreBody {
     var snapshots: [SnapshotRecord] = []
     /// The snapshot repositories whose password its keys give (see ``RepositoryRecord``).
     var repositories: [RepositoryRecord] = []
+    /// The storage credentials of snapshot repositories (see ``CredentialRecord``).
+    var credentials: [CredentialRecord] = []
 
     func entryIndex(_ id: String) throws(KeystoreError) -> Int {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { throw .keyNotFound(id: id) }
@@ -62,18 +72,29 @@ struct KeystoreBody {
         }
         let snapshotRecords = snapshots.sorted(by: Self.snapshotOrder)
         let repositoryRecords = repositories.sorted(by: Self.repositoryOrder)
+        let credentialRecords = credentials.sorted(by: Self.credentialOrder)
         let bodyVersion =
-            !repositoryRecords.isEmpty
-            ? Self.version : !snapshotRecords.isEmpty ? Self.versionWithoutRepositories : Self.versionWithoutSnapshots
+            !credentialRecords.isEmpty
+            ? Self.version
+            : !repositoryRecords.isEmpty
+                ? Self.versionWithoutCredentials : !snapshotRecords.isEmpty ? Self.versionWithoutRepositories : Self.versionWithoutSnapshots
         if bodyVersion >= Self.versionWithoutRepositories { size += 4 }
         for record in snapshotRecords {
             try validate(record)
             size += 2 + record.repository.utf8.count + 2 + record.snapshotID.utf8.count + 2 + record.keyID.utf8.count + 4 + 8
         }
-        if bodyVersion == Self.version { size += 4 }
+        if bodyVersion >= Self.versionWithoutCredentials { size += 4 }
         for record in repositoryRecords {
             try validate(record)
             size += 2 + record.repository.utf8.count + 2 + record.keyID.utf8.count + 4 + 8
+        }
+        if bodyVersion == Self.version { size += 4 }
+        for (index, record) in credentialRecords.enumerated() {
+            try validate(record)
+            if index > 0, !Self.credentialOrder(credentialRecords[index - 1], record) {
+                throw .malformed("two storage credentials for one repository")
+            }
+            size += 2 + record.repository.utf8.count + 2 + record.accessKeyID.utf8.count + 2 + record.secretAccessKey.count
         }
         do {
             return try SecretBytes(count: size) { buffer in
@@ -124,7 +145,7 @@ struct KeystoreBody {
                         try writer.u64(UInt64(bitPattern: record.created))
                     }
                 }
-                if bodyVersion == Self.version {
+                if bodyVersion >= Self.versionWithoutCredentials {
                     try writer.u32(UInt32(repositoryRecords.count))
                     for record in repositoryRecords {
                         for text in [record.repository, record.keyID] {
@@ -133,6 +154,17 @@ struct KeystoreBody {
                         }
                         try writer.u32(UInt32(record.version))
                         try writer.u64(UInt64(bitPattern: record.created))
+                    }
+                }
+                if bodyVersion == Self.version {
+                    try writer.u32(UInt32(credentialRecords.count))
+                    for record in credentialRecords {
+                        for text in [record.repository, record.accessKeyID] {
+                            try writer.u16(UInt16(text.utf8.count))
+                            try writer.bytes(Array(text.utf8))
+                        }
+                        try writer.u16(UInt16(record.secretAccessKey.count))
+                        try record.secretAccessKey.withUnsafeBytes { (bytes) throws(SecretWriter.Overflow) in try writer.raw(bytes) }
                     }
                 }
                 guard writer.offset == size else { throw SecretWriter.Overflow() }
@@ -198,6 +230,17 @@ struct KeystoreBody {
         guard record.version >= 1, record.version <= Int(UInt32.max) else { throw .malformed("a repository's version") }
     }
 
+    /// Storage credentials sort by repository (bytewise): one record per repository.
+    static func credentialOrder(_ a: CredentialRecord, _ b: CredentialRecord) -> Bool {
+        a.repository.utf8.lexicographicallyPrecedes(b.repository.utf8)
+    }
+
+    /// The invariants of storage credentials (``CredentialRecord/problem``); checked after
+    /// decoding and before every write.
+    func validate(_ record: CredentialRecord) throws(KeystoreError) {
+        if let problem = record.problem { throw .malformed(problem) }
+    }
+
     /// `length` bytes of UTF-8 text.
     private static func text(_ reader: inout ByteReader, length: Int, what: String) throws -> String {
         guard let text = String(validating: try reader.take(length), as: UTF8.self) else {
@@ -232,7 +275,10 @@ struct KeystoreBody {
             var reader = ByteReader(raw)
             do {
                 let bodyVersion = try reader.u16()
-                guard [version, versionWithoutRepositories, versionWithoutSnapshots, versionWithoutDatabases].contains(bodyVersion) else {
+                guard
+                    [version, versionWithoutCredentials, versionWithoutRepositories, versionWithoutSnapshots, versionWithoutDatabases]
+                        .contains(bodyVersion)
+                else {
                     throw KeystoreError.malformed("unknown body version")
                 }
                 let count = Int(try reader.u32())
@@ -303,14 +349,31 @@ struct KeystoreBody {
                             created: Int64(bitPattern: try reader.u64()))
                     }
                 }
-                if bodyVersion == version {
-                    body.repositories = try records(&reader, of: "repository", atLeast: 1, in: repositoryOrder, validate: body.validate) {
+                if bodyVersion >= versionWithoutCredentials {
+                    // Version 4 is written only with repository records; version 5 may have none.
+                    let atLeast = bodyVersion == versionWithoutCredentials ? 1 : 0
+                    body.repositories = try records(
+                        &reader, of: "repository", atLeast: atLeast, in: repositoryOrder, validate: body.validate
+                    ) {
                         (reader) in
                         let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a repository")
                         let keyID = try Self.text(&reader, length: Int(try reader.u16()), what: "a repository's key id")
                         return RepositoryRecord(
                             repository: repository, keyID: keyID, version: Int(try reader.u32()),
                             created: Int64(bitPattern: try reader.u64()))
+                    }
+                }
+                if bodyVersion == version {
+                    // Bounded before anything is allocated: a length is a u16 and `take` checks it
+                    // against the bytes left; the record's own limits come next (`validate`).
+                    body.credentials = try records(
+                        &reader, of: "storage credentials", atLeast: 1, in: credentialOrder, validate: body.validate
+                    ) {
+                        (reader) in
+                        let repository = try Self.text(&reader, length: Int(try reader.u16()), what: "a credentials' repository")
+                        let accessKeyID = try Self.text(&reader, length: Int(try reader.u16()), what: "an access key id")
+                        return CredentialRecord(
+                            repository: repository, accessKeyID: accessKeyID, secretAccessKey: try reader.secret(Int(try reader.u16())))
                     }
                 }
                 guard reader.remaining == 0 else { throw KeystoreError.malformed("bytes after the last entry") }

@@ -175,6 +175,72 @@ final class SnapshotCommandTests: CLITestCase {
         XCTAssertTrue(lost.stderr.contains("wrong repository password"), lost.stderr)
     }
 
+    /// `snapshot credentials set` seals the S3 key pair: with no AWS_* in the environment (and then
+    /// a wrong pair there) init, create and list work through `--repo-key-id`; a wrong stored
+    /// pair is exit 77; the secret is never printed, listed or on restic's argv.
+    func testStoredS3CredentialsReplaceTheEnvironmentsAndNeverShow() throws {
+        let server = try startServer()
+        var env = ["KS_PASS": "keystore passphrase \(UUID().uuidString)", "S3_SECRET": server.secretKey]
+        secrets.append(try XCTUnwrap(env["KS_PASS"]))
+        env["XDG_CACHE_HOME"] = path("cache")
+        // A wrapper `restic` first on PATH records its argv.
+        let real = try S3TestServer.requireRestic()
+        try FileManager.default.createDirectory(atPath: path("bin"), withIntermediateDirectories: true)
+        let record = path("argv.txt")
+        try writeFile("bin/restic", "#!/bin/sh\necho \"ARGV: $*\" >> \"\(record)\"\nexec \"\(real)\" \"$@\"\n")
+        chmod(path("bin/restic"), 0o700)
+        env["PATH"] = path("bin") + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let location = server.repository()
+        let unlock = ["--keystore-passphrase-env", "KS_PASS"]
+        let repo = ["--repo", location, "--repo-key-id", "offsite"] + unlock
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "offsite"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "app.db", "--key-id", "app"] + unlock, env: env)
+
+        let set = ["snapshot", "credentials", "set", "--repo", location, "--access-key-id", server.accessKey] + unlock
+        try cipherdb(set, env: env, expect: 64)  // no secret flag and no terminal to ask on
+        try cipherdb(set + ["--secret-access-key-env", "S3_SECRET"], env: env)
+        let listed = try json(try cipherdb(["snapshot", "credentials", "list", "--json"] + unlock, env: env).stdout)
+        let entries = try XCTUnwrap(listed["credentials"] as? [[String: Any]])
+        XCTAssertEqual(entries.map { $0["repository"] as? String }, [location])
+        XCTAssertEqual(entries.map { $0["access_key_id"] as? String }, [server.accessKey])
+        XCTAssertEqual(entries.first?.count, 2, "the repository and the access key id only")
+
+        let initialized = try cipherdb(["snapshot", "init", "--verbose"] + repo, env: env)
+        XCTAssertTrue(initialized.stderr.contains("from the keystore"), initialized.stderr)
+        let made = try cipherdb(["snapshot", "create", "app.db", "--key-id", "app"] + repo, env: env).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // A wrong pair and a session token in the environment are withheld, not mixed in.
+        var mixed = env
+        mixed["AWS_ACCESS_KEY_ID"] = "environment-access-key"
+        mixed["AWS_SECRET_ACCESS_KEY"] = "environment-wrong-secret"
+        mixed["AWS_SESSION_TOKEN"] = "environment-session-token"
+        let snapshots = try json(try cipherdb(["snapshot", "list", "--json"] + repo, env: mixed).stdout)["snapshots"] as? [[String: Any]]
+        XCTAssertEqual(snapshots?.map { $0["short_id"] as? String }, [made])
+
+        // A wrong stored secret: restic's access-denied status, and the secret in no message.
+        try writeFile("wrong-secret.txt", "stored-wrong-secret\n")
+        secrets.append("stored-wrong-secret")
+        try cipherdb(set + ["--secret-access-key-file", "wrong-secret.txt"], env: env)
+        let denied = try cipherdb(["snapshot", "list", "--verbose"] + repo, env: env, expect: 77)
+        XCTAssertTrue(denied.stderr.contains("from the keystore"), denied.stderr)
+        XCTAssertTrue(denied.stderr.contains("refused the key pair given for it"), denied.stderr)
+
+        // Removed, the environment gives them again.
+        try cipherdb(["snapshot", "credentials", "remove", "--repo", location] + unlock, env: env)
+        try cipherdb(["snapshot", "credentials", "remove", "--repo", location] + unlock, env: env, expect: 66)
+        let fromEnvironment = try cipherdb(
+            ["snapshot", "list", "--verbose"] + repo, env: env.merging(server.credentials) { $1 })
+        XCTAssertTrue(fromEnvironment.stdout.contains(made), fromEnvironment.stdout)
+        XCTAssertTrue(fromEnvironment.stderr.contains("restic's environment gives them"), fromEnvironment.stderr)
+        XCTAssertTrue(try cipherdb(["snapshot", "credentials", "list"] + unlock, env: env).stdout.contains("no S3 credentials"))
+
+        let argv = try String(contentsOfFile: record, encoding: .utf8)
+        XCTAssertTrue(argv.contains("ARGV: "), argv)
+        XCTAssertFalse(argv.contains(server.secretKey) || argv.contains("stored-wrong-secret"), "a secret on restic's argv")
+    }
+
     func testEverySnapshotOfARotatedKeystoreKeyDrillsWithTheVersionOfItsTime() throws {
         var env = ["KS_PASS": "keystore passphrase \(UUID().uuidString)", "REPO_PASS": repositoryPassword]
         secrets.append(try XCTUnwrap(env["KS_PASS"]))

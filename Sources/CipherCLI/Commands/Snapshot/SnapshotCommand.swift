@@ -19,7 +19,9 @@ struct SnapshotCommand: ParsableCommand {
             a folder), else $CIPHERDB_SNAPSHOT_REPO. Its password comes from --repo-password-env VAR, \
             --repo-password-file PATH or --repo-password-fd N (else a prompt) and reaches restic on an inherited \
             pipe, never its command line or environment. S3 credentials come from restic's usual environment: \
-            AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. restic must be installed (Debian: apt-get install restic).
+            AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; or, with --repo-key-id, from the keystore when \
+            `snapshot credentials set` stored some for the repository. restic must be installed (Debian: apt-get \
+            install restic).
 
             Examples:
               export CIPHERDB_SNAPSHOT_REPO=s3:https://s3.example.com/backups/app
@@ -32,7 +34,7 @@ struct SnapshotCommand: ParsableCommand {
             """,
         subcommands: [
             SnapshotInitCommand.self, SnapshotCreateCommand.self, SnapshotListCommand.self, SnapshotRestoreCommand.self,
-            SnapshotForgetCommand.self, SnapshotDrillCommand.self,
+            SnapshotForgetCommand.self, SnapshotDrillCommand.self, SnapshotCredentialsCommand.self,
         ]
     )
 }

@@ -44,7 +44,7 @@ struct SnapshotCreateCommand: ParsableCommand {
 
     func run() throws {
         let access = KeystoreAccess(keystore)
-        let repository = try repository.open(secretVariables: [key.passphraseEnv], keystore: access)
+        let repository = try repository.open(secretVariables: [key.passphraseEnv], keystore: access, common: common)
         // Opened first: the key is proven (exit 77 for a wrong one) before restic starts.
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: true)
         common.detail(opened.summary)

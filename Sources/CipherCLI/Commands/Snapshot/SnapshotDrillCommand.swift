@@ -49,7 +49,7 @@ struct SnapshotDrillCommand: ParsableCommand {
 
     func run() throws {
         let access = KeystoreAccess(keystore)
-        let repository = try repository.open(secretVariables: [key.passphraseEnv], keystore: access)
+        let repository = try repository.open(secretVariables: [key.passphraseEnv], keystore: access, common: common)
         let snapshot: Snapshot
         do { snapshot = try repository.snapshot(id == "latest" ? nil : id) } catch { throw CLIError.snapshot(error) }
         guard let manifest = snapshot.manifest else {

@@ -46,7 +46,7 @@ struct SnapshotForgetCommand: ParsableCommand {
 
     func run() throws {
         let access = KeystoreAccess(keystore)
-        let repository = try repository.open(keystore: access)
+        let repository = try repository.open(keystore: access, common: common)
         let policy = RetentionPolicy(keepLast: keepLast, keepDaily: keepDaily, keepWeekly: keepWeekly, keepMonthly: keepMonthly)
         let removed: [Snapshot]
         do { removed = try repository.forget(policy, prune: prune) } catch { throw CLIError.snapshot(error) }

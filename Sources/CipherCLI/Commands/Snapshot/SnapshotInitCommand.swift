@@ -24,7 +24,7 @@ struct SnapshotInitCommand: ParsableCommand {
 
     func run() throws {
         let access = KeystoreAccess(keystore)
-        let repository = try repository.open(confirm: true, keystore: access)
+        let repository = try repository.open(confirm: true, keystore: access, common: common)
         do { try repository.initialize() } catch { throw CLIError.snapshot(error) }
         access.recordRepositoryPassword()
         common.info("created the restic repository \(Console.escapingControlCharacters(repository.location))")

@@ -28,7 +28,7 @@ struct SnapshotListCommand: ParsableCommand {
 
     func run() throws {
         let access = KeystoreAccess(keystore)
-        let repository = try repository.open(keystore: access)
+        let repository = try repository.open(keystore: access, common: common)
         let snapshots: [Snapshot]
         do { snapshots = try repository.list() } catch { throw CLIError.snapshot(error) }
         access.recordRepositoryPassword()

@@ -35,7 +35,7 @@ struct SnapshotRestoreCommand: ParsableCommand {
 
     func run() throws {
         let access = KeystoreAccess(keystore)
-        let repository = try repository.open(keystore: access)
+        let repository = try repository.open(keystore: access, common: common)
         let progress = ProgressReporter(common, progressOptions)
         progress.phase("restoring to \(target)")
         progress.begin("restoring", unit: .bytes)

@@ -1,0 +1,30 @@
+import ArgumentParser
+import CipherKeystore
+
+/// `cipherdb snapshot credentials remove --repo URL`.
+struct SnapshotCredentialsRemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Remove a repository's S3 credentials from the keystore (restic's environment gives them again).",
+        discussion: """
+            Examples:
+              cipherdb snapshot credentials remove --repo s3:https://s3.example.com/backups/app
+            """
+    )
+
+    @OptionGroup(title: "Repository") var repository: SnapshotCredentialsRepositoryOption
+    @OptionGroup(title: "Keystore") var keystore: KeystoreOptions
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let location = try repository.resolved()
+        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in try store.removeStorageCredentials(repository: location)
+        }
+        guard removed else {
+            throw CLIError(
+                .noInput, "no S3 credentials for \(Console.escapingControlCharacters(location)) in the keystore",
+                hint: "`cipherdb snapshot credentials list` lists them")
+        }
+        common.info("removed the S3 credentials of \(Console.escapingControlCharacters(location)) from the keystore \(keystore.path)")
+    }
+}
