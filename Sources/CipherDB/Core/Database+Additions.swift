@@ -63,16 +63,23 @@ extension Database {
         let statement = try prepareStatement(sql)
         defer { statement.release() }
         try statement.bind(arguments, dateFormatter: dateFormatter)
-        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: sql) }
+        return try firstColumnValue(of: statement).flatMap(read)
+    }
+
+    /// Steps a bound statement once and returns its first column's value, `nil` when there is no
+    /// row, no column or NULL. The value lives until the statement is stepped again or released.
+    @usableFromInline
+    func firstColumnValue(of statement: Statement) throws(DatabaseError) -> OpaquePointer? {
+        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: statement.sql) }
         let code = sqlite3_step(handle)
         guard code == SQLITE_ROW else {
             if code == SQLITE_DONE { return nil }
-            throw error(code: code, sql: sql)
+            throw error(code: code, sql: statement.sql)
         }
         guard sqlite3_column_count(handle) > 0, let value = sqlite3_column_value(handle, 0),
             sqlite3_value_type(value) != SQLITE_NULL
         else { return nil }
-        return read(value)
+        return value
     }
 
     // MARK: - Schema

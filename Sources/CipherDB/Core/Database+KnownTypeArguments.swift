@@ -142,3 +142,72 @@ extension Database {
         return makeResultSet(statement)
     }
 }
+
+// The scalar one-liners with arguments of known types: the same as their `Bindable?...` forms in
+// Database+Additions.swift, bound without an array of existentials (a point lookup through
+// `stringForQuery` spent about 400 instructions on that array and its copies).
+extension Database {
+    /// Prepares, binds `arguments` as their own types, and returns the first column of the first
+    /// row read by `read` (`nil` for no row or NULL).
+    @inlinable @inline(__always)
+    func firstValue<each Value: Bindable, T>(
+        _ sql: String, _ arguments: repeat each Value, reading read: (OpaquePointer) -> T?
+    ) throws(DatabaseError) -> T? {
+        let statement = try prepareStatement(sql)
+        defer { statement.release() }
+        try statement.bind(repeat each arguments, dateFormatter: dateFormatter)
+        return try firstColumnValue(of: statement).flatMap(read)
+    }
+
+    /// The first column of the first row as an `Int`, or `nil` when there is no row or it is
+    /// NULL; the arguments' types are known where it is called.
+    ///
+    /// ```swift
+    /// let count = try db.intForQuery("SELECT count(*) FROM t WHERE a > ?", 10)
+    /// ```
+    @inlinable
+    public func intForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> Int? {
+        try firstValue(sql, repeat each arguments) { SQLiteValue.int64($0).map { Int(truncatingIfNeeded: $0) } }
+    }
+
+    /// The first column of the first row as an `Int64`, or `nil` (arguments of known types).
+    @inlinable
+    public func int64ForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> Int64? {
+        try firstValue(sql, repeat each arguments, reading: SQLiteValue.int64)
+    }
+
+    /// The first column of the first row as a `Double`, or `nil` (arguments of known types).
+    @inlinable
+    public func doubleForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> Double? {
+        try firstValue(sql, repeat each arguments, reading: SQLiteValue.double)
+    }
+
+    /// The first column of the first row as a `Bool`, or `nil` (arguments of known types).
+    @inlinable
+    public func boolForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> Bool? {
+        try firstValue(sql, repeat each arguments) { SQLiteValue.int64($0).map { $0 != 0 } }
+    }
+
+    /// The first column of the first row as text, or `nil` (arguments of known types).
+    ///
+    /// ```swift
+    /// let name = try db.stringForQuery("SELECT name FROM people WHERE id = ?", id)
+    /// ```
+    @inlinable
+    public func stringForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> String? {
+        try firstValue(sql, repeat each arguments, reading: SQLiteValue.string)
+    }
+
+    /// The first column of the first row as bytes, or `nil` (arguments of known types).
+    @inlinable
+    public func dataForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> Data? {
+        try firstValue(sql, repeat each arguments, reading: SQLiteValue.data)
+    }
+
+    /// The first column of the first row as a date, or `nil` (arguments of known types).
+    @inlinable
+    public func dateForQuery<each Value: Bindable>(_ sql: String, _ arguments: repeat each Value) throws(DatabaseError) -> Date? {
+        let formatter = dateFormatter
+        return try firstValue(sql, repeat each arguments) { SQLiteValue.date($0, formatter: formatter) }
+    }
+}

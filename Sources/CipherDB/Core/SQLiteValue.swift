@@ -7,21 +7,22 @@ import Foundation
 ///
 /// Each function takes the value of a column (`sqlite3_column_value`), `nil` for a NULL or a
 /// missing column, and converts it as SQLite converts.
+@usableFromInline
 enum SQLiteValue {
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func int64(_ value: OpaquePointer?) -> Int64? {
         guard let value else { return nil }
         return sqlite3_value_int64(value)
     }
 
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func double(_ value: OpaquePointer?) -> Double? {
         guard let value else { return nil }
         return sqlite3_value_double(value)
     }
 
     /// Text decoded as UTF-8 from SQLite's own buffer (no intermediate C string).
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func string(_ value: OpaquePointer?) -> String? {
         guard let value else { return nil }
         guard let text = sqlite3_value_text(value) else { return "" }
@@ -30,7 +31,7 @@ enum SQLiteValue {
     }
 
     /// Bytes; an empty blob is empty `Data`.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func data(_ value: OpaquePointer?) -> Data? {
         guard let value else { return nil }
         guard let bytes = sqlite3_value_blob(value) else { return Data() }
@@ -39,6 +40,7 @@ enum SQLiteValue {
 
     /// Text through `formatter` when there is one (see ``Database/dateFormatter``), else seconds
     /// since 1970.
+    @usableFromInline
     static func date(_ value: OpaquePointer?, formatter: DateFormatter?) -> Date? {
         guard let value else { return nil }
         if let formatter, sqlite3_value_type(value) == SQLITE_TEXT {

@@ -189,6 +189,38 @@ final class BindingTests: DatabaseTestCase {
         XCTAssertEqual(db.openResultSetCount, 0)
     }
 
+    /// The scalar one-liners bind arguments of known types without an array of existentials and
+    /// read as their `Bindable?...` forms do: values, NULL and no row as `nil`, a date through the
+    /// formatter, a wrong count or bad SQL as an error, no statement left in use.
+    func testScalarOneLinersWithArgumentsOfKnownTypesReadAsTheVariadicFormsDo() throws {
+        let db = try memoryDatabase()
+        db.dateFormatter = utcDateFormatter()
+        let date = Date(timeIntervalSince1970: 1_361_361_600)
+        try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, i, r, s, b, d, n)")
+        try db.executeUpdate("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)", 1, 42, 2.5, "forty-two", Data([4, 2]), date, nil)
+        let id = 1
+        let key = "forty-two"
+        XCTAssertEqual(try db.intForQuery("SELECT i FROM t WHERE id = ?", id), 42)
+        XCTAssertEqual(try db.int64ForQuery("SELECT i FROM t WHERE id = ? AND s = ?", id, key), 42)
+        XCTAssertEqual(try db.doubleForQuery("SELECT r FROM t WHERE id = ?", id), 2.5)
+        XCTAssertEqual(try db.boolForQuery("SELECT i > ? FROM t WHERE id = ?", 40, id), true)
+        XCTAssertEqual(try db.stringForQuery("SELECT s FROM t WHERE id = ?", id), "forty-two")
+        XCTAssertEqual(try db.dataForQuery("SELECT b FROM t WHERE id = ?", id), Data([4, 2]))
+        XCTAssertEqual(try db.dateForQuery("SELECT d FROM t WHERE id = ?", id), date)
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(d) FROM t WHERE id = ?", id), "text", "the date bound through the formatter")
+        // NULL and no row are nil, whichever form binds.
+        XCTAssertNil(try db.stringForQuery("SELECT n FROM t WHERE id = ?", id))
+        XCTAssertNil(try db.intForQuery("SELECT i FROM t WHERE id = ?", 2))
+        XCTAssertNil(try db.dataForQuery("SELECT b FROM t WHERE s = ?", "none"))
+        let boxed: Bindable? = 1
+        XCTAssertEqual(try db.stringForQuery("SELECT s FROM t WHERE id = ?", boxed), "forty-two", "the variadic form, as before")
+        assertThrows(.invalidArguments) { _ = try db.intForQuery("SELECT i FROM t WHERE id = ?", 1, 2) }
+        assertThrows(.invalidArguments) { _ = try db.stringForQuery("SELECT ?, ?", "one") }
+        XCTAssertThrowsError(try db.int64ForQuery("SELECT nothing FROM t WHERE id = ?", id))
+        XCTAssertEqual(db.openResultSetCount, 0)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE id >= ?", id), 1, "the statements are usable again")
+    }
+
     /// One to eight arguments take overloads of fixed arity, nine the parameter pack: each binds
     /// as the array of `Bindable?` does, and refuses a count that does not match.
     func testEveryArityBindsAsTheArrayFormDoes() throws {

@@ -66,7 +66,12 @@ struct Checksum: Equatable {
     var value: Int = 0
     mutating func add(_ integer: Int64) { value &+= Int(truncatingIfNeeded: integer) }
     mutating func add(_ real: Double) { value &+= Int(real) }
-    mutating func add(_ text: String) { value &+= text.utf8.count &+ Int(text.utf8.last ?? 0) }
+    /// The length and last byte, as C's `add_bytes` reads them: from the string's contiguous bytes
+    /// (`utf8.last` walks back through the generic collection code, about 78 instructions).
+    mutating func add(_ text: String) {
+        let last = text.utf8.withContiguousStorageIfAvailable { $0.last ?? 0 } ?? text.utf8.last ?? 0
+        value &+= text.utf8.count &+ Int(last)
+    }
     mutating func add(_ data: Data) { value &+= data.count &+ Int(data.last ?? 0) }
     mutating func add(_ player: Player) {
         add(player.id)
