@@ -20,11 +20,11 @@ public final class ResultSet {
     @exclusivity(unchecked) public private(set) var database: Database?
     /// The statement's handle while there is a current row: the getters' fast path, free of
     /// reference counting.
-    @exclusivity(unchecked) private var rowHandle: OpaquePointer?
+    @usableFromInline @exclusivity(unchecked) private(set) var rowHandle: OpaquePointer?
     /// The statement's handle while open.
     @exclusivity(unchecked) private var handle: OpaquePointer?
     /// The number of columns, read once (and checked again after the first step).
-    @exclusivity(unchecked) private var columns: Int32
+    @usableFromInline @exclusivity(unchecked) private(set) var columns: Int32
     /// Whether the first step has checked that SQLite did not recompile the statement.
     @exclusivity(unchecked) private var columnsChecked = false
     /// Where ``decode(_:columnNaming:)`` found each coding key's column (see `RowDecodingPlan`).
@@ -193,11 +193,10 @@ public final class ResultSet {
     ///
     /// - Throws: `columnNotFound` for an unknown name or when there is no current row;
     ///   `unexpectedNull` for NULL unless `T` is optional.
+    @inlinable
     public func get<T: ColumnDecodable>(_ name: String, as type: T.Type = T.self) throws(DatabaseError) -> T {
-        guard let index = statement?.columnIndex(named: name), rowHandle != nil else {
-            throw DatabaseError(kind: .columnNotFound, message: rowHandle != nil ? "no column named \(name)" : "no current row", sql: sql)
-        }
-        return try get(at: Int(index), as: type)
+        guard let index = columnIndex(named: name) else { throw missingColumn(named: name) }
+        return try get(at: index, as: type)
     }
 
     /// The column at `index`, decoded as `T`.
@@ -205,22 +204,41 @@ public final class ResultSet {
     /// - Throws: `columnNotFound` for an index out of range or when there is no current row;
     ///   `unexpectedNull` for NULL unless `T` is optional; `typeMismatch` for a value that `T`
     ///   does not read (its ``ColumnDecodable/decode(from:at:)`` returned `nil`).
+    @inlinable
     public func get<T: ColumnDecodable>(at index: Int, as type: T.Type = T.self) throws(DatabaseError) -> T {
+        // Inlined where it is called, so that `T.decode` is the type's own function: unspecialized,
+        // every read looked up `T?`'s generic metadata (a record reading six columns by name
+        // cost more than decoding it through Codable).
+        if hasCell(at: index), let decoded = T.decode(from: self, at: index) { return decoded }
+        throw failure(decoding: T.self, at: index)
+    }
+
+    /// Whether there is a current row with a column at `index`.
+    @inlinable
+    func hasCell(at index: Int) -> Bool { rowHandle != nil && index >= 0 && index < Int(columns) }
+
+    /// The error for a name that is not a column of the current row (or when there is no row).
+    @usableFromInline
+    func missingColumn(named name: String) -> DatabaseError {
+        DatabaseError(kind: .columnNotFound, message: rowHandle != nil ? "no column named \(name)" : "no current row", sql: sql)
+    }
+
+    /// The error for a column at `index` that `type` did not read: out of range or no row, NULL,
+    /// or a value of another kind.
+    @usableFromInline
+    func failure(decoding type: Any.Type, at index: Int) -> DatabaseError {
         guard let value = cell(index) else {
-            throw DatabaseError(
+            return DatabaseError(
                 kind: .columnNotFound, message: rowHandle != nil ? "no column at index \(index)" : "no current row", sql: sql)
         }
-        guard let decoded = T.decode(from: self, at: index) else {
-            let name = columnName(at: index) ?? "\(index)"
-            guard sqlite3_value_type(value) != SQLITE_NULL else {
-                throw DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: sql)
-            }
-            throw DatabaseError(
-                kind: .typeMismatch,
-                message: "column \(name) holds a value of type \(SQLiteValue.storageClass(value)) that \(T.self) does not read",
-                sql: sql)
+        let name = columnName(at: index) ?? "\(index)"
+        guard sqlite3_value_type(value) != SQLITE_NULL else {
+            return DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: sql)
         }
-        return decoded
+        return DatabaseError(
+            kind: .typeMismatch,
+            message: "column \(name) holds a value of type \(SQLiteValue.storageClass(value)) that \(type) does not read",
+            sql: sql)
     }
 
     // MARK: - Rows

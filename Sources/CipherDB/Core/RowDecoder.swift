@@ -30,21 +30,48 @@ extension ResultSet {
         return try T(from: RowDecoder(row: self, plan: plan))
     }
 
-    /// Decodes every remaining row as `T` (what `fetchAll` runs): as ``decode(_:columnNaming:)``,
-    /// with one keyed container for all the rows instead of one per row. Making a container
-    /// costs two generic metadata lookups (under a lock) and an allocation, more than decoding
-    /// a small record's columns.
-    func decodeAll<T: Decodable>(_ type: T.Type = T.self, columnNaming: ColumnNaming = .exact) throws -> [T] {
+    /// Every remaining row as a record, made by its ``FetchableRecord/init(row:)`` (what
+    /// `fetchAll` runs). The default `init(row:)` decodes through one keyed container for all
+    /// the rows instead of one per row (making a container costs two generic metadata lookups
+    /// under a lock and an allocation, more than decoding a small record's columns); a record's
+    /// own `init(row:)` reads its columns itself.
+    func fetchRecords<T: FetchableRecord>(_ type: T.Type, columnNaming: ColumnNaming) throws -> [T] {
+        try withSharedDecoder(for: T.self, columnNaming: columnNaming) { decoder, plan in
+            try gather {
+                // Once the default init(row:) has served a row of T, T has no init(row:) of its
+                // own: the rest decode straight through the shared decoder, as that default does,
+                // without the witness call and the copy of the record it makes (about 200
+                // instructions a row).
+                if plan.defaultServedSharedType { return try T(from: decoder) }
+                return try T(row: self)
+            }
+        }
+    }
+
+    /// Runs `body` with one decoder whose keyed container serves every row, kept in the result
+    /// set's plan for `type` (see ``FetchableRecord/init(row:)``) until `body` returns.
+    private func withSharedDecoder<Result>(
+        for type: Any.Type, columnNaming: ColumnNaming, _ body: (any Decoder, RowDecodingPlan) throws -> Result
+    ) throws -> Result {
         guard !isClosed else { throw DatabaseError.misuse("decode on a closed result set", sql: sql) }
         let plan = RowDecodingPlan(naming: columnNaming)
         decodingPlan = plan
         plan.reusesContainer = true
-        // The reused container holds the plan: let it go with the loop, or the two keep each other.
+        // One decoder for every row.
+        let decoder = RowDecoder(row: self, plan: plan)
+        plan.sharedDecoder = decoder
+        plan.sharedType = ObjectIdentifier(type)
+        // The reused container and the decoder hold the plan: let them go with the loop, or they
+        // keep each other.
         defer { plan.stopReusingContainer() }
-        // One existential for every row, and the records gathered in memory of type T, moved into
-        // an array once: appending to an [T] here (generic code, not specialized for the caller's
-        // type) looked up [T]'s metadata on every row, about 330 instructions.
-        let decoder: any Decoder = RowDecoder(row: self, plan: plan)
+        return try body(decoder, plan)
+    }
+
+    /// The values `make` returns for every remaining row, gathered in memory of type T and moved
+    /// into an array once: appending to an [T] here (generic code, not specialized for the
+    /// caller's type) looked up [T]'s metadata on every row, about 330 instructions.
+    @inline(__always)
+    private func gather<T>(_ make: () throws -> T) throws -> [T] {
         var base = UnsafeMutablePointer<T>.allocate(capacity: 16)
         var capacity = 16
         var count = 0
@@ -58,7 +85,7 @@ extension ResultSet {
                     base = larger
                     capacity *= 2
                 }
-                (base + count).initialize(to: try T(from: decoder))
+                (base + count).initialize(to: try make())
                 count += 1
             }
         } catch {
@@ -69,6 +96,14 @@ extension ResultSet {
             buffer.baseAddress?.moveInitialize(from: base, count: count)
             initialized = count
         }
+    }
+
+    /// The decoder ``fetchRecords(_:columnNaming:)`` shares between the rows of `type`, or `nil`;
+    /// called by the default ``FetchableRecord/init(row:)``, which the fetch then knows `type` uses.
+    func sharedDecoder(for type: Any.Type) -> (any Decoder)? {
+        guard let plan = decodingPlan, plan.sharedType == ObjectIdentifier(type) else { return nil }
+        plan.defaultServedSharedType = true
+        return plan.sharedDecoder
     }
 }
 
@@ -105,10 +140,19 @@ final class RowDecodingPlan {
         return container
     }
 
-    /// Drops the reused container.
+    /// The decoder every row of one type decodes through during `fetchAll`, and that type.
+    @exclusivity(unchecked) fileprivate var sharedDecoder: RowDecoder?
+    @exclusivity(unchecked) var sharedType: ObjectIdentifier?
+    /// Whether the default `init(row:)` decoded a row of ``sharedType`` through the shared decoder.
+    @exclusivity(unchecked) var defaultServedSharedType = false
+
+    /// Drops the reused container and the shared decoder.
     func stopReusingContainer() {
         reusesContainer = false
         reusedContainer = nil
+        sharedDecoder = nil
+        sharedType = nil
+        defaultServedSharedType = false
     }
 
     /// The index of the column for coding key `key`, or `nil` when the row has no such column.
@@ -138,9 +182,19 @@ final class RowDecodingPlan {
 }
 
 /// A `Decoder` over one row of a ``ResultSet``.
-private struct RowDecoder: Decoder {
+///
+/// A class: `fetchAll` hands the same one to every row's `init(row:)`, and an existential of a
+/// class reference copies with one retain (a struct of two references went through its value
+/// witnesses, about 500 instructions a row).
+private final class RowDecoder: Decoder {
     let row: ResultSet
     let plan: RowDecodingPlan
+
+    init(row: ResultSet, plan: RowDecodingPlan) {
+        self.row = row
+        self.plan = plan
+    }
+
     var codingPath: [CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 

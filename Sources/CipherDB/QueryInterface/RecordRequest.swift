@@ -22,7 +22,7 @@ public struct RecordRequest<Record: TableRecord>: QueryType {
     public func fetchAll(_ db: Database) throws -> [Record] where Record: FetchableRecord {
         let rows = try db.executeQuery(self)
         defer { rows.close() }
-        return try rows.decodeAll(Record.self, columnNaming: Record.databaseColumnNaming)
+        return try rows.fetchRecords(Record.self, columnNaming: Record.databaseColumnNaming)
     }
 
     /// The first row of the request, decoded, or `nil` when there is none.
@@ -30,7 +30,7 @@ public struct RecordRequest<Record: TableRecord>: QueryType {
         let rows = try db.executeQuery(self)
         defer { rows.close() }
         guard try rows.next() else { return nil }
-        return try rows.decode(Record.self, columnNaming: Record.databaseColumnNaming)
+        return try Record(row: rows)
     }
 
     /// The number of rows of the request.

@@ -5,7 +5,41 @@
 /// struct Player: Decodable, FetchableRecord { var id: Int64; var name: String; var score: Int? }
 /// let best = try Player.fetchAll(db, sql: "SELECT * FROM player ORDER BY score DESC LIMIT ?", arguments: [10])
 /// ```
-public protocol FetchableRecord: Decodable {}
+///
+/// Every fetch makes its records with ``init(row:)``, which decodes through `Decodable` unless
+/// the type reads its columns itself. Codable's per-property dispatch costs about as much as
+/// SQLite's own work for a row, so a type fetched in bulk on a hot path can write its own:
+///
+/// ```swift
+/// extension Player {
+///     init(row: ResultSet) throws {
+///         id = try row[Column<Int64>("id")]
+///         name = try row[Column<String>("name")]
+///         score = try row[Column<Int?>("score")]
+///     }
+/// }
+/// ```
+public protocol FetchableRecord: Decodable {
+    /// A record made from the current row of `row`.
+    ///
+    /// The default decodes the row through `Decodable`, as ``ResultSet/decode(_:columnNaming:)``
+    /// does with the type's ``TableRecord/databaseColumnNaming``. Write your own to read the
+    /// columns with `ResultSet`'s typed getters (`row[column]`, `row.get(_:as:)`), which throw
+    /// `columnNotFound`, `unexpectedNull` and `typeMismatch` naming the column.
+    init(row: ResultSet) throws
+}
+
+extension FetchableRecord {
+    /// Decodes the current row of `row` through `Decodable` (see ``FetchableRecord``).
+    public init(row: ResultSet) throws {
+        // Inside fetchAll: the decoder and keyed container shared by every row of this type.
+        if let decoder = row.sharedDecoder(for: Self.self) {
+            self = try Self(from: decoder)
+        } else {
+            self = try row.decode(Self.self, columnNaming: Self.columnNaming)
+        }
+    }
+}
 
 extension FetchableRecord {
     /// The naming of ``TableRecord/databaseColumnNaming`` when the type declares one, else exact.
@@ -15,7 +49,7 @@ extension FetchableRecord {
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = .none) throws -> [Self] {
         let rows = try db.executeQuery(sql, arguments: arguments)
         defer { rows.close() }
-        return try rows.decodeAll(Self.self, columnNaming: columnNaming)
+        return try rows.fetchRecords(Self.self, columnNaming: columnNaming)
     }
 
     /// The first row of the query, decoded, or `nil` when there is none.
@@ -23,7 +57,7 @@ extension FetchableRecord {
         let rows = try db.executeQuery(sql, arguments: arguments)
         defer { rows.close() }
         guard try rows.next() else { return nil }
-        return try rows.decode(Self.self, columnNaming: columnNaming)
+        return try Self(row: rows)
     }
 
     /// The number of rows the query returns (the query runs inside `SELECT count(*) FROM (…)`).

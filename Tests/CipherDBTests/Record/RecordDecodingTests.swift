@@ -144,7 +144,7 @@ final class RecordDecodingTests: DatabaseTestCase {
         try {
             let rows = try db.executeQuery("SELECT kind, detail FROM varying")
             released = rows
-            XCTAssertEqual(try rows.decodeAll(Varying.self).count, 4)
+            XCTAssertEqual(try rows.fetchRecords(Varying.self, columnNaming: .exact).count, 4)
             plan = rows.decodingPlan
             rows.close()
         }()

@@ -121,6 +121,20 @@ enum Cipher {
         return sum
     }
 
+    /// The same rows through a record that reads its own columns (`init(row:)`).
+    static func fetchPlayersByColumns(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        for player in try PlayerByColumns.fetchAll(db, sql: Fixture.selectPlayers) { sum.add(player) }
+        return sum
+    }
+
+    /// `filterPlayers` through the record that reads its own columns.
+    static func filterPlayersByColumns(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        for player in try PlayerByColumns.filter(Schema.score >= 0).fetchAll(db) { sum.add(player) }
+        return sum
+    }
+
     // MARK: The query interface
 
     /// The tables and columns as an app declares them once.

@@ -318,6 +318,8 @@ sides["cipher.qi.lookups.prepared"] = cipherRead("lookups", file: filled, pragma
 }
 sides["cipher.players.fetchAll"] = cipherRead("players", file: playersFile, Cipher.fetchPlayers)
 sides["cipher.qi.players.filter"] = cipherRead("players", file: playersFile, Cipher.filterPlayers)
+sides["cipher.players.fetchAll.byColumns"] = cipherRead("players", file: playersFile, Cipher.fetchPlayersByColumns)
+sides["cipher.qi.players.filter.byColumns"] = cipherRead("players", file: playersFile, Cipher.filterPlayersByColumns)
 sides["cipher.pool.readers"] = { meter in
     record("pool.lookups", try PoolReaders.cipher(path: walFile(), key: rawKey, ids: fixture.lookupIDs, meter: meter))
 }
@@ -425,6 +427,9 @@ let workloads: [Workload] = [
         group: "records", name: "Codable fetchAll (SQL)", baselineName: "C structs", goal: 1.5,
         baseline: "c.players.fetchAll", subject: "cipher.players.fetchAll"),
     Workload(
+        group: "records", name: "fetchAll (SQL), record's own init(row:)", baselineName: "C structs", goal: 1.5,
+        baseline: "c.players.fetchAll", subject: "cipher.players.fetchAll.byColumns"),
+    Workload(
         group: "query interface", name: "builder lookups (scalar), cached pages", baselineName: "C copying", goal: 1.15,
         baseline: "c.lookups.cached", subject: "cipher.qi.lookups"),
     Workload(
@@ -433,6 +438,9 @@ let workloads: [Workload] = [
     Workload(
         group: "query interface", name: "Player.filter(...).fetchAll, all rows", baselineName: "C structs", goal: 1.5,
         baseline: "c.players.filter", subject: "cipher.qi.players.filter"),
+    Workload(
+        group: "query interface", name: "Player.filter(...).fetchAll, own init(row:)", baselineName: "C structs", goal: 1.5,
+        baseline: "c.players.filter", subject: "cipher.qi.players.filter.byColumns"),
     Workload(
         group: "query interface", name: "table.insert(...) + run, one transaction", baselineName: "C", goal: 1.15,
         baseline: "c.insert5", subject: "cipher.qi.insert"),
