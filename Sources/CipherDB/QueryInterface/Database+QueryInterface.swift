@@ -1,3 +1,4 @@
+import CSQLCipher
 import Foundation
 
 extension Database {
@@ -38,29 +39,47 @@ extension Database {
     /// - Throws: `unexpectedNull` when there is no row, or NULL, for a non-optional type.
     // Inlinable so that the caller's module specializes it for the value's type: unspecialized,
     // each call looked up the generic metadata of `ScalarQuery<Value>` and `Value?` (about 650
-    // instructions of a point lookup's 6,000).
+    // instructions of a point lookup's 6,000). The value is read from the statement itself, as
+    // the one-liners (`intForQuery`) read it: no result set is made, registered and closed for
+    // one value (about 900 instructions), and it decodes as a ``Row`` decodes it.
     @inlinable
     public func scalar<Value>(_ query: ScalarQuery<Value>) throws(DatabaseError) -> Value {
-        let rows = try executeQuery(shape: query.query)
-        defer { rows.close() }
-        guard try rows.next() else {
+        let statement = try prepareStatement(shape: query.query)
+        defer { statement.release() }
+        guard let value = try firstRowValue(of: statement) else {
             if let none = Value.decode(from: .null) { return none }
-            throw Self.noRowError(rows)
+            throw Self.noRowError(sql: statement.sql)
         }
-        guard let value = Value.decode(from: rows, at: 0) else { throw Self.nullValueError(rows) }
-        return value
+        if let decoded = Value.decode(from: value, dateFormatter: dateFormatter) { return decoded }
+        throw Self.scalarError(Value.self, value, statement)
     }
 
     /// The error of a scalar query that returned no row, for a non-optional type.
     @usableFromInline
-    static func noRowError(_ rows: ResultSet) -> DatabaseError {
-        DatabaseError(kind: .unexpectedNull, message: "the query returned no row", sql: rows.sql)
+    static func noRowError(sql: String) -> DatabaseError {
+        DatabaseError(kind: .unexpectedNull, message: "the query returned no row", sql: sql)
     }
 
-    /// The error of a scalar query whose value is NULL, for a non-optional type.
+    /// The error of a scalar query whose value `type` did not read: NULL for a non-optional
+    /// type, or a value of another kind.
     @usableFromInline
-    static func nullValueError(_ rows: ResultSet) -> DatabaseError {
-        DatabaseError(kind: .unexpectedNull, message: "column \(rows.columnName(at: 0) ?? "0") is NULL", sql: rows.sql)
+    static func scalarError(_ type: Any.Type, _ value: DatabaseValue, _ statement: Statement) -> DatabaseError {
+        let name = statement.columnName(at: 0) ?? "0"
+        if value.isNull { return DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: statement.sql) }
+        return DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(type)", sql: statement.sql)
+    }
+
+    /// Steps a bound statement once: the first column's value, `nil` when there is no row.
+    @usableFromInline
+    func firstRowValue(of statement: Statement) throws(DatabaseError) -> DatabaseValue? {
+        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: statement.sql) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_ROW else {
+            if code == SQLITE_DONE { return nil }
+            throw error(code: code, sql: statement.sql)
+        }
+        guard sqlite3_column_count(handle) > 0 else { return .null }
+        return SQLiteValue.databaseValue(sqlite3_column_value(handle, 0))
     }
 
     /// Runs `query` and returns its rows for the FMDB-style loop, through the statement cache.
@@ -76,6 +95,13 @@ extension Database {
     /// Runs `query`: its SQL from the connection's cache of shapes, its values bound in place.
     @usableFromInline
     func executeQuery(shape query: Query) throws(DatabaseError) -> ResultSet {
+        makeResultSet(try prepareStatement(shape: query))
+    }
+
+    /// A statement for `query`, its SQL from the connection's cache of shapes, its values bound
+    /// in place, marked in use (release it).
+    @usableFromInline
+    func prepareStatement(shape query: Query) throws(DatabaseError) -> Statement {
         let sql = queryShapes.sql(for: query)
         if query.rare != nil { for feature in query.requiredFeatures { try Self.require(feature, sql: sql) } }
         let statement = try prepareStatement(sql)
@@ -85,7 +111,7 @@ extension Database {
             statement.release()
             throw error
         }
-        return makeResultSet(statement)
+        return statement
     }
 
     /// Runs a write of the query interface: its SQL with its values bound as they are.

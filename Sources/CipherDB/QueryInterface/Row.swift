@@ -72,17 +72,11 @@ public struct Row: Sendable, Equatable {
             throw DatabaseError(kind: .columnNotFound, message: "no column named \(name)")
         }
         let value = values[index]
-        // Text in a date column, as a ResultSet reads it: through the connection's formatter.
-        if case .text(let text) = value, let formatter = dateFormatter?.formatter,
-            Value.self == Date.self || Value.self == Date?.self
-        {
-            guard let date = formatter.date(from: text), let decoded = date as? Value else {
+        guard let decoded = Value.decode(from: value, dateFormatter: dateFormatter?.formatter) else {
+            if value.isNull { throw DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL") }
+            if case .text = value, dateFormatter != nil, Value.Unwrapped.self == Date.self {
                 throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds text that is not a date of the formatter's")
             }
-            return decoded
-        }
-        guard let decoded = Value.decode(from: value) else {
-            if value.isNull { throw DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL") }
             throw DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(Value.self)")
         }
         return decoded

@@ -23,6 +23,18 @@ public protocol SQLValueType: Bindable, ColumnDecodable, Sendable {
     static func decode(from value: DatabaseValue) -> Self?
 }
 
+extension SQLValueType {
+    /// The value held in `value`, text in a date column read through `dateFormatter` (a
+    /// connection's ``Database/dateFormatter``), as a ``ResultSet`` reads it.
+    @inlinable
+    static func decode(from value: DatabaseValue, dateFormatter: DateFormatter?) -> Self? {
+        if let dateFormatter, Unwrapped.self == Date.self, case .text(let text) = value {
+            return dateFormatter.date(from: text).flatMap { $0 as? Self }
+        }
+        return decode(from: value)
+    }
+}
+
 // The conversions below follow SQLite's own (`sqlite3_value_int64` and the like) for the
 // storage classes a row holds, so a `Row` reads what a `ResultSet` reads.
 extension DatabaseValue {

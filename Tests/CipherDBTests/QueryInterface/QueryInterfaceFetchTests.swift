@@ -106,6 +106,43 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try db.fetchAll(authors).map { row throws(DatabaseError) in try row[email] }, ["ann@x.org"])
     }
 
+    /// A scalar reads its value from the statement, as a `Row` reads it: NULL for a
+    /// non-optional type names the column, a value the type rejects is a type mismatch (not a
+    /// NULL), no row is its own error, and text in a date column reads through the formatter.
+    func testScalarsReportNullMismatchAndNoRowApartAndReadDatesThroughTheFormatter() throws {
+        let db = try populated()
+        defer { db.close() }
+        let null = captureError { _ = try db.scalar(users.filter(id == 3).select(Column<String>("name"))) }
+        XCTAssertEqual(null?.kind, .unexpectedNull)
+        XCTAssertTrue(null?.message.contains("name") ?? false, null?.message ?? "")
+        let mismatch = captureError { _ = try db.scalar(users.filter(id == 1).select(Column<UUID>("email"))) }
+        XCTAssertEqual(mismatch?.kind, .typeMismatch, "ann@x.org is no UUID, and no NULL either")
+        XCTAssertTrue(mismatch?.message.contains("email") ?? false, mismatch?.message ?? "")
+        let noRow = captureError { _ = try db.scalar(users.filter(id == 99).select(email)) }
+        XCTAssertEqual(noRow?.kind, .unexpectedNull)
+        XCTAssertTrue(noRow?.message.contains("no row") ?? false, noRow?.message ?? "")
+        XCTAssertNil(try db.scalar(users.filter(id == 99).select(nickname)), "no row for an optional type is nil")
+        XCTAssertEqual(db.openResultSetCount, 0)
+
+        let events = Table("events")
+        let at = Column<Date>("at")
+        let maybe = Column<Date?>("maybe")
+        try db.run(
+            events.create { t in
+                t.column(at)
+                t.column(maybe)
+            })
+        db.dateFormatter = utcDateFormatter()
+        let date = Date(timeIntervalSince1970: 1_361_361_600)
+        try db.run(events.insert(at <- date, maybe <- nil))
+        XCTAssertEqual(try db.scalar(events.select(at)), date)
+        XCTAssertEqual(try db.scalar(events.select(Column<String>("at"))), "2013-02-20 12:00:00", "stored as the formatter's text")
+        XCTAssertNil(try db.scalar(events.select(maybe)))
+        try db.executeUpdate("UPDATE events SET maybe = 'not a date'")
+        XCTAssertEqual(captureError { _ = try db.scalar(events.select(maybe)) }?.kind, .typeMismatch)
+        XCTAssertEqual(try db.scalar(events.select(at)), try XCTUnwrap(try db.fetchOne(events.select(at)))[at], "as a Row reads it")
+    }
+
     func testMissingColumnsAndNullsThrowNamingTheColumn() throws {
         let db = try populated()
         defer { db.close() }
