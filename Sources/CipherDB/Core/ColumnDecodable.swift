@@ -88,8 +88,10 @@ extension DatabaseValue: ColumnDecodable {
 }
 
 extension Optional: ColumnDecodable where Wrapped: ColumnDecodable {
-    /// The column's value, with NULL as `.some(nil)` so that optional results never throw for NULL.
+    /// The column's value, with NULL as `.some(nil)` so that optional results never throw for
+    /// NULL; `nil` for a value the wrapped type rejects (a `typeMismatch` for the typed getters,
+    /// as Codable's `decodeIfPresent` and a ``Row`` report it), never taken for NULL.
     public static func decode(from row: ResultSet, at index: Int) -> Wrapped?? {
-        .some(Wrapped.decode(from: row, at: index))
+        row.isNull(at: index) ? .some(nil) : Wrapped.decode(from: row, at: index).map { .some($0) }
     }
 }

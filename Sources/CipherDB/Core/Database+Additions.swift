@@ -70,16 +70,46 @@ extension Database {
     /// row, no column or NULL. The value lives until the statement is stepped again or released.
     @usableFromInline
     func firstColumnValue(of statement: Statement) throws(DatabaseError) -> OpaquePointer? {
+        guard let row = try stepToFirstRow(statement), sqlite3_column_count(row) > 0, let value = sqlite3_column_value(row, 0),
+            sqlite3_value_type(value) != SQLITE_NULL
+        else { return nil }
+        return value
+    }
+
+    /// Steps a bound statement once: its handle on the first row, `nil` when there is none.
+    @usableFromInline @inline(__always)
+    func stepToFirstRow(_ statement: Statement) throws(DatabaseError) -> OpaquePointer? {
         guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: statement.sql) }
         let code = sqlite3_step(handle)
         guard code == SQLITE_ROW else {
             if code == SQLITE_DONE { return nil }
             throw error(code: code, sql: statement.sql)
         }
-        guard sqlite3_column_count(handle) > 0, let value = sqlite3_column_value(handle, 0),
-            sqlite3_value_type(value) != SQLITE_NULL
-        else { return nil }
-        return value
+        return handle
+    }
+
+    /// Calls `body` with a ``ResultSet`` over the current row of `row` (a statement stepped to a
+    /// row), for decoding through ``ColumnDecodable`` exactly as a result set's getters do. The
+    /// connection keeps one such reader; a read nested in another (a decoder that queries) gets
+    /// its own. The reader owns no statement and is not registered as open: closing it or asking
+    /// it for the next row only ends the read.
+    @usableFromInline
+    func withRowReader<Result>(
+        _ row: OpaquePointer, _ body: (ResultSet) throws(DatabaseError) -> Result
+    ) throws(DatabaseError) -> Result {
+        let reader: ResultSet
+        if let idle = idleRowReader {
+            idleRowReader = nil
+            reader = idle
+        } else {
+            reader = ResultSet(readerFor: self)
+        }
+        reader.beginReading(row, database: self)
+        defer {
+            reader.endReading()
+            idleRowReader = reader
+        }
+        return try body(reader)
     }
 
     // MARK: - Schema

@@ -96,6 +96,8 @@ public final class Database {
     @exclusivity(unchecked) private unowned(unsafe) var firstOpenResultSet: ResultSet?
     /// The number of result sets in that list.
     @exclusivity(unchecked) public private(set) var openResultSetCount = 0
+    /// The reader ``withRowReader(_:_:)`` lends, while no read holds it.
+    @exclusivity(unchecked) var idleRowReader: ResultSet?
     /// What the connection's one SQLite authorizer does (see `Authorizer`).
     let authorizer = Authorizer()
     /// The SQL of each record type's writes on this connection (the record layer's, see

@@ -40,6 +40,32 @@ public final class ResultSet {
         self.columns = statement.columnCount
     }
 
+    /// A reader of rows it does not own (see ``Database/withRowReader(_:_:)``): no statement, not
+    /// registered as open; `close()` and `next()` on it only end the read.
+    init(readerFor database: Database) {
+        self.statement = nil
+        self.database = nil
+        self.handle = nil
+        self.columns = 0
+    }
+
+    /// Points a reader at the current row of `handle` (stepped to a row), dates read through
+    /// `database`'s formatter, until ``endReading()``.
+    @usableFromInline
+    func beginReading(_ handle: OpaquePointer, database: Database) {
+        rowHandle = handle
+        columns = sqlite3_column_count(handle)
+        self.database = database
+    }
+
+    /// Ends a read begun by ``beginReading(_:database:)``; holds nothing afterwards.
+    @usableFromInline
+    func endReading() {
+        rowHandle = nil
+        columns = 0
+        database = nil
+    }
+
     deinit {
         close()
     }

@@ -118,7 +118,7 @@ final class RowDecodingPlan {
     @exclusivity(unchecked) private var next = 0
 
     /// Whether ``RowDecoder`` hands out one keyed container for every row (see
-    /// `ResultSet.decodeAll`): the container reads whatever row the result set is on.
+    /// `ResultSet.fetchRecords`): the container reads whatever row the result set is on.
     @exclusivity(unchecked) var reusesContainer = false
     /// The reused container's key type and the container (a `KeyedDecodingContainer<Key>`, whose
     /// only stored property is a reference to its box).
@@ -183,7 +183,7 @@ final class RowDecodingPlan {
 
 /// A `Decoder` over one row of a ``ResultSet``.
 ///
-/// A class: `fetchAll` hands the same one to every row's `init(row:)`, and an existential of a
+/// A class: `fetchAll` hands the same one to every row's `init(from:)`, and an existential of a
 /// class reference copies with one retain (a struct of two references went through its value
 /// witnesses, about 500 instructions a row).
 private final class RowDecoder: Decoder {

@@ -36,22 +36,25 @@ extension Database {
     /// let best: Int64? = try db.scalar(users.select(score.max))
     /// ```
     ///
-    /// - Throws: `unexpectedNull` when there is no row, or NULL, for a non-optional type.
+    /// - Throws: `unexpectedNull` when there is no row, or NULL, for a non-optional type;
+    ///   `typeMismatch` for a value the type rejects (text that is no UUID, say), naming the column.
     // Inlinable so that the caller's module specializes it for the value's type: unspecialized,
     // each call looked up the generic metadata of `ScalarQuery<Value>` and `Value?` (about 650
-    // instructions of a point lookup's 6,000). The value is read from the statement itself, as
-    // the one-liners (`intForQuery`) read it: no result set is made, registered and closed for
-    // one value (about 900 instructions), and it decodes as a ``Row`` decodes it.
+    // instructions of a point lookup's 6,000). The value decodes from the statement's row as a
+    // result set's typed subscript decodes it, through the connection's reusable row reader: no
+    // result set is made, registered and closed for one value.
     @inlinable
     public func scalar<Value>(_ query: ScalarQuery<Value>) throws(DatabaseError) -> Value {
         let statement = try prepareStatement(shape: query.query)
         defer { statement.release() }
-        guard let value = try firstRowValue(of: statement) else {
+        guard let row = try stepToFirstRow(statement) else {
             if let none = Value.decode(from: .null) { return none }
             throw Self.noRowError(sql: statement.sql)
         }
-        if let decoded = Value.decode(from: value, dateFormatter: dateFormatter) { return decoded }
-        throw Self.scalarError(Value.self, value, statement)
+        return try withRowReader(row) { (reader) throws(DatabaseError) in
+            if let value = Value.decode(from: reader, at: 0) { return value }
+            throw Self.scalarError(Value.self, row, statement)
+        }
     }
 
     /// The error of a scalar query that returned no row, for a non-optional type.
@@ -60,26 +63,20 @@ extension Database {
         DatabaseError(kind: .unexpectedNull, message: "the query returned no row", sql: sql)
     }
 
-    /// The error of a scalar query whose value `type` did not read: NULL for a non-optional
-    /// type, or a value of another kind.
+    /// The error of a scalar query whose first column `type` did not read: NULL for a
+    /// non-optional type, a missing column, or a value of another kind.
     @usableFromInline
-    static func scalarError(_ type: Any.Type, _ value: DatabaseValue, _ statement: Statement) -> DatabaseError {
-        let name = statement.columnName(at: 0) ?? "0"
-        if value.isNull { return DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: statement.sql) }
-        return DatabaseError(kind: .typeMismatch, message: "column \(name) holds a value that is not a \(type)", sql: statement.sql)
-    }
-
-    /// Steps a bound statement once: the first column's value, `nil` when there is no row.
-    @usableFromInline
-    func firstRowValue(of statement: Statement) throws(DatabaseError) -> DatabaseValue? {
-        guard let handle = statement.handle else { throw DatabaseError.misuse("the statement is finalized", sql: statement.sql) }
-        let code = sqlite3_step(handle)
-        guard code == SQLITE_ROW else {
-            if code == SQLITE_DONE { return nil }
-            throw error(code: code, sql: statement.sql)
+    static func scalarError(_ type: Any.Type, _ row: OpaquePointer, _ statement: Statement) -> DatabaseError {
+        guard sqlite3_column_count(row) > 0 else {
+            return DatabaseError(kind: .columnNotFound, message: "the query has no column", sql: statement.sql)
         }
-        guard sqlite3_column_count(handle) > 0 else { return .null }
-        return SQLiteValue.databaseValue(sqlite3_column_value(handle, 0))
+        let name = statement.columnName(at: 0) ?? "0"
+        guard sqlite3_column_type(row, 0) != SQLITE_NULL else {
+            return DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: statement.sql)
+        }
+        let storage = SQLiteValue.storageClass(sqlite3_column_value(row, 0))
+        return DatabaseError(
+            kind: .typeMismatch, message: "column \(name) holds a value of type \(storage) that \(type) does not read", sql: statement.sql)
     }
 
     /// Runs `query` and returns its rows for the FMDB-style loop, through the statement cache.

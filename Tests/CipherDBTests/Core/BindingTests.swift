@@ -208,6 +208,8 @@ final class BindingTests: DatabaseTestCase {
         XCTAssertEqual(try db.dataForQuery("SELECT b FROM t WHERE id = ?", id), Data([4, 2]))
         XCTAssertEqual(try db.dateForQuery("SELECT d FROM t WHERE id = ?", id), date)
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(d) FROM t WHERE id = ?", id), "text", "the date bound through the formatter")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE d = ?", date), 1, "a date argument bound through the formatter")
+        XCTAssertEqual(try db.int64ForQuery("SELECT id FROM t WHERE d = ? AND i = ?", date, 42), 1)
         // NULL and no row are nil, whichever form binds.
         XCTAssertNil(try db.stringForQuery("SELECT n FROM t WHERE id = ?", id))
         XCTAssertNil(try db.intForQuery("SELECT i FROM t WHERE id = ?", 2))

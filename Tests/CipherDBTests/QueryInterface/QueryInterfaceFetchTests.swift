@@ -143,6 +143,49 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try db.scalar(events.select(at)), try XCTUnwrap(try db.fetchOne(events.select(at)))[at], "as a Row reads it")
     }
 
+    /// A scalar decodes through the same `ColumnDecodable` rules as a result set's typed
+    /// subscript: SQLite's own text conversions, an optional type that rejects a value reports
+    /// it, and a decoder that runs another scalar while it decodes gets a reader of its own.
+    func testScalarsDecodeAsTheResultSetSubscriptDoes() throws {
+        let db = try populated()
+        defer { db.close() }
+        try db.executeUpdate("UPDATE users SET name = ' 42' WHERE id = 1")
+        try db.executeUpdate("UPDATE users SET name = '12abc' WHERE id = 2")
+        let nameAsNumber = Column<Int>("name")
+        for userID in [Int64(1), 2] {
+            let rows = try db.executeQuery(users.filter(id == userID).select(nameAsNumber))
+            XCTAssertTrue(try rows.next())
+            XCTAssertEqual(try db.scalar(users.filter(id == userID).select(nameAsNumber)), try rows[nameAsNumber])
+            rows.close()
+        }
+        XCTAssertEqual(try db.scalar(users.filter(id == 1).select(nameAsNumber)), 42, "SQLite's conversion of ' 42'")
+        let rejected = captureError { _ = try db.scalar(users.filter(id == 1).select(Column<UUID?>("email"))) }
+        XCTAssertEqual(rejected?.kind, .typeMismatch, "a value UUID? rejects is reported, not read as nil")
+        let rows = try db.executeQuery(users.filter(id == 1).select(Column<UUID?>("email")))
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(captureError { _ = try rows[Column<UUID?>("email")] }?.kind, .typeMismatch)
+        rows.close()
+
+        struct Echo: SQLValueType {
+            static var declaredType: String { "INTEGER" }
+            var inner: Int
+            var outer: Int
+            static func decode(from value: DatabaseValue) -> Echo? { nil }
+            static func decode(from row: ResultSet, at index: Int) -> Echo? {
+                guard let db = row.database,
+                    let inner = try? db.scalar(Table("users").filter(Column<Int64>("id") == 2).select(Column<Int>("score"))),
+                    let outer = row.int(at: index)
+                else { return nil }
+                return Echo(inner: inner, outer: outer)
+            }
+            var databaseValue: DatabaseValue { .integer(Int64(outer)) }
+        }
+        let echo = try db.scalar(users.filter(id == 3).select(Column<Echo>("score")))
+        XCTAssertEqual(echo.outer, 20, "the outer value read after the nested scalar ran")
+        XCTAssertEqual(echo.inner, 12)
+        XCTAssertEqual(db.openResultSetCount, 0)
+    }
+
     func testMissingColumnsAndNullsThrowNamingTheColumn() throws {
         let db = try populated()
         defer { db.close() }

@@ -151,6 +151,16 @@ final class RecordDecodingTests: DatabaseTestCase {
         XCTAssertNotNil(db)
         XCTAssertNil(released, "the result set outlived its use")
         XCTAssertNil(plan, "the decoding plan outlived its result set")
+        // The same when a row fails midway.
+        try {
+            let rows = try db.executeQuery("SELECT kind, CASE WHEN rowid = 4 THEN NULL ELSE detail END AS detail FROM varying")
+            released = rows
+            XCTAssertThrowsError(try rows.fetchRecords(Varying.self, columnNaming: .exact))
+            plan = rows.decodingPlan
+            rows.close()
+        }()
+        XCTAssertNil(released, "the result set outlived a failed fetch")
+        XCTAssertNil(plan, "the decoding plan outlived a failed fetch")
     }
 
     func testACachedStatementRecompiledWithNewColumnsDecodesThem() throws {

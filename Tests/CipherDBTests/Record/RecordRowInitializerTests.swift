@@ -99,6 +99,13 @@ final class RecordRowInitializerTests: DatabaseTestCase {
         XCTAssertTrue(missingOne?.message.contains("score") ?? false, missingOne?.message ?? "")
         XCTAssertEqual(db.openResultSetCount, 0)
         XCTAssertEqual(try Player.fetchAll(db).count, 3, "the next fetch starts afresh")
+        // An optional column holding a value its type rejects is reported, as Codable reports it.
+        struct Tagged: Decodable, FetchableRecord {
+            var tag: UUID?
+            init(row: ResultSet) throws { tag = try row[Column<UUID?>("tag")] }
+        }
+        XCTAssertEqual(captureError { _ = try Tagged.fetchAll(db, sql: "SELECT 'x' AS tag") }?.kind, .typeMismatch)
+        XCTAssertEqual(try Tagged.fetchAll(db, sql: "SELECT NULL AS tag").map(\.tag), [nil])
     }
 
     func testTheDefaultInitializerDecodesWithTheTypesNamingInAndOutOfAFetch() throws {
