@@ -36,17 +36,15 @@ extension SQLValueType {
 }
 
 // The conversions below follow SQLite's own (`sqlite3_value_int64` and the like) for the
-// storage classes a row holds, so a `Row` reads what a `ResultSet` reads; except text that is a
-// number only in part (" 42", "12abc", "1e3" read as an integer), which SQLite reads by its
-// leading digits and these do not (known, not yet fixed).
+// storage classes a row holds, so a `Row` reads what a `ResultSet` reads.
 extension DatabaseValue {
     var int64Converted: Int64? {
         switch self {
         case .null: return nil
         case .integer(let value): return value
         case .real(let value): return value.isNaN ? 0 : Int64(exactly: value.rounded(.towardZero)) ?? (value < 0 ? .min : .max)
-        case .text(let text): return Int64(text) ?? Double(text).flatMap { DatabaseValue.real($0).int64Converted } ?? 0
-        case .blob(let bytes): return DatabaseValue.text(String(decoding: bytes, as: UTF8.self)).int64Converted
+        case .text(let text): return Self.sqliteInteger(fromText: text.utf8)
+        case .blob(let bytes): return Self.sqliteInteger(fromText: bytes)
         }
     }
 
@@ -55,9 +53,69 @@ extension DatabaseValue {
         case .null: return nil
         case .integer(let value): return Double(value)
         case .real(let value): return value
-        case .text(let text): return Double(text) ?? 0
-        case .blob(let bytes): return Double(String(decoding: bytes, as: UTF8.self)) ?? 0
+        case .text(let text): return Self.sqliteReal(fromText: text.utf8)
+        case .blob(let bytes): return Self.sqliteReal(fromText: bytes)
         }
+    }
+
+    /// Whether `byte` is a space as SQLite's `sqlite3Isspace` has it.
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
+    /// Text read as an integer as SQLite reads it (`sqlite3Atoi64`): leading spaces, a sign, then
+    /// the leading digits, whatever follows them; none is 0; past 64 bits, the extreme of the sign.
+    static func sqliteInteger(fromText text: some Collection<UInt8>) -> Int64 {
+        var bytes = text.drop(while: isSpace)
+        var negative = false
+        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+            negative = sign == UInt8(ascii: "-")
+            bytes = bytes.dropFirst()
+        }
+        let digits = bytes.drop { $0 == UInt8(ascii: "0") }.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        // Up to 19 digits fit in a UInt64; more are beyond any Int64.
+        guard digits.count <= 19 else { return negative ? .min : .max }
+        let magnitude = digits.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - UInt8(ascii: "0")) }
+        if negative { return magnitude >= UInt64(Int64.max) + 1 ? .min : -Int64(magnitude) }
+        return magnitude > UInt64(Int64.max) ? .max : Int64(magnitude)
+    }
+
+    /// Text read as a real as SQLite reads it (`sqlite3AtoF`): the longest leading part that is a
+    /// decimal number (spaces, a sign, digits, a point, digits, an exponent), 0 when there is
+    /// none; no hexadecimal, infinity or NaN, which Swift's `Double(_:)` would read.
+    static func sqliteReal(fromText text: some Collection<UInt8>) -> Double {
+        let bytes = Array(text.drop(while: isSpace))
+        func isDigit(_ index: Int) -> Bool { index < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) }
+        var end = 0
+        if end < bytes.count, bytes[end] == UInt8(ascii: "-") || bytes[end] == UInt8(ascii: "+") { end += 1 }
+        var mantissaDigits = 0
+        while isDigit(end) {
+            end += 1
+            mantissaDigits += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: ".") {
+            end += 1
+            while isDigit(end) {
+                end += 1
+                mantissaDigits += 1
+            }
+        }
+        guard mantissaDigits > 0 else { return 0 }
+        var number = end
+        // An exponent counts only with at least one digit ("1.5e" reads 1.5).
+        if end < bytes.count, bytes[end] == UInt8(ascii: "e") || bytes[end] == UInt8(ascii: "E") {
+            var exponent = end + 1
+            if exponent < bytes.count, bytes[exponent] == UInt8(ascii: "-") || bytes[exponent] == UInt8(ascii: "+") { exponent += 1 }
+            if isDigit(exponent) {
+                while isDigit(exponent) { exponent += 1 }
+                number = exponent
+            }
+        }
+        // A trailing point ("5.") is not Swift's syntax: read without it.
+        var prefix = String(decoding: bytes[0..<number], as: UTF8.self)
+        if prefix.hasSuffix(".") { prefix.removeLast() }
+        if let dot = prefix.firstIndex(of: "."), prefix[prefix.index(after: dot)...].first.map({ $0 == "e" || $0 == "E" }) == true {
+            prefix.remove(at: dot)
+        }
+        return Double(prefix) ?? 0
     }
 
     var stringConverted: String? {

@@ -45,4 +45,35 @@ final class QueryInterfaceValueConversionTests: DatabaseTestCase {
         XCTAssertTrue(error?.message.contains("token") ?? false, "\(String(describing: error))")
         badRows.close()
     }
+
+    /// Text and blobs read as numbers: a `Row` (which converts without SQLite) reads what the
+    /// running SQLite's `sqlite3_value_int64` and `sqlite3_value_double` read through a result
+    /// set, including text that is a number only in part.
+    func testTextReadAsANumberReadsAsSQLiteReadsIt() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate("CREATE TABLE t(v)")
+        let texts = [
+            "42", " 42", "\t\n 42", "+7", "-7", " -0012", "12abc", "1e3", "2E+2xyz", "3.9", "-3.9", "0x10", ".5", "5.", ".",
+            "-", "", "abc", "  ", "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+            "123456789012345678901234", "-123456789012345678901234", "00000000000000000000042", "1.5e", "1e-2", "7 8", "inf", "nan",
+            "-Infinity",
+        ]
+        for text in texts { try db.executeUpdate("INSERT INTO t VALUES (?)", text) }
+        for text in ["12abc", " 4.5"] { try db.executeUpdate("INSERT INTO t VALUES (CAST(? AS BLOB))", text) }
+        let asInteger = Column<Int64>("v")
+        let asReal = Column<Double>("v")
+        let asBool = Column<Bool>("v")
+        let rows = try db.executeQuery("SELECT v FROM t ORDER BY rowid")
+        let kept = try db.fetchAll(Table("t").select(asInteger).order(SQLExpression<Int64>(literal: "rowid")))
+        var index = 0
+        while try rows.next() {
+            let row = kept[index]
+            let label = row.values.first.map { "\($0)" } ?? "?"
+            XCTAssertEqual(try row[asInteger], try rows[asInteger], "as an integer: \(label)")
+            XCTAssertEqual(try row[asReal], try rows[asReal], "as a real: \(label)")
+            XCTAssertEqual(try row[asBool], try rows[asBool], "as a Bool: \(label)")
+            index += 1
+        }
+        XCTAssertEqual(index, texts.count + 2)
+    }
 }
