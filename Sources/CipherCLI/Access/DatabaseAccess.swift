@@ -9,11 +9,15 @@ enum DatabaseAccess {
     /// a usage error naming the flags. A wrong key exits 77 and leaves the file untouched.
     static func open(
         _ path: String, keyOptions: KeyOptions, keystore: KeystoreAccess, readOnly: Bool,
-        allowPlaintext: Bool = true
+        allowPlaintext: Bool = true, oneThread: Bool = false
     ) throws(CLIError) -> OpenedDatabase {
         let kind = try DatabaseFile.existing(path).kind
         // ATTACH (used by export) opens its file with the main connection's flags: keep CREATE.
-        let flags: Database.OpenFlags = readOnly ? .readOnly : .readWriteCreate
+        var flags: Database.OpenFlags = readOnly ? .readOnly : .readWriteCreate
+        // A connection only one thread uses goes without SQLite's per-connection mutex, as
+        // sqlite3's shell runs (SQLITE_CONFIG_MULTITHREAD): a lock and an unlock fewer in every
+        // API call (sqlite3_interrupt, which Ctrl-C calls from another thread, takes none).
+        if oneThread { flags.insert(.noMutex) }
         switch kind {
         case .missing:
             throw CLIError.missingInput(path, what: "database")

@@ -62,7 +62,8 @@ struct ShellCommand: ParsableCommand {
         // Before anything starts SQLite: it takes a log handler only then (for `.log`).
         let logAvailable = SQLiteErrorLog.install()
         let access = KeystoreAccess(keystore)
-        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)
+        // The shell runs every statement on this thread.
+        let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false, oneThread: true)
         common.detail(opened.summary)
         defer { opened.database.close() }
         try ShellSession.prepare(opened)
@@ -72,7 +73,7 @@ struct ShellCommand: ParsableCommand {
             if keyOptions.source == .standardInput {
                 throw CLIError.usage(".open cannot read another passphrase from stdin", hint: "give the key with another flag")
             }
-            return try DatabaseAccess.open(path, keyOptions: keyOptions, keystore: access, readOnly: readOnly)
+            return try DatabaseAccess.open(path, keyOptions: keyOptions, keystore: access, readOnly: readOnly, oneThread: true)
         }
         defer {
             session.closeIdleConnections()
