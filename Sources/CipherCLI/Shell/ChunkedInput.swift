@@ -113,18 +113,24 @@ final class ChunkedInput {
     struct StopBytes {
         private var low: UInt64 = 0
         private var high: UInt64 = 0
+        /// The largest byte of the set: most bytes of text are above it (a CSV's stops are all
+        /// below `0`), and one comparison clears them.
+        private var maximum: UInt8 = 0
 
         /// The set of `bytes`, each below 0x80.
         init(_ bytes: [UInt8]) {
             for byte in bytes where byte < 0x80 {
                 if byte < 64 { low |= 1 << byte } else { high |= 1 << (byte - 64) }
+                maximum = max(maximum, byte)
             }
         }
 
         /// Whether `byte` is in the set.
         @inline(__always)
         func contains(_ byte: UInt8) -> Bool {
-            byte < 64 ? low >> byte & 1 != 0 : byte < 128 && high >> (byte - 64) & 1 != 0
+            guard byte <= maximum else { return false }
+            // Masking shifts: `>>` by a variable amount also handles amounts past the width.
+            return ((byte < 64 ? low : high) &>> UInt64(byte & 63)) & 1 != 0
         }
     }
 
@@ -144,24 +150,29 @@ final class ChunkedInput {
     func appendRun(to bytes: inout [UInt8], limit: Int, stops: StopBytes, highBits: inout UInt8) throws(CLIError) -> RunEnd {
         while try fill() {
             let start = position
-            var bits: UInt8 = 0
-            let end = chunk.withUnsafeBufferPointer { buffer in
+            let count = count
+            // The scan and the copy in one pass over the chunk's memory: an import calls this for
+            // every field, and a slice of the array per call cost more than its few bytes.
+            let (end, fits) = chunk.withUnsafeBufferPointer { buffer -> (Int, Bool) in
                 var index = start
-                while index < count, !stops.contains(buffer[index]) {
-                    bits |= buffer[index]
+                var bits: UInt8 = 0
+                while index < count {
+                    let byte = buffer[index]
+                    if stops.contains(byte) { break }
+                    bits |= byte
                     index += 1
                 }
-                return index
+                let room = limit - bytes.count
+                guard index - start <= room else {
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<(start + max(0, room))]))
+                    return (start + max(0, room), false)
+                }
+                highBits |= bits
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+                return (index, true)
             }
-            let room = limit - bytes.count
-            guard end - start <= room else {
-                bytes.append(contentsOf: chunk[start..<(start + max(0, room))])
-                position = start + max(0, room)
-                return .tooLong
-            }
-            highBits |= bits
-            bytes.append(contentsOf: chunk[start..<end])
             position = end
+            guard fits else { return .tooLong }
             if end < count { return .stop }
         }
         return .endOfInput
