@@ -17,7 +17,7 @@ final class Statement {
     /// The SQL the statement was compiled from.
     @usableFromInline let sql: String
     /// Whether a result set or an update is using the statement right now.
-    @exclusivity(unchecked) var isInUse = false
+    @usableFromInline @exclusivity(unchecked) var isInUse = false
     /// Whether the statement belongs to the database's cache (and is finalized by it).
     @exclusivity(unchecked) var isCached: Bool
     /// Whether a ``PreparedStatement`` owns the statement (and finalizes it).

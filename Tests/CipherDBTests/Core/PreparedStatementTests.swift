@@ -78,6 +78,36 @@ final class PreparedStatementTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 1)
     }
 
+    /// The bookkeeping of bound parameters holds past the 64th (a bit each up to 64, flags after):
+    /// the error names exactly the ones left, and clearing or binding all at once resets them.
+    func testParametersPastTheSixtyFourthAreTrackedToo() throws {
+        let db = try encryptedDatabase()
+        let count = 70
+        let select = try db.makeStatement("SELECT " + (1...count).map { "?\($0)" }.joined(separator: " + "))
+        for index in 1...count where index != 3 && index != 64 && index != 66 { try select.bind(index, at: index) }
+        let missing = captureError { _ = try select.executeQuery() }
+        XCTAssertEqual(missing?.kind, .invalidArguments)
+        XCTAssertTrue(missing?.message.hasSuffix("no value bound to parameter(s) 3, 64, 66") ?? false, missing?.message ?? "")
+        try select.bind(3, at: 3)
+        try select.bind(64, at: 64)
+        assertThrows(.invalidArguments) { _ = try select.executeQuery() }
+        try select.bind(66, at: 66)
+        let rows = try select.executeQuery()
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(rows.int(at: 0), count * (count + 1) / 2)
+        rows.close()
+        try select.clearBindings()
+        let cleared = captureError { _ = try select.executeQuery() }
+        XCTAssertTrue(cleared?.message.contains("parameter(s) 1, 2, 3,") ?? false, cleared?.message ?? "")
+        XCTAssertTrue(cleared?.message.hasSuffix(" 69, 70") ?? false, cleared?.message ?? "")
+        try select.bind(.positional((1...count).map { $0 as Bindable? }))
+        let again = try select.executeQuery()
+        XCTAssertTrue(try again.next())
+        XCTAssertEqual(again.int(at: 0), count * (count + 1) / 2)
+        again.close()
+        select.close()
+    }
+
     func testIndexOutOfRangeAndUnknownNameAreInvalidArguments() throws {
         let db = try encryptedDatabase()
         let statement = try db.makeStatement("SELECT name FROM t WHERE id = :id")
