@@ -18,6 +18,9 @@ struct DelimitedRecord {
     fileprivate var ends: [Int] = []
     /// Every byte ORed together: below 0x80, the record is ASCII and so UTF-8 as it is.
     fileprivate var highBits: UInt8 = 0
+    /// Whether the last field started at the end of the input (a separator was the file's last
+    /// byte): sqlite3 reads no text there and binds NULL, where an empty field elsewhere is ''.
+    fileprivate var lastFieldIsAbsent = false
 
     /// The number of fields.
     var count: Int { ends.count }
@@ -37,8 +40,10 @@ struct DelimitedRecord {
     /// record is short. ASCII binds straight from the bytes; other text is made a `String` first,
     /// which replaces invalid UTF-8 (SQLite stores text as it is given).
     func bind(to statement: PreparedStatement, columns: Int) throws(DatabaseError) {
-        for index in count..<max(count, columns) { try statement.bindNull(at: index + 1) }
-        let fields = min(count, columns)
+        // An absent last field binds NULL, as the columns past the record's end do.
+        let present = lastFieldIsAbsent ? count - 1 : count
+        for index in present..<max(present, columns) { try statement.bindNull(at: index + 1) }
+        let fields = min(present, columns)
         guard highBits < 0x80 else {
             for index in 0..<fields { try statement.bind(String(decoding: bytes[range(of: index)], as: UTF8.self), at: index + 1) }
             return
@@ -55,7 +60,7 @@ struct DelimitedRecord {
 /// lone CR is data); a field that opens with a double quote may hold both, and doubled quotes; a
 /// UTF-8 byte-order mark at the start is skipped. ASCII: fields end at the column byte, records at
 /// the row byte, nothing quoted. A record cut short by the end of the file counts; a separator
-/// just before the end ends an empty last field.
+/// just before the end starts a last field that is absent (NULL, as sqlite3 binds it).
 final class DelimitedRecordReader {
     private let input: ChunkedInput
     private let format: ShellSession.ImportFormat
@@ -102,10 +107,12 @@ final class DelimitedRecordReader {
         record.bytes.removeAll(keepingCapacity: true)
         record.ends.removeAll(keepingCapacity: true)
         record.highBits = 0
+        record.lastFieldIsAbsent = false
         while true {
             guard let terminator = try nextField(into: &record, recordLine: recordLine) else {
                 guard !record.ends.isEmpty else { return false }
                 record.ends.append(record.bytes.count)
+                record.lastFieldIsAbsent = true
                 return true
             }
             guard record.ends.count < maximumFields else {
