@@ -30,8 +30,8 @@ public final class ResultSet {
     /// Where ``decode(_:columnNaming:)`` found each coding key's column (see `RowDecodingPlan`).
     @exclusivity(unchecked) var decodingPlan: RowDecodingPlan?
     /// Links in the database's list of open result sets (see `Database.register(_:)`).
-    @exclusivity(unchecked) unowned(unsafe) var previousOpen: ResultSet?
-    @exclusivity(unchecked) unowned(unsafe) var nextOpen: ResultSet?
+    @exclusivity(unchecked) var previousOpen: Unmanaged<ResultSet>?
+    @exclusivity(unchecked) var nextOpen: Unmanaged<ResultSet>?
 
     init(statement: Statement, database: Database) {
         self.statement = statement
@@ -115,11 +115,10 @@ public final class ResultSet {
     public func close() {
         rowHandle = nil
         handle = nil
-        guard let statement else { return }
-        self.statement = nil
+        // Moved out, not copied: no retain and release of each around the calls.
+        guard let statement = statement.take() else { return }
         statement.release()
-        database?.resultSetDidClose(self)
-        database = nil
+        database.take()?.resultSetDidClose(self)
     }
 
     // MARK: - Columns
