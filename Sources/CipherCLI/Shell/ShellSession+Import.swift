@@ -115,7 +115,7 @@ extension ShellSession {
                     try cancellation.throwIfCancelled("import")
                     if record.count != columns {
                         Console.error(
-                            "\(path):\(number): expected \(columns) columns but found \(record.count): "
+                            "\(path):\(number): expected \(columns) columns but found \(record.count) - "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
                     try record.bind(to: insert, columns: columns)
