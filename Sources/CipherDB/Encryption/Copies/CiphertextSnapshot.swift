@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The bytes of a database file exactly as they stand at one commit, pinned while other
 /// connections keep writing: what a checkpoint at that commit would leave on disk, page for page.
 ///
@@ -28,6 +34,15 @@ package final class CiphertextSnapshot {
     package let journalMode: String
     /// The latest committed frame of each page in the write-ahead log, at the pinned commit.
     private let logPages: [Int: [UInt8]]
+    /// The process's shared descriptor of the file, held until ``close()`` (see `SharedFileDescriptors`).
+    private var file: SharedFileDescriptors.Identity?
+    private let descriptor: Int32
+    /// The file's status once pinned: see ``fileIsUnchanged()``.
+    private let pinnedStatus: stat
+    /// The reader's page key (derived already: no second KDF), until ``close()``; `nil` for a
+    /// plaintext database, or a key only SQLite derives (a key literal `x'…'`).
+    private var pageKey: DatabaseKey?
+    private let settings: CipherSettings
 
     /// The image's length in bytes.
     package var byteCount: Int { pageSize * pageCount }
@@ -72,11 +87,23 @@ package final class CiphertextSnapshot {
                 for frame in log.committedFrames where frame.pageNumber <= pageCount { pages[frame.pageNumber] = frame.page }
             }
             logPages = pages
+            // Retained while the reader holds its lock on the file: closing a descriptor of our
+            // own would drop that lock.
+            guard let retained = SharedFileDescriptors.retain(path), let shared = SharedFileDescriptors.descriptor(of: retained)
+            else { throw DatabaseFile.fileError("cannot open", path) }
+            file = retained
+            descriptor = shared
+            var status = stat()
+            guard fstat(shared, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
+            pinnedStatus = status
         } catch {
+            if let file { SharedFileDescriptors.release(file) }
             reader.close()
             throw error
         }
         database = reader
+        pageKey = key == nil ? nil : reader.pageKeyForAnotherConnection
+        self.settings = settings
     }
 
     deinit { close() }
@@ -85,6 +112,123 @@ package final class CiphertextSnapshot {
     package func close() {
         database.rollbackQuietly()
         database.close()
+        if let file {
+            SharedFileDescriptors.release(file)
+            self.file = nil
+        }
+        pageKey = nil
+    }
+
+    /// Files whose shared descriptor a child process reads as its input: one child at a time,
+    /// since every user of that descriptor shares its offset.
+    private static let filesReadByChildren = Locked<Set<SharedFileDescriptors.Identity>>([])
+
+    /// Runs `body` with the file's descriptor when the file by itself is the image, from its
+    /// first byte to its last (no committed page of the write-ahead log belongs to the image, and
+    /// the file is as long as the image), and no other `body` of this process has it now; with
+    /// `nil` otherwise (then read the image with ``read(pagesPerChunk:_:)``).
+    ///
+    /// The descriptor is the process's shared one (see `SharedFileDescriptors`): `body` may hand
+    /// it to a child process as its input after seeking to the start, which moves its offset, so
+    /// one `body` at a time gets it; everything else reads it with `pread`. Check
+    /// ``fileIsUnchanged()`` after reading it.
+    package func withImageDescriptor<T, E: Error>(_ body: (Int32?) throws(E) -> T) throws(E) -> T {
+        guard let file, logPages.isEmpty, Int(pinnedStatus.st_size) == byteCount,
+            Self.filesReadByChildren.withLock({ $0.insert(file).inserted })
+        else { return try body(nil) }
+        defer { _ = Self.filesReadByChildren.withLock { $0.remove(file) } }
+        return try body(descriptor)
+    }
+
+    /// Whether the file still has the device, inode, size, modification time and status change
+    /// time it had when pinned. SQLite's connections do not write to it while the read
+    /// transaction lasts; this catches a writer that ignores SQLite's locks, to the file system's
+    /// timestamp granularity (the status change time cannot be set back by `touch` or `utimensat`).
+    package func fileIsUnchanged() -> Bool {
+        var status = stat()
+        guard file != nil, fstat(descriptor, &status) == 0 else { return false }
+        let before = pinnedStatus
+        return status.st_dev == before.st_dev && status.st_ino == before.st_ino && status.st_size == before.st_size
+            && status.st_mtim.tv_sec == before.st_mtim.tv_sec && status.st_mtim.tv_nsec == before.st_mtim.tv_nsec
+            && status.st_ctim.tv_sec == before.st_ctim.tv_sec && status.st_ctim.tv_nsec == before.st_ctim.tv_nsec
+    }
+
+    /// Fills `buffer` with pages `first..<first + count` of the image: the file's, or the log's
+    /// frame for a page the log holds.
+    ///
+    /// - Throws: `fileError` when the file cannot be read; `corrupt` when it ends before those
+    ///   pages without the log holding them.
+    package func readPages(first: Int, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws(DatabaseError) {
+        guard file != nil else { throw DatabaseError(kind: .misuse, message: "the snapshot of \(path) is closed") }
+        guard first >= 1, count >= 0, first + count - 1 <= pageCount, buffer.count >= count * pageSize else {
+            throw DatabaseError(kind: .misuse, message: "pages \(first) to \(first + count - 1) are not in the image of \(pageCount)")
+        }
+        let wanted = count * pageSize
+        let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: (first - 1) * pageSize, path: path)
+        if got < wanted {
+            // Pages past the end of the file must all come from the log.
+            guard ((first + got / pageSize)..<(first + count)).allSatisfy({ logPages[$0] != nil }) else {
+                throw DatabaseError(kind: .corrupt, message: "\(path) is shorter than its \(pageCount) pages")
+            }
+        }
+        guard !logPages.isEmpty else { return }
+        for number in first..<(first + count) {
+            guard let page = logPages[number] else { continue }
+            let start = (number - first) * pageSize
+            page.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + pageSize)]).copyMemory(from: $0) }
+        }
+    }
+
+    /// Row counts from ``rowCounts()``, and the check still owed on them.
+    package struct RowCounts {
+        /// Each ordinary table and its rows, in `sqlite_master` order.
+        package let tables: [(table: String, rows: Int)]
+        /// For counts read from the pages: checks the HMAC of every page they read, and throws
+        /// `corrupt` naming the first that fails (or `interrupted` once the flag is set). `nil`
+        /// when SQLite counted: it authenticates every page it reads.
+        package let authenticatePages: ((_ cancellation: CancellationFlag?) throws(DatabaseError) -> Void)?
+    }
+
+    /// The rows of each ordinary table at the pinned commit, as `SELECT count(*)` counts them,
+    /// in `sqlite_master` order (virtual tables left out: counting them may need their module).
+    ///
+    /// An encrypted database's rows are counted from its pages (see `TableRowCounter`): a leaf
+    /// costs one AES block there, where SQLite authenticates and decrypts it whole, and the
+    /// leaves' HMACs are left to ``RowCounts/authenticatePages``, for a caller to run when it has
+    /// the time (until it has, a damaged leaf can make a count wrong). A plaintext database, a
+    /// key only SQLite derives, settings the pages cannot be read with offline, or pages that do
+    /// not read as sound b-trees are counted by SQLite, which reports any damage itself.
+    ///
+    /// - Throws: SQLite's errors (`corrupt` for a damaged table).
+    package func rowCounts() throws(DatabaseError) -> RowCounts {
+        let tables = try database.ordinaryTables()
+        if let counted = try? countFromPages(tables) {
+            let counter = counted.counter
+            return RowCounts(
+                tables: counted.tables,
+                authenticatePages: { cancellation throws(DatabaseError) in try counter.authenticateReachedPages(cancellation: cancellation)
+                })
+        }
+        return RowCounts(tables: try database.rowCounts(of: tables.map(\.name)), authenticatePages: nil)
+    }
+
+    /// The counts of ``rowCounts()`` read from the pages (of every ordinary table by default),
+    /// and the counter that read them.
+    func countFromPages(
+        _ tables: [(name: String, rootPage: Int)]? = nil
+    ) throws(DatabaseError) -> (tables: [(table: String, rows: Int)], counter: TableRowCounter) {
+        guard let pageKey else { throw DatabaseError(kind: .unsupported, message: "no page key to read the pages with") }
+        let layout = CipherLayout(settings: settings).withPageSize(pageSize)
+        let salt = try PageKeys.salt(of: DatabaseFile(path: path), key: pageKey, settings: settings)
+        let codec = try PageCodec(layout: layout, pageKey: try PageKeys.pageKey(for: pageKey, salt: salt, layout: layout), salt: salt)
+        let counter = try TableRowCounter(codec: codec, pageCount: pageCount) { first, count, buffer throws(DatabaseError) in
+            try self.readPages(first: first, count: count, into: buffer)
+        }
+        var counts: [(table: String, rows: Int)] = []
+        let listed: [(name: String, rootPage: Int)]
+        if let tables { listed = tables } else { listed = try database.ordinaryTables() }
+        for table in listed { counts.append((table.name, try counter.rows(inTreeAt: table.rootPage))) }
+        return (counts, counter)
     }
 
     /// Hands the image to `body` in order, up to `pagesPerChunk` pages at a time; `body` returns
@@ -97,26 +241,13 @@ package final class CiphertextSnapshot {
     ///   page count without the log making up the difference.
     package func read(pagesPerChunk: Int = 256, _ body: (UnsafeRawBufferPointer) -> Bool) throws(DatabaseError) -> Bool {
         let step = max(1, pagesPerChunk)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(step, max(1, pageCount)) * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
         var first = 1
         while first <= pageCount {
             let count = min(step, pageCount - first + 1)
-            let offset = (first - 1) * pageSize
-            var chunk = try DatabaseFile.read(path: path, offset: offset, count: count * pageSize)
-            if chunk.count < count * pageSize {
-                // Pages past the end of the file must all come from the log.
-                let missing = (first + chunk.count / pageSize)...(first + count - 1)
-                guard missing.allSatisfy({ logPages[$0] != nil }) else {
-                    throw DatabaseError(kind: .corrupt, message: "\(path) is shorter than its \(pageCount) pages")
-                }
-                chunk += [UInt8](repeating: 0, count: count * pageSize - chunk.count)
-            }
-            for number in first..<(first + count) {
-                guard let page = logPages[number] else { continue }
-                let start = (number - first) * pageSize
-                chunk.replaceSubrange(start..<(start + pageSize), with: page)
-            }
-            let going = chunk.withUnsafeBytes { body($0) }
-            guard going else { return false }
+            try readPages(first: first, count: count, into: buffer)
+            guard body(UnsafeRawBufferPointer(rebasing: buffer[0..<(count * pageSize)])) else { return false }
             first += count
         }
         return true

@@ -91,10 +91,8 @@ struct PageCodec: Sendable {
         /// - Returns: `false` when the HMAC does not match (wrong key, damaged or altered page);
         ///   the page is then left as it was, unless `evenIfUnauthentic`.
         func decrypt(_ page: UnsafeMutableRawBufferPointer, number: Int, evenIfUnauthentic: Bool = false) throws(DatabaseError) -> Bool {
-            try authenticate(page, number: number)
-            var difference: UInt8 = 0
-            for (offset, index) in layout.hmacRange.enumerated() { difference |= page[index] ^ code[offset] }
-            guard difference == 0 || evenIfUnauthentic else { return false }
+            let authentic = try isAuthentic(page, number: number)
+            guard authentic || evenIfUnauthentic else { return false }
             let content = UnsafeMutableRawBufferPointer(rebasing: page[layout.contentRange(ofPage: number)])
             do {
                 try decryptor.run(
@@ -103,7 +101,34 @@ struct PageCodec: Sendable {
             } catch {
                 throw PageKeys.cryptoError(error)
             }
+            return authentic
+        }
+
+        /// Whether page `number`'s stored HMAC matches its encrypted content and IV (the page is
+        /// left as it is).
+        func isAuthentic(_ page: UnsafeMutableRawBufferPointer, number: Int) throws(DatabaseError) -> Bool {
+            try authenticate(page, number: number)
+            var difference: UInt8 = 0
+            for (offset, index) in layout.hmacRange.enumerated() { difference |= page[index] ^ code[offset] }
             return difference == 0
+        }
+
+        /// Decrypts the first AES block of page `number`'s content into `block` (16 bytes),
+        /// leaving the page as it is and its HMAC unchecked: CBC needs only the block and the
+        /// one before it (the IV) for that. From page 2 on, the block starts with SQLite's b-tree
+        /// page header (kind, first free block, cell count).
+        func decryptFirstBlock(
+            of page: UnsafeRawBufferPointer, number: Int, into block: UnsafeMutableRawBufferPointer
+        ) throws(DatabaseError) {
+            let start = layout.contentRange(ofPage: number).lowerBound
+            do {
+                try decryptor.run(
+                    iv: UnsafeRawBufferPointer(rebasing: page[layout.ivRange]),
+                    input: UnsafeRawBufferPointer(rebasing: page[start..<(start + AESCBC.blockLength)]),
+                    output: UnsafeMutableRawBufferPointer(rebasing: block[0..<AESCBC.blockLength]))
+            } catch {
+                throw PageKeys.cryptoError(error)
+            }
         }
 
         /// Encrypts page `number`'s plaintext content in place under a fresh random reserve (and

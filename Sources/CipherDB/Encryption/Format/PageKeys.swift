@@ -10,10 +10,19 @@ import CipherCrypto
 package enum PageKeys {
     /// The key that encrypts the pages: the raw key itself, or PBKDF2 of the passphrase over the
     /// file's salt with the layout's hash and iteration count (what SQLCipher derives at its first read).
+    ///
+    /// - Throws: `invalidKey` for an empty passphrase or a raw key of the wrong length;
+    ///   `unsupported` for a passphrase written as a key literal `x'…'`, which SQLCipher does not
+    ///   derive.
     package static func pageKey(for key: DatabaseKey, salt: [UInt8], layout: CipherLayout) throws(DatabaseError) -> SecretBytes {
         switch key {
         case .passphrase(let passphrase):
             guard passphrase.count > 0 else { throw DatabaseError(kind: .invalidKey, message: "the passphrase is empty") }
+            guard !PassphraseKeyDerivation.isKeyLiteral(passphrase) else {
+                throw DatabaseError(
+                    kind: .unsupported, message: "a passphrase written as a key literal (x'…') is a raw key to SQLCipher: it is not derived"
+                )
+            }
             do {
                 return try PBKDF2.deriveKey(
                     password: passphrase, salt: salt, iterations: layout.kdfIterations,

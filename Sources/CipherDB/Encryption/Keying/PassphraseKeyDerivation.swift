@@ -79,8 +79,13 @@ public enum PassphraseKeyDerivation {
     /// Whether CipherDB can reproduce SQLCipher's derivation for this passphrase and these settings.
     static func canDerive(passphrase: SecretBytes, settings: CipherSettings) -> Bool {
         guard let version = SQLCipherVersion.current, parameters(for: settings, version: version) != nil else { return false }
-        // SQLCipher takes `x'…'` as a raw key (or key and salt), not as a passphrase.
-        return !passphrase.withUnsafeBytes { bytes in
+        return !isKeyLiteral(passphrase)
+    }
+
+    /// Whether `passphrase` is written as SQLCipher's key literal `x'…'`, which SQLCipher takes
+    /// as a raw key (or key and salt), not as a passphrase to derive.
+    static func isKeyLiteral(_ passphrase: SecretBytes) -> Bool {
+        passphrase.withUnsafeBytes { bytes in
             bytes.count >= 3 && (bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X"))
                 && bytes[1] == UInt8(ascii: "'") && bytes[bytes.count - 1] == UInt8(ascii: "'")
         }
