@@ -56,12 +56,14 @@ final class ResticProcess {
     ///   - unreachableTimeout: seconds restic may go on retrying an unreachable storage before it
     ///     is stopped.
     ///   - input: produces stdin: called with a writer that returns `false` once restic stopped
-    ///     reading; `nil` for `/dev/null`.
+    ///     reading; `nil` for `/dev/null` (or `inputFile`).
+    ///   - inputFile: a file restic reads as its stdin from the start (when `input` is `nil`). It
+    ///     stays open here; its offset is moved to the start first, and restic moves it.
     ///   - outputSink: takes stdout as it comes and returns `false` to stop restic; `nil` to collect it.
     static func run(
         executable: String, arguments: [String], password: SecretBytes, repository: String, unreachableTimeout: Double,
         credentials: StorageCredentials? = nil, withholding withheld: Set<String> = [],
-        input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
+        input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil, inputFile: Int32? = nil,
         outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
     ) throws(SnapshotError) -> Outcome {
         // The repository location goes by descriptor too: a REST server's URL may hold a password.
@@ -89,11 +91,14 @@ final class ResticProcess {
             childEnds.append(child)
         }
 
+        if input == nil, let inputFile, lseek(inputFile, 0, SEEK_SET) != 0 {
+            throw SnapshotError(.ioError, "cannot read restic's input from its start: \(String(cString: strerror(errno)))")
+        }
         let pid = try spawn(
             executable: executable,
             arguments: ["--password-file", "/dev/fd/\(passwordDescriptor)", "--repository-file", "/dev/fd/\(repositoryDescriptor)"]
                 + arguments,
-            stdin: inputPair?.child, stdout: outputPipe.write, stderr: errorPipe.write, password: passwordPipe,
+            stdin: inputPair?.child ?? inputFile, stdout: outputPipe.write, stderr: errorPipe.write, password: passwordPipe,
             repository: repositoryPipe, outputReaders: [outputPipe.read, errorPipe.read], credentials: credentials, withholding: withheld)
         for index in childEnds.indices {
             close(childEnds[index])

@@ -6,11 +6,14 @@ extension SnapshotRepository {
     /// Takes a snapshot of the database at `databasePath` while apps keep using it.
     ///
     /// The database is pinned at its latest commit (a moment's write lock, then a read
-    /// transaction: see the discussion of ``SnapshotRepository``), its row counts are read in that
-    /// same transaction, and the file's bytes at that commit are read twice: once for the
-    /// manifest's SHA-256, once streamed to `restic backup --stdin` (and hashed again: a
-    /// difference fails the snapshot). Nothing is written to disk on the way. restic stores the
-    /// snapshot under the file's name, tagged `cipherdb` and with the manifest.
+    /// transaction: see the discussion of ``SnapshotRepository``), its row counts are read from
+    /// the pages of that commit, and its bytes are read for the manifest's SHA-256, both at once.
+    /// Then `restic backup --stdin` gets the bytes: it reads the file itself when the file alone
+    /// holds that commit (no page of it in a write-ahead log), and the file must be unchanged
+    /// after; otherwise they stream through this process and are hashed again. A difference
+    /// fails the snapshot, and the snapshot restic made of them is forgotten. Nothing is written
+    /// to disk on the way. restic stores the snapshot under the file's name, tagged `cipherdb`
+    /// and with the manifest.
     ///
     /// A plaintext database is refused unless `allowingPlaintext`: its rows would reach the
     /// repository readable by anyone with the repository password.
@@ -23,7 +26,8 @@ extension SnapshotRepository {
     ///     name only its kind (passphrase, raw key).
     ///   - tags: more restic tags (no commas).
     ///   - allowingPlaintext: ship a plaintext database anyway.
-    ///   - progress: bytes handed to restic and bytes in all, now and then.
+    ///   - progress: bytes restic has read and bytes in all, now and then (from another thread
+    ///     when restic reads the file itself).
     /// - Returns: the snapshot and what restic added to the repository for it.
     /// - Throws: ``SnapshotError/Kind/plaintextRefused``; ``SnapshotError/Kind/database`` with the
     ///   database error (a wrong key: `wrongKey`; locked: `busy`); restic's errors, classified.
@@ -60,9 +64,96 @@ extension SnapshotRepository {
         }
         defer { pinned.close() }
         let name = PathBytes.lastComponent(of: databasePath)
-        let manifest = try makeManifest(pinned, name: name, identity: file.salt, key: key, settings: settings, keyReference: keyReference)
+        let (manifest, authenticatePages) = try makeManifest(
+            pinned, name: name, identity: file.salt, key: key, settings: settings, keyReference: keyReference)
         let tag = try manifest.tag()
+        let arguments =
+            ["backup", "--stdin", "--stdin-filename", name, "--tag", SnapshotManifest.tag, "--tag", tag, "--json"]
+            + tags.flatMap { ["--tag", $0] }
 
+        // The pages the counts were read from are authenticated while restic runs, on the core it
+        // leaves: a damaged one fails the snapshot, as SQLite's count would have before it.
+        let cancellation = CancellationFlag()
+        let check = UncheckedSendable(authenticatePages)
+        let authenticating = authenticatePages.map { _ in
+            BackgroundResult { () throws(SnapshotError) in
+                do throws(DatabaseError) { try check.value?(cancellation) } catch {
+                    throw .database(error, "cannot read \(databasePath)")
+                }
+            }
+        }
+        var joined = false
+        func authenticated() throws(SnapshotError) {
+            guard let authenticating, !joined else { return }
+            joined = true
+            try authenticating.value()
+        }
+        defer {
+            cancellation.cancel()
+            _ = try? authenticated()
+        }
+        let output = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> [UInt8] in
+            if let file { return try send(file, of: pinned, arguments: arguments, databasePath: databasePath, progress: progress) }
+            return try stream(pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, progress: progress)
+        }
+        do { try authenticated() } catch {
+            throw SnapshotError(error.kind, error.message + forgetSnapshot(in: output), databaseError: error.databaseError)
+        }
+        guard let summary = Self.backupSummary(output) else {
+            throw SnapshotError(.resticFailed, "restic made the snapshot but printed no summary")
+        }
+        guard summary.processed == nil || summary.processed == pinned.byteCount else {
+            throw untrusted(output, "restic read \(summary.processed ?? 0) bytes of \(databasePath), not its \(pinned.byteCount)")
+        }
+        let snapshot = Snapshot(
+            id: summary.id, shortID: String(summary.id.prefix(8)), time: Date(), hostname: "", paths: ["/" + name], tags: tags,
+            manifest: manifest)
+        return CreatedSnapshot(snapshot: snapshot, bytesAdded: summary.added)
+    }
+
+    /// Hands restic the database file itself as its input, when the file alone is the pinned
+    /// image (see `CiphertextSnapshot.imageDescriptor`): restic reads it as it reads any file,
+    /// with no copy through this process. The read transaction keeps SQLite's writers off the
+    /// file meanwhile; the file's size, change time and inode, checked after, catch any other.
+    /// Progress is restic's position in the file (the offset it shares with this process),
+    /// sampled every 50 ms. Returns restic's output.
+    private func send(
+        _ file: Int32, of pinned: CiphertextSnapshot, arguments: [String], databasePath: String,
+        progress: ((_ done: Int, _ total: Int) -> Void)?
+    ) throws(SnapshotError) -> [UInt8] {
+        let total = pinned.byteCount
+        var sampler: DispatchSourceTimer?
+        // Set to nil under the lock when the run is over: no sample is reported after the last.
+        let report = ProgressSample(progress)
+        if progress != nil {
+            // From the start: a send before this one left the shared offset at its end.
+            _ = lseek(file, 0, SEEK_SET)
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now(), repeating: .milliseconds(50))
+            timer.setEventHandler { report.send(min(max(0, Int(lseek(file, 0, SEEK_CUR))), total), total) }
+            timer.resume()
+            sampler = timer
+        }
+        defer {
+            sampler?.cancel()
+            report.end()
+        }
+        let outcome = try run(arguments, action: "create the snapshot of \(databasePath)", inputFile: file)
+        guard pinned.fileIsUnchanged() else {
+            throw untrusted(outcome.output, "\(databasePath) was written to while restic read it")
+        }
+        report.end()
+        progress?(total, total)
+        return outcome.output
+    }
+
+    /// Streams the pinned image to restic through this process (the file alone is not the
+    /// image: the write-ahead log holds some of its pages), hashing it again on the way: a
+    /// difference from the manifest's SHA-256 fails the snapshot. Returns restic's output.
+    private func stream(
+        _ pinned: CiphertextSnapshot, arguments: [String], databasePath: String, sha256: String,
+        progress: ((_ done: Int, _ total: Int) -> Void)?
+    ) throws(SnapshotError) -> [UInt8] {
         let total = pinned.byteCount
         var sent = 0
         var runs = 0
@@ -70,9 +161,7 @@ extension SnapshotRepository {
         var hasher: SHA256.Hasher
         do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
         let outcome = try run(
-            ["backup", "--stdin", "--stdin-filename", name, "--tag", SnapshotManifest.tag, "--tag", tag, "--json"]
-                + tags.flatMap { ["--tag", $0] },
-            action: "create the snapshot of \(databasePath)",
+            arguments, action: "create the snapshot of \(databasePath)",
             input: { write in
                 // From the first byte on each run: a run locked out by a stale lock runs again.
                 runs += 1
@@ -103,31 +192,42 @@ extension SnapshotRepository {
         if let streamError { throw streamError }
         let digest: String
         do { digest = Hex.string(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
-        guard sent == total, digest == manifest.sha256 else {
-            throw SnapshotError(
-                .checksumMismatch, "the bytes of \(databasePath) changed while they were read: the snapshot is not to be trusted")
+        guard sent == total, digest == sha256 else {
+            throw untrusted(outcome.output, "the bytes of \(databasePath) changed while they were read")
         }
-        guard let summary = Self.backupSummary(outcome.output) else {
-            throw SnapshotError(.resticFailed, "restic made the snapshot but printed no summary")
-        }
-        let snapshot = Snapshot(
-            id: summary.id, shortID: String(summary.id.prefix(8)), time: Date(), hostname: "", paths: ["/" + name], tags: tags,
-            manifest: manifest)
-        return CreatedSnapshot(snapshot: snapshot, bytesAdded: summary.added)
+        return outcome.output
     }
 
-    /// The manifest of `pinned`: counts read inside its read transaction, a first pass for the SHA-256.
+    /// `checksumMismatch` for a snapshot whose bytes cannot be trusted (`why`), once the
+    /// snapshot restic made of them is forgotten: no drill or restore is to find it later.
+    private func untrusted(_ output: [UInt8], _ why: String) -> SnapshotError {
+        SnapshotError(.checksumMismatch, "\(why): the snapshot is not to be trusted" + forgetSnapshot(in: output))
+    }
+
+    /// Forgets the snapshot restic made (its summary is in `output`) of bytes that are not to be
+    /// trusted, and says so, for the end of an error message.
+    private func forgetSnapshot(in output: [UInt8]) -> String {
+        guard let id = Self.backupSummary(output)?.id else { return "" }
+        let shortID = String(id.prefix(8))
+        guard (try? run(["forget", id], action: "forget snapshot \(shortID)")) != nil else {
+            return "; restic's snapshot \(shortID) of it could not be forgotten: `restic forget \(shortID)`"
+        }
+        return "; restic's snapshot \(shortID) of it is forgotten"
+    }
+
+    /// The manifest of `pinned` (counts read inside its read transaction, a first pass for the
+    /// SHA-256), and the check its counts still owe (see `CiphertextSnapshot.RowCounts`).
     private func makeManifest(
         _ pinned: CiphertextSnapshot, name: String, identity: [UInt8]?, key: DatabaseKey?, settings: CipherSettings,
         keyReference: SnapshotManifest.KeyReference?
-    ) throws(SnapshotError) -> SnapshotManifest {
+    ) throws(SnapshotError) -> (SnapshotManifest, authenticatePages: ((CancellationFlag?) throws(DatabaseError) -> Void)?) {
         // Both before restic starts, since the manifest is one of its arguments, and at once: the
         // hash reads the file (the image's path, page count and log frames, fixed when it was
         // pinned), the counts read through the pinned connection on this thread.
         let image = UncheckedSendable(pinned)
         let hashing = BackgroundResult { () throws(SnapshotError) -> [UInt8] in try Self.sha256(of: image.value) }
-        let tables: [SnapshotManifest.TableCount]
-        do { tables = try Self.tableCounts(pinned.database) } catch {
+        let counts: CiphertextSnapshot.RowCounts
+        do { counts = try pinned.rowCounts() } catch {
             _ = try? hashing.value()
             throw .database(error, "cannot count the rows of \(pinned.path)")
         }
@@ -138,11 +238,13 @@ extension SnapshotRepository {
         case .passphrase?: reference = keyReference ?? .passphrase
         case .raw?, .rawWithSalt?: reference = keyReference ?? .raw
         }
-        return SnapshotManifest(
+        let manifest = SnapshotManifest(
             format: 1, database: name, fileIdentity: identity.map { Hex.string($0) } ?? "",
             settings: SnapshotManifest.Settings(settings, pageSize: pinned.pageSize),
             sqlcipherVersion: SQLCipherVersion.current?.text ?? "", key: reference, pageCount: pinned.pageCount,
-            byteCount: pinned.byteCount, sha256: Hex.string(digest), journalMode: pinned.journalMode, tables: tables)
+            byteCount: pinned.byteCount, sha256: Hex.string(digest), journalMode: pinned.journalMode,
+            tables: counts.tables.map { SnapshotManifest.TableCount(name: $0.table, rows: $0.rows) })
+        return (manifest, counts.authenticatePages)
     }
 
     /// The SHA-256 of `pinned`'s image.
@@ -162,32 +264,42 @@ extension SnapshotRepository {
         do { return try hasher.finalize() } catch { throw SnapshotError(.ioError, error.description) }
     }
 
-    /// Every ordinary table of `database` and its rows (virtual tables left out: counting them
-    /// may need their module), in `sqlite_master` order.
+    /// Every ordinary table of `database` and its rows, counted by SQLite, in `sqlite_master` order.
     static func tableCounts(_ database: Database) throws(DatabaseError) -> [SnapshotManifest.TableCount] {
-        var names: [String] = []
-        let rows = try database.executeQuery(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-                + "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY rowid")
-        while try rows.next() {
-            if let name = rows.string(at: 0) { names.append(name) }
-        }
-        rows.close()
-        var counts: [SnapshotManifest.TableCount] = []
-        for name in names {
-            counts.append(.init(name: name, rows: try database.intForQuery("SELECT count(*) FROM \(quoteIdentifier(name))") ?? 0))
-        }
-        return counts
+        try database.rowCounts().map { SnapshotManifest.TableCount(name: $0.table, rows: $0.rows) }
     }
 
-    /// The snapshot id and the bytes added, from `restic backup --json`'s summary line.
-    static func backupSummary(_ output: [UInt8]) -> (id: String, added: Int)? {
+    /// The snapshot id, the bytes added and the bytes read, from `restic backup --json`'s
+    /// summary line.
+    static func backupSummary(_ output: [UInt8]) -> (id: String, added: Int, processed: Int?)? {
         for line in output.split(separator: 0x0A).reversed() {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
                 object["message_type"] as? String == "summary", let id = object["snapshot_id"] as? String
             else { continue }
-            return (id, (object["data_added"] as? NSNumber)?.intValue ?? 0)
+            return (id, (object["data_added"] as? NSNumber)?.intValue ?? 0, (object["total_bytes_processed"] as? NSNumber)?.intValue)
         }
         return nil
+    }
+}
+
+/// A progress callback that a sampling timer calls until the run ends, never after, and never
+/// with less done than before (a run locked out and run again reads from the start).
+private final class ProgressSample: @unchecked Sendable {
+    // Touched only under `lock`.
+    private let lock = NSLock()
+    private var progress: ((_ done: Int, _ total: Int) -> Void)?
+    private var highest = 0
+
+    init(_ progress: ((_ done: Int, _ total: Int) -> Void)?) { self.progress = progress }
+
+    func send(_ done: Int, _ total: Int) {
+        lock.withLock {
+            highest = max(highest, done)
+            progress?(highest, total)
+        }
+    }
+
+    func end() {
+        lock.withLock { progress = nil }
     }
 }

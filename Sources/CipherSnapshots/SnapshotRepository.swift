@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Each snapshot is the database file's own ciphertext at one commit, taken while apps keep
 /// writing (see ``create(from:key:settings:keyReference:tags:allowingPlaintext:progress:)``),
-/// streamed to `restic backup --stdin`: no second copy of the file on disk, and pages no commit
+/// handed to `restic backup --stdin`: no second copy of the file on disk, and pages no commit
 /// changed keep their bytes, so restic ships only the changed ones. restic encrypts it again
 /// under the repository password before it leaves the machine. A small manifest travels with
 /// each snapshot (``SnapshotManifest``): which key opens it, a SHA-256 of the bytes, row counts.
@@ -139,15 +139,15 @@ public struct SnapshotRepository: Sendable {
     /// nothing yet.
     func run(
         _ arguments: [String], action: String, input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil,
-        outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
+        inputFile: Int32? = nil, outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
     ) throws(SnapshotError) -> ResticProcess.Outcome {
-        let outcome = try runOnce(arguments, input: input, outputSink: outputSink)
+        let outcome = try runOnce(arguments, input: input, inputFile: inputFile, outputSink: outputSink)
         if Self.succeeded(outcome) { return outcome }
         let accessKeyID = storageCredentials?.accessKeyID
         let error = ResticDiagnosis.error(outcome, action: action, repository: location, accessKeyID: accessKeyID)
         guard error.kind == .locked else { throw error }
-        guard Self.succeeded(try runOnce(["unlock"], input: nil, outputSink: nil)) else { throw error }
-        let retried = try runOnce(arguments, input: input, outputSink: outputSink)
+        guard Self.succeeded(try runOnce(["unlock"], input: nil, inputFile: nil, outputSink: nil)) else { throw error }
+        let retried = try runOnce(arguments, input: input, inputFile: inputFile, outputSink: outputSink)
         guard Self.succeeded(retried) else {
             throw ResticDiagnosis.error(retried, action: action, repository: location, accessKeyID: accessKeyID)
         }
@@ -155,14 +155,14 @@ public struct SnapshotRepository: Sendable {
     }
 
     private func runOnce(
-        _ arguments: [String], input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)?,
+        _ arguments: [String], input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)?, inputFile: Int32?,
         outputSink: ((UnsafeRawBufferPointer) -> Bool)?
     ) throws(SnapshotError) -> ResticProcess.Outcome {
         try ResticProcess.run(
             executable: resticExecutable, arguments: (cacheDirectory.map { ["--cache-dir", $0] } ?? []) + arguments,
             password: password, repository: location, unreachableTimeout: unreachableTimeout, credentials: storageCredentials,
             withholding: withheldVariables,
-            input: input, outputSink: outputSink)
+            input: input, inputFile: inputFile, outputSink: outputSink)
     }
 
     private static func succeeded(_ outcome: ResticProcess.Outcome) -> Bool {

@@ -414,6 +414,65 @@ final class SnapshotRepositoryTests: XCTestCase {
         XCTAssertFalse(calls.contains(path("repo")), "the location goes by descriptor too")
     }
 
+    /// A database in rollback-journal mode goes to restic as the file itself. A writer that
+    /// ignores SQLite's locks and changes it while restic reads (a wrapper `restic` touches it
+    /// first) fails the snapshot, and the snapshot restic made of it is forgotten.
+    func testAFileChangedWhileResticReadsItFailsTheSnapshotAndIsForgotten() throws {
+        let real = try S3TestServer.requireRestic()
+        let key = passphrase("touched passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        let wrapper = path("restic-touching")
+        try """
+        #!/bin/sh
+        case " $* " in *" backup "*) sleep 0.05; touch -m "\(path("app.db"))" ;; esac
+        exec "\(real)" "$@"
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o700)
+        try ResticTestRepository.copy(to: path("repo"))
+        var repository = try makeRepository(path("repo"))
+        repository.resticExecutable = wrapper
+        XCTAssertThrowsError(try repository.create(from: path("app.db"), key: key, settings: Self.fast)) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .checksumMismatch)
+            XCTAssertTrue("\(error)".contains("was written to while restic read it"), "\(error)")
+            XCTAssertTrue("\(error)".contains("is forgotten"), "\(error)")
+        }
+        XCTAssertEqual(try repository.list().count, 0, "no snapshot of untrusted bytes is left")
+        // Untouched, the same file snapshots and restores byte for byte.
+        repository.resticExecutable = real
+        let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        try repository.restore(made.snapshot.id, to: path("restored.db"))
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: path("restored.db"))), try Data(contentsOf: URL(fileURLWithPath: path("app.db"))))
+    }
+
+    /// The row counts are read from leaf headers without their HMACs, and those pages are
+    /// authenticated while restic runs: a damaged leaf fails the snapshot, as SQLite's count did
+    /// before, and the snapshot restic made is forgotten.
+    func testADamagedLeafFailsTheSnapshotAndIsForgotten() throws {
+        let key = passphrase("damaged leaf passphrase")
+        try makeDatabase("app.db", key: key, rows: 2000)
+        let layout = CipherLayout(settings: Self.fast)
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path("app.db"))[.size] as? Int)
+        // The last page: a leaf of `people` (the table's root stays page 2 as the tree grows).
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path("app.db")))
+        let offset = UInt64(size - layout.pageSize + layout.hmacRange.lowerBound)
+        try handle.seek(toOffset: offset)
+        let byte = try XCTUnwrap(handle.readData(ofLength: 1).first)
+        try handle.seek(toOffset: offset)
+        handle.write(Data([byte ^ 0x01]))
+        try handle.close()
+
+        try ResticTestRepository.copy(to: path("repo"))
+        let repository = try makeRepository(path("repo"))
+        XCTAssertThrowsError(try repository.create(from: path("app.db"), key: key, settings: Self.fast)) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .database)
+            XCTAssertEqual((error as? SnapshotError)?.databaseError?.kind, .corrupt)
+            XCTAssertTrue("\(error)".contains("page \(size / layout.pageSize) fails its HMAC"), "\(error)")
+            XCTAssertTrue("\(error)".contains("is forgotten"), "\(error)")
+        }
+        XCTAssertEqual(try repository.list().count, 0, "no snapshot with a count read from a damaged page is left")
+    }
+
     // MARK: - Helpers
 
     static let fast = CipherSettings(kdfIterations: 1000)

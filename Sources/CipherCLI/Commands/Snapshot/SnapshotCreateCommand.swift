@@ -9,8 +9,8 @@ struct SnapshotCreateCommand: ParsableCommand {
         abstract: "Take a snapshot of a database while apps keep using it and send it to the repository.",
         discussion: """
             The database is pinned at its latest commit (its write lock is held for a moment, then a read \
-            transaction keeps that commit's pages in place, WAL mode included) and its ciphertext is streamed \
-            to restic: nothing is decrypted, and no copy is written to disk. The key flags name DB's key, which \
+            transaction keeps that commit's pages in place, WAL mode included) and its ciphertext goes to \
+            restic: nothing is decrypted, and no copy is written to disk. The key flags name DB's key, which \
             is checked first; with --key-id the manifest records the key id and the version that opens DB, so \
             that a drill years later finds it, and the keystore records the snapshot, so that `keys trim` and \
             `keys destroy` refuse to destroy that version while the snapshot is kept. A plaintext DB is refused (exit 65) unless --allow-plaintext. \
