@@ -74,8 +74,22 @@ enum DatabaseAccess {
     ) throws(CLIError) -> OpenedDatabase {
         var settings = resolved.settings(overriddenBy: explicit)
         let database = Database(path: path)
+        var key = resolved.key
+        var searched = false
+        // Page 1's HMAC finds the page size first (the default is tried first), and the open takes
+        // the page key derived for that: one key derivation whatever the page size. A key literal
+        // `x'…'`, settings without HMACs or a read error leave it to the open and its own search.
+        if settings.pageSize == nil, let verifier = try? PageVerifier(path: path, key: key, settings: settings),
+            case .success(let detected) = Result(catching: { () throws(DatabaseError) -> Int? in try verifier.detectPageSize() })
+        {
+            searched = true
+            key = verifier.derivedKey
+            if let detected, detected != verifier.layout.pageSize { settings.pageSize = detected }
+        }
         do {
-            try database.open(flags: flags, key: resolved.key, settings: settings)
+            try database.open(flags: flags, key: key, settings: settings)
+        } catch  where error.kind == .wrongKey && searched {
+            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
         } catch  where error.kind == .wrongKey && settings.pageSize == nil {
             // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
             guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
