@@ -92,12 +92,18 @@ extension SnapshotRepository {
             cancellation.cancel()
             _ = try? authenticated()
         }
-        let output = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> [UInt8] in
-            if let file { return try send(file, of: pinned, arguments: arguments, databasePath: databasePath, progress: progress) }
-            return try stream(pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, progress: progress)
+        let (output, sentTheFile) = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> ([UInt8], Bool) in
+            if let file { return (try send(file, of: pinned, arguments: arguments, databasePath: databasePath, progress: progress), true) }
+            return (
+                try stream(pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, progress: progress), false
+            )
         }
         do { try authenticated() } catch {
             throw SnapshotError(error.kind, error.message + forgetSnapshot(in: output), databaseError: error.databaseError)
+        }
+        // The check read the file after restic did: it too must have read the pinned bytes.
+        if sentTheFile, !pinned.fileIsUnchanged() {
+            throw untrusted(output, "\(databasePath) was written to while its pages were checked")
         }
         guard let summary = Self.backupSummary(output) else {
             throw SnapshotError(.resticFailed, "restic made the snapshot but printed no summary")
@@ -112,9 +118,9 @@ extension SnapshotRepository {
     }
 
     /// Hands restic the database file itself as its input, when the file alone is the pinned
-    /// image (see `CiphertextSnapshot.imageDescriptor`): restic reads it as it reads any file,
+    /// image (see `CiphertextSnapshot.withImageDescriptor`): restic reads it as it reads any file,
     /// with no copy through this process. The read transaction keeps SQLite's writers off the
-    /// file meanwhile; the file's size, change time and inode, checked after, catch any other.
+    /// file meanwhile; its size and times, checked after, catch a writer that ignores them.
     /// Progress is restic's position in the file (the offset it shares with this process),
     /// sampled every 50 ms. Returns restic's output.
     private func send(
@@ -156,6 +162,7 @@ extension SnapshotRepository {
     ) throws(SnapshotError) -> [UInt8] {
         let total = pinned.byteCount
         var sent = 0
+        var reported = 0
         var runs = 0
         var streamError: SnapshotError?
         var hasher: SHA256.Hasher
@@ -181,7 +188,9 @@ extension SnapshotRepository {
                         }
                         guard write(chunk) else { return false }
                         sent += chunk.count
-                        progress?(sent, total)
+                        // Never backwards: a run locked out and run again starts from the first byte.
+                        reported = max(reported, sent)
+                        progress?(reported, total)
                         return true
                     }
                 } catch {

@@ -140,17 +140,23 @@ package final class CiphertextSnapshot {
         return try body(descriptor)
     }
 
-    /// Whether the file still has the device, inode, size, modification time and status change
-    /// time it had when pinned. SQLite's connections do not write to it while the read
-    /// transaction lasts; this catches a writer that ignores SQLite's locks, to the file system's
-    /// timestamp granularity (the status change time cannot be set back by `touch` or `utimensat`).
+    /// Whether the pinned file still has the size, modification time and status change time it
+    /// had when pinned. SQLite's connections do not write to it while the read transaction
+    /// lasts; this catches a writer that ignores SQLite's locks, to the file system's timestamp
+    /// granularity (the status change time cannot be set back by `touch` or `utimensat`).
     package func fileIsUnchanged() -> Bool {
         var status = stat()
         guard file != nil, fstat(descriptor, &status) == 0 else { return false }
         let before = pinnedStatus
-        return status.st_dev == before.st_dev && status.st_ino == before.st_ino && status.st_size == before.st_size
-            && status.st_mtim.tv_sec == before.st_mtim.tv_sec && status.st_mtim.tv_nsec == before.st_mtim.tv_nsec
-            && status.st_ctim.tv_sec == before.st_ctim.tv_sec && status.st_ctim.tv_nsec == before.st_ctim.tv_nsec
+        #if canImport(Darwin)
+        let (modified, changed) = (status.st_mtimespec, status.st_ctimespec)
+        let (wasModified, wasChanged) = (before.st_mtimespec, before.st_ctimespec)
+        #else
+        let (modified, changed) = (status.st_mtim, status.st_ctim)
+        let (wasModified, wasChanged) = (before.st_mtim, before.st_ctim)
+        #endif
+        return status.st_size == before.st_size && modified.tv_sec == wasModified.tv_sec && modified.tv_nsec == wasModified.tv_nsec
+            && changed.tv_sec == wasChanged.tv_sec && changed.tv_nsec == wasChanged.tv_nsec
     }
 
     /// Fills `buffer` with pages `first..<first + count` of the image: the file's, or the log's
@@ -185,7 +191,8 @@ package final class CiphertextSnapshot {
         package let tables: [(table: String, rows: Int)]
         /// For counts read from the pages: checks the HMAC of every page they read, and throws
         /// `corrupt` naming the first that fails (or `interrupted` once the flag is set). `nil`
-        /// when SQLite counted: it authenticates every page it reads.
+        /// when SQLite counted: it authenticates every page it reads. It reads through the
+        /// snapshot: it must have returned before ``close()`` is called.
         package let authenticatePages: ((_ cancellation: CancellationFlag?) throws(DatabaseError) -> Void)?
     }
 

@@ -7,9 +7,10 @@ import CipherCrypto
 /// `WITHOUT ROWID` table, whose b-tree is an index: its interior cells are rows too). Through
 /// SQLCipher that authenticates and decrypts every leaf. Here a leaf costs one AES block: its
 /// cell count is in SQLite's page header, at the start of its first block, and CBC decrypts a
-/// block from that block and the one before it (the page's IV) alone. Only interior pages, about
-/// one in a hundred, are authenticated and decrypted whole, since their cells say where the walk
-/// goes. Pages are read in runs of neighbours, as a table's leaves mostly lie.
+/// block from that block and the one before it (the page's IV) alone. Only the root and the
+/// interior pages, about one in a hundred, are authenticated and decrypted whole, since their
+/// cells say where the walk goes. Pages are read in runs of neighbours, as a table's leaves
+/// mostly lie.
 ///
 /// The root and interior pages are authenticated before the walk trusts them (the root's HMAC
 /// also proves the key). The leaves are not, while counting: a damaged leaf could make a count
@@ -72,11 +73,8 @@ final class TableRowCounter {
     }
 
     deinit {
-        // Plaintext of pages and headers: wiped before the memory goes back.
-        for buffer in [window, scratch, block] {
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            buffer.deallocate()
-        }
+        // `scratch` and `block` are wiped after each count; `window` holds ciphertext only.
+        for buffer in [window, scratch, block] { buffer.deallocate() }
     }
 
     /// The rows of the table whose b-tree starts at page `root` (`sqlite_master.rootpage`): the
@@ -85,6 +83,13 @@ final class TableRowCounter {
     /// - Throws: `corrupt` when the pages do not read as one sound b-tree (see the type's
     ///   discussion), or the root's HMAC fails (a damaged root, or the wrong key); read errors.
     func rows(inTreeAt root: Int) throws(DatabaseError) -> Int {
+        // The plaintext of pages and headers is wiped as soon as the count is read, not when the
+        // counter goes: a caller keeps it for ``authenticateReachedPages()``, which reads only
+        // ciphertext.
+        defer {
+            scratch.initializeMemory(as: UInt8.self, repeating: 0)
+            block.initializeMemory(as: UInt8.self, repeating: 0)
+        }
         var rows = 0
         var isIndex: Bool?
         try markReached(root)
