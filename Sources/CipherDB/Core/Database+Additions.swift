@@ -88,23 +88,24 @@ extension Database {
         return handle
     }
 
-    /// Calls `body` with a ``ResultSet`` over the current row of `row` (a statement stepped to a
-    /// row), for decoding through ``ColumnDecodable`` exactly as a result set's getters do. The
+    /// Calls `body` with a ``ResultSet`` over the current row of `row` (`statement`'s, stepped to
+    /// a row), for decoding through ``ColumnDecodable`` exactly as a result set's getters do, and
+    /// for its errors, which name the column and the SQL as a result set's do. The
     /// connection keeps one such reader; a read nested in another (a decoder that queries) gets
     /// its own. The reader owns no statement and is not registered as open: closing it or asking
     /// it for the next row only ends the read.
     @usableFromInline
     func withRowReader<Result>(
-        _ row: OpaquePointer, _ body: (ResultSet) throws(DatabaseError) -> Result
+        _ row: OpaquePointer, _ statement: Statement, _ body: (ResultSet) throws(DatabaseError) -> Result
     ) throws(DatabaseError) -> Result {
         let reader: ResultSet
         if let idle = idleRowReader {
             idleRowReader = nil
             reader = idle
         } else {
-            reader = ResultSet(readerFor: self)
+            reader = ResultSet()
         }
-        reader.beginReading(row, database: self)
+        reader.beginReading(row, of: statement, database: self)
         defer {
             reader.endReading()
             idleRowReader = reader

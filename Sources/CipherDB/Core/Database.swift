@@ -96,7 +96,7 @@ public final class Database {
     @exclusivity(unchecked) private var firstOpenResultSet: Unmanaged<ResultSet>?
     /// The number of result sets in that list.
     @exclusivity(unchecked) public private(set) var openResultSetCount = 0
-    /// The reader ``withRowReader(_:_:)`` lends, while no read holds it.
+    /// The reader ``withRowReader(_:_:_:)`` lends, while no read holds it.
     @exclusivity(unchecked) var idleRowReader: ResultSet?
     /// What the connection's one SQLite authorizer does (see `Authorizer`).
     let authorizer = Authorizer()

@@ -40,20 +40,25 @@ public final class ResultSet {
         self.columns = statement.columnCount
     }
 
-    /// A reader of rows it does not own (see ``Database/withRowReader(_:_:)``): no statement, not
-    /// registered as open; `close()` and `next()` on it only end the read.
-    init(readerFor database: Database) {
+    /// A reader of rows it does not own (see ``Database/withRowReader(_:_:_:)``): no statement,
+    /// not registered as open; `close()` and `next()` on it only end the read.
+    init() {
         self.statement = nil
         self.database = nil
         self.handle = nil
         self.columns = 0
     }
 
-    /// Points a reader at the current row of `handle` (stepped to a row), dates read through
-    /// `database`'s formatter, until ``endReading()``.
+    /// The statement a reader reads a row of, for its column names and SQL (in errors); not
+    /// owned: the lender holds it for the read.
+    @exclusivity(unchecked) private unowned(unsafe) var readStatement: Statement?
+
+    /// Points a reader at the current row of `handle` (`statement`'s, stepped to a row), dates
+    /// read through `database`'s formatter, until ``endReading()``.
     @usableFromInline
-    func beginReading(_ handle: OpaquePointer, database: Database) {
+    func beginReading(_ handle: OpaquePointer, of statement: Statement, database: Database) {
         rowHandle = handle
+        readStatement = statement
         columns = sqlite3_column_count(handle)
         self.database = database
     }
@@ -62,6 +67,7 @@ public final class ResultSet {
     @usableFromInline
     func endReading() {
         rowHandle = nil
+        readStatement = nil
         columns = 0
         database = nil
     }
@@ -71,7 +77,7 @@ public final class ResultSet {
     }
 
     /// The SQL of the query.
-    public var sql: String? { statement?.sql }
+    public var sql: String? { (statement ?? readStatement)?.sql }
 
     /// Whether the result set is closed: after ``close()``, at the end of the rows, or after an error.
     public var isClosed: Bool { statement == nil }
@@ -131,7 +137,7 @@ public final class ResultSet {
 
     /// The name of the column at `index`, as SQLite reports it (aliases included, case kept).
     public func columnName(at index: Int) -> String? {
-        statement?.columnName(at: Int32(clamping: index))
+        (statement ?? readStatement)?.columnName(at: Int32(clamping: index))
     }
 
     /// The index of the column named `name` (case-insensitive), or `nil`.

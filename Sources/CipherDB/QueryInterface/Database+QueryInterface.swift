@@ -51,9 +51,9 @@ extension Database {
             if let none = Value.decode(from: .null) { return none }
             throw Self.noRowError(sql: statement.sql)
         }
-        return try withRowReader(row) { (reader) throws(DatabaseError) in
+        return try withRowReader(row, statement) { (reader) throws(DatabaseError) in
             if let value = Value.decode(from: reader, at: 0) { return value }
-            throw Self.scalarError(Value.self, row, statement)
+            throw reader.failure(decoding: Value.self, at: 0)
         }
     }
 
@@ -61,22 +61,6 @@ extension Database {
     @usableFromInline
     static func noRowError(sql: String) -> DatabaseError {
         DatabaseError(kind: .unexpectedNull, message: "the query returned no row", sql: sql)
-    }
-
-    /// The error of a scalar query whose first column `type` did not read: NULL for a
-    /// non-optional type, a missing column, or a value of another kind.
-    @usableFromInline
-    static func scalarError(_ type: Any.Type, _ row: OpaquePointer, _ statement: Statement) -> DatabaseError {
-        guard sqlite3_column_count(row) > 0 else {
-            return DatabaseError(kind: .columnNotFound, message: "the query has no column", sql: statement.sql)
-        }
-        let name = statement.columnName(at: 0) ?? "0"
-        guard sqlite3_column_type(row, 0) != SQLITE_NULL else {
-            return DatabaseError(kind: .unexpectedNull, message: "column \(name) is NULL", sql: statement.sql)
-        }
-        let storage = SQLiteValue.storageClass(sqlite3_column_value(row, 0))
-        return DatabaseError(
-            kind: .typeMismatch, message: "column \(name) holds a value of type \(storage) that \(type) does not read", sql: statement.sql)
     }
 
     /// Runs `query` and returns its rows for the FMDB-style loop, through the statement cache.

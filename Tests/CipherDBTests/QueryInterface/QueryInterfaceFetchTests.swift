@@ -118,6 +118,8 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         let mismatch = captureError { _ = try db.scalar(users.filter(id == 1).select(Column<UUID>("email"))) }
         XCTAssertEqual(mismatch?.kind, .typeMismatch, "ann@x.org is no UUID, and no NULL either")
         XCTAssertTrue(mismatch?.message.contains("email") ?? false, mismatch?.message ?? "")
+        XCTAssertTrue(null?.sql?.hasPrefix("SELECT \"name\" FROM \"users\"") ?? false, null?.sql ?? "no SQL")
+        XCTAssertTrue(mismatch?.sql?.hasPrefix("SELECT \"email\" FROM \"users\"") ?? false, mismatch?.sql ?? "no SQL")
         let noRow = captureError { _ = try db.scalar(users.filter(id == 99).select(email)) }
         XCTAssertEqual(noRow?.kind, .unexpectedNull)
         XCTAssertTrue(noRow?.message.contains("no row") ?? false, noRow?.message ?? "")
