@@ -72,12 +72,15 @@ extension SnapshotRepository {
             + tags.flatMap { ["--tag", $0] }
 
         // The pages the counts were read from are authenticated while restic runs, on the core it
-        // leaves: a damaged one fails the snapshot, as SQLite's count would have before it.
+        // leaves: a damaged one fails the snapshot, as SQLite's count would have before it, and
+        // stops restic if it is still reading.
         let cancellation = CancellationFlag()
+        let checkFailed = CancellationFlag()
         let check = UncheckedSendable(authenticatePages)
         let authenticating = authenticatePages.map { _ in
             BackgroundResult { () throws(SnapshotError) in
                 do throws(DatabaseError) { try check.value?(cancellation) } catch {
+                    if !cancellation.isCancelled { checkFailed.cancel() }
                     throw .database(error, "cannot read \(databasePath)")
                 }
             }
@@ -92,11 +95,32 @@ extension SnapshotRepository {
             cancellation.cancel()
             _ = try? authenticated()
         }
-        let (output, sentTheFile) = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> ([UInt8], Bool) in
-            if let file { return (try send(file, of: pinned, arguments: arguments, databasePath: databasePath, progress: progress), true) }
-            return (
-                try stream(pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, progress: progress), false
-            )
+        let printed = PrintedOutput()
+        let (output, sentTheFile): ([UInt8], Bool)
+        do throws(SnapshotError) {
+            (output, sentTheFile) = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> ([UInt8], Bool) in
+                if let file {
+                    return (
+                        try send(
+                            file, of: pinned, arguments: arguments, databasePath: databasePath, printed: printed, stoppingWhen: checkFailed,
+                            progress: progress), true
+                    )
+                }
+                return (
+                    try stream(
+                        pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, stoppingWhen: checkFailed,
+                        progress: progress), false
+                )
+            }
+        } catch {
+            // Stopped because a page failed its check: that is the error to report.
+            guard checkFailed.isCancelled else { throw error }
+            do throws(SnapshotError) { try authenticated() } catch let failed {
+                throw SnapshotError(
+                    failed.kind, failed.message + "; restic was stopped" + forgetSnapshot(in: printed.bytes),
+                    databaseError: failed.databaseError)
+            }
+            throw error
         }
         do { try authenticated() } catch {
             throw SnapshotError(error.kind, error.message + forgetSnapshot(in: output), databaseError: error.databaseError)
@@ -124,8 +148,8 @@ extension SnapshotRepository {
     /// Progress is restic's position in the file (the offset it shares with this process),
     /// sampled every 50 ms. Returns restic's output.
     private func send(
-        _ file: Int32, of pinned: CiphertextSnapshot, arguments: [String], databasePath: String,
-        progress: ((_ done: Int, _ total: Int) -> Void)?
+        _ file: Int32, of pinned: CiphertextSnapshot, arguments: [String], databasePath: String, printed: PrintedOutput,
+        stoppingWhen stop: CancellationFlag, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) -> [UInt8] {
         let total = pinned.byteCount
         var sampler: DispatchSourceTimer?
@@ -144,20 +168,25 @@ extension SnapshotRepository {
             sampler?.cancel()
             report.end()
         }
-        let outcome = try run(arguments, action: "create the snapshot of \(databasePath)", inputFile: file)
+        // restic's output, kept here as it comes (stopping restic once `stop` is set, at its next
+        // status line), so that a stopped run's snapshot, if it made one, can be forgotten.
+        _ = try run(arguments, action: "create the snapshot of \(databasePath)", inputFile: file) { chunk in
+            printed.append(chunk)
+            return !stop.isCancelled
+        }
         guard pinned.fileIsUnchanged() else {
-            throw untrusted(outcome.output, "\(databasePath) was written to while restic read it")
+            throw untrusted(printed.bytes, "\(databasePath) was written to while restic read it")
         }
         report.end()
         progress?(total, total)
-        return outcome.output
+        return printed.bytes
     }
 
     /// Streams the pinned image to restic through this process (the file alone is not the
     /// image: the write-ahead log holds some of its pages), hashing it again on the way: a
     /// difference from the manifest's SHA-256 fails the snapshot. Returns restic's output.
     private func stream(
-        _ pinned: CiphertextSnapshot, arguments: [String], databasePath: String, sha256: String,
+        _ pinned: CiphertextSnapshot, arguments: [String], databasePath: String, sha256: String, stoppingWhen stop: CancellationFlag,
         progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) -> [UInt8] {
         let total = pinned.byteCount
@@ -186,7 +215,8 @@ extension SnapshotRepository {
                             streamError = SnapshotError(.ioError, "SHA-256 failed")
                             return false
                         }
-                        guard write(chunk) else { return false }
+                        // Ending the input early stops restic: it makes no snapshot without its end.
+                        guard !stop.isCancelled, write(chunk) else { return false }
                         sent += chunk.count
                         // Never backwards: a run locked out and run again starts from the first byte.
                         reported = max(reported, sent)
@@ -311,4 +341,17 @@ private final class ProgressSample: @unchecked Sendable {
     func end() {
         lock.withLock { progress = nil }
     }
+}
+
+/// restic's stdout as it comes, from the thread that drains it while the caller waits.
+private final class PrintedOutput: @unchecked Sendable {
+    // Touched only under `lock`.
+    private let lock = NSLock()
+    private var collected: [UInt8] = []
+
+    func append(_ chunk: UnsafeRawBufferPointer) {
+        lock.withLock { collected.append(contentsOf: chunk) }
+    }
+
+    var bytes: [UInt8] { lock.withLock { collected } }
 }

@@ -143,7 +143,10 @@ final class TableRowCounter {
             for index in 0..<count {
                 let start = index * layout.pageSize
                 let bytes = UnsafeMutableRawBufferPointer(rebasing: window[start..<(start + layout.pageSize)])
-                guard try worker.isAuthentic(bytes, number: page + index) else { throw corrupt("page \(page + index) fails its HMAC") }
+                guard try worker.isAuthentic(bytes, number: page + index) else {
+                    throw DatabaseError(
+                        kind: .corrupt, message: "page \(page + index) fails its HMAC (a page the row counts were read from)")
+                }
             }
             page += count
         }
