@@ -33,9 +33,11 @@ final class BackgroundResult<Value: Sendable>: Sendable {
         }
     }
 
-    /// Waits for the work and returns its value or throws its error; once only.
+    /// Waits for the work and returns its value or throws its error (the same each time).
     func value() throws(SnapshotError) -> Value {
         done.wait()
+        // Signalled again for the next call, which then returns at once.
+        done.signal()
         guard let outcome = result.withLock({ $0 }) else { preconditionFailure("signalled without a result") }
         return try outcome.get()
     }

@@ -76,21 +76,16 @@ extension SnapshotRepository {
         // stops restic if it is still reading.
         let cancellation = CancellationFlag()
         let checkFailed = CancellationFlag()
-        let check = UncheckedSendable(authenticatePages)
-        let authenticating = authenticatePages.map { _ in
-            BackgroundResult { () throws(SnapshotError) in
-                do throws(DatabaseError) { try check.value?(cancellation) } catch {
+        let authenticating = authenticatePages.map { authenticate in
+            let check = UncheckedSendable(authenticate)
+            return BackgroundResult { () throws(SnapshotError) in
+                do throws(DatabaseError) { try check.value(cancellation) } catch {
                     if !cancellation.isCancelled { checkFailed.cancel() }
                     throw .database(error, "cannot read \(databasePath)")
                 }
             }
         }
-        var joined = false
-        func authenticated() throws(SnapshotError) {
-            guard let authenticating, !joined else { return }
-            joined = true
-            try authenticating.value()
-        }
+        func authenticated() throws(SnapshotError) { try authenticating?.value() }
         defer {
             cancellation.cancel()
             _ = try? authenticated()

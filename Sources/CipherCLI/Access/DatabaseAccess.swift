@@ -67,8 +67,7 @@ enum DatabaseAccess {
         )
     }
 
-    /// Opens an encrypted file with `key`, finding the page size from page 1 when the default
-    /// does not match and none was given.
+    /// Opens an encrypted file with `key`, finding the page size from page 1 when none was given.
     private static func openEncrypted(
         _ path: String, flags: Database.OpenFlags, key resolved: ResolvedKey, explicit: CipherSettings
     ) throws(CLIError) -> OpenedDatabase {
@@ -78,7 +77,7 @@ enum DatabaseAccess {
         var searched = false
         // Page 1's HMAC finds the page size first (the default is tried first), and the open takes
         // the page key derived for that: one key derivation whatever the page size. A key literal
-        // `x'…'`, settings without HMACs or a read error leave it to the open and its own search.
+        // `x'…'`, settings without HMACs or a read error leave it to the open.
         if settings.pageSize == nil, let verifier = try? PageVerifier(path: path, key: key, settings: settings),
             case .success(let detected) = Result(catching: { () throws(DatabaseError) -> Int? in try verifier.detectPageSize() })
         {
@@ -88,21 +87,9 @@ enum DatabaseAccess {
         }
         do {
             try database.open(flags: flags, key: key, settings: settings)
-        } catch  where error.kind == .wrongKey && searched {
-            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
-        } catch  where error.kind == .wrongKey && settings.pageSize == nil {
-            // Maybe the key is right and the page size is not the default: page 1's HMAC tells.
-            guard let detected = detectPageSize(path, key: resolved.key, settings: settings) else {
-                throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: true)
-            }
-            settings.pageSize = detected.pageSize
-            // With the page key the search derived: a passphrase's KDF (whatever the page size,
-            // the same key) does not run a third time.
-            do { try database.open(flags: flags, key: detected.derivedKey, settings: settings) } catch {
-                throw CLIError.database(error, path: path)
-            }
         } catch  where error.kind == .wrongKey {
-            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: false)
+            // Without a page size given the search above ran, or could not (then no search could).
+            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: searched || settings.pageSize == nil)
         } catch {
             throw CLIError.database(error, path: path)
         }

@@ -100,24 +100,25 @@ final class TableRowCounter {
             guard try worker.decrypt(scratch, number: page, evenIfUnauthentic: false) else {
                 throw corrupt("page \(page) fails its HMAC")
             }
-            guard let kind = Kind(rawValue: scratch[0]), kind.isIndex == (isIndex ?? kind.isIndex), page == root || !kind.isLeaf else {
+            let plaintext = UnsafeRawBufferPointer(scratch)
+            guard let kind = Kind(rawValue: plaintext[0]), kind.isIndex == (isIndex ?? kind.isIndex), page == root || !kind.isLeaf else {
                 throw corrupt("page \(page) is not a page of this b-tree")
             }
             isIndex = kind.isIndex
-            let cells = try cellCount(UnsafeRawBufferPointer(scratch), kind: kind, page: page)
+            let cells = try cellCount(plaintext, kind: kind, page: page)
             // An index b-tree keeps rows in its interior cells as well; a leaf root holds them all.
             if kind.isIndex || kind.isLeaf { rows += cells }
             if kind.isLeaf { continue }
             var children: [Int] = []
             children.reserveCapacity(cells + 1)
             for index in 0..<cells {
-                let pointer = Int(bigEndian16(scratch, at: kind.headerSize + 2 * index))
+                let pointer = bigEndian16(plaintext, at: kind.headerSize + 2 * index)
                 guard pointer >= kind.headerSize + 2 * cells, pointer + 4 <= usableSize else {
                     throw corrupt("cell \(index) of page \(page) points outside the page")
                 }
-                children.append(Int(bigEndian32(scratch, at: pointer)))
+                children.append(bigEndian32(plaintext, at: pointer))
             }
-            children.append(Int(bigEndian32(scratch, at: 8)))
+            children.append(bigEndian32(plaintext, at: 8))
             children.sort()
             try visit(children, rows: &rows, interiorPages: &wholePages, isIndex: &isIndex)
         }
@@ -183,7 +184,7 @@ final class TableRowCounter {
 
     /// The cell count in a page header (at the start of `header`), checked to fit the page.
     private func cellCount(_ header: UnsafeRawBufferPointer, kind: Kind, page: Int) throws(DatabaseError) -> Int {
-        let cells = Int(bigEndian16(header, at: 3))
+        let cells = bigEndian16(header, at: 3)
         guard kind.headerSize + 2 * cells <= usableSize else {
             throw corrupt("page \(page) claims \(cells) cells")
         }
@@ -197,21 +198,17 @@ final class TableRowCounter {
     private func markReached(_ page: Int) throws(DatabaseError) {
         // Page 1 is the schema's root: never a table's page.
         guard page >= 2, page <= pageCount else { throw corrupt("a b-tree points to page \(page) of \(pageCount)") }
-        let (word, bit) = (page / 64, UInt64(1) << UInt64(page % 64))
-        guard reached[word] & bit == 0 else { throw corrupt("page \(page) is reached twice") }
-        reached[word] |= bit
+        guard !isReached(page) else { throw corrupt("page \(page) is reached twice") }
+        reached[page / 64] |= UInt64(1) << UInt64(page % 64)
     }
 
-    private func bigEndian16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt16 {
-        UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
+    /// SQLite's b-tree integers are big-endian.
+    private func bigEndian16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        Int(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
     }
 
-    private func bigEndian16(_ bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> UInt16 {
-        bigEndian16(UnsafeRawBufferPointer(bytes), at: offset)
-    }
-
-    private func bigEndian32(_ bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+    private func bigEndian32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
     }
 
     private func corrupt(_ what: String) -> DatabaseError {
