@@ -103,13 +103,16 @@ extension SnapshotRepository {
                 }
                 return (
                     try stream(
-                        pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, stoppingWhen: checkFailed,
-                        progress: progress), false
+                        pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, printed: printed,
+                        stoppingWhen: checkFailed, progress: progress), false
                 )
             }
         } catch {
-            // Stopped because a page failed its check: that is the error to report.
-            guard checkFailed.isCancelled else { throw error }
+            // restic can fail after it saved the snapshot (its summary printed, its lock not
+            // removed): a create that reports failure leaves no snapshot behind.
+            guard checkFailed.isCancelled else {
+                throw SnapshotError(error.kind, error.message + forgetSnapshot(in: printed.bytes), databaseError: error.databaseError)
+            }
             do throws(SnapshotError) { try authenticated() } catch let failed {
                 throw SnapshotError(
                     failed.kind, failed.message + "; restic was stopped" + forgetSnapshot(in: printed.bytes),
@@ -179,10 +182,11 @@ extension SnapshotRepository {
 
     /// Streams the pinned image to restic through this process (the file alone is not the
     /// image: the write-ahead log holds some of its pages), hashing it again on the way: a
-    /// difference from the manifest's SHA-256 fails the snapshot. Returns restic's output.
+    /// difference from the manifest's SHA-256 fails the snapshot. Returns restic's output, also
+    /// kept in `printed` as it comes.
     private func stream(
-        _ pinned: CiphertextSnapshot, arguments: [String], databasePath: String, sha256: String, stoppingWhen stop: CancellationFlag,
-        progress: ((_ done: Int, _ total: Int) -> Void)?
+        _ pinned: CiphertextSnapshot, arguments: [String], databasePath: String, sha256: String, printed: PrintedOutput,
+        stoppingWhen stop: CancellationFlag, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) -> [UInt8] {
         let total = pinned.byteCount
         var sent = 0
@@ -191,7 +195,7 @@ extension SnapshotRepository {
         var streamError: SnapshotError?
         var hasher: SHA256.Hasher
         do { hasher = try SHA256.Hasher() } catch { throw SnapshotError(.ioError, error.description) }
-        let outcome = try run(
+        _ = try run(
             arguments, action: "create the snapshot of \(databasePath)",
             input: { write in
                 // From the first byte on each run: a run locked out by a stale lock runs again.
@@ -222,14 +226,18 @@ extension SnapshotRepository {
                     streamError = .database(error, "cannot read \(databasePath)")
                     return false
                 }
+            },
+            outputSink: { chunk in
+                printed.append(chunk)
+                return true
             })
         if let streamError { throw streamError }
         let digest: String
         do { digest = Hex.string(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
         guard sent == total, digest == sha256 else {
-            throw untrusted(outcome.output, "the bytes of \(databasePath) changed while they were read")
+            throw untrusted(printed.bytes, "the bytes of \(databasePath) changed while they were read")
         }
-        return outcome.output
+        return printed.bytes
     }
 
     /// `checksumMismatch` for a snapshot whose bytes cannot be trusted (`why`), once the
