@@ -88,34 +88,49 @@ enum DatabaseAccess {
         do {
             try database.open(flags: flags, key: key, settings: settings)
         } catch  where error.kind == .wrongKey {
-            // Without a page size given the search above ran, or could not (then no search could).
-            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSizeSearched: searched || settings.pageSize == nil)
+            let pageSize: PageSizeTried = searched ? .searched : settings.pageSize == nil ? .defaultOnly : .given
+            throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSize: pageSize)
         } catch {
             throw CLIError.database(error, path: path)
         }
         return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
     }
 
+    /// How the page sizes a failed open tried were chosen, for the wrong-key message.
+    enum PageSizeTried {
+        /// Page 1's HMAC was checked at every page size.
+        case searched
+        /// The one given with `--cipher-page-size`.
+        case given
+        /// The default only: without page HMACs, or with a key literal, page 1 cannot tell the size.
+        case defaultOnly
+    }
+
     /// Exit 77 for a key that opens nothing, saying which settings were tried and which flag changes
     /// each: SQLCipher cannot read the iteration count or the page size from the file, so a file
     /// made with other settings looks exactly like a wrong passphrase.
     static func wrongKey(
-        _ error: DatabaseError, path: String, key: DatabaseKey, settings: CipherSettings, pageSizeSearched: Bool
+        _ error: DatabaseError, path: String, key: DatabaseKey, settings: CipherSettings, pageSize: PageSizeTried
     ) -> CLIError {
         let layout = CipherLayout(settings: settings)
         var tried: [String] = []
         let algorithms = SQLCipherVersion.current?.hasAlgorithmSettings == true
-        if case .passphrase = key {
+        if key.isDerived {
             tried.append(
                 "PBKDF2-HMAC-\(layout.kdfAlgorithm.rawValue.uppercased())\(algorithms ? " (--cipher-kdf-algorithm)" : "")"
                     + " with \(layout.kdfIterations) iterations"
                     + (settings.kdfIterations == nil ? " (the default; --cipher-kdf-iter N for another count)" : " (--cipher-kdf-iter)"))
         }
         if algorithms { tried.append("HMAC-\(layout.hmacAlgorithm.rawValue.uppercased()) page HMACs (--cipher-hmac-algorithm)") }
-        tried.append(
-            pageSizeSearched
-                ? "every page size from 512 to 65536 (page 1 matched none)"
-                : "page size \(layout.pageSize) (--cipher-page-size)")
+        if case .passphrase = key, !key.isDerived { tried.append("the key literal x'…' as the raw key (no PBKDF2)") }
+        switch pageSize {
+        case .searched: tried.append("every page size from 512 to 65536 (page 1 matched none)")
+        case .given: tried.append("page size \(layout.pageSize) (--cipher-page-size)")
+        case .defaultOnly:
+            tried.append(
+                "page size \(layout.pageSize) only (the default; page 1 cannot tell the size without page HMACs or with a key literal: "
+                    + "--cipher-page-size N for another)")
+        }
         if let compatibility = settings.compatibility { tried.append("SQLCipher \(compatibility)'s defaults (--cipher-compat)") }
         if algorithms {
             tried.append(

@@ -34,6 +34,21 @@ final class DeadEndGuidanceTests: CLITestCase {
             .stdout, "count(*)\r\n2\n")
     }
 
+    /// A key literal `x'…'` is a key, not a passphrase: no PBKDF2 runs, and page 1's HMAC cannot be
+    /// checked at other page sizes with it, so the message names the one size tried instead of
+    /// claiming a search.
+    func testAWrongKeyLiteralSaysOnlyTheDefaultPageSizeWasTried() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env, rows: 2)
+        let literal = passphraseEnvironment("x'" + String(repeating: "ab", count: 32) + "'")
+        let failed = try cipherdb(["query", "app.db", "SELECT 1", "--passphrase-env", "DB_PASS"], env: literal, expect: 77)
+        XCTAssertFalse(failed.stderr.contains("every page size"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("tried: the key literal x'…' as the raw key (no PBKDF2)"), failed.stderr)
+        XCTAssertFalse(failed.stderr.contains("PBKDF2-HMAC"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains(" only (the default;"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("--cipher-page-size N for another"), failed.stderr)
+    }
+
     func testAMistypedCommandGetsASuggestion() throws {
         let query = try cipherdb(["qurey", "app.db", "SELECT 1"], expect: 64)
         XCTAssertTrue(query.stderr.contains("unknown command 'qurey'"), query.stderr)

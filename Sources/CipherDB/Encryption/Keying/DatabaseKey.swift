@@ -34,6 +34,13 @@ public enum DatabaseKey: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether SQLCipher derives this key with PBKDF2: a passphrase, unless it is written as
+    /// SQLCipher's key literal `x'…'`, which SQLCipher takes as the raw key itself.
+    public var isDerived: Bool {
+        guard case .passphrase(let passphrase) = self else { return false }
+        return !PassphraseKeyDerivation.isKeyLiteral(passphrase)
+    }
+
     /// Checks the key's shape and returns the bytes SQLCipher expects: the passphrase as is, or the
     /// text `x'<hex>'` for raw keys, built in a zeroized buffer.
     func sqlcipherKeyBytes() throws(DatabaseError) -> SecretBytes {
