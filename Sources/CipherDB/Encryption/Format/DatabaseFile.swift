@@ -98,7 +98,7 @@ package struct DatabaseFile: Sendable, Equatable {
     /// 20) of an SQLite header, or `nil` when the page size is not one SQLite accepts.
     static func layout(ofHeader header: [UInt8]) -> HeaderLayout? {
         guard header.count > 20 else { return nil }
-        let field = Int(header[16]) << 8 | Int(header[17])
+        let field = Int(header.bigEndianUInt16(at: 16))
         let pageSize = field == 1 ? 65536 : field
         guard CipherLayout.isValidPageSize(pageSize) else { return nil }
         return HeaderLayout(pageSize: pageSize, reserved: Int(header[20]))

@@ -50,9 +50,7 @@ extension PageCodec {
             guard got == pageSize else { return false }
             return try worker.decrypt(page, number: number)
         }
-        func word(_ offset: Int) -> Int {
-            Int(page[offset]) << 24 | Int(page[offset + 1]) << 16 | Int(page[offset + 2]) << 8 | Int(page[offset + 3])
-        }
+        func word(_ offset: Int) -> Int { Int(page.bigEndianUInt32(at: offset)) }
 
         guard try read(1) else { return nil }
         // SQLite's header: the database's size in pages (offset 28) counts when the change counter

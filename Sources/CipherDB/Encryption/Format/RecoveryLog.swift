@@ -39,10 +39,10 @@ enum RecoveryLog {
         let header = try DatabaseFile.read(descriptor: descriptor, offset: 0, count: 28, path: path)
         guard header.count == 28, Array(header.prefix(8)) == journalMagic else { return nil }
         guard !isWriterActive(databasePath: databasePath) else { return nil }
-        var recordCount = Int(bigEndian32(header, 8))
-        let checksumSeed = bigEndian32(header, 12)
-        let sectorSize = Int(bigEndian32(header, 20))
-        let pageSize = Int(bigEndian32(header, 24))
+        var recordCount = Int(header.bigEndianUInt32(at: 8))
+        let checksumSeed = header.bigEndianUInt32(at: 12)
+        let sectorSize = Int(header.bigEndianUInt32(at: 20))
+        let pageSize = Int(header.bigEndianUInt32(at: 24))
         guard CipherLayout.isValidPageSize(pageSize), sectorSize >= 32, sectorSize <= 65536 else { return nil }
         let recordSize = 4 + pageSize + 4
         if recordCount == 0xFFFF_FFFF { recordCount = max(0, (size - sectorSize) / recordSize) }
@@ -52,8 +52,8 @@ enum RecoveryLog {
             let record = try DatabaseFile.read(descriptor: descriptor, offset: offset, count: recordSize, path: path)
             guard record.count == recordSize else { break }
             let page = Array(record[4..<(4 + pageSize)])
-            guard journalChecksum(page, seed: checksumSeed) == bigEndian32(record, 4 + pageSize) else { break }
-            records.append(JournalRecord(pageNumber: Int(bigEndian32(record, 0)), page: page))
+            guard journalChecksum(page, seed: checksumSeed) == record.bigEndianUInt32(at: 4 + pageSize) else { break }
+            records.append(JournalRecord(pageNumber: Int(record.bigEndianUInt32(at: 0)), page: page))
             offset += recordSize
         }
         return records
@@ -147,14 +147,14 @@ enum RecoveryLog {
         defer { close(descriptor) }
         let header = try DatabaseFile.read(descriptor: descriptor, offset: 0, count: 32, path: path)
         guard header.count == 32 else { return nil }
-        let magic = bigEndian32(header, 0)
+        let magic = header.bigEndianUInt32(at: 0)
         guard magic == 0x377f_0682 || magic == 0x377f_0683 else { return nil }
         let bigEndianChecksums = magic & 1 == 1
-        let pageSize = Int(bigEndian32(header, 8))
+        let pageSize = Int(header.bigEndianUInt32(at: 8))
         guard CipherLayout.isValidPageSize(pageSize) else { return nil }
-        let salts = (bigEndian32(header, 16), bigEndian32(header, 20))
+        let salts = (header.bigEndianUInt32(at: 16), header.bigEndianUInt32(at: 20))
         var checksum = walChecksum(header[0..<24], seed: (0, 0), bigEndian: bigEndianChecksums)
-        guard checksum == (bigEndian32(header, 24), bigEndian32(header, 28)) else { return nil }
+        guard checksum == (header.bigEndianUInt32(at: 24), header.bigEndianUInt32(at: 28)) else { return nil }
 
         let frameSize = 24 + pageSize
         let frameCount = max(0, (size - 32) / frameSize)
@@ -165,8 +165,8 @@ enum RecoveryLog {
         for index in 1...max(1, frameCount) where frameCount > 0 {
             let frame = try DatabaseFile.read(descriptor: descriptor, offset: 32 + (index - 1) * frameSize, count: frameSize, path: path)
             guard frame.count == frameSize else { break }
-            let belongs = (bigEndian32(frame, 8), bigEndian32(frame, 12)) == salts
-            let commitSize = Int(bigEndian32(frame, 4))
+            let belongs = (frame.bigEndianUInt32(at: 8), frame.bigEndianUInt32(at: 12)) == salts
+            let commitSize = Int(frame.bigEndianUInt32(at: 4))
             if firstDamaged != nil {
                 // Past the damage SQLite reads nothing: count the commits it loses.
                 if belongs && commitSize != 0 { dropped += 1 }
@@ -175,7 +175,7 @@ enum RecoveryLog {
             guard belongs else { break }  // an older generation's frame: the log ends here
             var next = walChecksum(frame[0..<8], seed: checksum, bigEndian: bigEndianChecksums)
             next = walChecksum(frame[24...], seed: next, bigEndian: bigEndianChecksums)
-            guard next == (bigEndian32(frame, 16), bigEndian32(frame, 20)) else {
+            guard next == (frame.bigEndianUInt32(at: 16), frame.bigEndianUInt32(at: 20)) else {
                 firstDamaged = index
                 if commitSize != 0 { dropped += 1 }
                 continue
@@ -183,7 +183,7 @@ enum RecoveryLog {
             checksum = next
             frames.append(
                 WALFrame(
-                    index: index, pageNumber: Int(bigEndian32(frame, 0)), databaseSizeAfterCommit: commitSize,
+                    index: index, pageNumber: Int(frame.bigEndianUInt32(at: 0)), databaseSizeAfterCommit: commitSize,
                     page: Array(frame[24...])))
             if commitSize != 0 { committed = frames.count }
         }
@@ -253,15 +253,8 @@ enum RecoveryLog {
         return (descriptor, Int(status.st_size))
     }
 
-    static func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
-    }
-
     private static func word(_ bytes: ArraySlice<UInt8>, _ index: Int, bigEndian: Bool) -> UInt32 {
-        let b0 = UInt32(bytes[index])
-        let b1 = UInt32(bytes[index + 1])
-        let b2 = UInt32(bytes[index + 2])
-        let b3 = UInt32(bytes[index + 3])
-        return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
+        let word = bytes.bigEndianUInt32(at: index)
+        return bigEndian ? word : word.byteSwapped
     }
 }

@@ -112,13 +112,13 @@ final class TableRowCounter {
             var children: [Int] = []
             children.reserveCapacity(cells + 1)
             for index in 0..<cells {
-                let pointer = bigEndian16(plaintext, at: kind.headerSize + 2 * index)
+                let pointer = Int(plaintext.bigEndianUInt16(at: kind.headerSize + 2 * index))
                 guard pointer >= kind.headerSize + 2 * cells, pointer + 4 <= usableSize else {
                     throw corrupt("cell \(index) of page \(page) points outside the page")
                 }
-                children.append(bigEndian32(plaintext, at: pointer))
+                children.append(Int(plaintext.bigEndianUInt32(at: pointer)))
             }
-            children.append(bigEndian32(plaintext, at: 8))
+            children.append(Int(plaintext.bigEndianUInt32(at: 8)))
             children.sort()
             try visit(children, rows: &rows, interiorPages: &wholePages, isIndex: &isIndex)
         }
@@ -184,7 +184,7 @@ final class TableRowCounter {
 
     /// The cell count in a page header (at the start of `header`), checked to fit the page.
     private func cellCount(_ header: UnsafeRawBufferPointer, kind: Kind, page: Int) throws(DatabaseError) -> Int {
-        let cells = bigEndian16(header, at: 3)
+        let cells = Int(header.bigEndianUInt16(at: 3))
         guard kind.headerSize + 2 * cells <= usableSize else {
             throw corrupt("page \(page) claims \(cells) cells")
         }
@@ -200,15 +200,6 @@ final class TableRowCounter {
         guard page >= 2, page <= pageCount else { throw corrupt("a b-tree points to page \(page) of \(pageCount)") }
         guard !isReached(page) else { throw corrupt("page \(page) is reached twice") }
         reached[page / 64] |= UInt64(1) << UInt64(page % 64)
-    }
-
-    /// SQLite's b-tree integers are big-endian.
-    private func bigEndian16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
-        Int(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-    }
-
-    private func bigEndian32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
-        Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
     }
 
     private func corrupt(_ what: String) -> DatabaseError {
