@@ -71,8 +71,7 @@ public struct Insert: Sendable {
 
 extension Insert.Row: StatementShape {
     // Setters are read in place, by index, and the shape from their `expressionNode`: a copy
-    // of a setter or of its `assigned` copies its bound value, an existential, through its
-    // type's value witnesses.
+    // of a setter or of its `assigned` copies its bound value.
     var shapeHash: Int {
         var hash = SQLNode.mix(table.shapeHash, conflict.map { SQLNode.hash($0.rawValue) } ?? 0)
         for index in setters.indices {
@@ -109,7 +108,7 @@ extension Insert.Row: StatementShape {
         for (index, setter) in setters.enumerated() {
             if index > 0 { sql += ", " }
             switch setter.assigned {
-            case .bound: sql += "?"
+            case .value, .date: sql += "?"
             case .expression(let expression): expression.node.append(to: &sql)
             }
         }
@@ -122,7 +121,7 @@ extension Insert.Row: StatementShape {
             table: table, conflict: conflict,
             setters: setters.map { setter in
                 switch setter.assigned {
-                case .bound: return Setter(column: setter.column, columnHash: setter.columnHash, assigned: .bound(DatabaseValue.null))
+                case .value, .date: return Setter(column: setter.column, columnHash: setter.columnHash, assigned: .value(.null))
                 case .expression(let expression):
                     return Setter(
                         column: setter.column, columnHash: setter.columnHash, assigned: .expression(SQLExpression(node: expression.node)))
@@ -133,7 +132,8 @@ extension Insert.Row: StatementShape {
     func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
         for index in setters.indices {
             switch setters[index].assigned {
-            case .bound(let value): try body(value)
+            case .value(let value): try body(value)
+            case .date(let date): try body(date)
             case .expression(let expression): for value in expression.bindings { try body(value) }
             }
         }

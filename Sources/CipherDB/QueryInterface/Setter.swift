@@ -1,3 +1,5 @@
+import Foundation
+
 /// Assigns a value: `column <- value`, in inserts and updates.
 infix operator <- : AssignmentPrecedence
 
@@ -8,12 +10,28 @@ infix operator <- : AssignmentPrecedence
 /// users.filter(id == 1).update(score += 1, name <- "B")
 /// ```
 public struct Setter: Sendable {
-    /// What a setter assigns: a value bound to a `?` as it is (the common case, kept without
-    /// an array or a node), or an expression.
+    /// What a setter assigns: a value bound to a `?` (the common case, kept without an array,
+    /// a node or an existential), or an expression.
     @usableFromInline
     enum Assigned: Sendable {
-        case bound(any Bindable & Sendable)
+        /// A value as SQLite stores it, converted when the setter is made.
+        case value(DatabaseValue)
+        /// A date: its text or number depends on the database's `dateFormatter` when it runs.
+        case date(Date)
         case expression(SQLExpression<Void>)
+
+        /// The bound value of `value`'s type. Inlined into the caller, which knows the type: the
+        /// type tests fold away, and no existential is made (one cost about 700 instructions
+        /// a setter to make, copy, bind and destroy).
+        @inlinable @inline(__always)
+        static func bound<Value: Bindable>(_ value: Value) -> Assigned {
+            if Value.self == Date.self { return .date(unsafeBitCast(value, to: Date.self)) }
+            if Value.self == Date?.self {
+                guard let date = unsafeBitCast(value, to: Date?.self) else { return .value(.null) }
+                return .date(date)
+            }
+            return .value(value.databaseValue)
+        }
     }
 
     /// The column's quoted name (never qualified: SQLite's SET takes bare names).
@@ -23,8 +41,7 @@ public struct Setter: Sendable {
     /// What is assigned.
     let assigned: Assigned
     /// The assigned expression's node, `nil` for a bound value: what the statement's shape
-    /// depends on, read without copying `assigned` (a copy of a bound value is a copy of an
-    /// existential through its type's value witnesses, about 270 instructions a setter).
+    /// depends on, read without copying `assigned`.
     let expressionNode: SQLNode?
 
     @usableFromInline
@@ -38,15 +55,16 @@ public struct Setter: Sendable {
     /// The value as an expression: `?` with the value, or the expression.
     var value: SQLExpression<Void> {
         switch assigned {
-        case .bound(let value): return .value(value)
+        case .value(let value): return .value(value)
+        case .date(let date): return .value(date)
         case .expression(let expression): return expression
         }
     }
 }
 
 /// `column = ?` with `value` bound (`nil` stores NULL in an optional column).
-// Inlinable, so that the caller's module specializes it for the value's type: unspecialized, it
-// boxed the value through its type's metadata (about 215 instructions a setter).
+// Inlinable, so that the caller's module specializes it for the value's type: the value is
+// converted where its type is known.
 @inlinable
 public func <- <Value>(column: Column<Value>, value: Value) -> Setter {
     Setter(column: column.quotedName, columnHash: column.quotedNameHash, assigned: .bound(value))

@@ -22,6 +22,16 @@ final class QueryInterfaceValueConversionTests: DatabaseTestCase {
         let uuid = UUID()
         try db.run(events.insert(when <- date, maybe <- date, token <- uuid))
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(happened_at) FROM events"), "text", "the formatter wrote text")
+        // A nil date is NULL; without a formatter a date is its seconds since 1970, as a
+        // positional argument binds it.
+        db.dateFormatter = nil
+        let second = try db.run(events.insert(when <- date, maybe <- nil, token <- uuid))
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(maybe_at) FROM events WHERE rowid = ?", second), "null")
+        XCTAssertEqual(
+            try db.stringForQuery("SELECT typeof(happened_at) || ' ' || happened_at FROM events WHERE rowid = ?", second),
+            try db.stringForQuery("SELECT typeof(?) || ' ' || ?", date, date))
+        try db.executeUpdate("DELETE FROM events WHERE rowid = ?", second)
+        db.dateFormatter = utcDateFormatter()
 
         let row = try XCTUnwrap(try db.fetchOne(events.all))
         XCTAssertEqual(try row[when], date, "a Row reads the text through the formatter")
