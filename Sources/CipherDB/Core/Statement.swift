@@ -204,11 +204,12 @@ final class Statement {
     /// exactly: each value is opened and bound as its own type, with no conversion to
     /// ``StatementArguments`` on the way.
     func bind(_ values: [SQLArgument], dateFormatter: DateFormatter?) throws(DatabaseError) {
+        guard let handle else { throw finalizedError() }
         guard values.count == Int(parameterCount) else { throw argumentCountError(values.count) }
         var index: Int32 = 0
         for value in values {
             index += 1
-            try bind(value, at: index, dateFormatter: dateFormatter)
+            try bind(value, at: index, handle: handle, dateFormatter: dateFormatter)
         }
     }
 

@@ -47,7 +47,7 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
     /// `column op ?` with `value` bound, its node the one this column made for `op` the first
     /// time: a lookup built per call then makes no node, and its shape matches by identity.
     @usableFromInline
-    func comparison(_ op: ColumnShape.Comparison, _ value: any Bindable & Sendable) -> SQLExpression<Bool> {
+    func comparison(_ op: ColumnShape.Comparison, _ value: SQLArgument) -> SQLExpression<Bool> {
         SQLExpression(node: shape.node(for: op), bindings: [value])
     }
 }

@@ -54,7 +54,12 @@ extension Database {
 
     private func makeStatement(_ sql: String, binding values: [SQLArgument]) throws(DatabaseError) -> PreparedStatement {
         let statement = try makeStatement(sql)
-        for (offset, value) in values.enumerated() { try statement.bind(value, at: offset + 1) }
+        for (offset, value) in values.enumerated() {
+            switch value {
+            case .value(let value): try statement.bind(value, at: offset + 1)
+            case .date(let date): try statement.bind(date, at: offset + 1)
+            }
+        }
         return statement
     }
 }

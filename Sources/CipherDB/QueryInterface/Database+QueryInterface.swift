@@ -166,16 +166,13 @@ extension Statement {
         var index: Int32 = 0
         for position in row.setters.indices {
             switch row.setters[position].assigned {
-            case .value(let value):
+            case .bound(let value):
                 index += 1
-                if index <= parameters { try bind(value, at: index, handle: handle) }
-            case .date(let date):
-                index += 1
-                if index <= parameters { try bind(date, at: index, dateFormatter: dateFormatter) }
+                if index <= parameters { try bind(value, at: index, handle: handle, dateFormatter: dateFormatter) }
             case .expression(let expression):
                 for value in expression.bindings {
                     index += 1
-                    if index <= parameters { try bind(value, at: index, dateFormatter: dateFormatter) }
+                    if index <= parameters { try bind(value, at: index, handle: handle, dateFormatter: dateFormatter) }
                 }
             }
         }
@@ -189,12 +186,22 @@ extension Statement {
         dateFormatter: DateFormatter?,
         _ forEachValue: ((SQLArgument) throws(DatabaseError) -> Void) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {
+        guard let handle else { throw finalizedError() }
         var index: Int32 = 0
         let parameters = parameterCount
         try forEachValue { value throws(DatabaseError) in
             index += 1
-            if index <= parameters { try bind(value, at: index, dateFormatter: dateFormatter) }
+            if index <= parameters { try bind(value, at: index, handle: handle, dateFormatter: dateFormatter) }
         }
         guard index == parameters else { throw argumentCountError(Int(index)) }
+    }
+
+    /// Binds one argument of a built statement: a date as the connection's formatter writes it.
+    @inline(__always)
+    func bind(_ argument: SQLArgument, at index: Int32, handle: OpaquePointer, dateFormatter: DateFormatter?) throws(DatabaseError) {
+        switch argument {
+        case .value(let value): try bind(value, at: index, handle: handle)
+        case .date(let date): try bind(date, at: index, dateFormatter: dateFormatter)
+        }
     }
 }

@@ -108,7 +108,7 @@ extension Insert.Row: StatementShape {
         for (index, setter) in setters.enumerated() {
             if index > 0 { sql += ", " }
             switch setter.assigned {
-            case .value, .date: sql += "?"
+            case .bound: sql += "?"
             case .expression(let expression): expression.node.append(to: &sql)
             }
         }
@@ -121,7 +121,7 @@ extension Insert.Row: StatementShape {
             table: table, conflict: conflict,
             setters: setters.map { setter in
                 switch setter.assigned {
-                case .value, .date: return Setter(column: setter.column, columnHash: setter.columnHash, assigned: .value(.null))
+                case .bound: return Setter(column: setter.column, columnHash: setter.columnHash, assigned: .bound(.value(.null)))
                 case .expression(let expression):
                     return Setter(
                         column: setter.column, columnHash: setter.columnHash, assigned: .expression(SQLExpression(node: expression.node)))
@@ -132,8 +132,7 @@ extension Insert.Row: StatementShape {
     func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
         for index in setters.indices {
             switch setters[index].assigned {
-            case .value(let value): try body(value)
-            case .date(let date): try body(date)
+            case .bound(let value): try body(value)
             case .expression(let expression): for value in expression.bindings { try body(value) }
             }
         }

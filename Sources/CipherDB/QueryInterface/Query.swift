@@ -244,7 +244,7 @@ public struct Query: QueryType {
         guard let rare else {
             for filter in filters { for value in filter.bindings { try body(value) } }
             for ordering in orderings { for value in ordering.bindings { try body(value) } }
-            if let limitCount { try body(limitCount) }
+            if let limitCount { try body(.value(.integer(Int64(limitCount)))) }
             return
         }
         let parts = rare.parts
@@ -254,8 +254,8 @@ public struct Query: QueryType {
         if !parts.grouping.isEmpty { for value in parts.havingCondition?.bindings ?? [] { try body(value) } }
         for compound in parts.compounds { for value in compound.query.bindings { try body(value) } }
         for ordering in orderings { for value in ordering.bindings { try body(value) } }
-        if limitCount != nil || parts.offsetCount != nil { try body(limitCount ?? -1) }
-        if let offsetCount = parts.offsetCount { try body(offsetCount) }
+        if limitCount != nil || parts.offsetCount != nil { try body(.value(.integer(Int64(limitCount ?? -1)))) }
+        if let offsetCount = parts.offsetCount { try body(.value(.integer(Int64(offsetCount)))) }
     }
 
     /// The values bound to the `?`s, in order.

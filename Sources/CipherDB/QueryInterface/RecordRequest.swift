@@ -78,7 +78,7 @@ extension TableRecord {
         guard databasePrimaryKey.count == 1, let column = databasePrimaryKey.first else {
             throw DatabaseError.misuse("\(Self.self) needs a one-column primary key for filter(key:); it has \(databasePrimaryKey)")
         }
-        return all().filter(SQLExpression<Bool>(sql: quoteIdentifier(column) + " = ?", bindings: [key], isCompound: true))
+        return all().filter(SQLExpression<Bool>(sql: quoteIdentifier(column) + " = ?", bindings: [SQLArgument(key)], isCompound: true))
     }
 
     /// The rows sorted by `terms`.

@@ -6,7 +6,7 @@ extension Sequence where Element: SQLValueType {
     /// users.filter([1, 2, 3].contains(id))    // "id" IN (?, ?, ?)
     /// ```
     public func contains<E: TypedSQLExpressible>(_ expression: E) -> SQLExpression<Bool> where E.Value.Unwrapped == Element {
-        let values: [SQLArgument] = map { $0 }
+        let values = map { SQLArgument($0) }
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return SQLExpression(
             sql: expression.operandSQL + " IN (" + placeholders + ")", bindings: expression.bindings + values, isCompound: true)

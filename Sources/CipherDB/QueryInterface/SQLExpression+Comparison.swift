@@ -87,27 +87,27 @@ public func >= <L: TypedSQLExpressible>(left: L, right: L.Value.Unwrapped) -> SQ
 
 /// `column = ?` with `right` bound.
 @inlinable
-public func == <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.equal, right) }
+public func == <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.equal, SQLArgument(right)) }
 
 /// `column <> ?` with `right` bound.
 @inlinable
-public func != <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.notEqual, right) }
+public func != <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.notEqual, SQLArgument(right)) }
 
 /// `column < ?` with `right` bound.
 @inlinable
-public func < <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.less, right) }
+public func < <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.less, SQLArgument(right)) }
 
 /// `column <= ?` with `right` bound.
 @inlinable
-public func <= <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.lessOrEqual, right) }
+public func <= <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.lessOrEqual, SQLArgument(right)) }
 
 /// `column > ?` with `right` bound.
 @inlinable
-public func > <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.greater, right) }
+public func > <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.greater, SQLArgument(right)) }
 
 /// `column >= ?` with `right` bound.
 @inlinable
-public func >= <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.greaterOrEqual, right) }
+public func >= <V>(left: Column<V>, right: V.Unwrapped) -> SQLExpression<Bool> { left.comparison(.greaterOrEqual, SQLArgument(right)) }
 
 extension TypedSQLExpressible {
     /// `self BETWEEN ? AND ?` with the range's bounds bound.
@@ -116,6 +116,8 @@ extension TypedSQLExpressible {
     /// users.filter(score.between(10...20))
     /// ```
     public func between(_ range: ClosedRange<Value.Unwrapped>) -> SQLExpression<Bool> where Value.Unwrapped: Comparable {
-        SQLExpression(sql: operandSQL + " BETWEEN ? AND ?", bindings: bindings + [range.lowerBound, range.upperBound], isCompound: true)
+        SQLExpression(
+            sql: operandSQL + " BETWEEN ? AND ?", bindings: bindings + [SQLArgument(range.lowerBound), SQLArgument(range.upperBound)],
+            isCompound: true)
     }
 }

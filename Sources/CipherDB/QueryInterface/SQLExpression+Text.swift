@@ -23,7 +23,9 @@ extension TypedSQLExpressible where Value.Unwrapped == String {
     /// ```
     public func like(_ pattern: String, escape: Character? = nil) -> SQLExpression<Bool> {
         guard let escape else { return .binary("LIKE", self, value: pattern) }
-        return SQLExpression(sql: operandSQL + " LIKE ? ESCAPE ?", bindings: bindings + [pattern, String(escape)], isCompound: true)
+        return SQLExpression(
+            sql: operandSQL + " LIKE ? ESCAPE ?", bindings: bindings + [SQLArgument(pattern), .value(.text(String(escape)))],
+            isCompound: true)
     }
 
     /// `self GLOB ?` (case-sensitive, Unix wildcards).

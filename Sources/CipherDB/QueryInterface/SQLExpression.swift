@@ -1,5 +1,35 @@
-/// A value bound to a statement parameter by the query interface.
-typealias SQLArgument = any Bindable & Sendable
+import Foundation
+
+/// A value bound to a `?` of a statement the query interface built: as SQLite stores it,
+/// converted when the expression or setter is made, or a date, whose form is the connection's
+/// `dateFormatter`'s when the statement runs.
+@usableFromInline
+enum SQLArgument: Sendable {
+    case value(DatabaseValue)
+    case date(Date)
+
+    /// The argument for `value`. Inlined where the type is known, the type tests fold away and
+    /// no existential is made (one cost a setter about 700 instructions to make, copy, bind
+    /// and destroy).
+    @inlinable @inline(__always)
+    init<Value: Bindable>(_ value: Value) {
+        if Value.self == Date.self {
+            self = .date(unsafeBitCast(value, to: Date.self))
+        } else if Value.self == Date?.self {
+            self = unsafeBitCast(value, to: Date?.self).map { .date($0) } ?? .value(.null)
+        } else {
+            self = .value(value.databaseValue)
+        }
+    }
+
+    /// The value as SQLite stores it without a date formatter (what `arguments` show).
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .value(let value): return value
+        case .date(let date): return date.databaseValue
+        }
+    }
+}
 
 /// Anything that renders as a piece of SQL with its bound values: columns, expressions,
 /// orderings.
@@ -55,7 +85,7 @@ public struct SQLExpression<Value>: SQLExpressible {
     /// let initial = SQLExpression<String>(literal: "substr(\(quoteIdentifier("name")), 1, ?)", [1])
     /// ```
     public init(literal sql: String, _ arguments: [(any Bindable & Sendable)?] = []) {
-        self.init(sql: sql, bindings: arguments.map { $0 ?? DatabaseValue.null }, isCompound: true)
+        self.init(sql: sql, bindings: arguments.map { $0.map { SQLArgument($0) } ?? .value(.null) }, isCompound: true)
     }
 
     /// A call of the SQL function or aggregate `name`: one of SQLite's, or one made with
@@ -73,7 +103,7 @@ public struct SQLExpression<Value>: SQLExpressible {
 
     /// A value bound to a `?`, as an expression: `SQLExpression<Int>(value: 3)`.
     public init(value: (any Bindable & Sendable)?) {
-        self.init(node: .placeholder, bindings: [value ?? DatabaseValue.null])
+        self.init(node: .placeholder, bindings: [value.map { SQLArgument($0) } ?? .value(.null)])
     }
 
     /// The values bound to the `?`s, in order, as they bind (a `Date` shows its seconds since
@@ -111,10 +141,10 @@ extension SQLExpression {
     }
 
     /// An expression `left op ?` with `value` bound.
-    static func binary(_ op: String, _ left: some SQLExpressible, value: SQLArgument) -> SQLExpression {
+    static func binary(_ op: String, _ left: some SQLExpressible, value: some Bindable) -> SQLExpression {
         let lhs = left.sqlExpression
         var bindings = lhs.bindings
-        bindings.append(value)
+        bindings.append(SQLArgument(value))
         return SQLExpression(node: .binary(op, lhs.node, .placeholder), bindings: bindings)
     }
 
@@ -142,4 +172,7 @@ extension SQLExpression {
 
     /// A bound value as an expression.
     static func value(_ value: SQLArgument) -> SQLExpression { SQLExpression(node: .placeholder, bindings: [value]) }
+
+    /// A bound value of a known type as an expression.
+    static func value(_ value: some Bindable) -> SQLExpression { .value(SQLArgument(value)) }
 }

@@ -14,24 +14,8 @@ public struct Setter: Sendable {
     /// a node or an existential), or an expression.
     @usableFromInline
     enum Assigned: Sendable {
-        /// A value as SQLite stores it, converted when the setter is made.
-        case value(DatabaseValue)
-        /// A date: its text or number depends on the database's `dateFormatter` when it runs.
-        case date(Date)
+        case bound(SQLArgument)
         case expression(SQLExpression<Void>)
-
-        /// The bound value of `value`'s type. Inlined into the caller, which knows the type: the
-        /// type tests fold away, and no existential is made (one cost about 700 instructions
-        /// a setter to make, copy, bind and destroy).
-        @inlinable @inline(__always)
-        static func bound<Value: Bindable>(_ value: Value) -> Assigned {
-            if Value.self == Date.self { return .date(unsafeBitCast(value, to: Date.self)) }
-            if Value.self == Date?.self {
-                guard let date = unsafeBitCast(value, to: Date?.self) else { return .value(.null) }
-                return .date(date)
-            }
-            return .value(value.databaseValue)
-        }
     }
 
     /// The column's quoted name (never qualified: SQLite's SET takes bare names).
@@ -55,8 +39,7 @@ public struct Setter: Sendable {
     /// The value as an expression: `?` with the value, or the expression.
     var value: SQLExpression<Void> {
         switch assigned {
-        case .value(let value): return .value(value)
-        case .date(let date): return .value(date)
+        case .bound(let value): return .value(value)
         case .expression(let expression): return expression
         }
     }
@@ -67,7 +50,7 @@ public struct Setter: Sendable {
 // converted where its type is known.
 @inlinable
 public func <- <Value>(column: Column<Value>, value: Value) -> Setter {
-    Setter(column: column.quotedName, columnHash: column.quotedNameHash, assigned: .bound(value))
+    Setter(column: column.quotedName, columnHash: column.quotedNameHash, assigned: .bound(SQLArgument(value)))
 }
 
 /// `column = expression`.
