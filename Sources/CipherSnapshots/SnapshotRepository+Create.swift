@@ -111,27 +111,27 @@ extension SnapshotRepository {
             // restic can fail after it saved the snapshot (its summary printed, its lock not
             // removed): a create that reports failure leaves no snapshot behind.
             guard checkFailed.isCancelled else {
-                throw SnapshotError(error.kind, error.message + forgetSnapshot(in: printed.bytes), databaseError: error.databaseError)
+                throw SnapshotError(error.kind, error.message + forgetSnapshot(in: printed), databaseError: error.databaseError)
             }
             do throws(SnapshotError) { try authenticated() } catch let failed {
                 throw SnapshotError(
-                    failed.kind, failed.message + "; restic was stopped" + forgetSnapshot(in: printed.bytes),
+                    failed.kind, failed.message + "; restic was stopped" + forgetSnapshot(in: printed),
                     databaseError: failed.databaseError)
             }
             throw error
         }
         do { try authenticated() } catch {
-            throw SnapshotError(error.kind, error.message + forgetSnapshot(in: output), databaseError: error.databaseError)
+            throw SnapshotError(error.kind, error.message + forgetSnapshot(in: printed), databaseError: error.databaseError)
         }
         // The check read the file after restic did: it too must have read the pinned bytes.
         if sentTheFile, !pinned.fileIsUnchanged() {
-            throw untrusted(output, "\(databasePath) was written to while its pages were checked")
+            throw untrusted(printed, "\(databasePath) was written to while its pages were checked")
         }
         guard let summary = Self.backupSummary(output) else {
             throw SnapshotError(.resticFailed, "restic made the snapshot but printed no summary")
         }
         guard summary.processed == nil || summary.processed == pinned.byteCount else {
-            throw untrusted(output, "restic read \(summary.processed ?? 0) bytes of \(databasePath), not its \(pinned.byteCount)")
+            throw untrusted(printed, "restic read \(summary.processed ?? 0) bytes of \(databasePath), not its \(pinned.byteCount)")
         }
         let snapshot = Snapshot(
             id: summary.id, shortID: String(summary.id.prefix(8)), time: Date(), hostname: "", paths: ["/" + name], tags: tags,
@@ -173,7 +173,7 @@ extension SnapshotRepository {
             return !stop.isCancelled
         }
         guard pinned.fileIsUnchanged() else {
-            throw untrusted(printed.bytes, "\(databasePath) was written to while restic read it")
+            throw untrusted(printed, "\(databasePath) was written to while restic read it")
         }
         report.end()
         progress?(total, total)
@@ -235,21 +235,22 @@ extension SnapshotRepository {
         let digest: String
         do { digest = Hex.string(try hasher.finalize()) } catch { throw SnapshotError(.ioError, error.description) }
         guard sent == total, digest == sha256 else {
-            throw untrusted(printed.bytes, "the bytes of \(databasePath) changed while they were read")
+            throw untrusted(printed, "the bytes of \(databasePath) changed while they were read")
         }
         return printed.bytes
     }
 
     /// `checksumMismatch` for a snapshot whose bytes cannot be trusted (`why`), once the
     /// snapshot restic made of them is forgotten: no drill or restore is to find it later.
-    private func untrusted(_ output: [UInt8], _ why: String) -> SnapshotError {
-        SnapshotError(.checksumMismatch, "\(why): the snapshot is not to be trusted" + forgetSnapshot(in: output))
+    private func untrusted(_ printed: PrintedOutput, _ why: String) -> SnapshotError {
+        SnapshotError(.checksumMismatch, "\(why): the snapshot is not to be trusted" + forgetSnapshot(in: printed))
     }
 
-    /// Forgets the snapshot restic made (its summary is in `output`) of bytes that are not to be
-    /// trusted, and says so, for the end of an error message.
-    private func forgetSnapshot(in output: [UInt8]) -> String {
-        guard let id = Self.backupSummary(output)?.id else { return "" }
+    /// Forgets the snapshot restic made (its summary is in `printed`) of bytes that are not to be
+    /// trusted, and says so, for the end of an error message. Once per create: an error that
+    /// already forgot it (and said so) may pass through a catch that would forget it again.
+    private func forgetSnapshot(in printed: PrintedOutput) -> String {
+        guard let id = Self.backupSummary(printed.bytes)?.id, printed.takeForget() else { return "" }
         let shortID = String(id.prefix(8))
         guard (try? run(["forget", id], action: "forget snapshot \(shortID)")) != nil else {
             return "; restic's snapshot \(shortID) of it could not be forgotten: `restic forget \(shortID)`"
@@ -351,10 +352,19 @@ private final class PrintedOutput: @unchecked Sendable {
     // Touched only under `lock`.
     private let lock = NSLock()
     private var collected: [UInt8] = []
+    private var forgetTaken = false
 
     func append(_ chunk: UnsafeRawBufferPointer) {
         lock.withLock { collected.append(contentsOf: chunk) }
     }
 
     var bytes: [UInt8] { lock.withLock { collected } }
+
+    /// `true` the first time only: the snapshot in this output is forgotten once.
+    func takeForget() -> Bool {
+        lock.withLock {
+            defer { forgetTaken = true }
+            return !forgetTaken
+        }
+    }
 }

@@ -102,7 +102,8 @@ enum DatabaseAccess {
         case searched
         /// The one given with `--cipher-page-size`.
         case given
-        /// The default only: without page HMACs, or with a key literal, page 1 cannot tell the size.
+        /// The default only: page 1 could not be checked at other sizes (no page HMACs, a key
+        /// literal, a read error).
         case defaultOnly
     }
 
@@ -128,7 +129,7 @@ enum DatabaseAccess {
         case .given: tried.append("page size \(layout.pageSize) (--cipher-page-size)")
         case .defaultOnly:
             tried.append(
-                "page size \(layout.pageSize) only (the default; page 1 cannot tell the size without page HMACs or with a key literal: "
+                "page size \(layout.pageSize) only (the default; page 1 could not be checked at other sizes: "
                     + "--cipher-page-size N for another)")
         }
         if let compatibility = settings.compatibility { tried.append("SQLCipher \(compatibility)'s defaults (--cipher-compat)") }
@@ -139,11 +140,14 @@ enum DatabaseAccess {
                     : "no plaintext header (--cipher-plaintext-header-size N --cipher-salt HEX)")
         }
         let base = CLIError.database(error, path: path)
+        let iterations =
+            key.isDerived
+            ? "a database made or rekeyed with another iteration count needs --cipher-kdf-iter N on every open "
+                + "(`cipherdb info` with the right settings prints them); "
+            : ""
         return CLIError(
             .wrongKey, base.message + "\n  tried: " + tried.joined(separator: ", "),
-            hint:
-                "check the key; a database made or rekeyed with another iteration count needs --cipher-kdf-iter N on every open "
-                + "(`cipherdb info` with the right settings prints them); `cipherdb verify \(path)` tells a damaged file from a wrong key")
+            hint: "check the key; " + iterations + "`cipherdb verify \(path)` tells a damaged file from a wrong key")
     }
 
     /// The page size whose page-1 HMAC matches `key`, if it is not the default one already tried,

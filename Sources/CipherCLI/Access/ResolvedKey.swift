@@ -34,6 +34,8 @@ struct ResolvedKey {
         let version = SQLCipherVersion.current?.text ?? "?"
         let layout = CipherLayout(settings: settings)
         switch key {
+        case .passphrase where !key.isDerived:
+            return "key: key literal from \(origin), no KDF; page size \(layout.pageSize); SQLCipher \(version)"
         case .passphrase:
             return
                 "key: passphrase from \(origin), PBKDF2 \(layout.kdfIterations) iterations; page size \(layout.pageSize); SQLCipher \(version)"

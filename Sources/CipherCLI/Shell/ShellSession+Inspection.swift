@@ -26,12 +26,8 @@ extension ShellSession {
                     throw DatabaseError(kind: .ioError, message: "cannot read the header of \(opened.path)")
                 }
                 let bytes = Array(header)
-                func two(_ offset: Int) -> Int { Int(bytes[offset]) << 8 | Int(bytes[offset + 1]) }
-                func four(_ offset: Int) -> String {
-                    String(
-                        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
-                            | UInt32(bytes[offset + 3]))
-                }
+                func two(_ offset: Int) -> Int { Int(bytes.bigEndianUInt16(at: offset)) }
+                func four(_ offset: Int) -> String { String(bytes.bigEndianUInt32(at: offset)) }
                 fields = [
                     ("database page size:", String(two(16) == 1 ? 65536 : two(16))), ("write format:", String(bytes[18])),
                     ("read format:", String(bytes[19])), ("reserved bytes:", String(bytes[20])),

@@ -45,6 +45,9 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
 ///
 /// `Date` is stored as a REAL: seconds since 1970-01-01 00:00:00 UTC, as FMDB does, unless the
 /// database has a ``Database/dateFormatter``, in which case it is stored as that text.
+///
+/// The query interface reads `databaseValue` when it makes the setter or expression holding the
+/// value (a `Date` keeps waiting for the formatter); positional arguments read it when they bind.
 public protocol Bindable {
     /// The value to store.
     var databaseValue: DatabaseValue { get }

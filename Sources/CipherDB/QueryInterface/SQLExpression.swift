@@ -17,6 +17,8 @@ enum SQLArgument: Sendable {
             self = .date(unsafeBitCast(value, to: Date.self))
         } else if Value.self == Date?.self {
             self = unsafeBitCast(value, to: Date?.self).map { .date($0) } ?? .value(.null)
+        } else if Value.self == Date??.self {
+            self = unsafeBitCast(value, to: Date??.self).flatMap { $0 }.map { .date($0) } ?? .value(.null)
         } else {
             self = .value(value.databaseValue)
         }

@@ -57,20 +57,23 @@ final class VerifyMemoryTests: CLITestCase {
 
     func testPeakMemoryDoesNotFollowTheFileSize() throws {
         try XCTSkipIf(Self.binaryIsSanitized, "AddressSanitizer's shadow memory is not the command's")
+        let bound = 64 << 20
+        let key = try makeFile(megabytes: 32)
         // posix_spawn's child shares this process's memory until its exec, and Linux keeps that
         // memory's peak as the child's: a test process already past the bound (many tests run in
-        // one process; `make test` runs each in its own) cannot tell the command's peak.
+        // one process, as under a plain `swift test`; `make test` runs each in its own) cannot
+        // tell the command's peak.
         var own = rusage()
         getrusage(Int32(RUSAGE_SELF.rawValue), &own)
         try XCTSkipIf(
-            own.ru_maxrss * 1024 >= 64 << 20, "this test process's own peak (\(own.ru_maxrss >> 10) MiB) would count as the command's")
-        let key = try makeFile(megabytes: 32)
+            own.ru_maxrss * 1024 >= bound,
+            "this test process's own peak (\(own.ru_maxrss >> 10) MiB) would count as the command's; run the test in a process of its own")
         let (status, peak) = try peakResidentBytes(["verify", path("big.db"), "--raw-key-file", key])
         XCTAssertEqual(status, 0)
         // Start-up (a debug build's runtime and libraries) takes about 28 MiB; a page cache
         // holding the file (about 55 MiB of 1 KiB pages), as verify once gave it, that much more.
         let size = try fileSize("big.db")
-        XCTAssertLessThan(peak, 64 << 20, "peak RSS \(peak >> 20) MiB verifying a \(size >> 20) MiB file")
+        XCTAssertLessThan(peak, bound, "peak RSS \(peak >> 20) MiB verifying a \(size >> 20) MiB file")
     }
 
     /// Runs `cipherdb` with `arguments` (output discarded) and returns its exit status and peak

@@ -22,6 +22,12 @@ final class QueryInterfaceValueConversionTests: DatabaseTestCase {
         let uuid = UUID()
         try db.run(events.insert(when <- date, maybe <- date, token <- uuid))
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(happened_at) FROM events"), "text", "the formatter wrote text")
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(maybe_at) FROM events"), "text", "an optional date too")
+        // A date compared or listed binds through the formatter too, so it finds the text.
+        XCTAssertEqual(try db.fetchAll(events.filter(when == date)).count, 1)
+        XCTAssertEqual(try db.fetchAll(events.filter(maybe == date)).count, 1)
+        XCTAssertEqual(try db.fetchAll(events.filter([date].contains(when))).count, 1)
+        XCTAssertEqual(try db.fetchAll(events.filter(when.between(date...date))).count, 1)
         // A nil date is NULL; without a formatter a date is its seconds since 1970, as a
         // positional argument binds it.
         db.dateFormatter = nil

@@ -36,7 +36,7 @@ public enum DatabaseKey: Sendable, CustomStringConvertible {
 
     /// Whether SQLCipher derives this key with PBKDF2: a passphrase, unless it is written as
     /// SQLCipher's key literal `x'…'`, which SQLCipher takes as the raw key itself.
-    public var isDerived: Bool {
+    package var isDerived: Bool {
         guard case .passphrase(let passphrase) = self else { return false }
         return !PassphraseKeyDerivation.isKeyLiteral(passphrase)
     }
