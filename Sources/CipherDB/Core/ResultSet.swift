@@ -29,6 +29,11 @@ public final class ResultSet {
     @exclusivity(unchecked) private var columnsChecked = false
     /// Where ``decode(_:columnNaming:)`` found each coding key's column (see `RowDecodingPlan`).
     @exclusivity(unchecked) var decodingPlan: RowDecodingPlan?
+    /// The columns that lookups by name search while one record of a joined row reads its own
+    /// (see ``JoinedRecordRequest``); `nil` for all of them.
+    @exclusivity(unchecked) var columnScope: Range<Int>?
+    /// The column names, read once for lookups within a ``columnScope``.
+    @exclusivity(unchecked) private var scopedColumnNames: [String]?
     /// Links in the database's list of open result sets (see `Database.register(_:)`).
     @exclusivity(unchecked) var previousOpen: Unmanaged<ResultSet>?
     @exclusivity(unchecked) var nextOpen: Unmanaged<ResultSet>?
@@ -101,6 +106,7 @@ public final class ResultSet {
                 if let statement, statement.refreshColumnsIfRecompiled() {
                     columns = statement.columnCount
                     decodingPlan = nil
+                    scopedColumnNames = nil
                 }
             }
             return true
@@ -142,7 +148,24 @@ public final class ResultSet {
 
     /// The index of the column named `name` (case-insensitive), or `nil`.
     public func columnIndex(named name: String) -> Int? {
-        statement?.columnIndex(named: name).map(Int.init)
+        if let columnScope { return columnIndex(named: name, in: columnScope) }
+        return statement?.columnIndex(named: name).map(Int.init)
+    }
+
+    /// The first column of `scope` named `name`: exact, then case-insensitive, the rule of the
+    /// whole row applied to part of it.
+    private func columnIndex(named name: String, in scope: Range<Int>) -> Int? {
+        let names: [String]
+        if let scopedColumnNames {
+            names = scopedColumnNames
+        } else {
+            names = (0..<columnCount).map { columnName(at: $0) ?? "" }
+            scopedColumnNames = names
+        }
+        let scope = scope.clamped(to: names.indices)
+        if let index = names[scope].firstIndex(of: name) { return index }
+        let folded = name.lowercased()
+        return names[scope].firstIndex { $0.lowercased() == folded }
     }
 
     /// The current row's value of column `index`, or `nil` out of range or without a row.
@@ -156,7 +179,12 @@ public final class ResultSet {
 
     @inline(__always)
     private func cell(_ name: String) -> OpaquePointer? {
-        guard let rowHandle, let index = statement?.columnIndex(named: name) else { return nil }
+        guard let rowHandle else { return nil }
+        if columnScope != nil {
+            guard let index = columnIndex(named: name) else { return nil }
+            return sqlite3_column_value(rowHandle, Int32(truncatingIfNeeded: index))
+        }
+        guard let index = statement?.columnIndex(named: name) else { return nil }
         return sqlite3_column_value(rowHandle, index)
     }
 
