@@ -58,7 +58,7 @@ extension ShellSession {
             details: ["     FILE is created 0600 and named only when complete"]
         ) {
             shell, arguments throws(CLIError) in
-            guard let path = arguments.first else { throw CLIError.usage("usage: .once FILE") }
+            guard let path = arguments.first else { throw CLIError.usage("Usage: .once FILE") }
             try shell.redirect(to: path, once: true)
             return .proceed
         },
@@ -82,7 +82,7 @@ extension ShellSession {
             return .proceed
         },
         DotCommand(name: ".read", usage: "FILE", summary: "Read input from FILE") { shell, arguments throws(CLIError) in
-            guard let path = arguments.first else { throw CLIError.usage("usage: .read FILE") }
+            guard let path = arguments.first else { throw CLIError.usage("Usage: .read FILE") }
             // A file that reads itself would recurse until the stack ran out.
             guard shell.readDepth < ShellSession.maximumReadDepth else {
                 throw CLIError.usage(".read nested more than \(ShellSession.maximumReadDepth) deep: \(path) (does it read itself?)")

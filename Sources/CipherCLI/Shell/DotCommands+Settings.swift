@@ -145,7 +145,7 @@ extension ShellSession {
         DotCommand(name: ".quit", aliases: [".q"], usage: "", summary: "Exit this program") { _, _ throws(CLIError) in .stop },
         DotCommand(name: ".separator", usage: "COL ?ROW?", summary: "Change the column and row separators") {
             shell, arguments throws(CLIError) in
-            guard let column = arguments.first else { throw CLIError.usage("usage: .separator COLUMN [ROW]") }
+            guard let column = arguments.first else { throw CLIError.usage("Usage: .separator COLUMN [ROW]") }
             shell.style.columnSeparator = column
             if arguments.count > 1 { shell.style.rowSeparator = arguments[1] }
             return .proceed

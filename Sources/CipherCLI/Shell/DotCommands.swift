@@ -146,7 +146,7 @@ extension ShellSession {
         switch arguments.first?.lowercased() {
         case "on"?, "1"?, "yes"?, "true"?: return true
         case "off"?, "0"?, "no"?, "false"?: return false
-        default: throw CLIError.usage("usage: \(command) on|off")
+        default: throw CLIError.usage("Usage: \(command) on|off")
         }
     }
 

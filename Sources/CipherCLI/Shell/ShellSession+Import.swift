@@ -39,7 +39,7 @@ extension ShellSession {
     /// other modes read CSV split on the column separator (`|` in list mode). In ascii mode a
     /// record whose first field is empty is skipped.
     func importRecords(_ arguments: [String]) throws(CLIError) {
-        let usage = "usage: .import FILE TABLE [--csv|--ascii] [--skip N]"
+        let usage = "Usage: .import FILE TABLE [--csv|--ascii] [--skip N]"
         var positional: [String] = []
         var skip = 0
         var format: ImportFormat?

@@ -27,7 +27,7 @@ extension ShellSession {
     /// to VALUE; printed as sqlite3 prints them. SQLite keeps a new value within its compiled-in
     /// maximum, and a negative one changes nothing.
     func limitCommand(_ arguments: [String]) throws(CLIError) {
-        let usage = "usage: .limit [NAME [VALUE]]"
+        let usage = "Usage: .limit [NAME [VALUE]]"
         guard arguments.count <= 2 else { throw CLIError.usage(usage) }
         guard let name = arguments.first else {
             for limit in Self.limitNames { writeLimit(limit) }

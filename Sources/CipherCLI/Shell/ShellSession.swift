@@ -310,11 +310,17 @@ final class ShellSession {
     /// Remembers that something failed, which the command said in its own words.
     func markFailed() { failed = true }
 
-    /// Prints an error on stderr and remembers that something failed.
+    /// Prints an error on stderr as sqlite3 prints its own, and remembers that something failed:
+    /// `Error: ` before the message, except before the messages sqlite3 prints as they are
+    /// (``printedAsIs``).
     func reportError(_ message: String, prefixed: Bool = true) {
         failed = true
-        Console.error(prefixed ? "error: \(message)" : message)
+        let asIs = !prefixed || Self.printedAsIs.contains { message.hasPrefix($0) }
+        Console.error(asIs ? message : "Error: \(message)")
     }
+
+    /// The starts of the dot-command messages sqlite3 prints without `Error: `.
+    static let printedAsIs = ["Usage", "Unknown option", "Cannot change to directory", "cannot close the active database connection"]
 
     // MARK: - Output
 

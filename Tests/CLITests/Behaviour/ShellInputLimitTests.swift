@@ -104,6 +104,6 @@ final class ShellInputLimitTests: CLITestCase {
         let bad = try boundedShell(".limit nosuch\n.limit l\n.limit length many\n")
         XCTAssertTrue(bad.stderr.contains("unknown limit nosuch"), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("ambiguous limit l"), bad.stderr)
-        XCTAssertTrue(bad.stderr.contains("usage: .limit"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("Usage: .limit"), bad.stderr)
     }
 }

@@ -46,7 +46,7 @@ extension ShellDotCommandTests {
             .connection close
             .connection
             SELECT count(*) FROM people;
-            """, expect: 1, normalized: { $0.replacingOccurrences(of: "app.db", with: self.path("plain.db")) }, dotCommandErrors: true)
+            """, expect: 1, normalized: { $0.replacingOccurrences(of: "app.db", with: self.path("plain.db")) })
     }
 
     /// `.open` replaces the active connection's database with the shell's key flags; `.trace`

@@ -262,7 +262,7 @@ extension ShellDotCommandTests {
             ".binary on\n.binary off\n.scanstats on\n")
         XCTAssertEqual(try cipherShell(".nonce abc\nSELECT 1;\n").stdout, "1\n")
         let bad = try cipherShell(".binary maybe\n.nonce\n", expect: 1)
-        XCTAssertTrue(bad.stderr.contains("usage: .binary on|off") && bad.stderr.contains("Usage: .nonce NONCE"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("Usage: .binary on|off") && bad.stderr.contains("Usage: .nonce NONCE"), bad.stderr)
     }
 
     /// Every sqlite3 3.40 dot-command is in `.help`, in sqlite3's order, and Tab completes the

@@ -23,7 +23,7 @@ extension ShellDotCommandTests {
             SELECT 'after';
             .system exit 3
             .cd nowhere
-            """, expect: 1, dotCommandErrors: true)
+            """, expect: 1)
         let verified = try cipherShell(".cd sub\n.verify\n.cd ..\n.tables\n")
         XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
     }
@@ -231,7 +231,7 @@ extension ShellDotCommandTests {
         XCTAssertTrue(loop.stderr.contains(".read nested more than 25 deep"), loop.stderr)
         let bad = try cipherShell(".import missing.csv t\n.import new.csv\n.read nothing.sql\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("cannot read missing.csv"), bad.stderr)
-        XCTAssertTrue(bad.stderr.contains("usage: .import"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("Usage: .import"), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("cannot read nothing.sql"), bad.stderr)
     }
 

@@ -80,7 +80,7 @@ extension ShellDotCommandTests {
             INSERT INTO t VALUES (1);
             .log off
             .log
-            """, expect: 1, fresh: true, dotCommandErrors: true)
+            """, expect: 1, fresh: true)
         let logged = try String(contentsOfFile: path("logged.txt"), encoding: .utf8)
         XCTAssertEqual(logged, "(2067) abort at 9 in [INSERT INTO t VALUES (1);]: UNIQUE constraint failed: t.x\n")
         var status = stat()
@@ -112,7 +112,7 @@ extension ShellDotCommandTests {
             SELECT 'to the file';
             .trace off
             .fullschema extra
-            """, expect: 1, fresh: true, dotCommandErrors: true)
+            """, expect: 1, fresh: true)
         XCTAssertEqual(try String(contentsOfFile: path("traced.sql"), encoding: .utf8), "SELECT 'to the file';\n")
         var status = stat()
         XCTAssertEqual(stat(path("traced.sql"), &status), 0)

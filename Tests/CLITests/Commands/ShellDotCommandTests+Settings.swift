@@ -271,7 +271,7 @@ extension ShellDotCommandTests {
             ".eqp trigger\n.show\n.eqp full\n.explain bogus\n.show\n.eqp\n", expect: 1,
             normalized: {
                 $0.replacingOccurrences(of: "    filename: app.db\n", with: "    filename: \(self.path("plain.db"))\n")
-            }, dotCommandErrors: true)
+            })
     }
 
     /// `.timeout MS`: a statement waits that long for another connection's lock, then fails.

@@ -50,11 +50,10 @@ final class ShellDotCommandTests: CLITestCase {
     ///
     /// With `fresh`, both start from empty databases (`fresh.db`, encrypted, and `fresh-plain.db`)
     /// instead of app.db and its decrypted copy; `normalized` adjusts the shell's output first.
-    /// `dotCommandErrors` compares the shell's errors of dot-commands without their `error: `.
     @discardableResult
     func assertSameAsSqlite3(
         _ script: String, expect status: Int32 = 0, fresh: Bool = false, normalized: (String) -> String = { $0 },
-        dotCommandErrors: Bool = false, file: StaticString = #filePath, line: UInt = #line
+        file: StaticString = #filePath, line: UInt = #line
     ) throws -> CommandResult {
         let plain = fresh ? "fresh-plain.db" : "plain.db"
         if fresh {
@@ -74,7 +73,7 @@ final class ShellDotCommandTests: CLITestCase {
             file: file, line: line)
         let context = #"\n  [^\n]*\n  [^\n]*(\^--- error here|error here ---\^)"#
         XCTAssertEqual(
-            dotCommandErrors ? actual.stderr.replacingOccurrences(of: "error: ", with: "") : actual.stderr,
+            actual.stderr,
             expected.stderr.replacingOccurrences(of: context, with: "", options: .regularExpression),
             file: file, line: line)
         return actual
@@ -98,6 +97,16 @@ final class ShellDotCommandTests: CLITestCase {
                 "SELECT 'a;b', \"c;d\", [e;f], `g;h` -- x;y\n;",
                 "/* ; */ CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1; SELECT 'it''s;'; END;", "select 'Trigger;';", "SELECT 2",
             ])
+    }
+
+    /// A failed dot-command prints as sqlite3's do: `Error: ` before the message, a usage line
+    /// and sqlite3's own bare messages as they are (scripts that look for `Error:` find ours).
+    func testDotCommandErrorsUseSqlite3sPrefixes() throws {
+        try assertSameAsSqlite3(".mode bogus\n.schema x y z\n.cd /nowhere\nSELECT 1;\n", expect: 1)
+        let ours = try cipherShell(".foo\n.read /nonexistent\n.once\n", expect: 1)
+        XCTAssertEqual(
+            ours.stderr.split(separator: "\n").map { $0.hasPrefix("Error: ") || $0.hasPrefix("Usage: ") }, [true, true, true], ours.stderr)
+        XCTAssertTrue(ours.stderr.contains("Usage: .once FILE"), ours.stderr)
     }
 
     func testDotCommandWordsAndErrorLocation() {

@@ -102,7 +102,7 @@ final class ShellTerminalTests: CLITestCase {
                 "SELECT \\047still here\\047;\\n", "\\004",
             ], pause: 1.0)
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
-        XCTAssertTrue(result.stdout.contains("error: interrupted"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Error: interrupted"), result.stdout)
         XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
     }
 
@@ -113,7 +113,7 @@ final class ShellTerminalTests: CLITestCase {
             [".verify\\n", "\\003", "SELECT \\047still here\\047;\\n", "\\004"], screen: (key: 1, pattern: "checking the pages"),
             prompts: [0: 1, 2: 2, 3: 3])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
-        XCTAssertTrue(result.stdout.contains("error: verification interrupted"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Error: verification interrupted"), result.stdout)
         XCTAssertFalse(result.stdout.contains("checked"), "the check stopped before its report: \(result.stdout)")
         XCTAssertFalse(result.stdout.contains("integrity_check:"), result.stdout)
         XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
@@ -130,8 +130,8 @@ final class ShellTerminalTests: CLITestCase {
                 "SELECT count(*) FROM sqlite_master WHERE name = \\047imported\\047;\\n", "\\004",
             ], pause: 0.8, prompts: [0: 1, 2: 2, 3: 3, 5: 4, 6: 5])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
-        XCTAssertTrue(result.stdout.contains("error: import interrupted"), result.stdout)
-        XCTAssertTrue(result.stdout.contains("error: interrupted"), "the dump: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains("Error: import interrupted"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Error: interrupted"), "the dump: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("\r\n0\r\n"), "the import left nothing behind: \(result.stdout)")
     }
 
