@@ -32,8 +32,9 @@ public final class ResultSet {
     /// The columns that lookups by name search while one record of a joined row reads its own
     /// (see ``JoinedRecordRequest``); `nil` for all of them.
     @exclusivity(unchecked) var columnScope: Range<Int>?
-    /// The column names, read once for lookups within a ``columnScope``.
-    @exclusivity(unchecked) private var scopedColumnNames: [String]?
+    /// For lookups within a ``columnScope``, its names' indexes (exact and lowercased; the
+    /// leftmost of a name), made once per scope.
+    @exclusivity(unchecked) private var scopedColumnIndexes: [Int: (exact: [String: Int], folded: [String: Int])] = [:]
     /// Links in the database's list of open result sets (see `Database.register(_:)`).
     @exclusivity(unchecked) var previousOpen: Unmanaged<ResultSet>?
     @exclusivity(unchecked) var nextOpen: Unmanaged<ResultSet>?
@@ -106,7 +107,7 @@ public final class ResultSet {
                 if let statement, statement.refreshColumnsIfRecompiled() {
                     columns = statement.columnCount
                     decodingPlan = nil
-                    scopedColumnNames = nil
+                    scopedColumnIndexes = [:]
                 }
             }
             return true
@@ -155,17 +156,18 @@ public final class ResultSet {
     /// The first column of `scope` named `name`: exact, then case-insensitive, the rule of the
     /// whole row applied to part of it.
     private func columnIndex(named name: String, in scope: Range<Int>) -> Int? {
-        let names: [String]
-        if let scopedColumnNames {
-            names = scopedColumnNames
-        } else {
-            names = (0..<columnCount).map { columnName(at: $0) ?? "" }
-            scopedColumnNames = names
+        if let indexes = scopedColumnIndexes[scope.lowerBound] {
+            return indexes.exact[name] ?? indexes.folded[name.lowercased()]
         }
-        let scope = scope.clamped(to: names.indices)
-        if let index = names[scope].firstIndex(of: name) { return index }
-        let folded = name.lowercased()
-        return names[scope].firstIndex { $0.lowercased() == folded }
+        var exact: [String: Int] = [:]
+        var folded: [String: Int] = [:]
+        for index in scope.clamped(to: 0..<columnCount) {
+            guard let column = columnName(at: index) else { continue }
+            if exact[column] == nil { exact[column] = index }
+            if folded[column.lowercased()] == nil { folded[column.lowercased()] = index }
+        }
+        scopedColumnIndexes[scope.lowerBound] = (exact, folded)
+        return exact[name] ?? folded[name.lowercased()]
     }
 
     /// The current row's value of column `index`, or `nil` out of range or without a row.

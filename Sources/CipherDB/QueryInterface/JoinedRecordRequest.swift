@@ -1,5 +1,5 @@
 /// Two record types side by side, one pair per row of a join: GRDB's `including(required:)`
-/// and `including(optional:)` written as a join.
+/// and `including(optional:)`, with the join's condition written out.
 ///
 /// The query selects `left.*, right.*`; each record decodes from its own table's columns, so
 /// columns both tables have (`id`, `name`) read right on each side. Refine the request as any
@@ -12,21 +12,23 @@
 ///
 /// // Players that have a team, with it: [(Player, Team)].
 /// let rostered = try Player.all()
-///     .joining(required: Team.self, on: players[teamID] == teams[id])
+///     .including(required: Team.self, on: players[teamID] == teams[id])
 ///     .order(teams[name], players[name])
 ///     .fetchAll(db)
 ///
 /// // Every player, with its team if it has one: [(Player, Team?)].
-/// let everyone = try Player.all().joining(optional: Team.self, on: players[teamID] == teams[id]).fetchAll(db)
+/// let everyone = try Player.all().including(optional: Team.self, on: players[teamID] == teams[id]).fetchAll(db)
 /// ```
 ///
-/// A record that reads its own columns (``FetchableRecord/init(row:)``) reads them by name, as
-/// it always does; column indexes stay those of the whole row.
+/// A record that reads its own columns (``FetchableRecord/init(row:)``) must read them by name:
+/// lookups by name search its own table's columns, while column indexes (`row.int64(at: 0)`)
+/// stay those of the whole row.
 public struct JoinedRecordRequest<Left: FetchableRecord & TableRecord, Right: FetchableRecord & TableRecord>: QueryType {
     /// The query's parts (its selection is both tables' columns).
     public var query: Query
-    /// The left record's table, whose columns come first.
+    /// The left record's table, whose columns come first, and the right one's.
     let left: Table
+    let right: Table
 
     init(_ request: RecordRequest<Left>, joining right: Table, kind: Query.JoinKind, on condition: SQLExpression<Bool>) {
         var query = request.query
@@ -35,6 +37,7 @@ public struct JoinedRecordRequest<Left: FetchableRecord & TableRecord, Right: Fe
         query.joins.append(Query.Join(kind: kind, table: right, condition: condition.sqlExpression))
         self.query = query
         self.left = left
+        self.right = right
     }
 
     /// Every row of the join as a pair of records.
@@ -47,8 +50,13 @@ public struct JoinedRecordRequest<Left: FetchableRecord & TableRecord, Right: Fe
         try fetchPairs(db, limit: 1).first
     }
 
+    /// The number of rows of the join.
+    public func fetchCount(_ db: Database) throws(DatabaseError) -> Int {
+        try db.scalar(count)
+    }
+
     private func fetchPairs(_ db: Database, limit: Int?) throws -> [(Left, Right)] {
-        try JoinedRows.decode(self, left: left, from: db, limit: limit) { rows, _ in try Right(row: rows) }
+        try JoinedRows.decode(self, left: left, right: right, from: db, limit: limit) { rows, _ in try Right(row: rows) }
     }
 }
 
@@ -58,13 +66,15 @@ public struct JoinedRecordRequest<Left: FetchableRecord & TableRecord, Right: Fe
 public struct OptionalJoinedRecordRequest<Left: FetchableRecord & TableRecord, Right: FetchableRecord & TableRecord>: QueryType {
     /// The query's parts (its selection is both tables' columns).
     public var query: Query
-    /// The left record's table, whose columns come first.
+    /// The left record's table, whose columns come first, and the right one's.
     let left: Table
+    let right: Table
 
     init(_ request: RecordRequest<Left>, joining right: Table, on condition: SQLExpression<Bool>) {
         let joined = JoinedRecordRequest<Left, Right>(request, joining: right, kind: .leftOuter, on: condition)
         query = joined.query
         left = joined.left
+        self.right = right
     }
 
     /// Every row of the join as a record and its match, if any.
@@ -77,22 +87,27 @@ public struct OptionalJoinedRecordRequest<Left: FetchableRecord & TableRecord, R
         try fetchPairs(db, limit: 1).first
     }
 
+    /// The number of rows of the join.
+    public func fetchCount(_ db: Database) throws(DatabaseError) -> Int {
+        try db.scalar(count)
+    }
+
     private func fetchPairs(_ db: Database, limit: Int?) throws -> [(Left, Right?)] {
-        try JoinedRows.decode(self, left: left, from: db, limit: limit) { rows, isAllNull in
-            isAllNull ? nil : try Right(row: rows)
+        try JoinedRows.decode(self, left: left, right: right, from: db, limit: limit) { rows, isAllNull in
+            try isAllNull() ? nil : Right(row: rows)
         }
     }
 }
 
 extension RecordRequest where Record: FetchableRecord {
     /// The request's records, each with the row of `right` that matches it by `condition`
-    /// (an inner join: a record without a match is left out).
+    /// (an inner join: a record without a match is left out), as GRDB's `including(required:)`.
     ///
     /// - Parameters:
     ///   - right: the record type of the joined table.
     ///   - alias: a name for the joined table, to join a table with itself.
     ///   - condition: how a row of `right` matches.
-    public func joining<Right: FetchableRecord & TableRecord>(
+    public func including<Right: FetchableRecord & TableRecord>(
         required right: Right.Type, as alias: String? = nil, on condition: SQLExpression<Bool>
     ) -> JoinedRecordRequest<Record, Right> {
         let table = alias.map { Right.databaseTable.alias($0) } ?? Right.databaseTable
@@ -100,13 +115,17 @@ extension RecordRequest where Record: FetchableRecord {
     }
 
     /// The request's records, each with the row of `right` that matches it by `condition`, or
-    /// `nil` (a left outer join: every record is kept).
+    /// `nil` (a left outer join: every record is kept), as GRDB's `including(optional:)`.
+    ///
+    /// The right record is `nil` when every one of its table's columns is NULL: a match whose
+    /// columns are all NULL (possible only in a table without an `INTEGER PRIMARY KEY`) reads as
+    /// no match.
     ///
     /// - Parameters:
     ///   - right: the record type of the joined table.
     ///   - alias: a name for the joined table, to join a table with itself.
     ///   - condition: how a row of `right` matches.
-    public func joining<Right: FetchableRecord & TableRecord>(
+    public func including<Right: FetchableRecord & TableRecord>(
         optional right: Right.Type, as alias: String? = nil, on condition: SQLExpression<Bool>
     ) -> OptionalJoinedRecordRequest<Record, Right> {
         let table = alias.map { Right.databaseTable.alias($0) } ?? Right.databaseTable
@@ -114,31 +133,57 @@ extension RecordRequest where Record: FetchableRecord {
     }
 }
 
+extension TableRecord where Self: FetchableRecord {
+    /// Every record of the table with the row of `right` that matches it (see
+    /// ``RecordRequest/including(required:as:on:)``).
+    public static func including<Right: FetchableRecord & TableRecord>(
+        required right: Right.Type, as alias: String? = nil, on condition: SQLExpression<Bool>
+    ) -> JoinedRecordRequest<Self, Right> {
+        all().including(required: right, as: alias, on: condition)
+    }
+
+    /// Every record of the table with the row of `right` that matches it, or `nil` (see
+    /// ``RecordRequest/including(optional:as:on:)``).
+    public static func including<Right: FetchableRecord & TableRecord>(
+        optional right: Right.Type, as alias: String? = nil, on condition: SQLExpression<Bool>
+    ) -> OptionalJoinedRecordRequest<Self, Right> {
+        all().including(optional: right, as: alias, on: condition)
+    }
+}
+
 /// The decoding both joined requests share.
 enum JoinedRows {
     /// The pairs of the rows of `request` (at most `limit`): the left record from the columns of
-    /// `left`, the right one made by `right` from the rest, told whether they are all NULL.
+    /// `left`, the right value made by `makeRight` from those of `right`, which can ask whether
+    /// they are all NULL.
+    ///
+    /// Where one table's columns end is counted once the query has stepped to its first row:
+    /// a cached statement that SQLite recompiled after a schema change has its new columns
+    /// only then, and the schema cannot change while the query reads.
     static func decode<Left: FetchableRecord, RightValue>(
-        _ request: some QueryType, left: Table, from db: Database, limit: Int?,
-        right: (ResultSet, _ isAllNull: Bool) throws -> RightValue
+        _ request: some QueryType, left: Table, right: Table, from db: Database, limit: Int?,
+        makeRight: (ResultSet, _ isAllNull: () -> Bool) throws -> RightValue
     ) throws -> [(Left, RightValue)] {
-        let split = try db.columnCount(ofTable: left)
         let rows = try db.executeQuery(request)
-        defer { rows.close() }
-        let leftScope = 0..<split
-        let rightScope = split..<max(split, rows.columnCount)
+        defer {
+            rows.columnScope = nil
+            rows.close()
+        }
+        var scopes: (left: Range<Int>, right: Range<Int>)?
         // Each side keeps the plan of where its coding keys' columns are, learned on its first row.
         var leftPlan: RowDecodingPlan?
         var rightPlan: RowDecodingPlan?
         var pairs: [(Left, RightValue)] = []
         while limit.map({ pairs.count < $0 }) ?? true, try rows.next() {
+            let (leftScope, rightScope) = try scopes ?? db.joinedColumnScopes(of: rows, left: left, right: right)
+            scopes = (leftScope, rightScope)
             rows.columnScope = leftScope
             rows.decodingPlan = leftPlan
             let leftRecord = try Left(row: rows)
             leftPlan = rows.decodingPlan
             rows.columnScope = rightScope
             rows.decodingPlan = rightPlan
-            let rightValue = try right(rows, rightScope.allSatisfy { rows.isNull(at: $0) })
+            let rightValue = try makeRight(rows) { rightScope.allSatisfy { rows.isNull(at: $0) } }
             rightPlan = rows.decodingPlan
             rows.columnScope = nil
             pairs.append((leftRecord, rightValue))
@@ -148,9 +193,27 @@ enum JoinedRows {
 }
 
 extension Database {
-    /// The number of columns `SELECT *` gives for `table`: where a joined row's right half starts.
-    func columnCount(ofTable table: Table) throws(DatabaseError) -> Int {
-        let statement = try prepareStatement("SELECT * FROM " + table.quotedName)
+    /// Where the columns of `left` and of `right` are in the rows of `rows` (`left.*, right.*`),
+    /// counted on statements compiled now, against the schema the query runs on.
+    ///
+    /// - Throws: `misuse` when the row is not the two tables' columns side by side.
+    fileprivate func joinedColumnScopes(
+        of rows: ResultSet, left: Table, right: Table
+    ) throws(DatabaseError) -> (left: Range<Int>, right: Range<Int>) {
+        let leftCount = try columnCount(ofTable: left)
+        let rightCount = try columnCount(ofTable: right)
+        guard leftCount + rightCount == rows.columnCount else {
+            throw DatabaseError.misuse(
+                "a joined row has \(rows.columnCount) columns, not the \(leftCount) of \(left.name) and the \(rightCount) of \(right.name)",
+                sql: rows.sql)
+        }
+        return (0..<leftCount, leftCount..<(leftCount + rightCount))
+    }
+
+    /// The number of columns `SELECT *` gives for `table`, from a statement compiled now (a
+    /// cached one counts the columns it was compiled with).
+    private func columnCount(ofTable table: Table) throws(DatabaseError) -> Int {
+        let statement = try prepareStatement("SELECT * FROM " + table.quotedName, cached: false)
         defer { statement.release() }
         return Int(statement.columnCount)
     }

@@ -78,7 +78,9 @@ extension TableRecord {
         guard databasePrimaryKey.count == 1, let column = databasePrimaryKey.first else {
             throw DatabaseError.misuse("\(Self.self) needs a one-column primary key for filter(key:); it has \(databasePrimaryKey)")
         }
-        return all().filter(SQLExpression<Bool>(sql: quoteIdentifier(column) + " = ?", bindings: [SQLArgument(key)], isCompound: true))
+        // Qualified, so that the request can join a table with a column of the same name.
+        let qualified = databaseTable.qualifier + "." + quoteIdentifier(column)
+        return all().filter(SQLExpression<Bool>(sql: qualified + " = ?", bindings: [SQLArgument(key)], isCompound: true))
     }
 
     /// The rows sorted by `terms`.

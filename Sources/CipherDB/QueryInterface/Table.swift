@@ -57,8 +57,9 @@ public struct Table: Sendable {
     /// The table as a query's `FROM` or `JOIN` names it: `"employees" AS "managers"` when aliased.
     var fromSQL: String { names.fromSQL }
 
-    /// The table as a column's qualifier names it: the quoted alias, else the quoted name.
-    var qualifier: String { names.aliasName.map { quoteIdentifier($0) } ?? names.quotedName }
+    /// The table as a column's qualifier names it: the quoted alias, else the quoted name
+    /// without its schema (SQLite takes no schema before `.*`), as ``subscript(_:)`` qualifies.
+    var qualifier: String { quoteIdentifier(aliasName ?? name) }
 
     /// Whether `self` and `other` appear the same in SQL (the same name, schema and alias).
     func hasSameShape(as other: Table) -> Bool {

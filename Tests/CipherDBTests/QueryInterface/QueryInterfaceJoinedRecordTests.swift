@@ -2,7 +2,7 @@ import CipherDB
 import Foundation
 import XCTest
 
-/// Joins that decode into two records: `Player.all().joining(required: Team.self, on: ...)`,
+/// Joins that decode into two records: `Player.all().including(required: Team.self, on: ...)`,
 /// each side from its own table's columns although both tables have `id` and `name`.
 final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
     private struct Team: Codable, Equatable, FetchableRecord, PersistableRecord {
@@ -51,7 +51,7 @@ final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
     func testARequiredJoinPairsEachRecordWithItsMatchFromItsOwnColumns() throws {
         let db = try league()
         defer { db.close() }
-        let request = Player.all().joining(required: Team.self, on: players[teamID] == teams[id]).order(players[nameColumn])
+        let request = Player.all().including(required: Team.self, on: players[teamID] == teams[id]).order(players[nameColumn])
         XCTAssertEqual(
             request.sql,
             #"SELECT "player".*, "team".* FROM "player" INNER JOIN "team" ON "player"."teamID" = "team"."id" ORDER BY "player"."name""#)
@@ -62,7 +62,7 @@ final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
         XCTAssertEqual(pairs.map(\.1), [Team(id: 20, name: "Blues"), Team(id: 10, name: "Reds"), Team(id: 20, name: "Blues")])
 
         // Filters and limits refine it as any query; fetchOne gives the first pair.
-        let blues = Player.filter(players[nameColumn] != "Ann").joining(required: Team.self, on: players[teamID] == teams[id])
+        let blues = Player.filter(players[nameColumn] != "Ann").including(required: Team.self, on: players[teamID] == teams[id])
             .filter(teams[nameColumn] == "Blues")
         let first = try XCTUnwrap(try blues.fetchOne(db))
         XCTAssertEqual(first.0.name, "Di")
@@ -74,11 +74,11 @@ final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
     func testAnOptionalJoinKeepsRecordsWithoutAMatch() throws {
         let db = try league()
         defer { db.close() }
-        let pairs = try Player.all().joining(optional: Team.self, on: players[teamID] == teams[id]).order(players[id]).fetchAll(db)
+        let pairs = try Player.all().including(optional: Team.self, on: players[teamID] == teams[id]).order(players[id]).fetchAll(db)
         XCTAssertEqual(pairs.map(\.0.name), ["Ann", "Bob", "Cy", "Di"])
         XCTAssertEqual(pairs.map(\.1?.name), ["Blues", "Reds", nil, "Blues"])
         // A team with no player: the left side is the team.
-        let rosters = try Team.all().joining(optional: Player.self, on: teams[id] == players[teamID]).order(teams[id], players[id])
+        let rosters = try Team.all().including(optional: Player.self, on: teams[id] == players[teamID]).order(teams[id], players[id])
             .fetchAll(db)
         XCTAssertEqual(rosters.map { "\($0.0.name):\($0.1?.name ?? "-")" }, ["Reds:Bob", "Blues:Ann", "Blues:Di", "Greens:-"])
     }
@@ -90,7 +90,7 @@ final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
         defer { db.close() }
         try db.executeUpdate("UPDATE player SET teamID = NULL")
         let mentors = players.alias("mentor_player")
-        let pairs = try Player.all().joining(required: Player.self, as: "mentor_player", on: mentors[id] == players[id] + 1)
+        let pairs = try Player.all().including(required: Player.self, as: "mentor_player", on: mentors[id] == players[id] + 1)
             .order(players[id]).fetchAll(db)
         XCTAssertEqual(pairs.map { "\($0.0.name)>\($0.1.name)" }, ["Ann>Bob", "Bob>Cy", "Cy>Di"])
     }
@@ -99,15 +99,63 @@ final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
     func testARecordReadingItsOwnColumnsReadsItsSide() throws {
         let db = try league()
         defer { db.close() }
-        let pairs = try Player.filter(players[id] == 2).joining(required: TeamByColumns.self, on: players[teamID] == teams[id]).fetchAll(db)
+        let pairs = try Player.filter(players[id] == 2).including(required: TeamByColumns.self, on: players[teamID] == teams[id]).fetchAll(
+            db)
         XCTAssertEqual(pairs.count, 1)
         XCTAssertEqual(pairs.first?.0.name, "Bob")
         XCTAssertEqual(pairs.first?.1, TeamByColumns(id: 10, name: "Reds"))
         // The same result set read by name outside a join still finds the leftmost column.
-        let rows = try db.executeQuery(Player.all().joining(required: Team.self, on: players[teamID] == teams[id]).order(players[id]))
+        let rows = try db.executeQuery(Player.all().including(required: Team.self, on: players[teamID] == teams[id]).order(players[id]))
         defer { rows.close() }
         XCTAssertTrue(try rows.next())
         XCTAssertEqual(rows.string("name"), "Ann")
         XCTAssertEqual(try rows[nameColumn], "Ann")
+    }
+
+    /// The split between the two tables' columns is counted against the schema the query runs
+    /// on: a column added to the left table after a first fetch is the left record's, not the
+    /// right one's (a count kept from before read it as the right table's first column).
+    func testAColumnAddedAfterAFetchStaysOnItsSide() throws {
+        struct RankedPlayer: Codable, FetchableRecord, TableRecord {
+            static let databaseTableName = "player"
+            var id: Int64
+            var name: String
+            var rank: Int64?
+        }
+        let db = try league()
+        defer { db.close() }
+        let request = try RankedPlayer.filter(key: 2).including(required: Team.self, on: players[teamID] == teams[id])
+        XCTAssertEqual(try request.fetchOne(db)?.1, Team(id: 10, name: "Reds"), "no rank column yet: rank is nil")
+        try db.executeUpdate("ALTER TABLE player ADD COLUMN rank INTEGER")
+        try db.executeUpdate("UPDATE player SET rank = 7 WHERE id = 2")
+        let pair = try XCTUnwrap(try request.fetchOne(db))
+        XCTAssertEqual(pair.0.rank, 7)
+        XCTAssertEqual(pair.1, Team(id: 10, name: "Reds"))
+        XCTAssertEqual(try request.fetchCount(db), 1)
+    }
+
+    /// `filter(key:)` names its column with its table, so a request for one record joins a
+    /// table that also has an `id`; a decoder that lists every key sees its own side's columns.
+    func testAKeyFilterJoinsAndEachSideListsItsOwnColumns() throws {
+        struct ColumnNames: Decodable, FetchableRecord, TableRecord {
+            static let databaseTableName = "team"
+            struct AnyKey: CodingKey {
+                var stringValue: String
+                var intValue: Int? { nil }
+                init(stringValue: String) { self.stringValue = stringValue }
+                init?(intValue: Int) { nil }
+            }
+            var names: [String]
+            init(from decoder: Decoder) throws {
+                names = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+            }
+        }
+        let db = try league()
+        defer { db.close() }
+        let pair = try XCTUnwrap(
+            try Player.filter(key: 4).including(required: ColumnNames.self, on: players[teamID] == teams[id]).fetchOne(db))
+        XCTAssertEqual(pair.0.name, "Di")
+        XCTAssertEqual(pair.1.names, ["id", "name"])
+        XCTAssertEqual(try Player.including(optional: Team.self, on: players[teamID] == teams[id]).fetchCount(db), 4)
     }
 }
