@@ -15,12 +15,8 @@ extension SnapshotRepositoryTests {
         let real = try S3TestServer.requireRestic()
         let key = passphrase("late failure passphrase")
         try makeDatabase("app.db", key: key, rows: 30)
-        try makeDatabase("wal.db", key: key, rows: 30)
-        let wal = try open("wal.db", key: key)
+        let wal = try makeDatabaseWithACommitInItsLog("wal.db", key: key, rows: 30)
         defer { wal.close() }
-        _ = try wal.stringForQuery("PRAGMA journal_mode = WAL")
-        try wal.executeUpdate("PRAGMA wal_autocheckpoint = 0")
-        try wal.executeUpdate("INSERT INTO people(name, age) VALUES ('in the log', 1)")
 
         let wrapper = path("restic-failing-late")
         try """

@@ -148,12 +148,8 @@ final class SnapshotRepositoryTests: XCTestCase {
         let repository = try makeRepository(path("repo"))
         try ResticTestRepository.copy(to: path("repo"))
         let key = passphrase("wal passphrase")
-        try makeDatabase("wal.db", key: key, rows: 100)
-        let writer = try open("wal.db", key: key)
+        let writer = try makeDatabaseWithACommitInItsLog("wal.db", key: key, rows: 100)
         defer { writer.close() }
-        _ = try writer.stringForQuery("PRAGMA journal_mode = WAL")
-        try writer.executeUpdate("PRAGMA wal_autocheckpoint = 0")
-        try writer.executeUpdate("INSERT INTO people(name, age) VALUES ('in the log', 1)")
 
         let stop = Locked(false)
         let done = expectation(description: "writer")
@@ -512,6 +508,17 @@ final class SnapshotRepositoryTests: XCTestCase {
         try database.executeUpdate("CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER)")
         database.close()
         try insert(name, key: key, rows: rows)
+    }
+
+    /// A database of `rows` people in write-ahead-log mode, one more committed in the log and not
+    /// copied back (the log holds a page of the image): the connection that keeps it so.
+    func makeDatabaseWithACommitInItsLog(_ name: String, key: DatabaseKey, rows: Int) throws -> Database {
+        try makeDatabase(name, key: key, rows: rows)
+        let writer = try open(name, key: key)
+        _ = try writer.stringForQuery("PRAGMA journal_mode = WAL")
+        try writer.executeUpdate("PRAGMA wal_autocheckpoint = 0")
+        try writer.executeUpdate("INSERT INTO people(name, age) VALUES ('in the log', 1)")
+        return writer
     }
 
     func insert(_ name: String, key: DatabaseKey, rows: Int) throws {
