@@ -11,6 +11,9 @@ package struct CLIError: Error, Sendable, CustomStringConvertible {
     package let message: String
     /// What to try next, if there is something.
     package let hint: String?
+    /// Whether the shell prints the message without `Error: ` before it, as sqlite3 prints the
+    /// same failure (see ``bareUsage(_:hint:)``).
+    package private(set) var printsBare = false
 
     /// Creates an error.
     package init(_ status: ExitStatus, _ message: String, hint: String? = nil) {
@@ -30,6 +33,14 @@ package struct CLIError: Error, Sendable, CustomStringConvertible {
     /// A usage error.
     static func usage(_ message: String, hint: String? = nil) -> CLIError {
         CLIError(.usage, message, hint: hint)
+    }
+
+    /// A usage error of a dot-command that the shell prints as sqlite3 prints the same failure:
+    /// without `Error: ` before it (`Unknown option "--x" on ".dump"`).
+    static func bareUsage(_ message: String, hint: String? = nil) -> CLIError {
+        var error = CLIError(.usage, message, hint: hint)
+        error.printsBare = true
+        return error
     }
 
     /// An input that does not exist.

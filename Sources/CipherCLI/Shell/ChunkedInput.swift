@@ -29,8 +29,9 @@ final class ChunkedInput {
     private let closes: Bool
     // One thread reads an input: its state needs no run-time exclusivity checks (a few per byte).
     /// The chunk's memory, owned here: reading a class's stored array retained and released its
-    /// buffer around every scan (about 5 % of an import's time).
-    private let chunk = ChunkedInput.makeChunk()
+    /// buffer around every scan (about 5 % of an import's time). Made once the input is open:
+    /// an init that throws runs no deinit to free it.
+    private let chunk: UnsafeMutableBufferPointer<UInt8>
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var count = 0
     @exclusivity(unchecked) private var finished = false
@@ -53,6 +54,7 @@ final class ChunkedInput {
         name = "stdin"
         descriptor = STDIN_FILENO
         closes = false
+        chunk = Self.makeChunk()
     }
 
     /// Opens the file at `path`.
@@ -64,6 +66,7 @@ final class ChunkedInput {
         name = path
         descriptor = opened
         closes = true
+        chunk = Self.makeChunk()
     }
 
     deinit {

@@ -54,7 +54,7 @@ extension ShellSession {
                 case "-nosys": options.noSystemTables = true
                 case "-preserve-rowids": options.preservesRowids = true
                 case "-newlines": break
-                case let option where option.hasPrefix("-"): throw CLIError.usage("Unknown option \"\(argument)\" on \".dump\"")
+                case let option where option.hasPrefix("-"): throw CLIError.bareUsage("Unknown option \"\(argument)\" on \".dump\"")
                 default: patterns.append(argument)
                 }
             }

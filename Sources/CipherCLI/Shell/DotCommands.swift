@@ -40,7 +40,7 @@ extension ShellSession {
         do {
             return try command.run(self, Array(words.dropFirst()))
         } catch {
-            reportError(error.hint.map { "\(error.message)\n  hint: \($0)" } ?? error.message)
+            reportError(error.hint.map { "\(error.message)\n  hint: \($0)" } ?? error.message, prefixed: !error.printsBare)
             return bail ? .stop : .proceed
         }
     }
@@ -142,12 +142,11 @@ extension ShellSession {
         Suggestion.closest(to: name, among: commands.map(\.name))
     }
 
+    /// The one argument of `.bail`, `.headers` and the like as sqlite3 reads it: a word that is
+    /// not a boolean is "no", with sqlite3's warning; no argument, or two, is a usage error.
     static func onOff(_ arguments: [String], _ command: String) throws(CLIError) -> Bool {
-        switch arguments.first?.lowercased() {
-        case "on"?, "1"?, "yes"?, "true"?: return true
-        case "off"?, "0"?, "no"?, "false"?: return false
-        default: throw CLIError.usage("Usage: \(command) on|off")
-        }
+        guard arguments.count == 1, let argument = arguments.first else { throw CLIError.usage("Usage: \(command) on|off") }
+        return strictBoolean(argument)
     }
 
     /// The first column of `sql`'s rows, as text.

@@ -27,7 +27,7 @@ extension ShellSession {
                 } else if option.hasPrefix("sha3-"), let size = Int(option.dropFirst(5)), SHA3.sizes.contains(size) {
                     bits = size
                 } else {
-                    throw CLIError.usage("Unknown option \"\(argument)\" on \"sha3sum\"", hint: ".help sha3sum lists the options")
+                    throw CLIError.bareUsage("Unknown option \"\(argument)\" on \"sha3sum\"", hint: ".help sha3sum lists the options")
                 }
             } else if pattern != nil {
                 throw CLIError.usage("Usage: .sha3sum ?OPTIONS? ?LIKE-PATTERN?")

@@ -118,7 +118,7 @@ extension ShellSession {
             activeIsUntouched = isNew
         case 2 where arguments[0] == "close":
             guard let number = slot(arguments[1]) else { throw CLIError.usage("Usage: .connection [close] [CONNECTION-NUMBER]") }
-            guard number != activeConnection else { throw CLIError.usage("cannot close the active database connection") }
+            guard number != activeConnection else { throw CLIError.bareUsage("cannot close the active database connection") }
             idleConnections.removeValue(forKey: number)?.opened.database.close()
         // A number past 4 does nothing, as in sqlite3.
         default:

@@ -18,7 +18,7 @@ extension ShellSession {
         var positional: [String] = []
         for argument in arguments {
             guard !argument.hasPrefix("-") else {
-                throw CLIError.usage("unknown option: \(argument)", hint: "sqlite3's --append and --async have no encrypted equivalent")
+                throw CLIError.bareUsage("unknown option: \(argument)", hint: "sqlite3's --append and --async have no encrypted equivalent")
             }
             positional.append(argument)
         }

@@ -37,8 +37,10 @@ extension ShellSession {
         let matches = Self.limitNames.filter { $0.name.hasPrefix(lowered) }
         let exact = matches.first { $0.name == lowered }
         guard let chosen = exact ?? (matches.count == 1 ? matches.first : nil) else {
-            throw CLIError.usage(
-                matches.isEmpty ? "unknown limit \(name): .limit lists them" : "ambiguous limit \(name): .limit lists them")
+            // sqlite3's words, as it prints them.
+            throw CLIError.bareUsage(
+                matches.isEmpty
+                    ? "unknown limit: \"\(name)\"\nenter \".limits\" with no arguments for a list." : "ambiguous limit: \"\(name)\"")
         }
         if arguments.count == 2 {
             guard let value = Int32(arguments[1]) else { throw CLIError.usage(usage, hint: "VALUE is a whole number") }

@@ -116,7 +116,7 @@ extension ShellSession {
             switch argument {
             case "--indent", "-indent": indented = true
             case "--nosys", "-nosys": break
-            case _ where argument.hasPrefix("-"): throw CLIError.usage("Unknown option: \"\(argument)\"")
+            case _ where argument.hasPrefix("-"): throw CLIError.bareUsage("Unknown option: \"\(argument)\"")
             case _ where pattern == nil: pattern = argument
             default: throw CLIError.usage("Usage: .schema ?--indent? ?--nosys? ?LIKE-PATTERN?")
             }

@@ -66,7 +66,7 @@ extension ShellSession {
             } else if table == nil {
                 table = argument
             } else if argument.hasPrefix("-") {
-                throw CLIError.usage(
+                throw CLIError.bareUsage(
                     "unknown option: \(argument)\noptions:\n  --noquote\n  --quote\n  --wordwrap on/off\n  --wrap N\n  --ww")
             } else {
                 throw CLIError.usage("extra argument: \"\(argument)\"")
@@ -123,7 +123,7 @@ extension ShellSession {
     func changeDirectory(_ arguments: [String]) throws(CLIError) {
         guard arguments.count == 1 else { throw CLIError.usage("Usage: .cd DIRECTORY") }
         guard PathBytes.withCString(arguments[0], { chdir($0) }) == 0 else {
-            throw CLIError.usage("Cannot change to directory \"\(arguments[0])\"")
+            throw CLIError.bareUsage("Cannot change to directory \"\(arguments[0])\"")
         }
     }
 
@@ -260,7 +260,7 @@ extension ShellSession {
         for argument in arguments {
             if argument.hasPrefix("-") {
                 guard Self.option(argument, is: "plain") || Self.option(argument, is: "stmt") else {
-                    throw CLIError.usage(
+                    throw CLIError.bareUsage(
                         "Unknown option \"\(argument)\" on \".trace\"",
                         hint: "the shell traces each statement's text as written (--plain, --stmt), never its values")
                 }

@@ -133,7 +133,7 @@ extension ShellSession {
             } else if Self.option(argument, is: "init") {
                 initializes = true
             } else {
-                throw CLIError.usage("Unknown option \"\(argument)\" on \".selftest\"", hint: "options: --init, -v")
+                throw CLIError.bareUsage("Unknown option \"\(argument)\" on \".selftest\"", hint: "options: --init, -v")
             }
         }
         if initializes { try createSelftestTable() }
@@ -186,7 +186,7 @@ extension ShellSession {
                 }
             default:
                 write(text: "\(errors) errors out of \(count) tests")
-                throw CLIError.usage("Unknown operation \"\(test.operation)\" on selftest line \(test.number)")
+                throw CLIError.bareUsage("Unknown operation \"\(test.operation)\" on selftest line \(test.number)")
             }
         }
         write(text: "\(errors) errors out of \(count) tests")

@@ -120,7 +120,7 @@ final class ShellSession {
             if Self.option(argument, is: "readonly") {
                 readOnly = true
             } else if argument.hasPrefix("-") {
-                throw CLIError.usage(
+                throw CLIError.bareUsage(
                     "unknown option: \(argument)", hint: "only --readonly: make a new encrypted database with `cipherdb create FILE`")
             } else if path == nil {
                 path = argument
@@ -311,16 +311,12 @@ final class ShellSession {
     func markFailed() { failed = true }
 
     /// Prints an error on stderr as sqlite3 prints its own, and remembers that something failed:
-    /// `Error: ` before the message, except before the messages sqlite3 prints as they are
-    /// (``printedAsIs``).
+    /// `Error: ` before the message unless `prefixed` is false or the message is a usage line
+    /// (which sqlite3 prints as it is).
     func reportError(_ message: String, prefixed: Bool = true) {
         failed = true
-        let asIs = !prefixed || Self.printedAsIs.contains { message.hasPrefix($0) }
-        Console.error(asIs ? message : "Error: \(message)")
+        Console.error(!prefixed || message.hasPrefix("Usage") ? message : "Error: \(message)")
     }
-
-    /// The starts of the dot-command messages sqlite3 prints without `Error: `.
-    static let printedAsIs = ["Usage", "Unknown option", "Cannot change to directory", "cannot close the active database connection"]
 
     // MARK: - Output
 

@@ -29,6 +29,17 @@ final class ShellInputLimitTests: CLITestCase {
             """, env: env, expect: status, file: file, line: line)
     }
 
+    /// A `.read` of a file that cannot be opened keeps nothing: 30,000 of them would hold 1.9 GB
+    /// if each kept its 64 KiB read buffer (the first version of the buffer's own memory did),
+    /// past the 1.5 GB the shell may use here.
+    func testFailedReadsHoldNoMemory() throws {
+        let missing = path("missing.sql")
+        let result = try boundedShell(String(repeating: ".read \(missing)\n", count: 30_000) + "SELECT 'still here';\n")
+        XCTAssertEqual(result.stdout, "still here\n")
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 30_000, String(result.stderr.suffix(300)))
+        XCTAssertTrue(result.stderr.hasPrefix("Error: cannot read \(missing)"), String(result.stderr.prefix(300)))
+    }
+
     /// A line of `.limit` as sqlite3 prints it (`%20s %d`).
     private static func limitLine(_ name: String, _ value: Int) -> String {
         String(repeating: " ", count: 20 - name.count) + name + " \(value)\n"
@@ -102,8 +113,8 @@ final class ShellInputLimitTests: CLITestCase {
         let actual = try boundedShell(script, expect: 0)
         XCTAssertEqual(actual.stdout, expected.stdout)
         let bad = try boundedShell(".limit nosuch\n.limit l\n.limit length many\n")
-        XCTAssertTrue(bad.stderr.contains("unknown limit nosuch"), bad.stderr)
-        XCTAssertTrue(bad.stderr.contains("ambiguous limit l"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("unknown limit: \"nosuch\"\nenter \".limits\" with no arguments for a list."), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("ambiguous limit: \"l\""), bad.stderr)
         XCTAssertTrue(bad.stderr.contains("Usage: .limit"), bad.stderr)
     }
 }

@@ -261,7 +261,7 @@ extension ShellDotCommandTests {
         try assertSameAsSqlite3(
             ".binary on\n.binary off\n.scanstats on\n")
         XCTAssertEqual(try cipherShell(".nonce abc\nSELECT 1;\n").stdout, "1\n")
-        let bad = try cipherShell(".binary maybe\n.nonce\n", expect: 1)
+        let bad = try cipherShell(".binary\n.nonce\n", expect: 1)
         XCTAssertTrue(bad.stderr.contains("Usage: .binary on|off") && bad.stderr.contains("Usage: .nonce NONCE"), bad.stderr)
     }
 

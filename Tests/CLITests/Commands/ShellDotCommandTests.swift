@@ -102,7 +102,9 @@ final class ShellDotCommandTests: CLITestCase {
     /// A failed dot-command prints as sqlite3's do: `Error: ` before the message, a usage line
     /// and sqlite3's own bare messages as they are (scripts that look for `Error:` find ours).
     func testDotCommandErrorsUseSqlite3sPrefixes() throws {
-        try assertSameAsSqlite3(".mode bogus\n.schema x y z\n.cd /nowhere\nSELECT 1;\n", expect: 1)
+        try assertSameAsSqlite3(
+            ".mode bogus\n.schema x y z\n.cd /nowhere\n.schema --bogus\n.dump --bogus\n.limit bogus\n.bail maybe\n"
+                + ".headers maybe\nSELECT 1;\n.headers\n", expect: 1)
         let ours = try cipherShell(".foo\n.read /nonexistent\n.once\n", expect: 1)
         XCTAssertEqual(
             ours.stderr.split(separator: "\n").map { $0.hasPrefix("Error: ") || $0.hasPrefix("Usage: ") }, [true, true, true], ours.stderr)
