@@ -54,17 +54,23 @@ extension ResultSet {
         for type: Any.Type, columnNaming: ColumnNaming, _ body: (any Decoder, RowDecodingPlan) throws -> Result
     ) throws -> Result {
         guard !isClosed else { throw DatabaseError.misuse("decode on a closed result set", sql: sql) }
-        let plan = RowDecodingPlan(naming: columnNaming)
+        let plan = sharedDecodingPlan(for: type, columnNaming: columnNaming)
         decodingPlan = plan
-        plan.reusesContainer = true
-        // One decoder for every row.
-        let decoder = RowDecoder(row: self, plan: plan)
-        plan.sharedDecoder = decoder
-        plan.sharedType = ObjectIdentifier(type)
         // The reused container and the decoder hold the plan: let them go with the loop, or they
         // keep each other.
         defer { plan.stopReusingContainer() }
-        return try body(decoder, plan)
+        return try body(plan.sharedDecoder ?? RowDecoder(row: self, plan: plan), plan)
+    }
+
+    /// A plan with one decoder for every row of `type` (the default ``FetchableRecord/init(row:)``
+    /// finds it when the plan is the result set's ``decodingPlan``). Call `stopReusingContainer()`
+    /// on it when the rows are read, or the plan and its decoder keep each other.
+    func sharedDecodingPlan(for type: Any.Type, columnNaming: ColumnNaming) -> RowDecodingPlan {
+        let plan = RowDecodingPlan(naming: columnNaming)
+        plan.reusesContainer = true
+        plan.sharedDecoder = RowDecoder(row: self, plan: plan)
+        plan.sharedType = ObjectIdentifier(type)
+        return plan
     }
 
     /// The values `make` returns for every remaining row, gathered in memory of type T and moved

@@ -56,7 +56,7 @@ public struct JoinedRecordRequest<Left: FetchableRecord & TableRecord, Right: Fe
     }
 
     private func fetchPairs(_ db: Database, limit: Int?) throws -> [(Left, Right)] {
-        try JoinedRows.decode(self, left: left, right: right, from: db, limit: limit) { rows, _ in try Right(row: rows) }
+        try JoinedRows.decode(self, left: left, right: right, as: Right.self, from: db, limit: limit) { rows, _ in try Right(row: rows) }
     }
 }
 
@@ -93,7 +93,7 @@ public struct OptionalJoinedRecordRequest<Left: FetchableRecord & TableRecord, R
     }
 
     private func fetchPairs(_ db: Database, limit: Int?) throws -> [(Left, Right?)] {
-        try JoinedRows.decode(self, left: left, right: right, from: db, limit: limit) { rows, isAllNull in
+        try JoinedRows.decode(self, left: left, right: right, as: Right.self, from: db, limit: limit) { rows, isAllNull in
             try isAllNull() ? nil : Right(row: rows)
         }
     }
@@ -160,19 +160,24 @@ enum JoinedRows {
     /// Where one table's columns end is counted once the query has stepped to its first row:
     /// a cached statement that SQLite recompiled after a schema change has its new columns
     /// only then, and the schema cannot change while the query reads.
-    static func decode<Left: FetchableRecord, RightValue>(
-        _ request: some QueryType, left: Table, right: Table, from db: Database, limit: Int?,
+    static func decode<Left: FetchableRecord, Right: FetchableRecord, RightValue>(
+        _ request: some QueryType, left: Table, right: Table, as rightType: Right.Type, from db: Database, limit: Int?,
         makeRight: (ResultSet, _ isAllNull: () -> Bool) throws -> RightValue
     ) throws -> [(Left, RightValue)] {
         let rows = try db.executeQuery(request)
+        // Each side has a plan of where its coding keys' columns are, learned on its first row,
+        // and one decoder for all its rows, as `fetchAll` has (a Codable record's default
+        // `init(row:)` finds it): no decoder and container made per record.
+        let leftPlan = rows.sharedDecodingPlan(for: Left.self, columnNaming: Left.columnNaming)
+        let rightPlan = rows.sharedDecodingPlan(for: Right.self, columnNaming: Right.columnNaming)
         defer {
+            leftPlan.stopReusingContainer()
+            rightPlan.stopReusingContainer()
             rows.columnScope = nil
+            rows.decodingPlan = nil
             rows.close()
         }
         var scopes: (left: Range<Int>, right: Range<Int>)?
-        // Each side keeps the plan of where its coding keys' columns are, learned on its first row.
-        var leftPlan: RowDecodingPlan?
-        var rightPlan: RowDecodingPlan?
         var pairs: [(Left, RightValue)] = []
         while limit.map({ pairs.count < $0 }) ?? true, try rows.next() {
             let (leftScope, rightScope) = try scopes ?? db.joinedColumnScopes(of: rows, left: left, right: right)
@@ -180,11 +185,9 @@ enum JoinedRows {
             rows.columnScope = leftScope
             rows.decodingPlan = leftPlan
             let leftRecord = try Left(row: rows)
-            leftPlan = rows.decodingPlan
             rows.columnScope = rightScope
             rows.decodingPlan = rightPlan
             let rightValue = try makeRight(rows) { rightScope.allSatisfy { rows.isNull(at: $0) } }
-            rightPlan = rows.decodingPlan
             rows.columnScope = nil
             pairs.append((leftRecord, rightValue))
         }
