@@ -28,6 +28,7 @@ final class QueryInterfaceValueConversionTests: DatabaseTestCase {
         XCTAssertEqual(try db.fetchAll(events.filter(maybe == date)).count, 1)
         XCTAssertEqual(try db.fetchAll(events.filter([date].contains(when))).count, 1)
         XCTAssertEqual(try db.fetchAll(events.filter(when.between(date...date))).count, 1)
+        XCTAssertEqual(try db.fetchAll(events.filter(SQLExpression<Bool>(literal: "happened_at = ?", [date]))).count, 1, "a raw fragment's")
         // A nil date is NULL; without a formatter a date is its seconds since 1970, as a
         // positional argument binds it.
         db.dateFormatter = nil
