@@ -158,4 +158,31 @@ final class QueryInterfaceJoinedRecordTests: DatabaseTestCase {
         XCTAssertEqual(pair.1.names, ["id", "name"])
         XCTAssertEqual(try Player.including(optional: Team.self, on: players[teamID] == teams[id]).fetchCount(db), 4)
     }
+
+    /// An observed join tracks both tables: a commit to the joined table delivers a new value,
+    /// one to a table the join does not read delivers none.
+    func testAnObservedJoinTracksBothTables() async throws {
+        let queue = try DatabaseQueue(path: path("observed-league.db"), key: rawKey(0x4A))
+        try await queue.write { db in
+            try db.executeStatements(
+                """
+                CREATE TABLE team(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+                CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, teamID INTEGER);
+                CREATE TABLE other(x);
+                INSERT INTO team VALUES (10, 'Reds');
+                INSERT INTO player VALUES (1, 'Ann', 10);
+                """)
+        }
+        let (players, teams, id, teamID) = (self.players, self.teams, self.id, self.teamID)
+        let observation = ValueObservation { db in
+            try Player.including(required: Team.self, on: players[teamID] == teams[id]).fetchAll(db).map { "\($0.0.name):\($0.1.name)" }
+        }
+        var values = observation.values(in: queue).makeAsyncIterator()
+        let first = try await values.next()
+        XCTAssertEqual(first, ["Ann:Reds"])
+        try await queue.write { db in try db.executeUpdate("INSERT INTO other(x) VALUES (1)") }  // not read: no value
+        try await queue.write { db in try db.executeUpdate("UPDATE team SET name = 'Blues'") }
+        let second = try await values.next()
+        XCTAssertEqual(second, ["Ann:Blues"], "the commit to the joined table delivers; the one to other does not")
+    }
 }
