@@ -30,11 +30,9 @@ public final class ResultSet {
     /// Where ``decode(_:columnNaming:)`` found each coding key's column (see `RowDecodingPlan`).
     @exclusivity(unchecked) var decodingPlan: RowDecodingPlan?
     /// The columns that lookups by name search while one record of a joined row reads its own
-    /// (see ``JoinedRecordRequest``); `nil` for all of them.
-    @exclusivity(unchecked) var columnScope: Range<Int>?
-    /// For lookups within a ``columnScope``, its names' indexes (exact and lowercased; the
-    /// leftmost of a name), made once per scope.
-    @exclusivity(unchecked) private var scopedColumnIndexes: [Int: (exact: [String: Int], folded: [String: Int])] = [:]
+    /// (see ``JoinedRecordRequest``); `nil` for all of them. One reference, `nil` outside a
+    /// join: what every result set pays for it.
+    @exclusivity(unchecked) var columnScope: ColumnScope?
     /// Links in the database's list of open result sets (see `Database.register(_:)`).
     @exclusivity(unchecked) var previousOpen: Unmanaged<ResultSet>?
     @exclusivity(unchecked) var nextOpen: Unmanaged<ResultSet>?
@@ -107,7 +105,6 @@ public final class ResultSet {
                 if let statement, statement.refreshColumnsIfRecompiled() {
                     columns = statement.columnCount
                     decodingPlan = nil
-                    scopedColumnIndexes = [:]
                 }
             }
             return true
@@ -149,25 +146,8 @@ public final class ResultSet {
 
     /// The index of the column named `name` (case-insensitive), or `nil`.
     public func columnIndex(named name: String) -> Int? {
-        if let columnScope { return columnIndex(named: name, in: columnScope) }
+        if let columnScope { return columnScope.index(named: name, in: self) }
         return statement?.columnIndex(named: name).map(Int.init)
-    }
-
-    /// The first column of `scope` named `name`: exact, then case-insensitive, the rule of the
-    /// whole row applied to part of it.
-    private func columnIndex(named name: String, in scope: Range<Int>) -> Int? {
-        if let indexes = scopedColumnIndexes[scope.lowerBound] {
-            return indexes.exact[name] ?? indexes.folded[name.lowercased()]
-        }
-        var exact: [String: Int] = [:]
-        var folded: [String: Int] = [:]
-        for index in scope.clamped(to: 0..<columnCount) {
-            guard let column = columnName(at: index) else { continue }
-            if exact[column] == nil { exact[column] = index }
-            if folded[column.lowercased()] == nil { folded[column.lowercased()] = index }
-        }
-        scopedColumnIndexes[scope.lowerBound] = (exact, folded)
-        return exact[name] ?? folded[name.lowercased()]
     }
 
     /// The current row's value of column `index`, or `nil` out of range or without a row.
@@ -365,5 +345,32 @@ public final class ResultSet {
     @inline(__always)
     public func withBorrowedValue<Result>(at index: Int, _ body: (BorrowedValue) throws -> Result) rethrows -> Result {
         try SQLiteValue.withBorrowed(cell(index), body)
+    }
+}
+
+/// Part of a result set's columns, which lookups by name search while one record of a joined
+/// row reads its own (see ``ResultSet/columnScope``).
+final class ColumnScope {
+    /// The columns.
+    let range: Range<Int>
+    /// The names' indexes in `range`, exact and lowercased (the leftmost of a name), read on the
+    /// first lookup.
+    @exclusivity(unchecked) private var indexes: (exact: [String: Int], folded: [String: Int])?
+
+    init(_ range: Range<Int>) { self.range = range }
+
+    /// The first column of the scope named `name` in `rows`: exact, then case-insensitive, the
+    /// rule of the whole row applied to part of it.
+    func index(named name: String, in rows: ResultSet) -> Int? {
+        if let indexes { return indexes.exact[name] ?? indexes.folded[name.lowercased()] }
+        var exact: [String: Int] = [:]
+        var folded: [String: Int] = [:]
+        for index in range.clamped(to: 0..<rows.columnCount) {
+            guard let column = rows.columnName(at: index) else { continue }
+            if exact[column] == nil { exact[column] = index }
+            if folded[column.lowercased()] == nil { folded[column.lowercased()] = index }
+        }
+        indexes = (exact, folded)
+        return exact[name] ?? folded[name.lowercased()]
     }
 }

@@ -290,7 +290,7 @@ private final class RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     var codingPath: [CodingKey] { [] }
     var allKeys: [Key] {
         // One record of a joined row has its own table's columns only.
-        (row.columnScope ?? 0..<row.columnCount).compactMap { row.columnName(at: $0).flatMap(Key.init(stringValue:)) }
+        (row.columnScope?.range ?? 0..<row.columnCount).compactMap { row.columnName(at: $0).flatMap(Key.init(stringValue:)) }
     }
 
     func contains(_ key: Key) -> Bool { columnIndex(key) != nil }

@@ -177,7 +177,7 @@ enum JoinedRows {
             rows.decodingPlan = nil
             rows.close()
         }
-        var scopes: (left: Range<Int>, right: Range<Int>)?
+        var scopes: (left: ColumnScope, right: ColumnScope)?
         var pairs: [(Left, RightValue)] = []
         while limit.map({ pairs.count < $0 }) ?? true, try rows.next() {
             let (leftScope, rightScope) = try scopes ?? db.joinedColumnScopes(of: rows, left: left, right: right)
@@ -187,7 +187,7 @@ enum JoinedRows {
             let leftRecord = try Left(row: rows)
             rows.columnScope = rightScope
             rows.decodingPlan = rightPlan
-            let rightValue = try makeRight(rows) { rightScope.allSatisfy { rows.isNull(at: $0) } }
+            let rightValue = try makeRight(rows) { rightScope.range.allSatisfy { rows.isNull(at: $0) } }
             rows.columnScope = nil
             pairs.append((leftRecord, rightValue))
         }
@@ -202,7 +202,7 @@ extension Database {
     /// - Throws: `misuse` when the row is not the two tables' columns side by side.
     fileprivate func joinedColumnScopes(
         of rows: ResultSet, left: Table, right: Table
-    ) throws(DatabaseError) -> (left: Range<Int>, right: Range<Int>) {
+    ) throws(DatabaseError) -> (left: ColumnScope, right: ColumnScope) {
         let leftCount = try columnCount(ofTable: left)
         let rightCount = try columnCount(ofTable: right)
         guard leftCount + rightCount == rows.columnCount else {
@@ -210,7 +210,7 @@ extension Database {
                 "a joined row has \(rows.columnCount) columns, not the \(leftCount) of \(left.name) and the \(rightCount) of \(right.name)",
                 sql: rows.sql)
         }
-        return (0..<leftCount, leftCount..<(leftCount + rightCount))
+        return (ColumnScope(0..<leftCount), ColumnScope(leftCount..<(leftCount + rightCount)))
     }
 
     /// The number of columns `SELECT *` gives for `table`, from a statement compiled now (a
