@@ -295,41 +295,59 @@ void cb_players_insert(sqlite3 *db, const cb_fixture *f, int count) {
     free(players);
 }
 
-int64_t cb_players_fetch_all(sqlite3 *db, const char *sql, int64_t minimum_score, int count) {
+/* The six player columns from `first` on. */
+static void read_player(sqlite3_stmt *statement, int first, cb_player *p) {
+    p->id = sqlite3_column_int64(statement, first);
+    p->name = copy_text(statement, first + 1, &p->name_length);
+    p->email = copy_text(statement, first + 2, &p->email_length);
+    p->score = sqlite3_column_int64(statement, first + 3);
+    p->rating = sqlite3_column_double(statement, first + 4);
+    p->avatar = copy_blob(statement, first + 5, &p->avatar_length);
+}
+
+/* Adds a player to the checksum and frees what it holds. */
+static void sum_and_free_player(uint64_t *sum, cb_player *p) {
+    add_integer(sum, p->id);
+    add_bytes(sum, (const uint8_t *)p->name, p->name ? p->name_length : 0);
+    add_bytes(sum, (const uint8_t *)p->email, p->email ? p->email_length : 0);
+    add_integer(sum, p->score);
+    add_real(sum, p->rating);
+    add_bytes(sum, p->avatar, p->avatar ? p->avatar_length : 0);
+    free(p->name);
+    free(p->email);
+    free(p->avatar);
+}
+
+/* Every row of `sql` as `per_row` players (their columns side by side) in a growing array,
+   checksummed and freed. */
+static int64_t fetch_players(sqlite3 *db, const char *sql, int64_t minimum_score, int per_row, int count) {
     START(count);
     sqlite3_stmt *statement = prepare(db, sql);
     if (sqlite3_bind_parameter_count(statement) > 0) sqlite3_bind_int64(statement, 1, minimum_score);
     size_t capacity = 16, n = 0;
     cb_player *players = checked_malloc(sizeof(cb_player) * capacity);
     while (sqlite3_step(statement) == SQLITE_ROW) {
-        if (n == capacity) {
-            capacity *= 2;
-            players = realloc(players, sizeof(cb_player) * capacity);
-            if (!players) abort();
+        for (int side = 0; side < per_row; side++) {
+            if (n == capacity) {
+                capacity *= 2;
+                players = realloc(players, sizeof(cb_player) * capacity);
+                if (!players) abort();
+            }
+            read_player(statement, side * 6, &players[n++]);
         }
-        cb_player *p = &players[n++];
-        p->id = sqlite3_column_int64(statement, 0);
-        p->name = copy_text(statement, 1, &p->name_length);
-        p->email = copy_text(statement, 2, &p->email_length);
-        p->score = sqlite3_column_int64(statement, 3);
-        p->rating = sqlite3_column_double(statement, 4);
-        p->avatar = copy_blob(statement, 5, &p->avatar_length);
     }
     sqlite3_finalize(statement);
     uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        const cb_player *p = &players[i];
-        add_integer(&sum, p->id);
-        add_bytes(&sum, (const uint8_t *)p->name, p->name ? p->name_length : 0);
-        add_bytes(&sum, (const uint8_t *)p->email, p->email ? p->email_length : 0);
-        add_integer(&sum, p->score);
-        add_real(&sum, p->rating);
-        add_bytes(&sum, p->avatar, p->avatar ? p->avatar_length : 0);
-        free(p->name);
-        free(p->email);
-        free(p->avatar);
-    }
+    for (size_t i = 0; i < n; i++) sum_and_free_player(&sum, &players[i]);
     free(players);
     STOP(count);
     return (int64_t)sum;
+}
+
+int64_t cb_players_fetch_all(sqlite3 *db, const char *sql, int64_t minimum_score, int count) {
+    return fetch_players(db, sql, minimum_score, 1, count);
+}
+
+int64_t cb_player_pairs_fetch_all(sqlite3 *db, const char *sql, int count) {
+    return fetch_players(db, sql, 0, 2, count);
 }

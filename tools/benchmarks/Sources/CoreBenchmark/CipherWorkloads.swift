@@ -121,6 +121,22 @@ enum Cipher {
         return sum
     }
 
+    /// Every player with itself through a self-join (`including(required:as:on:)`): two
+    /// records a row, each from its own side's columns.
+    static let playerPairs: JoinedRecordRequest<Player, Player> = {
+        let id = Column<Int64>("id")
+        return Player.including(required: Player.self, as: "other", on: Player.databaseTable.alias("other")[id] == Player.databaseTable[id])
+    }()
+
+    static func fetchPlayerPairs(_ db: Database) throws -> Checksum {
+        var sum = Checksum()
+        for (player, other) in try playerPairs.fetchAll(db) {
+            sum.add(player)
+            sum.add(other)
+        }
+        return sum
+    }
+
     /// The same rows through a record that reads its own columns (`init(row:)`).
     static func fetchPlayersByColumns(_ db: Database) throws -> Checksum {
         var sum = Checksum()

@@ -257,6 +257,14 @@ func cPlayers(_ sql: String) -> Side {
 }
 sides["c.players.fetchAll"] = cPlayers(Fixture.selectPlayers)
 sides["c.players.filter"] = cPlayers(Fixture.selectPlayers + " WHERE score >= ?")
+sides["c.players.pairs"] = { meter in
+    let db = cb_open(playersFile(), rawKeyHex, Int32(pageSize))
+    defer { cb_close(db) }
+    let sql = Cipher.playerPairs.sql
+    var sum: Int64 = 0
+    meter.time { sum = cb_player_pairs_fetch_all(db, sql, meter.cCount) }
+    record("player pairs", Checksum(value: Int(truncatingIfNeeded: sum)))
+}
 sides["c.pool.readers"] = { meter in
     record("pool.lookups", try PoolReaders.c(path: walFile(), key: rawKeyHex, ids: fixture.lookupIDs, meter: meter))
 }
@@ -318,6 +326,7 @@ sides["cipher.qi.lookups.prepared"] = cipherRead("lookups", file: filled, pragma
 }
 sides["cipher.players.fetchAll"] = cipherRead("players", file: playersFile, Cipher.fetchPlayers)
 sides["cipher.qi.players.filter"] = cipherRead("players", file: playersFile, Cipher.filterPlayers)
+sides["cipher.qi.players.pairs"] = cipherRead("player pairs", file: playersFile, Cipher.fetchPlayerPairs)
 sides["cipher.players.fetchAll.byColumns"] = cipherRead("players", file: playersFile, Cipher.fetchPlayersByColumns)
 sides["cipher.qi.players.filter.byColumns"] = cipherRead("players", file: playersFile, Cipher.filterPlayersByColumns)
 sides["cipher.pool.readers"] = { meter in
@@ -441,6 +450,9 @@ let workloads: [Workload] = [
     Workload(
         group: "query interface", name: "Player.filter(...).fetchAll, own init(row:)", baselineName: "C structs", goal: 1.5,
         baseline: "c.players.filter", subject: "cipher.qi.players.filter.byColumns"),
+    Workload(
+        group: "query interface", name: "Player.including(required: Player.self, ...), pairs", baselineName: "C structs",
+        goal: nil, baseline: "c.players.pairs", subject: "cipher.qi.players.pairs"),
     Workload(
         group: "query interface", name: "table.insert(...) + run, one transaction", baselineName: "C", goal: 1.15,
         baseline: "c.insert5", subject: "cipher.qi.insert"),

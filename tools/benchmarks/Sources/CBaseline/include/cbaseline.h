@@ -59,6 +59,8 @@ void cb_players_insert(sqlite3 *db, const cb_fixture *fixture, int count);
 /* Reads every row of `sql` (the six player columns in order; `?1` bound to `minimum_score` when
    the query has a parameter) into a growing array of cb_player, checksums it, frees it. */
 int64_t cb_players_fetch_all(sqlite3 *db, const char *sql, int64_t minimum_score, int count);
+/* The same for a join's rows of two players side by side (twelve columns), both checksummed. */
+int64_t cb_player_pairs_fetch_all(sqlite3 *db, const char *sql, int count);
 
 /* Callgrind's instrumentation, for the Swift side (no-ops outside valgrind). */
 void cb_instrumentation_start(void);
