@@ -73,17 +73,18 @@ extension ResultSet {
         return plan
     }
 
-    /// The values `make` returns for every remaining row, gathered in memory of type T and moved
-    /// into an array once: appending to an [T] here (generic code, not specialized for the
-    /// caller's type) looked up [T]'s metadata on every row, about 330 instructions.
+    /// The values `make` returns for every remaining row (at most `limit`), gathered in memory
+    /// of type T and moved into an array once: appending to an [T] here (generic code, not
+    /// specialized for the caller's type) looked up [T]'s metadata on every row, about 330
+    /// instructions.
     @inline(__always)
-    private func gather<T>(_ make: () throws -> T) throws -> [T] {
+    func gather<T>(limit: Int? = nil, _ make: () throws -> T) throws -> [T] {
         var base = UnsafeMutablePointer<T>.allocate(capacity: 16)
         var capacity = 16
         var count = 0
         defer { base.deallocate() }
         do {
-            while try next() {
+            while limit.map({ count < $0 }) ?? true, try next() {
                 if count == capacity {
                     let larger = UnsafeMutablePointer<T>.allocate(capacity: capacity * 2)
                     larger.moveInitialize(from: base, count: count)

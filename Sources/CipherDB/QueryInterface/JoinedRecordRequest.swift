@@ -178,8 +178,8 @@ enum JoinedRows {
             rows.close()
         }
         var scopes: (left: ColumnScope, right: ColumnScope)?
-        var pairs: [(Left, RightValue)] = []
-        while limit.map({ pairs.count < $0 }) ?? true, try rows.next() {
+        // Gathered as fetchAll gathers records: no generic array append per row.
+        return try rows.gather(limit: limit) { () throws -> (Left, RightValue) in
             let (leftScope, rightScope) = try scopes ?? db.joinedColumnScopes(of: rows, left: left, right: right)
             scopes = (leftScope, rightScope)
             rows.columnScope = leftScope
@@ -189,9 +189,8 @@ enum JoinedRows {
             rows.decodingPlan = rightPlan
             let rightValue = try makeRight(rows) { rightScope.range.allSatisfy { rows.isNull(at: $0) } }
             rows.columnScope = nil
-            pairs.append((leftRecord, rightValue))
+            return (leftRecord, rightValue)
         }
-        return pairs
     }
 }
 
