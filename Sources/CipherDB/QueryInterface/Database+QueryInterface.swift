@@ -158,25 +158,9 @@ extension Statement {
         try bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try query.forEachBinding(body) }
     }
 
-    /// Binds a one-row insert's values in order, as `bind(_:dateFormatter:)` binds a query's:
-    /// a setter's value as it was converted when the setter was made, read in place.
+    /// Binds a one-row insert's values in order, as `bind(_:dateFormatter:)` binds a query's.
     func bind(_ row: Insert.Row, dateFormatter: DateFormatter?) throws(DatabaseError) {
-        guard let handle else { throw finalizedError() }
-        let parameters = parameterCount
-        var index: Int32 = 0
-        for position in row.setters.indices {
-            switch row.setters[position].assigned {
-            case .bound(let value):
-                index += 1
-                if index <= parameters { try bind(value, at: index, handle: handle, dateFormatter: dateFormatter) }
-            case .expression(let expression):
-                for value in expression.bindings {
-                    index += 1
-                    if index <= parameters { try bind(value, at: index, handle: handle, dateFormatter: dateFormatter) }
-                }
-            }
-        }
-        guard index == parameters else { throw argumentCountError(Int(index)) }
+        try bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try row.forEachBinding(body) }
     }
 
     /// Binds the values `forEachValue` gives, in order, checking their count against the
