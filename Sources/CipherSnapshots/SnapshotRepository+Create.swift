@@ -91,21 +91,20 @@ extension SnapshotRepository {
             _ = try? authenticated()
         }
         let printed = PrintedOutput()
-        let (output, sentTheFile): ([UInt8], Bool)
+        // Whether restic read the file itself; what it printed is in `printed`.
+        let sentTheFile: Bool
         do throws(SnapshotError) {
-            (output, sentTheFile) = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> ([UInt8], Bool) in
+            sentTheFile = try pinned.withImageDescriptor { (file) throws(SnapshotError) -> Bool in
                 if let file {
-                    return (
-                        try send(
-                            file, of: pinned, arguments: arguments, databasePath: databasePath, printed: printed, stoppingWhen: checkFailed,
-                            progress: progress), true
-                    )
+                    try send(
+                        file, of: pinned, arguments: arguments, databasePath: databasePath, printed: printed, stoppingWhen: checkFailed,
+                        progress: progress)
+                    return true
                 }
-                return (
-                    try stream(
-                        pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, printed: printed,
-                        stoppingWhen: checkFailed, progress: progress), false
-                )
+                try stream(
+                    pinned, arguments: arguments, databasePath: databasePath, sha256: manifest.sha256, printed: printed,
+                    stoppingWhen: checkFailed, progress: progress)
+                return false
             }
         } catch {
             // restic can fail after it saved the snapshot (its summary printed, its lock not
@@ -127,7 +126,7 @@ extension SnapshotRepository {
         if sentTheFile, !pinned.fileIsUnchanged() {
             throw untrusted(printed, "\(databasePath) was written to while its pages were checked")
         }
-        guard let summary = Self.backupSummary(output) else {
+        guard let summary = Self.backupSummary(printed.bytes) else {
             throw SnapshotError(.resticFailed, "restic made the snapshot but printed no summary")
         }
         guard summary.processed == nil || summary.processed == pinned.byteCount else {
@@ -144,11 +143,11 @@ extension SnapshotRepository {
     /// with no copy through this process. The read transaction keeps SQLite's writers off the
     /// file meanwhile; its size and times, checked after, catch a writer that ignores them.
     /// Progress is restic's position in the file (the offset it shares with this process),
-    /// sampled every 50 ms. Returns restic's output.
+    /// sampled every 50 ms. restic's output goes to `printed`.
     private func send(
         _ file: Int32, of pinned: CiphertextSnapshot, arguments: [String], databasePath: String, printed: PrintedOutput,
         stoppingWhen stop: CancellationFlag, progress: ((_ done: Int, _ total: Int) -> Void)?
-    ) throws(SnapshotError) -> [UInt8] {
+    ) throws(SnapshotError) {
         let total = pinned.byteCount
         var sampler: DispatchSourceTimer?
         // Set to nil under the lock when the run is over: no sample is reported after the last.
@@ -177,17 +176,16 @@ extension SnapshotRepository {
         }
         report.end()
         progress?(total, total)
-        return printed.bytes
     }
 
     /// Streams the pinned image to restic through this process (the file alone is not the
     /// image: the write-ahead log holds some of its pages), hashing it again on the way: a
-    /// difference from the manifest's SHA-256 fails the snapshot. Returns restic's output, also
-    /// kept in `printed` as it comes.
+    /// difference from the manifest's SHA-256 fails the snapshot. restic's output goes to
+    /// `printed` as it comes.
     private func stream(
         _ pinned: CiphertextSnapshot, arguments: [String], databasePath: String, sha256: String, printed: PrintedOutput,
         stoppingWhen stop: CancellationFlag, progress: ((_ done: Int, _ total: Int) -> Void)?
-    ) throws(SnapshotError) -> [UInt8] {
+    ) throws(SnapshotError) {
         let total = pinned.byteCount
         var sent = 0
         var reported = 0
@@ -237,7 +235,6 @@ extension SnapshotRepository {
         guard sent == total, digest == sha256 else {
             throw untrusted(printed, "the bytes of \(databasePath) changed while they were read")
         }
-        return printed.bytes
     }
 
     /// `checksumMismatch` for a snapshot whose bytes cannot be trusted (`why`), once the
