@@ -14,37 +14,36 @@ package struct CipherDBCommand: ParsableCommand {
     /// This tool's version.
     package static let toolVersion = "0.1.0"
 
-    /// The command's configuration: subcommands, version, help.
-    package static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            commandName: "cipherdb",
-            abstract:
-                "Create, inspect, query, encrypt, decrypt, rekey, export, back up, verify and salvage SQLCipher databases, and manage keystore keys.",
-            discussion: """
-                Secrets are never taken as arguments (argv is visible to every user through ps and /proc). Give a \
-                database key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, \
-                --raw-key-file PATH (32 bytes or 64 hex characters) or --key-id ID (from the keystore); a new key with \
-                the same flags prefixed by new- (--new-passphrase-env, ...). Without a key flag, cipherdb asks on the \
-                terminal without echo; without a terminal it stops with exit code 64.
+    /// The command's configuration: subcommands, version, help. Made once: ArgumentParser reads
+    /// it several times while it parses, and its help text formats the exit code table.
+    package static let configuration = CommandConfiguration(
+        commandName: "cipherdb",
+        abstract:
+            "Create, inspect, query, encrypt, decrypt, rekey, export, back up, verify and salvage SQLCipher databases, and manage keystore keys.",
+        discussion: """
+            Secrets are never taken as arguments (argv is visible to every user through ps and /proc). Give a \
+            database key with --passphrase-env VAR, --passphrase-file PATH, --passphrase-fd N, --passphrase-stdin, \
+            --raw-key-file PATH (32 bytes or 64 hex characters) or --key-id ID (from the keystore); a new key with \
+            the same flags prefixed by new- (--new-passphrase-env, ...). Without a key flag, cipherdb asks on the \
+            terminal without echo; without a terminal it stops with exit code 64.
 
-                Examples:
-                  export DB_PASS='correct horse battery staple'
-                  cipherdb create app.db --passphrase-env DB_PASS --schema schema.sql
-                  cipherdb query app.db "SELECT * FROM people" --passphrase-env DB_PASS --json
-                  cipherdb verify app.db --passphrase-env DB_PASS
+            Examples:
+              export DB_PASS='correct horse battery staple'
+              cipherdb create app.db --passphrase-env DB_PASS --schema schema.sql
+              cipherdb query app.db "SELECT * FROM people" --passphrase-env DB_PASS --json
+              cipherdb verify app.db --passphrase-env DB_PASS
 
-                `cipherdb --version` prints the tool's version and the SQLCipher it runs on.
+            `cipherdb --version` prints the tool's version and the SQLCipher it runs on.
 
-                Exit codes:
-                \(ExitStatus.table)
-                """,
-            subcommands: [
-                CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,
-                EncryptCommand.self, DecryptCommand.self, RekeyCommand.self, ExportCommand.self,
-                VerifyCommand.self, SalvageCommand.self, BackupCommand.self, SnapshotCommand.self, KeysCommand.self,
-            ]
-        )
-    }
+            Exit codes:
+            \(ExitStatus.table)
+            """,
+        subcommands: [
+            CreateCommand.self, InfoCommand.self, QueryCommand.self, ShellCommand.self,
+            EncryptCommand.self, DecryptCommand.self, RekeyCommand.self, ExportCommand.self,
+            VerifyCommand.self, SalvageCommand.self, BackupCommand.self, SnapshotCommand.self, KeysCommand.self,
+        ]
+    )
 
     /// "cipherdb 0.1.0 (SQLCipher 3.4.1 community)".
     static var versionText: String {

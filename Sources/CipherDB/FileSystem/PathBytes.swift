@@ -19,6 +19,10 @@ package enum PathBytes {
     /// A string that keeps every byte of `bytes`.
     package static func string(fromBytes bytes: some Collection<UInt8>) -> String {
         let bytes = Array(bytes)
+        // The common case, valid UTF-8 that decodes to no escape code point, is the string as it is.
+        if let text = String(validating: bytes, as: UTF8.self), !text.unicodeScalars.contains(where: isEscape) {
+            return text
+        }
         var result = String.UnicodeScalarView()
         var index = 0
         while index < bytes.count {
