@@ -12,16 +12,16 @@ extension Query.Storage {
 
     var shapeHash: Int {
         var hash = SQLNode.mix(isDistinct ? 1 : 0, selection.count)
-        for expression in selection { hash = SQLNode.mix(hash, expression.node.shapeHash) }
+        for index in selection.indices { hash = SQLNode.mix(hash, selection[index].node.shapeHash) }
         switch source {
         case .table(let table): hash = SQLNode.mix(hash, table.shapeHash)
         case .subquery(let subquery): hash = SQLNode.mix(SQLNode.mix(hash, 1), subquery.node.shapeHash)
         case .none: hash = SQLNode.mix(hash, 2)
         }
         hash = SQLNode.mix(hash, filters.count)
-        for filter in filters { hash = SQLNode.mix(hash, filter.node.shapeHash) }
+        for index in filters.indices { hash = SQLNode.mix(hash, filters[index].node.shapeHash) }
         hash = SQLNode.mix(hash, orderings.count)
-        for ordering in orderings { hash = SQLNode.mix(hash, ordering.node.shapeHash) }
+        for index in orderings.indices { hash = SQLNode.mix(hash, orderings[index].node.shapeHash) }
         hash = SQLNode.mix(hash, limitCount == nil ? 0 : 1)
         // Without rare parts, the hash their defaults give (no offset, no grouping, no having):
         // equal shapes hash equally however they were built.
@@ -42,9 +42,16 @@ extension Query.Storage {
     }
 
     func hasSameShape(as other: Query.Storage) -> Bool {
-        guard Self.sameNodes(selection, other.selection), Self.sameNodes(filters, other.filters),
+        // Parts compared by index, in place: copies of them cost a retain and a release each.
+        guard selection.count == other.selection.count, filters.count == other.filters.count,
             orderings.count == other.orderings.count, (limitCount == nil) == (other.limitCount == nil)
         else { return false }
+        for index in selection.indices where !selection[index].node.hasSameShape(as: other.selection[index].node) {
+            return false
+        }
+        for index in filters.indices where !filters[index].node.hasSameShape(as: other.filters[index].node) {
+            return false
+        }
         for index in orderings.indices where !orderings[index].node.hasSameShape(as: other.orderings[index].node) {
             return false
         }

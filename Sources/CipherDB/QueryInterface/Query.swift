@@ -239,12 +239,21 @@ public struct Query: QueryType {
 
     /// Calls `body` with each value, in the order of the `?`s ``renderSQL()`` writes.
     func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
-        for expression in selection { for value in expression.bindings { try body(value) } }
+        // By index, each part's values read in place: a loop over the parts copied each one
+        // (a retain and a release of its node and of its values), most of them without a value.
+        let storage = storage
+        for index in storage.selection.indices where !storage.selection[index].bindings.isEmpty {
+            for value in storage.selection[index].bindings { try body(value) }
+        }
         if case .subquery(let subquery) = source { for value in subquery.bindings { try body(value) } }
         guard let rare else {
-            for filter in filters { for value in filter.bindings { try body(value) } }
-            for ordering in orderings { for value in ordering.bindings { try body(value) } }
-            if let limitCount { try body(.value(.integer(Int64(limitCount)))) }
+            for index in storage.filters.indices where !storage.filters[index].bindings.isEmpty {
+                for value in storage.filters[index].bindings { try body(value) }
+            }
+            for index in storage.orderings.indices where !storage.orderings[index].bindings.isEmpty {
+                for value in storage.orderings[index].bindings { try body(value) }
+            }
+            if let limitCount = storage.limitCount { try body(.value(.integer(Int64(limitCount)))) }
             return
         }
         let parts = rare.parts

@@ -130,8 +130,14 @@ final class SQLNode: Sendable {
     // MARK: Shape
 
     /// Whether `self` and `other` render the same text, decided without rendering.
+    @inline(__always)
     func hasSameShape(as other: SQLNode) -> Bool {
-        if self === other { return true }
+        // The same node, the usual answer for a query built again per call, without a call.
+        self === other || hasSameStructure(as: other)
+    }
+
+    /// ``hasSameShape(as:)`` for two distinct nodes: compared field by field.
+    private func hasSameStructure(as other: SQLNode) -> Bool {
         guard shapeHash == other.shapeHash, kind == other.kind, isCompound == other.isCompound, text == other.text,
             Self.same(first, other.first), Self.same(second, other.second), arguments.count == other.arguments.count
         else { return false }
