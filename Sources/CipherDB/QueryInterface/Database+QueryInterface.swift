@@ -103,7 +103,9 @@ extension Database {
         try stepToEnd(statement)
     }
 
-    /// Runs an insert and returns the new row's rowid.
+    /// Runs an insert and returns the new row's rowid (of the last row, for several), or 0 when
+    /// it inserted none: an `or: .ignore` that skipped the row, an upsert that updated the row
+    /// it conflicted with or did nothing.
     ///
     /// ```swift
     /// let newID = try db.run(users.insert(email <- "a@example.com", name <- nil))
@@ -118,10 +120,21 @@ extension Database {
             try stepToEnd(statement)
         case .rendered(let sql, let bindings):
             if let feature = insert.requiredFeature { try Self.require(feature, sql: sql) }
+            // An upsert that updates changes a row without inserting one, and SQLite's last
+            // rowid would still be an earlier insert's: it starts at 0 so that it tells.
+            if insert.requiredFeature == .upsert, let sqliteHandle { Self.setLastInsertRowID?(sqliteHandle, 0) }
             try execute(sql, bindings)
         }
-        return lastInsertRowID
+        // The last rowid stays an earlier statement's when this one inserted nothing.
+        return changes == 0 ? 0 : lastInsertRowID
     }
+
+    /// `sqlite3_set_last_insert_rowid` (SQLite 3.18), found at run time: SQLCipher 3.4.1's
+    /// SQLite (3.15) has none, and the upserts that need it run only on SQLite 3.24 and later.
+    private static let setLastInsertRowID: (@convention(c) (OpaquePointer, Int64) -> Void)? = {
+        guard let symbol = dlsym(nil, "sqlite3_set_last_insert_rowid") else { return nil }  // nil is RTLD_DEFAULT
+        return unsafeBitCast(symbol, to: (@convention(c) (OpaquePointer, Int64) -> Void).self)
+    }()
 
     /// Runs an update and returns the number of rows it changed.
     ///

@@ -178,7 +178,7 @@ extension Table {
     /// An insert that, when the row conflicts with an existing one on `target` (a unique
     /// column), updates that row with `set` instead (`DO NOTHING` when `set` is empty): SQLite's
     /// upsert, from SQLite 3.24. On an older SQLite (SQLCipher 3.4.1's is 3.15) running it throws
-    /// `unsupported`. `run` returns the rowid of the last row inserted, which an update leaves as is.
+    /// `unsupported`. `run` returns the new row's rowid, or 0 when it updated a row or did nothing.
     ///
     /// ```swift
     /// // swift-format-ignore: NoAssignmentInExpressions

@@ -13,6 +13,7 @@ extension QueryType {
     /// users.filter(score > 10).filter(name != nil)   // WHERE ("score" > ?) AND ("name" IS NOT NULL)
     /// ```
     public consuming func filter<E: TypedSQLExpressible>(_ condition: E) -> Self where E.Value.Unwrapped == Bool {
+        query.closeCompound()
         query.filters.append(condition.sqlExpression)
         return self
     }
@@ -46,6 +47,7 @@ extension QueryType {
     /// players.select(team, score.max).group(team, having: count(*) > 2)
     /// ```
     public consuming func group<each E: SQLExpressible>(_ expressions: repeat each E, having: SQLExpression<Bool>? = nil) -> Self {
+        query.closeCompound()
         query.grouping = []
         for expression in repeat each expressions { query.grouping.append(expression.sqlExpression) }
         query.havingCondition = having?.sqlExpression
@@ -60,6 +62,7 @@ extension QueryType {
     /// users.join(.cross, colors)
     /// ```
     public consuming func join(_ kind: Query.JoinKind, _ table: Table, on condition: SQLExpression<Bool>? = nil) -> Self {
+        query.closeCompound()
         query.joins.append(Query.Join(kind: kind, table: table, condition: condition?.sqlExpression))
         return self
     }
@@ -71,7 +74,9 @@ extension QueryType {
 
     /// The rows of this query and of `other`: `UNION` (without duplicates) or, with `all`,
     /// `UNION ALL`. An order or a limit set on the result applies to the whole compound; the
-    /// queries joined this way take none of their own (SQLite refuses them).
+    /// queries joined this way take none of their own (SQLite refuses them). A filter, a join,
+    /// a grouping, a selection or `distinct` set on the result applies to all of its rows too
+    /// (the compound becomes a sub-query), and a compound passed as `other` is one operand.
     ///
     /// ```swift
     /// users.select(email).filter(score > 10).union(admins.select(email))
@@ -95,7 +100,10 @@ extension QueryType {
     public func except(_ other: some QueryType) -> Self { compound("EXCEPT", other) }
 
     private consuming func compound(_ operator: String, _ other: some QueryType) -> Self {
-        let (sql, bindings) = other.query.compiled()
+        // A compound on the right is one operand: SQLite reads `a EXCEPT b UNION c` left to right.
+        var right = other.query
+        right.closeCompound()
+        let (sql, bindings) = right.compiled()
         query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
         query.requiredFeatures.formUnion(other.query.requiredFeatures)
         return self
@@ -104,6 +112,7 @@ extension QueryType {
     /// The query without duplicate rows: `SELECT DISTINCT`.
     public var distinct: Self {
         var copy = self
+        copy.query.closeCompound()
         copy.query.isDistinct = true
         return copy
     }
@@ -118,7 +127,8 @@ extension QueryType {
         var counted = query
         counted.orderings = []
         counted.requiredFeatures = []  // only orderings need features when the simple form applies
-        if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.compounds.isEmpty
+        if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.havingCondition == nil
+            && counted.compounds.isEmpty
             && counted.limitCount == nil && counted.offsetCount == nil
         {
             counted.selection = [SQLExpression(sql: "count(*)")]
@@ -146,6 +156,15 @@ extension QueryType {
 }
 
 extension Query {
+    /// Makes a compound query (`UNION`, `INTERSECT`, `EXCEPT`) a sub-query, `SELECT * FROM (…)`,
+    /// so that what refines it next (a filter, a join, a grouping, a selection, `DISTINCT`)
+    /// refines all of its rows and not only its first query's, as the SQL would if written on.
+    /// An order and a limit need none of it: they apply to the whole compound as they are.
+    mutating func closeCompound() {
+        guard let rare, !rare.parts.compounds.isEmpty else { return }
+        self = Query(subquery: self, selecting: "*")
+    }
+
     /// `SELECT count(*) FROM (query)` or `SELECT EXISTS (query)`: the inner query kept whole.
     init(subquery: Query, selecting function: String) {
         let inner = subquery.compiled()

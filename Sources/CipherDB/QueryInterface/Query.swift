@@ -164,6 +164,7 @@ public struct Query: QueryType {
     /// users.select(id, email, name ?? "anonymous")
     /// ```
     public consuming func select<each E: SQLExpressible>(_ columns: repeat each E) -> Query {
+        closeCompound()
         selection = []
         for column in repeat each columns { selection.append(column.sqlExpression) }
         return self
@@ -176,6 +177,7 @@ public struct Query: QueryType {
     /// let best = try db.scalar(users.select(score.max))     // Int64?
     /// ```
     public consuming func select<E: TypedSQLExpressible>(_ column: E) -> ScalarQuery<E.Value> {
+        closeCompound()
         selection = [column.sqlExpression]
         return ScalarQuery(query: self)
     }
@@ -216,10 +218,12 @@ public struct Query: QueryType {
         if !grouping.isEmpty {
             sql += " GROUP BY "
             Self.append(grouping.lazy.map(\.node), separator: ", ", to: &sql)
-            if let havingCondition {
-                sql += " HAVING "
-                havingCondition.node.append(to: &sql)
-            }
+        }
+        // Without a GROUP BY too, as asked: SQLite 3.39 takes the rows as one group, older
+        // ones refuse the statement.
+        if let havingCondition {
+            sql += " HAVING "
+            havingCondition.node.append(to: &sql)
         }
         for compound in compounds {
             sql += " " + compound.operator + " "
@@ -260,7 +264,7 @@ public struct Query: QueryType {
         for join in parts.joins { for value in join.condition?.bindings ?? [] { try body(value) } }
         for filter in filters { for value in filter.bindings { try body(value) } }
         for expression in parts.grouping { for value in expression.bindings { try body(value) } }
-        if !parts.grouping.isEmpty { for value in parts.havingCondition?.bindings ?? [] { try body(value) } }
+        for value in parts.havingCondition?.bindings ?? [] { try body(value) }
         for compound in parts.compounds { for value in compound.query.bindings { try body(value) } }
         for ordering in orderings { for value in ordering.bindings { try body(value) } }
         if limitCount != nil || parts.offsetCount != nil { try body(.value(.integer(Int64(limitCount ?? -1)))) }
@@ -298,7 +302,8 @@ public struct Query: QueryType {
 
     /// Whether the query is only a table and filters (an UPDATE or DELETE can take it as is).
     var isFilterOnly: Bool {
-        selection.isEmpty && !isDistinct && joins.isEmpty && grouping.isEmpty && compounds.isEmpty && orderings.isEmpty
+        selection.isEmpty && !isDistinct && joins.isEmpty && grouping.isEmpty && havingCondition == nil && compounds.isEmpty
+            && orderings.isEmpty
             && limitCount == nil
             && offsetCount == nil
     }

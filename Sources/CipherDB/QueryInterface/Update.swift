@@ -70,7 +70,9 @@ extension Query {
         }
         // SQLite's UPDATE and DELETE take neither joins nor (by default) ORDER BY and LIMIT.
         var rows = self
-        rows.selection = [SQLExpression(sql: (table.map { quoteIdentifier($0.name) + "." } ?? "") + "rowid")]
+        // The rowid of the table the query names first, under its alias if it has one: a
+        // self join names the same table twice.
+        rows.selection = [SQLExpression(sql: (table.map { $0.qualifier + "." } ?? "") + "rowid")]
         let inner = rows.compiled()
         sql += " WHERE rowid IN (" + inner.sql + ")"
         bindings += inner.bindings

@@ -49,4 +49,36 @@ final class QueryInterfaceAliasAndCompoundTests: DatabaseTestCase {
         XCTAssertEqual(bound.arguments, [.integer(1), .integer(4)], "both sides' values, in order")
         XCTAssertEqual(try db.fetchAll(bound).count, 2)
     }
+
+    func testACompoundOnTheRightIsOneOperand() throws {
+        let db = try database()
+        let ids = employees.select(id)
+        // (all EXCEPT (1 UNION 2)), not ((all EXCEPT 1) UNION 2): SQLite reads a flat compound left to right.
+        let query = ids.except(ids.filter(id == 1).union(ids.filter(id == 2)))
+        XCTAssertEqual(try db.fetchAll(query.order(id)).map { try $0[self.id] }, [3, 4])
+        XCTAssertEqual(query.arguments, [.integer(1), .integer(2)])
+    }
+
+    func testARefinementAfterACompoundAppliesToAllOfItsRows() throws {
+        let db = try database()
+        let rows = employees.select(id, fullName)
+        let both = rows.filter(id <= 2).union(rows.filter(id >= 3))
+        XCTAssertEqual(try db.fetchAll(both.filter(id != 1).order(id)).map { try $0[self.id] }, [2, 3, 4])
+        XCTAssertEqual(try db.fetchAll(both.filter(id != 4).order(id)).map { try $0[self.id] }, [1, 2, 3])
+        XCTAssertEqual(try db.scalar(both.filter(id > 1).select(id.max)), 4)
+        XCTAssertEqual(try db.scalar(both.filter(id > 1).count), 3)
+        XCTAssertEqual(both.filter(id != 4).arguments, [.integer(2), .integer(3), .integer(4)], "inner values first")
+    }
+
+    func testAnUpdateOrDeleteThroughAnAliasedJoinChangesTheAliasedRows() throws {
+        let db = try database()
+        let managers = employees.alias("managers")
+        let salaryless = managers.join(employees, on: employees[managerID] == managers[id]).filter(employees[fullName] == "Di")
+        // Di's manager is Bo (2): only Bo's row changes, not Di's.
+        XCTAssertEqual(try db.run(salaryless.update(fullName <- "Bo, who manages Di")), 1)
+        XCTAssertEqual(try db.stringForQuery("SELECT name FROM employees WHERE id = 2"), "Bo, who manages Di")
+        XCTAssertEqual(try db.stringForQuery("SELECT name FROM employees WHERE id = 4"), "Di")
+        XCTAssertEqual(try db.run(salaryless.delete()), 1)
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(id) FROM employees"), "1,3,4")
+    }
 }

@@ -63,6 +63,14 @@ final class QueryInterfaceSQLTests: XCTestCase {
         XCTAssertEqual(grouped.sql, #"SELECT "name", sum("score") FROM "users" GROUP BY "name" HAVING count(*) > ? ORDER BY "name""#)
         XCTAssertEqual(grouped.arguments, [.integer(1)])
         XCTAssertEqual(users.select(nickname).distinct.sql, #"SELECT DISTINCT "name" FROM "users""#)
+        // A HAVING without a GROUP BY is written as asked: SQLite 3.39 filters the one group,
+        // older ones refuse the statement. It is never dropped.
+        let ungrouped = users.select(count(*)).group(having: count(*) > 5)
+        XCTAssertEqual(ungrouped.sql, #"SELECT count(*) FROM "users" HAVING count(*) > ?"#)
+        XCTAssertEqual(ungrouped.arguments, [.integer(5)])
+        XCTAssertEqual(
+            users.select(count(*)).group(having: count(*) > 5).count.sql,
+            #"SELECT count(*) FROM (SELECT count(*) FROM "users" HAVING count(*) > ?)"#)
     }
 
     func testCountExistsAndSubqueries() {

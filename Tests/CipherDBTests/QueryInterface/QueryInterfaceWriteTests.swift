@@ -14,7 +14,7 @@ final class QueryInterfaceWriteTests: DatabaseTestCase {
         XCTAssertEqual(try db.run(users.insert(email <- "b@x", nickname <- "B", score <- 3)), 2)
         assertThrows(.constraint) { try db.run(users.insert(email <- "a@x")) }
         let before = db.totalChanges
-        try db.run(users.insert(or: .ignore, email <- "a@x", nickname <- "ignored"))
+        XCTAssertEqual(try db.run(users.insert(or: .ignore, email <- "a@x", nickname <- "ignored")), 0, "no row, no rowid")
         XCTAssertEqual(db.totalChanges, before, "OR IGNORE skips the row")
         XCTAssertNil(try db.fetchOne(users.filter(email == "a@x")).map { row throws(DatabaseError) in try row[nickname] } ?? nil)
         let replaced = try db.run(users.insert(or: .replace, email <- "a@x", nickname <- "replaced"))
@@ -102,10 +102,11 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
             assertThrows(.unsupported) { try db.run(upsert) }
             return
         }
-        try db.run(upsert)
-        try db.run(ignore)
+        XCTAssertEqual(try db.run(upsert), 0, "it updated a row and inserted none")
+        XCTAssertEqual(try db.run(ignore), 0)
         XCTAssertEqual(try db.scalar(users.count), 1)
         XCTAssertEqual(try db.scalar(users.select(score)), 6)
+        XCTAssertEqual(try db.run(users.upsert(email <- "b@x", onConflictOf: email, set: [score += 1])), 2, "it inserted row 2")
     }
 
     func testUnionCombinesQueries() throws {
