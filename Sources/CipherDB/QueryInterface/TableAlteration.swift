@@ -11,8 +11,11 @@ import Foundation
 ///
 /// As SQLite's own `DROP COLUMN`, a rebuild refuses (`misuse`) to drop a column of the primary
 /// key, a `UNIQUE` column, or one that an index, a table constraint, a trigger or a view
-/// mentions; a rename refuses a column a trigger or a view mentions (those are SQL the rebuild
-/// would have to rewrite). Drop or change them first.
+/// mentions; a rename refuses a column a trigger (of any table) or a view mentions, or another
+/// table's foreign key names (those are SQL the rebuild would have to rewrite). Drop or change
+/// them first. A rename changes the column where the table's SQL names it (its definition, its
+/// constraints' column lists and `CHECK` expressions, its indexes) and nowhere else: not a type,
+/// a collation or a function of the same name. The rows keep their rowids.
 ///
 /// ```swift
 /// try db.run(users.alter { t in
@@ -97,7 +100,8 @@ extension Database {
         let (schema, master) = (objects.schema, objects.master)
         let foreignKeys = (try intForQuery("PRAGMA foreign_keys") ?? 0) != 0
         if foreignKeys && isInTransaction {
-            let referring = try referringTables(table, schema: schema)
+            var referring: [String] = []
+            for reference in objects.references where !referring.contains(reference.table) { referring.append(reference.table) }
             guard referring.isEmpty else {
                 throw DatabaseError.misuse(
                     "rebuilding \(table.name) inside a transaction while foreign keys are enforced would act on the rows of "
@@ -110,12 +114,15 @@ extension Database {
         defer { if suspendsForeignKeys { _ = try? executeUpdate("PRAGMA foreign_keys = ON") } }
 
         try inTypedSavePoint { () throws(DatabaseError) in
-            guard
-                let createSQL = try stringForQuery(
-                    "SELECT sql FROM \(schema).\(master) WHERE type = 'table' AND lower(name) = lower(?)", table.name)
-            else {
+            // The name as the schema spells it: `Table("Players")` finds `players`, which keeps
+            // its name, and its sequence row is found under it.
+            let stored = try executeQuery(
+                "SELECT name, sql FROM \(schema).\(master) WHERE type = 'table' AND lower(name) = lower(?)", arguments: [table.name])
+            defer { stored.close() }
+            guard try stored.next(), let storedName = stored.string(at: 0), let createSQL = stored.string(at: 1) else {
                 throw DatabaseError(kind: .sqlite, message: "no such table: \(table.name)")
             }
+            stored.close()
             var definition = try TableDefinition(createSQL)
             var indexes = objects.indexes
             let triggers = objects.triggers
@@ -126,29 +133,33 @@ extension Database {
                     try definition.dropColumn(column)
                     copied.removeAll { $0.to.lowercased() == column.lowercased() }
                 case .rename(let column, let newName):
-                    try definition.renameColumn(column, to: newName)
-                    indexes = indexes.map { ($0.name, SQLTokens($0.sql).renamingIndexedColumn(column, to: newName)) }
+                    try definition.renameColumn(column, to: newName, ofTable: storedName)
+                    indexes = indexes.map { ($0.name, SQLTokens($0.sql).renamingIndexedColumn(column, to: newName, ofTable: storedName)) }
                     copied = copied.map { $0.to.lowercased() == column.lowercased() ? ($0.from, newName) : $0 }
                 }
             }
             // An AUTOINCREMENT key's high-water mark, which the copy alone would lower.
             let sequence =
                 try intForQuery("SELECT count(*) FROM \(schema).\(master) WHERE name = 'sqlite_sequence'") == 1
-                ? try int64ForQuery("SELECT seq FROM \(schema).sqlite_sequence WHERE name = ?", table.name) : nil
-            let temporaryName = "cipherdb_rebuild_" + table.name
+                ? try int64ForQuery("SELECT seq FROM \(schema).sqlite_sequence WHERE name = ?", storedName) : nil
+            let temporaryName = "cipherdb_rebuild_" + storedName
             let temporary = schema + "." + quoteIdentifier(temporaryName)
             try executeUpdate(definition.createStatement(named: temporary))
+            // The rowids too, where the table has them: an application may keep them (`run`
+            // returns them), and an external-content index points at them.
+            let rowid = definition.rowidName.map { [(from: $0, to: $0)] } ?? []
+            let columns = rowid + copied
             try executeUpdate(
-                "INSERT INTO \(temporary) (\(copied.map { quoteIdentifier($0.to) }.joined(separator: ", "))) "
-                    + "SELECT \(copied.map { quoteIdentifier($0.from) }.joined(separator: ", ")) FROM \(table.quotedName)")
+                "INSERT INTO \(temporary) (\(columns.map { quoteIdentifier($0.to) }.joined(separator: ", "))) "
+                    + "SELECT \(columns.map { quoteIdentifier($0.from) }.joined(separator: ", ")) FROM \(table.quotedName)")
             try executeUpdate("DROP TABLE \(table.quotedName)")
-            try executeUpdate("ALTER TABLE \(temporary) RENAME TO \(quoteIdentifier(table.name))")
+            try executeUpdate("ALTER TABLE \(temporary) RENAME TO \(quoteIdentifier(storedName))")
             for object in indexes + triggers { try executeUpdate(object.sql) }
             if let sequence {
-                try executeUpdate("UPDATE \(schema).sqlite_sequence SET seq = ? WHERE name = ?", sequence, table.name)
+                try executeUpdate("UPDATE \(schema).sqlite_sequence SET seq = ? WHERE name = ?", sequence, storedName)
             }
             if foreignKeys {
-                let broken = try executeQuery("PRAGMA \(schema).foreign_key_check(\(quoteIdentifier(table.name)))")
+                let broken = try executeQuery("PRAGMA \(schema).foreign_key_check(\(quoteIdentifier(storedName)))")
                 defer { broken.close() }
                 if try broken.next() {
                     throw DatabaseError(
@@ -173,20 +184,27 @@ extension Database {
     }
 
     /// Refuses to drop a column an index, a trigger or a view mentions, or to rename one a
-    /// trigger or a view mentions (indexes follow a rename).
+    /// trigger, a view or another table's foreign key names (indexes follow a rename). Triggers
+    /// of every table count: one on another table may read this one. A trigger or view that
+    /// mentions a column of the same name in another table is refused too (the SQL is not
+    /// resolved), with its name in the message.
     private func refuseBreakingChanges(_ alteration: TableAlteration, _ objects: SchemaObjects) throws(DatabaseError) {
         let table = alteration.table
-        let (indexes, triggers, views) = (objects.indexes, objects.triggers, objects.views)
+        let (indexes, triggers, views) = (objects.indexes, objects.allTriggers, objects.views)
         for change in alteration.changes {
-            let (column, verb, objects) =
+            let (column, verb, mentioning) =
                 switch change {
                 case .drop(let column): (column, "drop", [("index", indexes), ("trigger", triggers), ("view", views)])
                 case .rename(let column, _): (column, "rename", [("trigger", triggers), ("view", views)])
                 }
-            for (kind, list) in objects {
+            for (kind, list) in mentioning {
                 if let object = list.first(where: { SQLTokens($0.sql).mentions(column) }) {
                     throw DatabaseError.misuse("cannot \(verb) column \(column) of \(table.name): the \(kind) \(object.name) uses it")
                 }
+            }
+            if case .rename = change, let reference = objects.references.first(where: { $0.column?.lowercased() == column.lowercased() }) {
+                throw DatabaseError.misuse(
+                    "cannot rename column \(column) of \(table.name): a foreign key of \(reference.table) refers to it")
             }
         }
     }
@@ -198,8 +216,14 @@ extension Database {
         let schema: String
         let master: String
         let indexes: [(name: String, sql: String)]
+        /// The table's own triggers, which the rebuild makes again.
         let triggers: [(name: String, sql: String)]
+        /// Every trigger of the schema, which the checks read.
+        let allTriggers: [(name: String, sql: String)]
         let views: [(name: String, sql: String)]
+        /// The foreign keys of other tables that refer to this one, and the column each names
+        /// (`nil`: the primary key, unnamed).
+        let references: [(table: String, column: String?)]
     }
 
     private func schemaObjects(around table: Table) throws(DatabaseError) -> SchemaObjects {
@@ -209,29 +233,29 @@ extension Database {
             schema: schema, master: master,
             indexes: try schemaObjects(of: table, type: "index", schema: schema, master: master),
             triggers: try schemaObjects(of: table, type: "trigger", schema: schema, master: master),
-            views: try schemaObjects(of: nil, type: "view", schema: schema, master: master))
+            allTriggers: try schemaObjects(of: nil, type: "trigger", schema: schema, master: master),
+            views: try schemaObjects(of: nil, type: "view", schema: schema, master: master),
+            references: try references(to: table, schema: schema, master: master))
     }
 
-    /// The tables with a foreign key to `table`.
-    private func referringTables(_ table: Table, schema: String) throws(DatabaseError) -> [String] {
-        let names = try executeQuery("SELECT name FROM \(schema).sqlite_master WHERE type = 'table'")
+    /// The foreign keys of the other tables of `schema` that refer to `table`.
+    private func references(to table: Table, schema: String, master: String) throws(DatabaseError) -> [(table: String, column: String?)] {
+        let names = try executeQuery("SELECT name FROM \(schema).\(master) WHERE type = 'table'")
         var tables: [String] = []
         while try names.next() { if let name = names.string(at: 0) { tables.append(name) } }
-        var referring: [String] = []
-        for other in tables {
+        names.close()
+        var references: [(table: String, column: String?)] = []
+        for other in tables where other.lowercased() != table.name.lowercased() {
             let keys = try executeQuery("PRAGMA \(schema).foreign_key_list(\(quoteIdentifier(other)))")
             defer { keys.close() }
             while try keys.next() {
-                if keys.string("table")?.lowercased() == table.name.lowercased() {
-                    referring.append(other)
-                    break
-                }
+                if keys.string("table")?.lowercased() == table.name.lowercased() { references.append((other, keys.string("to"))) }
             }
         }
-        return referring
+        return references
     }
 
-    /// The indexes or triggers of `table` (every view when `table` is nil) that have SQL: the
+    /// The indexes or triggers of `table` (every one of `type` when `table` is nil) that have SQL: the
     /// ones SQLite makes for constraints have none and come back with the table.
     private func schemaObjects(
         of table: Table?, type: String, schema: String, master: String
@@ -324,15 +348,24 @@ private struct TableDefinition {
         parts.remove(at: index)
     }
 
-    mutating func renameColumn(_ name: String, to newName: String) throws(DatabaseError) {
+    mutating func renameColumn(_ name: String, to newName: String, ofTable table: String) throws(DatabaseError) {
         _ = try columnIndex(name)
         if parts.contains(where: { $0.column?.lowercased() == newName.lowercased() }) {
             throw DatabaseError.misuse("cannot rename column \(name) to \(newName): the table has a column of that name")
         }
-        // Every mention, in the definition, in CHECK clauses and in table constraints.
         for index in parts.indices {
-            parts[index].tokens = SQLTokens.renaming(parts[index].tokens, name, to: newName)
+            parts[index].tokens = SQLTokens.renamingColumn(
+                name, to: newName, in: parts[index].tokens, definesColumn: parts[index].column != nil, ofTable: table)
         }
+    }
+
+    /// The name that reads the rowid (`rowid`, else `oid`, else `_rowid_`: a column may take one),
+    /// or `nil` for a `WITHOUT ROWID` table or one whose columns take all three.
+    var rowidName: String? {
+        let words = SQLTokens(tail).tokens.filter { $0.kind == .word }
+        if zip(words, words.dropFirst()).contains(where: { $0.isKeyword("WITHOUT") && $1.isKeyword("ROWID") }) { return nil }
+        let columns = Set(columnNames.map { $0.lowercased() })
+        return ["rowid", "oid", "_rowid_"].first { !columns.contains($0) }
     }
 
     /// `CREATE TABLE name (…) tail`.
@@ -350,21 +383,94 @@ extension SQLTokens {
         tokens.contains { ($0.kind == .word || $0.kind == .quotedIdentifier) && $0.names(name) }
     }
 
-    /// The tokens with every identifier naming `name` replaced by `newName`, quoted.
-    static func renaming(_ tokens: [Token], _ name: String, to newName: String) -> [Token] {
-        let replacement = quoteIdentifier(newName)
-        return tokens.map { token in
-            guard (token.kind == .word || token.kind == .quotedIdentifier) && token.names(name) else { return token }
-            return Token(kind: .quotedIdentifier, text: Substring(replacement))
+    /// The tokens of one column definition or table constraint of `table`, with the column
+    /// `name` renamed where the SQL names that column: the definition's own name, the column
+    /// lists of `PRIMARY KEY`, `UNIQUE` and `FOREIGN KEY`, a `REFERENCES` list that points at
+    /// `table` itself, and column references in `CHECK` and generated-column expressions. Never
+    /// a type name, a collation, a function, a default, or another table's column.
+    static func renamingColumn(
+        _ name: String, to newName: String, in tokens: [Token], definesColumn: Bool, ofTable table: String,
+        outside: ColumnContext = .other
+    ) -> [Token] {
+        typealias Group = ColumnContext
+        let replacement = Token(kind: .quotedIdentifier, text: Substring(quoteIdentifier(newName)))
+        let significant = tokens.indices.filter { tokens[$0].kind != .space && tokens[$0].kind != .comment }
+        func isOpen(_ token: Token) -> Bool { token.kind == .other && token.text == "(" }
+        func isIdentifier(_ token: Token) -> Bool { token.kind == .word || token.kind == .quotedIdentifier }
+        // Bare words that are SQL in an expression, whatever a column is called.
+        let expressionKeywords: Set<String> = [
+            "NULL", "NOT", "AND", "OR", "IS", "IN", "LIKE", "GLOB", "MATCH", "REGEXP", "BETWEEN", "CASE", "WHEN", "THEN",
+            "ELSE", "END", "ESCAPE", "COLLATE", "CAST", "AS", "EXISTS", "SELECT", "DISTINCT", "CURRENT_DATE", "CURRENT_TIME",
+            "CURRENT_TIMESTAMP",
+        ]
+        var result = tokens
+        var groups: [Group] = []
+        for (position, index) in significant.enumerated() {
+            let token = tokens[index]
+            let previous = position > 0 ? tokens[significant[position - 1]] : nil
+            let beforePrevious = position > 1 ? tokens[significant[position - 2]] : nil
+            let next = position + 1 < significant.count ? tokens[significant[position + 1]] : nil
+            if isOpen(token) {
+                let opened: Group
+                if (groups.last ?? outside) == .expression {
+                    opened = .expression
+                } else if let previous, previous.isKeyword("CHECK") || previous.isKeyword("AS") {
+                    opened = .expression
+                } else if let previous,
+                    previous.isKeyword("UNIQUE")
+                        || (previous.isKeyword("KEY")
+                            && (beforePrevious?.isKeyword("PRIMARY") ?? false || beforePrevious?.isKeyword("FOREIGN") ?? false))
+                {
+                    opened = .columns
+                } else if let previous, let beforePrevious, beforePrevious.isKeyword("REFERENCES"), previous.names(table) {
+                    opened = .columns
+                } else {
+                    opened = .other
+                }
+                groups.append(opened)
+                continue
+            }
+            if token.kind == .other && token.text == ")" {
+                _ = groups.popLast()
+                continue
+            }
+            guard isIdentifier(token), token.names(name) else { continue }
+            switch groups.last ?? outside {
+            case .other:
+                // Outside parentheses only the definition's own name is the column.
+                if definesColumn && position == 0 && groups.isEmpty { result[index] = replacement }
+            case .columns:
+                result[index] = replacement
+            case .expression:
+                let isFunction = next.map(isOpen) ?? false
+                let isQualifier = next.map { $0.kind == .other && $0.text == "." } ?? false
+                let isTypeOrCollation = previous.map { $0.isKeyword("AS") || $0.isKeyword("COLLATE") } ?? false
+                let isKeyword = token.kind == .word && expressionKeywords.contains(token.text.uppercased())
+                if !isFunction && !isQualifier && !isTypeOrCollation && !isKeyword { result[index] = replacement }
+            }
         }
+        return result
     }
 
-    /// A `CREATE INDEX` statement with the column `name` renamed in its column list and `WHERE`
-    /// clause (what follows `ON table`), not in the index's or the table's name.
-    func renamingIndexedColumn(_ name: String, to newName: String) -> String {
+    /// What a stretch of SQL holds, for ``renamingColumn(_:to:in:definesColumn:ofTable:outside:)``.
+    enum ColumnContext {
+        /// Names that are not columns of the table: types, collations, defaults, other tables'.
+        case other
+        /// A list of the table's columns.
+        case columns
+        /// An expression over the table's columns.
+        case expression
+    }
+
+    /// A `CREATE INDEX` statement with the column `name` renamed where its column list and
+    /// `WHERE` clause (what follows `ON table`) name it as a column: not in the index's or the
+    /// table's name, nor as a function or a collation.
+    func renamingIndexedColumn(_ name: String, to newName: String, ofTable table: String) -> String {
         guard let on = tokens.firstIndex(where: { $0.isKeyword("ON") }),
             let open = tokens[on...].firstIndex(where: { $0.kind == .other && $0.text == "(" })
         else { return tokens.map(\.text).joined() }
-        return (tokens[...open].map(\.text) + Self.renaming(Array(tokens[(open + 1)...]), name, to: newName).map(\.text)).joined()
+        let renamed = Self.renamingColumn(
+            name, to: newName, in: Array(tokens[open...]), definesColumn: false, ofTable: table, outside: .expression)
+        return (tokens[..<open].map(\.text) + renamed.map(\.text)).joined()
     }
 }

@@ -106,7 +106,9 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
         XCTAssertEqual(try db.run(ignore), 0)
         XCTAssertEqual(try db.scalar(users.count), 1)
         XCTAssertEqual(try db.scalar(users.select(score)), 6)
-        XCTAssertEqual(try db.run(users.upsert(email <- "b@x", onConflictOf: email, set: [score += 1])), 2, "it inserted row 2")
+        // swift-format-ignore: NoAssignmentInExpressions
+        let inserting = users.upsert(email <- "b@x", onConflictOf: email, set: [score += 1])
+        XCTAssertEqual(try db.run(inserting), 2, "it inserted row 2")
     }
 
     func testUnionCombinesQueries() throws {

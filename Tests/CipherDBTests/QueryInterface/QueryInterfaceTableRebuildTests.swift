@@ -1,0 +1,116 @@
+import CipherDB
+import Foundation
+import XCTest
+
+/// Column renames and drops by table rebuild (SQLite 3.15; `ALTER TABLE` on newer SQLites):
+/// what the rebuild must leave exactly as it was, and what it must refuse.
+final class QueryInterfaceTableRebuildTests: DatabaseTestCase {
+    private let id = Column<Int64>("id")
+
+    private func database() throws -> Database {
+        try openDatabase("rebuild.db", key: passphrase("rebuilds"))
+    }
+
+    /// Each row of `PRAGMA pragma`, as `describe` gives it (SQLite 3.15 has no pragma functions).
+    private func pragmaRows(_ db: Database, _ pragma: String, _ describe: (ResultSet) -> String) throws -> [String] {
+        let rows = try db.executeQuery("PRAGMA " + pragma)
+        defer { rows.close() }
+        var described: [String] = []
+        while try rows.next() { described.append(describe(rows)) }
+        return described
+    }
+
+    func testARenameChangesTheColumnAndItsReferencesOnly() throws {
+        let db = try database()
+        // A column named like a type, beside a column of that type, and a CHECK calling a
+        // function: the rename must touch neither the types nor the function.
+        let notes = Table("notes")
+        let text = Column<String>("text")
+        let zip = Column<String>("zip")
+        try db.executeUpdate(
+            #"CREATE TABLE notes ("id" INTEGER PRIMARY KEY, "text" TEXT NOT NULL, zip TEXT NOT NULL COLLATE NOCASE, "#
+                + "CHECK (length(text) > 0 AND typeof(\"text\") = 'text'), UNIQUE (text, zip))")
+        try db.run(notes.insert(id <- 1, text <- "hello", zip <- "01234"))
+        try db.run(notes.alter { $0.renameColumn(text, to: "body") })
+        let body = Column<String>("body")
+        XCTAssertEqual(try db.columns(ofTable: "notes"), ["id", "body", "zip"])
+        XCTAssertEqual(
+            try pragmaRows(db, "table_info(notes)") { "\($0.string("name") ?? "") \($0.string("type") ?? "")" },
+            [
+                "id INTEGER", "body TEXT", "zip TEXT",
+            ])
+        try db.run(notes.insert(id <- 2, body <- "world", zip <- "00001"))
+        XCTAssertEqual(try db.scalar(notes.filter(id == 2).select(zip)), "00001", "zip keeps its TEXT affinity")
+        XCTAssertEqual(try db.scalar(notes.filter(id == 1).select(zip)), "01234")
+        assertThrows(.constraint) { _ = try db.run(notes.insert(id <- 3, body <- "", zip <- "1")) }
+        assertThrows(.constraint) { _ = try db.run(notes.insert(id <- 4, body <- "hello", zip <- "01234")) }
+        XCTAssertEqual(try db.quickCheck(), [])
+    }
+
+    func testARenameKeepsTheColumnsOtherTablesReferTo() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            CREATE TABLE teams(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE players(id INTEGER PRIMARY KEY, team_id INTEGER REFERENCES teams(id),
+                mentor_id INTEGER REFERENCES players(id), FOREIGN KEY (team_id) REFERENCES teams(id));
+            INSERT INTO teams VALUES (1, 'red');
+            INSERT INTO players VALUES (1, 1, NULL), (2, 1, 1);
+            """)
+        try db.run(Table("players").alter { $0.renameColumn(id, to: "player_id") })
+        let found = try pragmaRows(db, "foreign_key_list(players)") {
+            "\($0.string("from") ?? "")→\($0.string("table") ?? "").\($0.string("to") ?? "")"
+        }
+        XCTAssertEqual(Set(found), ["mentor_id→players.player_id", "team_id→teams.id"], "another table's key stays; its own follows")
+        try db.executeUpdate("PRAGMA foreign_keys = ON")
+        try db.executeUpdate("INSERT INTO players VALUES (3, 1, 2)")
+        assertThrows(.constraint) { try db.executeUpdate("INSERT INTO players VALUES (4, 9, NULL)") }
+        assertThrows(.constraint) { try db.executeUpdate("INSERT INTO players VALUES (5, 1, 9)") }
+    }
+
+    func testARebuildKeepsEveryRowid() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            CREATE TABLE log(message TEXT, level INTEGER, extra BLOB);
+            INSERT INTO log(rowid, message, level) VALUES (1, 'a', 1), (3, 'b', 2), (7, 'c', 3);
+            DELETE FROM log WHERE rowid IN (1, 3);
+            """)
+        try db.run(Table("log").alter { $0.dropColumn(Column<Data?>("extra")) })
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(rowid || ':' || message) FROM log"), "7:c")
+    }
+
+    func testRenamesRefuseWhatOtherTablesTriggersAndKeysUse() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            CREATE TABLE teams(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE players(id INTEGER PRIMARY KEY, team_id INTEGER REFERENCES teams(id), label TEXT);
+            CREATE TRIGGER players_label AFTER INSERT ON players BEGIN
+                UPDATE players SET label = (SELECT name FROM teams WHERE teams.id = new.team_id) WHERE id = new.id;
+            END;
+            INSERT INTO teams VALUES (1, 'red');
+            """)
+        let before = try db.stringForQuery("SELECT group_concat(sql, ';') FROM sqlite_master")
+        let teams = Table("teams")
+        assertThrows(.misuse) { try db.run(teams.alter { $0.renameColumn(Column<String?>("name"), to: "title") }) }
+        assertThrows(.misuse) { try db.run(teams.alter { $0.renameColumn(self.id, to: "team_id") }) }
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(sql, ';') FROM sqlite_master"), before, "nothing changed")
+        try db.executeUpdate("INSERT INTO players(id, team_id) VALUES (1, 1)")
+        XCTAssertEqual(try db.stringForQuery("SELECT label FROM players"), "red")
+    }
+
+    func testATableNamedInAnotherCaseKeepsItsNameAndSequence() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            CREATE TABLE players(id INTEGER PRIMARY KEY AUTOINCREMENT, email TEXT, nickname TEXT);
+            INSERT INTO players(email) VALUES ('a'), ('b'), ('c');
+            DELETE FROM players WHERE id = 3;
+            """)
+        try db.run(Table("PLAYERS").alter { $0.dropColumn(Column<String?>("nickname")) })
+        XCTAssertEqual(try db.stringForQuery("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'players'"), "players")
+        try db.executeUpdate("INSERT INTO players(email) VALUES ('d')")
+        XCTAssertEqual(try db.intForQuery("SELECT max(id) FROM players"), 4, "AUTOINCREMENT never reuses 3")
+    }
+}
