@@ -24,6 +24,12 @@ enum SQLArgument: Sendable {
         }
     }
 
+    /// Whether the argument is a date, whose form depends on the connection.
+    var isDate: Bool {
+        if case .date = self { return true }
+        return false
+    }
+
     /// The value as SQLite stores it without a date formatter (what `arguments` show).
     var databaseValue: DatabaseValue {
         switch self {

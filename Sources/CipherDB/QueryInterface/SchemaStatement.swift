@@ -20,10 +20,14 @@ public struct SchemaStatement: Sendable {
     /// Why the statement cannot run (a constraint whose values could not be written as
     /// literals), thrown by `run`.
     let failure: DatabaseError?
+    /// Whether a date is written into the SQL (a view's query, a `CHECK`, a default), as seconds
+    /// since 1970: what a connection without a `dateFormatter` binds, not one with.
+    let writesDates: Bool
 
-    init(sql: String, failure: DatabaseError? = nil) {
+    init(sql: String, failure: DatabaseError? = nil, writesDates: Bool = false) {
         self.sql = sql
         self.failure = failure
+        self.writesDates = writesDates
     }
 }
 
@@ -55,6 +59,8 @@ public final class TableBuilder {
     private(set) var definitions: [String] = []
     /// The first constraint whose values could not be written as literals.
     private(set) var failure: DatabaseError?
+    /// Whether a `CHECK` or a default writes a date into the SQL (see ``SchemaStatement``).
+    private(set) var writesDates = false
 
     init() {}
 
@@ -105,6 +111,7 @@ public final class TableBuilder {
         if unique { definition += " UNIQUE" }
         if let check { definition += " " + checkClause(check) }
         if let defaultValue {
+            if case .date = SQLArgument(defaultValue) { writesDates = true }
             // A literal is a DEFAULT as it is; an expression (text holding NUL, as a cast) needs parentheses.
             let literal = defaultValue.databaseValue.sqlLiteral
             definition += " DEFAULT " + (literal.hasPrefix("CAST(") ? "(" + literal + ")" : literal)
@@ -137,6 +144,7 @@ public final class TableBuilder {
     }
 
     private func checkClause(_ condition: SQLExpression<Bool>) -> String {
+        if condition.bindings.contains(where: \.isDate) { writesDates = true }
         do {
             return "CHECK (" + (try condition.inlinedSQL()) + ")"
         } catch {
@@ -181,7 +189,7 @@ extension Table {
         if ifNotExists { sql += "IF NOT EXISTS " }
         sql += quotedName + " (" + builder.definitions.joined(separator: ", ") + ")"
         if withoutRowID { sql += " WITHOUT ROWID" }
-        return SchemaStatement(sql: sql, failure: builder.failure)
+        return SchemaStatement(sql: sql, failure: builder.failure, writesDates: builder.writesDates)
     }
 
     /// `DROP TABLE`.
@@ -211,7 +219,8 @@ extension Table {
         let builder = TableBuilder()
         let definition = builder.definition(
             of: column, primaryKey: nil, unique: false, check: check, defaultValue: defaultValue, collation: collation)
-        return SchemaStatement(sql: "ALTER TABLE " + quotedName + " ADD COLUMN " + definition, failure: builder.failure)
+        return SchemaStatement(
+            sql: "ALTER TABLE " + quotedName + " ADD COLUMN " + definition, failure: builder.failure, writesDates: builder.writesDates)
     }
 
     /// `ALTER TABLE … ADD COLUMN` of a column that refers to `referenced` of `table`. SQLite
@@ -222,7 +231,9 @@ extension Table {
     ) -> SchemaStatement where Value.Unwrapped == Referenced.Unwrapped {
         let builder = TableBuilder()
         builder.column(column, references: table, referenced, onDelete: onDelete, onUpdate: onUpdate)
-        return SchemaStatement(sql: "ALTER TABLE " + quotedName + " ADD COLUMN " + builder.definitions.joined(), failure: builder.failure)
+        return SchemaStatement(
+            sql: "ALTER TABLE " + quotedName + " ADD COLUMN " + builder.definitions.joined(), failure: builder.failure,
+            writesDates: builder.writesDates)
     }
 
     /// `CREATE INDEX` on `columns`, named `index_<table>_on_<columns>` unless `name` is given.
@@ -266,9 +277,17 @@ extension Database {
     /// ```
     ///
     /// - Throws: `misuse` when a `CHECK` condition or a view's query holds a raw fragment whose
-    ///   placeholders do not match its values; SQLite's error otherwise.
+    ///   placeholders do not match its values, or when it writes a date into the schema while
+    ///   this connection has a ``dateFormatter`` (the schema would hold seconds since 1970, the
+    ///   rows formatted text, and the two never compare equal); SQLite's error otherwise.
     public func run(_ statement: SchemaStatement) throws(DatabaseError) {
         if let failure = statement.failure { throw failure }
+        if statement.writesDates && dateFormatter != nil {
+            throw DatabaseError.misuse(
+                "this statement writes a date into the schema as seconds since 1970, but this connection binds dates as "
+                    + "its dateFormatter's text, so the two would never compare: write the date as the formatter's text instead. "
+                    + statement.sql)
+        }
         try executeUpdate(statement.sql, arguments: .none)
     }
 }

@@ -40,6 +40,19 @@ final class QueryInterfaceValueConversionTests: DatabaseTestCase {
         try db.executeUpdate("DELETE FROM events WHERE rowid = ?", second)
         db.dateFormatter = utcDateFormatter()
 
+        // A view, a CHECK or a default holds a date as seconds since 1970: with a formatter
+        // the rows hold text, which a number never equals, so such a statement is refused.
+        let recent = View("recent").create(events.filter(when >= date))
+        XCTAssertEqual(captureError { try db.run(recent) }?.kind, .misuse)
+        let checked = Table("checked").create { t in t.column(when, check: when >= date) }
+        XCTAssertEqual(captureError { try db.run(checked) }?.kind, .misuse)
+        XCTAssertEqual(captureError { try db.run(Table("defaulted").create { t in t.column(when, defaultValue: date) }) }?.kind, .misuse)
+        XCTAssertFalse(try db.tableExists("checked"))
+        db.dateFormatter = nil
+        try db.run(recent)  // without a formatter the seconds are what a date binds as
+        db.dateFormatter = utcDateFormatter()
+        try db.run(View("recent").drop())
+
         let row = try XCTUnwrap(try db.fetchOne(events.all))
         XCTAssertEqual(try row[when], date, "a Row reads the text through the formatter")
         XCTAssertEqual(try row[maybe], date)
