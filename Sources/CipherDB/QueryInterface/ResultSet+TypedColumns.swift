@@ -8,11 +8,30 @@ extension ResultSet {
     /// while try rs.next() { print(try rs[email], try rs[name] ?? "-") }
     /// ```
     ///
-    /// - Throws: `columnNotFound` (no such column, or no current row), `unexpectedNull` (NULL
-    ///   read as a non-optional type) or `typeMismatch` (a value the type rejects), naming the column.
+    /// A column qualified by its table (`posts[id]`) throws `columnNotFound` when the row has
+    /// more than one column of its name: SQLite names `users.id` and `posts.id` both `id`, and
+    /// which is the table's is not known. Select it with an alias (`posts[id].aliased("post_id")`).
+    ///
+    /// - Throws: `columnNotFound` (no such column, an ambiguous qualified one, or no current
+    ///   row), `unexpectedNull` (NULL read as a non-optional type) or `typeMismatch` (a value the
+    ///   type rejects), naming the column.
     @inlinable
     public subscript<Value>(column: Column<Value>) -> Value {
-        get throws(DatabaseError) { try get(column.name, as: Value.self) }
+        get throws(DatabaseError) {
+            if let table = column.tableName { try requireOneColumn(named: column.name, of: table) }
+            return try get(column.name, as: Value.self)
+        }
+    }
+
+    /// Throws when more than one column of the row (of the scope a joined record reads) is
+    /// named `name`: a column of `table` cannot be told from another table's of its name.
+    @usableFromInline
+    func requireOneColumn(named name: String, of table: String) throws(DatabaseError) {
+        let folded = name.lowercased()
+        let range = (columnScope?.range ?? 0..<columnCount).clamped(to: 0..<columnCount)
+        let count = range.count { columnName(at: $0)?.lowercased() == folded }
+        guard count > 1 else { return }
+        throw Row.ambiguousColumn(name, of: table, count: count)
     }
 
     /// The current row's value of a result column written as `expression` (an unaliased

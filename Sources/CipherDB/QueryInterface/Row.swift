@@ -53,12 +53,30 @@ public struct Row: Sendable, Equatable {
         index(ofColumn: name).map { values[$0] }
     }
 
-    /// The value of `column`, decoded as its type.
+    /// The value of `column`, decoded as its type. A column qualified by its table
+    /// (`posts[id]`) throws when the row has more than one column of its name (SQLite names
+    /// `users.id` and `posts.id` both `id`): select it with an alias.
     ///
-    /// - Throws: `columnNotFound` or `unexpectedNull`, naming the column; `typeMismatch` for a
-    ///   value the type cannot hold (text that is not a UUID, say).
+    /// - Throws: `columnNotFound` (no such column, or an ambiguous qualified one) or
+    ///   `unexpectedNull`, naming the column; `typeMismatch` for a value the type cannot hold
+    ///   (text that is not a UUID, say).
     public subscript<Value>(column: Column<Value>) -> Value {
-        get throws(DatabaseError) { try decode(Value.self, named: column.name) }
+        get throws(DatabaseError) {
+            if let table = column.tableName {
+                let folded = column.name.lowercased()
+                let count = columnNames.count { $0.lowercased() == folded }
+                if count > 1 { throw Self.ambiguousColumn(column.name, of: table, count: count) }
+            }
+            return try decode(Value.self, named: column.name)
+        }
+    }
+
+    /// The error of a qualified column whose name more than one column of a row has.
+    static func ambiguousColumn(_ name: String, of table: String, count: Int) -> DatabaseError {
+        DatabaseError(
+            kind: .columnNotFound,
+            message: "the row has \(count) columns named \(name), and which is \(table)'s is not known: "
+                + "select it with an alias (\(table)[\(name)].aliased(…))")
     }
 
     /// The value of a result column written as `expression` (an unaliased aggregate such as

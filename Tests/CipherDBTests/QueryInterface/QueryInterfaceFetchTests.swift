@@ -89,12 +89,24 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try joined.map { row throws(DatabaseError) in try row[title] }, ["Apples", "Avocados", "Bananas"])
         XCTAssertEqual(try joined.map { row throws(DatabaseError) in try row[users[email]] }, ["ann@x.org", "ann@x.org", "bob@x.org"])
 
-        // Two columns named id: the leftmost is read unless the other has an alias.
-        let both = try db.fetchAll(
-            users.select(users[id], posts[id], posts[id].aliased("post_id")).join(posts, on: posts[authorID] == users[id]).order(posts[id]))
+        // Two columns named id: a plain name reads the leftmost; a column qualified by its table
+        // cannot tell which is its own (SQLite names both `id`), so it throws instead of
+        // reading the other table's; an alias tells them apart.
+        let bothQuery = users.select(users[id], posts[id], posts[id].aliased("post_id")).join(posts, on: posts[authorID] == users[id])
+            .order(posts[id])
+        let both = try db.fetchAll(bothQuery)
         XCTAssertEqual(both[2].columnNames, ["id", "id", "post_id"])
-        XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[posts[id]] }, [1, 1, 2], "leftmost: the user's id")
+        XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[id] }, [1, 1, 2], "leftmost: the user's id")
+        let ambiguous = captureError { _ = try both[0][posts[id]] }
+        XCTAssertEqual(ambiguous?.kind, .columnNotFound)
+        XCTAssertTrue(ambiguous?.message.contains("2 columns named id") ?? false, ambiguous?.message ?? "no error")
         XCTAssertEqual(try both.map { row throws(DatabaseError) in try row[Column<Int64>("post_id")] }, [1, 2, 3])
+        let rows = try db.executeQuery(bothQuery)
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(captureError { _ = try rows[posts[id]] }?.kind, .columnNotFound)
+        XCTAssertEqual(try rows[id], 1)
+        XCTAssertEqual(try rows[posts[Column<Int64>("post_id")]], 1, "a qualified column named once reads as before")
+        rows.close()
 
         let outer = try db.fetchAll(
             users.select(users[email], posts[title]).join(.leftOuter, posts, on: posts[authorID] == users[id]).filter(posts[id] == nil))
