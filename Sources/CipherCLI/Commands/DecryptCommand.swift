@@ -33,7 +33,7 @@ struct DecryptCommand: ParsableCommand {
     @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
-        let target = try OutputFile(path: output, force: force)
+        let target = try OutputFile(path: output, force: force, source: database)
         defer { target.discard() }
         let opened = try DatabaseAccess.open(
             database, keyOptions: key, keystore: KeystoreAccess(keystore), readOnly: false,

@@ -44,7 +44,7 @@ struct EncryptCommand: ParsableCommand {
         case .missing, .empty, .notADatabase:
             throw CLIError(.dataError, "\(plaintext) is not an SQLite database")
         }
-        let target = try OutputFile(path: output, force: force)
+        let target = try OutputFile(path: output, force: force, source: plaintext)
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
         let resolved = try KeyResolver.resolveNew(

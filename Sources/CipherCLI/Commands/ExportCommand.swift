@@ -69,7 +69,7 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         let effective = plaintext ? Format.sqlite : format
-        let target = output == "-" ? nil : try OutputFile(path: output, force: force)
+        let target = output == "-" ? nil : try OutputFile(path: output, force: force, source: database)
         defer { target?.discard() }
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: effective == .sql)

@@ -59,7 +59,7 @@ struct SalvageCommand: ParsableCommand {
     }
 
     func run() throws {
-        let target = try OutputFile(path: output, force: force)
+        let target = try OutputFile(path: output, force: force, source: database)
         defer { target.discard() }
         let access = KeystoreAccess(keystore)
         // An anonymous, encrypted file beside OUT (never named, gone with the process).

@@ -28,11 +28,18 @@ struct OutputFile {
 
     /// Checks `path`, removes what killed runs left beside it, and starts the pending content.
     ///
-    /// - Throws: 73 if `path` exists without `force`, is a directory, or its folder is missing or read-only.
-    init(path: String, force: Bool) throws(CLIError) {
+    /// - Parameter source: the file the command reads, which `path` must not be (under any
+    ///   name: a link, a symbolic link), even with `force`.
+    /// - Throws: 73 if `path` exists without `force`, is `source`, is a directory, or its folder
+    ///   is missing or read-only.
+    init(path: String, force: Bool, source: String? = nil) throws(CLIError) {
         var status = stat()
         if PathBytes.stat(path, &status) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR { throw CLIError(.cannotCreate, "\(path) is a directory") }
+            var read = stat()
+            if let source, PathBytes.stat(source, &read) == 0, read.st_dev == status.st_dev, read.st_ino == status.st_ino {
+                throw CLIError(.cannotCreate, "\(path) is \(source) itself: write the output to another file")
+            }
             if !force { throw CLIError.outputExists(path) }
         }
         let directory = PathBytes.folder(of: path)

@@ -91,5 +91,21 @@ final class ExitCodeTests: CLITestCase {
         XCTAssertEqual(
             try cipherdb(["query", "existing", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout, "count(*)\r\n3\n")
         XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-") }, "no temporary file is left behind")
+
+        // Not even --force writes over the file the command reads, under any of its names.
+        symlink(path("app.db"), path("alias.db"))
+        let original = try bytes("app.db")
+        for command in [
+            ["export", "app.db", "app.db", "--force"] + key,
+            ["export", "app.db", "alias.db", "--format", "sql", "--force"] + key,
+            ["decrypt", "app.db", "app.db", "--force"] + key,
+            ["salvage", "app.db", "alias.db", "--force"] + key,
+        ] {
+            let result = try cipherdb(command, env: env, expect: 73)
+            XCTAssertTrue(result.stderr.contains("itself"), result.stderr)
+            XCTAssertEqual(try bytes("app.db"), original, "\(command)")
+        }
+        try cipherdb(["encrypt", "plain.db", "plain.db", "--force", "--new-passphrase-env", "DB_PASS"], env: env, expect: 73)
+        XCTAssertEqual(try shell("sqlite3 \"$DIR/plain.db\" \"SELECT count(*) FROM sqlite_master\"").stdout, "1\n")
     }
 }
