@@ -165,6 +165,15 @@ extension PathBytes {
         withCString(path) { pointer in systemStatvfs(pointer, &info) }
     }
 
+    /// The file `path` names when it is a symbolic link (followed to the end, every byte
+    /// kept), else `path` itself: what a file replaced by a new one beside it must be, so that
+    /// the link keeps pointing at the replacement instead of being replaced by it.
+    package static func followingSymbolicLinks(_ path: String) -> String {
+        guard isSymbolicLink(path), let resolved = withCString(path, { realpath($0, nil) }) else { return path }
+        defer { free(resolved) }
+        return string(fromBytes: UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) })
+    }
+
     /// The names in the folder at `path` (without `.` and `..`), every byte kept; `nil` when it
     /// cannot be read.
     package static func names(inFolder path: String) -> [String]? {
@@ -217,6 +226,11 @@ extension PathBytes {
 // The C functions under other names: inside `PathBytes` their own names are taken by the wrappers.
 private func systemOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
 private func systemStat(_ path: UnsafePointer<CChar>, _ status: UnsafeMutablePointer<stat>) -> Int32 { stat(path, status) }
+/// Whether `path` names a symbolic link (not followed).
+private func isSymbolicLink(_ path: String) -> Bool {
+    var status = stat()
+    return PathBytes.lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+}
 private func systemLstat(_ path: UnsafePointer<CChar>, _ status: UnsafeMutablePointer<stat>) -> Int32 { lstat(path, status) }
 private func systemAccess(_ path: UnsafePointer<CChar>, _ mode: Int32) -> Int32 { access(path, mode) }
 private func systemUnlink(_ path: UnsafePointer<CChar>) -> Int32 { unlink(path) }

@@ -107,6 +107,8 @@ public final class Keystore: @unchecked Sendable {
         credential: KeystoreCredential,
         kdf: KeySlotKDF = .default
     ) throws(KeystoreError) -> Keystore {
+        // Through a symbolic link, the file it names: a write must replace that file, not the link.
+        let path = PathBytes.followingSymbolicLinks(path)
         try credential.validate()
         if case .passphrase = credential { try kdf.validate() }
         try KeystoreFile.makeDirectories(KeystoreFile.directoryName(of: path))
@@ -138,6 +140,9 @@ public final class Keystore: @unchecked Sendable {
     /// - Throws: ``KeystoreError/wrongPassphrase``, ``KeystoreError/tampered``,
     ///   ``KeystoreError/truncated`` and the other file errors; none of them touch the file.
     public static func open(at path: String = Keystore.defaultPath(), credential: KeystoreCredential) throws(KeystoreError) -> Keystore {
+        // Through a symbolic link, the file it names: its lock and every write (which replaces
+        // the file by a new one) must be that file's, or the link would become a copy nobody syncs.
+        let path = PathBytes.followingSymbolicLinks(path)
         let file = try KeystoreFile.parse(KeystoreFile.readAll(path: path))
         let master = try file.unlock(credential)
         let body = try KeystoreBody.decode(file.openBody(masterKey: master))

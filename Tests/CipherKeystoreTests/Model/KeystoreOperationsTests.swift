@@ -14,6 +14,22 @@ struct KeystoreOperationsTests {
         try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
     }
 
+    /// A keystore reached through a symbolic link (one kept in a synced folder, say) is written
+    /// where the link points: the link stays a link, and the file it names gets the key.
+    @Test func aKeystoreThroughASymbolicLinkIsWrittenWhereTheLinkPoints() throws {
+        try FileManager.default.createDirectory(atPath: dir.file("synced"), withIntermediateDirectories: false)
+        let real = dir.file("synced/keystore")
+        _ = try Keystore.create(at: real, credential: passphrase("master"), kdf: cheapKDF)
+        let link = dir.file("linked-keystore")
+        #expect(symlink("synced/keystore", link) == 0)
+        let store = try Keystore.open(at: link, credential: passphrase("master"))
+        _ = try store.addKey(id: "app.db")
+        var status = stat()
+        #expect(lstat(link, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK, "the link is still a link")
+        #expect(try Keystore.open(at: real, credential: passphrase("master")).list().map(\.id) == ["app.db"])
+        #expect(!FileManager.default.fileExists(atPath: link + ".lock"), "the lock is the file's, beside it")
+    }
+
     @Test func addImportListAndKey() throws {
         let store = try makeStore()
         let added = try store.addKey(id: "app.db")

@@ -56,8 +56,18 @@ extension Database {
         guard !isReadOnly else {
             throw DatabaseError(kind: .readOnly, resultCode: SQLITE_READONLY, message: "\(displayPath) is open read-only")
         }
-        try DurableFile.requireFreeSpace(forRewriteOf: path)
-        PendingFile.removeStaleTemporaries(beside: path)
+        // The file itself, where `path` is a symbolic link to it: replacing the link would leave
+        // the file under the old key. A second hard link would too, so it is refused.
+        let file = PathBytes.followingSymbolicLinks(path)
+        var status = stat()
+        if PathBytes.stat(file, &status) == 0, status.st_nlink > 1 {
+            throw DatabaseError(
+                kind: .fileError,
+                message: "\(displayPath) has \(status.st_nlink) hard links: a rewrite replaces it under one name and the others would "
+                    + "keep the old file; remove the other links first")
+        }
+        try DurableFile.requireFreeSpace(forRewriteOf: file)
+        PendingFile.removeStaleTemporaries(beside: file)
         let wasWAL = try journalMode() == "wal"
         try takeSoleAccess(leavingWAL: wasWAL)
         // The file's shared descriptor for the page codec (see `SharedFileDescriptors`): one of
@@ -69,7 +79,7 @@ extension Database {
         // The new file in place but its folder not flushed: this connection still moves to it.
         var notDurable: DatabaseError?
         do throws(DatabaseError) {
-            let pending = try PendingFile(beside: path)
+            let pending = try PendingFile(beside: file)
             defer { pending.discard() }
             if newKey != nil, codecKey != nil, source >= 0, let codecs = try pageCodecs(to: newKey, settings: settings, source: source) {
                 try transcode(source: source, path: path, into: pending, codecs: codecs, settings: settings, progress: progress)
@@ -77,12 +87,12 @@ extension Database {
             } else {
                 try writeExport(into: pending, key: newKey, settings: settings, journalMode: "delete", progress: progress)
             }
-            try pending.matchOwnerAndMode(of: path)
+            try pending.matchOwnerAndMode(of: file)
             // A journal still beside the file now is not hot (SQLite rolled a hot one back when
             // this connection opened, and the exclusive lock keeps writers out): a run killed
             // while it left or entered WAL mode can leave one. It belongs to the old file; gone
             // before the new one takes the name, it cannot be applied to it or left behind.
-            PathBytes.unlink(DatabaseFile.journalPath(path))
+            PathBytes.unlink(DatabaseFile.journalPath(file))
             do { try pending.publish(replacing: true) } catch  where error.kind == .notDurable { notDurable = error }
         } catch {
             releaseSoleAccess(restoringWAL: wasWAL)

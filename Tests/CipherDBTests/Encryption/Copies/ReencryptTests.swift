@@ -39,6 +39,36 @@ final class ReencryptTests: DatabaseTestCase {
         }
     }
 
+    func testAFileReachedThroughASymbolicLinkIsReencryptedAndTheLinkStays() throws {
+        for pageSize in [1024, 4096] {  // page by page, and by export
+            try FileManager.default.createDirectory(atPath: path("real-\(pageSize)"), withIntermediateDirectories: false)
+            let real = try makeDatabase("real-\(pageSize)/app.db", key: rawKey(1), wal: false)
+            real.close()
+            XCTAssertEqual(symlink("real-\(pageSize)/app.db", path("link-\(pageSize).db")), 0)
+            let db = try openDatabase("link-\(pageSize).db", key: rawKey(1))
+            try db.reencrypt(to: rawKey(2), settings: CipherSettings(pageSize: pageSize))
+            db.close()
+            var status = stat()
+            XCTAssertEqual(lstat(path("link-\(pageSize).db"), &status), 0)
+            XCTAssertEqual(status.st_mode & S_IFMT, S_IFLNK, "the link is still a link")
+            assertThrows(.wrongKey) { _ = try self.openDatabase("real-\(pageSize)/app.db", key: self.rawKey(1)) }
+            let reopened = try openDatabase("real-\(pageSize)/app.db", key: rawKey(2), settings: CipherSettings(pageSize: pageSize))
+            XCTAssertEqual(try reopened.intForQuery("SELECT count(*) FROM t"), 200, "the file the link names has the new key")
+            reopened.close()
+        }
+    }
+
+    func testAFileWithASecondHardLinkIsNotReencrypted() throws {
+        let db = try makeDatabase(key: rawKey(1), wal: false)
+        XCTAssertEqual(link(path("test.db"), path("other-name.db")), 0)
+        let error = captureError { try db.reencrypt(to: self.rawKey(2)) }
+        XCTAssertEqual(error?.kind, .fileError)
+        XCTAssertTrue(error?.message.contains("hard links") ?? false, error?.message ?? "no error")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 200, "the connection goes on with the unchanged file")
+        db.close()
+        XCTAssertEqual(try openDatabase("other-name.db", key: rawKey(1)).intForQuery("SELECT count(*) FROM t"), 200)
+    }
+
     func testReencryptRefusesWhileAnotherConnectionUsesTheWAL() throws {
         let db = try makeDatabase(key: rawKey(1), wal: true)
         let other = try openDatabase(key: rawKey(1))
