@@ -42,6 +42,7 @@ extension Database {
             throw DatabaseError(kind: .fileError, message: "the backup target \(targetPath) exists: pass replacing: true to replace it")
         }
         try requireReplaceableTarget(targetPath)
+        try refuseZeroedPages()
         PendingFile.removeStaleTemporaries(beside: targetPath)
         // An anonymous file where it can be: a killed backup then leaves nothing on disk. Its
         // copy keeps no journal (a failed copy is thrown away whole). A WAL source's page 1 says
@@ -148,7 +149,7 @@ extension Database {
 
     /// Puts the proven copy back into WAL mode, as its source: only the header's version bytes
     /// change (from a rollback-journal mode kept in memory, so no journal is made beside it).
-    private static func markWALMode(_ pending: PendingFile, key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) {
+    static func markWALMode(_ pending: PendingFile, key: DatabaseKey?, settings: CipherSettings) throws(DatabaseError) {
         let copy = Database(path: pending.accessPath)
         defer { copy.close() }
         try copy.open(flags: .readWrite, key: key, settings: key == nil ? .versionDefaults : settings)

@@ -101,6 +101,7 @@ extension Database {
         into pending: PendingFile, key: DatabaseKey?, settings: CipherSettings,
         journalMode targetJournalMode: String? = nil, progress: ((CopyProgress) -> Void)? = nil
     ) throws(DatabaseError) {
+        try refuseZeroedPages()
         do {
             try copyExport(into: pending, key: key, settings: settings, journalMode: targetJournalMode, progress: progress)
         } catch {
@@ -179,12 +180,10 @@ extension Database {
         try Self.prove(path: pending.accessPath, displayPath: pending.targetPath, key: key, settings: settings, expectingTables: tableCount)
         if journalMode == "wal" {
             // After the proof, which reads: a WAL database needs its -wal beside it to be read,
-            // and a pending file has no name yet. Only the header's version bytes change here.
-            try attach(pending.accessPath, as: Self.exportSchema, keyBytes: keyBytes)
-            defer { detachQuietly(Self.exportSchema) }
-            if key != nil { try applySettings(settings, schema: Self.exportSchema, version: version) }
-            try setJournalMode("memory", schema: Self.exportSchema)
-            try setJournalMode("wal", schema: Self.exportSchema)
+            // and a pending file has no name yet. Only the header's version bytes change here,
+            // on a connection of the copy's own: an attached file is read with the default
+            // settings as it is attached, which a copy with other settings does not open with.
+            try Self.markWALMode(pending, key: key, settings: settings)
         }
     }
 

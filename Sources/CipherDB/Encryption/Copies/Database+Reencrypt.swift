@@ -138,20 +138,13 @@ extension Database {
     private func pageCodecs(
         to newKey: DatabaseKey?, settings: CipherSettings, source: Int32
     ) throws(DatabaseError) -> (old: PageCodec, new: PageCodec)? {
-        guard let newKey, let codecKey, let path else { return nil }
+        guard let newKey else { return nil }
         let version = try Self.requireSQLCipher()
-        let oldLayout = CipherLayout(settings: appliedSettings, version: version)
         let newLayout = CipherLayout(settings: settings, version: version)
-        guard PageCodec.canTranscode(from: oldLayout, to: newLayout) else { return nil }
+        guard let old = try currentPageCodec(source: source), PageCodec.canTranscode(from: old.layout, to: newLayout) else { return nil }
         if case .passphrase(let passphrase) = newKey, !PassphraseKeyDerivation.canDerive(passphrase: passphrase, settings: settings) {
             return nil
         }
-        // Read through `source`: opening and closing the file again would drop SQLite's lock.
-        let fileSalt = try DatabaseFile.read(descriptor: source, offset: 0, count: CipherLayout.saltSize, path: path)
-        guard let oldSalt = codecKey.salt ?? (oldLayout.plaintextHeaderSize > 0 ? appliedSettings.salt : fileSalt),
-            oldSalt.count == CipherLayout.saltSize
-        else { return nil }
-        let old = try PageCodec(layout: oldLayout, pageKey: codecKey.pageKey, salt: oldSalt)
         let newSalt: [UInt8]
         if let named = try PageKeys.namedSalt(key: newKey, settings: settings) {
             newSalt = named
@@ -161,6 +154,19 @@ extension Database {
         let new = try PageCodec(
             layout: newLayout, pageKey: try PageKeys.pageKey(for: newKey, salt: newSalt, layout: newLayout), salt: newSalt)
         return (old, new)
+    }
+
+    /// The page codec of this file as it is keyed now, its salt read through `source` (opening
+    /// and closing the file again would drop SQLite's lock); `nil` for a plaintext file, or a
+    /// page key CipherDB does not know (a passphrase SQLite derived itself).
+    func currentPageCodec(source: Int32) throws(DatabaseError) -> PageCodec? {
+        guard let codecKey, let path else { return nil }
+        let layout = CipherLayout(settings: appliedSettings, version: try Self.requireSQLCipher())
+        let fileSalt = try DatabaseFile.read(descriptor: source, offset: 0, count: CipherLayout.saltSize, path: path)
+        guard let salt = codecKey.salt ?? (layout.plaintextHeaderSize > 0 ? appliedSettings.salt : fileSalt),
+            salt.count == CipherLayout.saltSize
+        else { return nil }
+        return try PageCodec(layout: layout, pageKey: codecKey.pageKey, salt: salt)
     }
 
     /// Rewrites every page of the file into `pending` through the codecs (each page read back and

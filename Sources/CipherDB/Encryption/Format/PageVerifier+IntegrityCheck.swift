@@ -125,9 +125,11 @@ extension PageVerifier {
         let codec = try PageCodec(layout: layout, pageKey: pageKey, salt: salt)
         guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return nil }
         let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
-        guard try !hasZeroedPage(descriptor: descriptor, pageCount: filePages, except: unwritten, cancellation: cancellation) else {
-            return nil
-        }
+        guard
+            try PageCodec.firstZeroedPage(
+                descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, cancellation: cancellation)
+                == nil
+        else { return nil }
         var unread = freeList.leaves + Array((freeList.databasePages + 1)..<(filePages + 1))
         if unwritten.lockBytePage <= freeList.databasePages { unread.append(unwritten.lockBytePage) }
 
@@ -146,31 +148,5 @@ extension PageVerifier {
             }
         }
         return fileSize
-    }
-
-    /// Whether any of the file's first `pageCount` pages is all zeros, those of `unwritten` aside.
-    private func hasZeroedPage(
-        descriptor: Int32, pageCount: Int, except unwritten: PageCodec.UnwrittenPages, cancellation: CancellationFlag?
-    ) throws(DatabaseError) -> Bool {
-        let pageSize = layout.pageSize
-        let chunkPages = PageCodec.pagesPerChunk(pageSize: pageSize)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var firstPage = 1
-        while firstPage <= pageCount {
-            try cancellation?.throwIfCancelled("verification")
-            let pages = min(chunkPages, pageCount - firstPage + 1)
-            let wanted = pages * pageSize
-            let got = try DatabaseFile.readFully(descriptor, into: buffer, count: wanted, offset: (firstPage - 1) * pageSize, path: path)
-            // A file that shrank meanwhile: the check of every page says what is left.
-            guard got == wanted else { return true }
-            for index in 0..<pages where !unwritten.contains(firstPage + index) {
-                if PageCodec.isZeroed(UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])) {
-                    return true
-                }
-            }
-            firstPage += pages
-        }
-        return false
     }
 }
