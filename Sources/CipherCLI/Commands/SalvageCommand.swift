@@ -76,6 +76,9 @@ struct SalvageCommand: ParsableCommand {
         // rows come first, the copy's only fill gaps.
         let authenticated = workingCopy == nil ? nil : openAuthenticated(like: opened)
         defer { authenticated?.close() }
+        // Pages of zeros SQLCipher 3 hands SQLite as they are: the rows on them read as if whole.
+        // (With --read-damaged-pages they fail their HMAC in the copy, and are listed as such.)
+        let zeroedPages = workingCopy == nil ? ((try? opened.database.zeroedPages()) ?? []) : []
         var targetKey: ResolvedKey?
         var settings = CipherSettings.versionDefaults
         if !plaintext {
@@ -129,6 +132,12 @@ struct SalvageCommand: ParsableCommand {
             lines.append(
                 "  read though they fail their HMAC (rows from them are not authenticated): page(s) "
                     + unauthenticatedPages.map(String.init).joined(separator: ", "))
+        }
+        if !zeroedPages.isEmpty {
+            lostSomething = true
+            lines.append(
+                "  page(s) of zeros, read as SQLite's empty pages (what they held, rows or the ends of long values, is lost): "
+                    + zeroedPages.map(String.init).joined(separator: ", "))
         }
         Console.out(lines.joined(separator: "\n"))
         if lostSomething { throw CommandFailure(status: .dataError) }

@@ -108,6 +108,33 @@ final class VerifyAndSalvageTests: CLITestCase {
         XCTAssertEqual(try shell("sqlite3 \"$DIR/rescued.db\" \"PRAGMA integrity_check\"").stdout, "ok\n")
     }
 
+    /// A zeroed last overflow page: SQLCipher 3 hands it to SQLite as zeros, and the value it
+    /// ended reads as if whole. No copy takes it on as data (exit 65, nothing written); salvage
+    /// saves the rows and names the page, exit 65 (a reviewer's finding: all of them exited 0).
+    func testAZeroedOverflowPageIsNeverCopiedAsData() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key, "--page-size", "1024"])
+        try cipherdb([
+            "query", "app.db",
+            "CREATE TABLE b(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO b(v) VALUES (randomblob(5000)); "
+                + "INSERT INTO b(v) VALUES (randomblob(5000));",
+            "--raw-key-file", key,
+        ])
+        let pages = try bytes("app.db").count / 1024
+        try shell("dd if=/dev/zero of=\"$DIR/app.db\" bs=1024 seek=\(pages - 1) count=1 conv=notrunc 2>/dev/null")
+        let damaged = try bytes("app.db")
+        for command in [["export", "app.db", "copy.db"], ["decrypt", "app.db", "plain.db"], ["backup", "app.db", "backup.db"]] {
+            let result = try cipherdb(command + ["--raw-key-file", key], expect: 65)
+            XCTAssertTrue(result.stderr.contains("page \(pages) of app.db is all zeros"), result.stderr)
+        }
+        try cipherdb(["rekey", "app.db", "--raw-key-file", key, "--new-raw-key-file", key, "--page-size", "4096"], expect: 65)
+        XCTAssertEqual(try bytes("app.db"), damaged)
+        XCTAssertEqual(Set(try directoryListing()), ["app.db", "db.key"])
+        let salvaged = try cipherdb(["salvage", "app.db", "rescued.db", "--raw-key-file", key], expect: 65)
+        XCTAssertTrue(salvaged.stdout.contains("page(s) of zeros"), salvaged.stdout)
+        XCTAssertTrue(salvaged.stdout.contains(": \(pages)"), salvaged.stdout)
+    }
+
     /// A flipped bit on page 1 made the whole file unreadable, and one on a leaf page cost all of
     /// its rows; --read-damaged-pages reads what is left of both and says which pages it read so.
     func testSalvageReadsDamagedPagesWhenAsked() throws {

@@ -2,41 +2,47 @@ import CSQLCipher
 import Foundation
 
 extension Database {
-    /// Refuses (`corrupt`) to copy a file in which SQLite would read a page of zeros: SQLCipher
-    /// hands such a page to SQLite unchecked, so an export, a backup or a rewrite by export would
-    /// carry the zeros into a copy whose every page is authentic and which `integrity_check`
-    /// may pass (a zeroed last page of an overflow chain reads as a value with its bytes lost),
-    /// and a rekey by export would then replace the only file that shows the damage.
+    /// Refuses (`corrupt`) to copy a file in which SQLite would read a page of zeros (see
+    /// ``zeroedPages(limit:)``): an export, a backup or a rewrite by export would carry the zeros
+    /// into a copy whose every page is authentic and which `integrity_check` may pass (a zeroed
+    /// last page of an overflow chain reads as a value with its bytes lost), and a rekey by
+    /// export would then replace the only file that shows the damage.
+    func refuseZeroedPages() throws(DatabaseError) {
+        guard let page = try zeroedPages(limit: 1).first else { return }
+        throw DatabaseError(
+            kind: .corrupt, resultCode: SQLITE_CORRUPT,
+            message: "page \(page) of \(displayPath) is all zeros: what it held is lost, and a copy would pass the zeros on as data; "
+                + "nothing was copied")
+    }
+
+    /// The pages of this database's file that are all zeros where SQLite reads a page, at most
+    /// `limit` of them: SQLCipher 3 hands such a page to SQLite unchecked (SQLCipher 4 fails its
+    /// HMAC), so nothing else tells that its content is lost.
     ///
     /// Zeros are sound where SQLite leaves a page unwritten (the lock-byte page, a free-list
     /// leaf) and where a committed frame of the write-ahead log holds the page. Only an
-    /// encrypted file whose page key this connection knows is checked: the free list is read
-    /// through the codec. The scan runs in a read transaction where there is none, so that no
-    /// writer commits meanwhile (in rollback-journal mode).
-    func refuseZeroedPages() throws(DatabaseError) {
-        guard isFileBacked, codecKey != nil, let path, let file = SharedFileDescriptors.retain(path) else { return }
+    /// encrypted file whose page key this connection knows is read (the free list is read
+    /// through the codec): for others the answer is empty. The scan runs in a read transaction
+    /// where there is none, so that no writer commits meanwhile (in rollback-journal mode).
+    package func zeroedPages(limit: Int = .max) throws(DatabaseError) -> [Int] {
+        guard isFileBacked, codecKey != nil, let path, let file = SharedFileDescriptors.retain(path) else { return [] }
         defer { SharedFileDescriptors.release(file) }
-        guard let descriptor = SharedFileDescriptors.descriptor(of: file) else { return }
+        guard let descriptor = SharedFileDescriptors.descriptor(of: file) else { return [] }
         let ownsTransaction = !isInTransaction
         if ownsTransaction {
             try executeUpdate("BEGIN DEFERRED")
             _ = try intForQuery("SELECT count(*) FROM sqlite_master")  // the shared lock
         }
         defer { if ownsTransaction { rollbackQuietly() } }
-        guard let codec = try currentPageCodec(source: descriptor) else { return }
+        guard let codec = try currentPageCodec(source: descriptor) else { return [] }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let pageSize = codec.layout.pageSize
         let filePages = Int(status.st_size) / pageSize
         let unwritten = try codec.unwrittenPages(descriptor: descriptor, path: path, filePages: filePages)
         let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
-        guard
-            let page = try PageCodec.firstZeroedPage(
-                descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, alsoAllowed: pagesInLog)
-        else { return }
-        throw DatabaseError(
-            kind: .corrupt, resultCode: SQLITE_CORRUPT,
-            message: "page \(page) of \(displayPath) is all zeros: what it held is lost, and a copy would pass the zeros on as data; "
-                + "nothing was copied (verify lists the damage; salvage copies what can still be read)")
+        return try PageCodec.zeroedPages(
+            descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, alsoAllowed: pagesInLog,
+            limit: limit)
     }
 }

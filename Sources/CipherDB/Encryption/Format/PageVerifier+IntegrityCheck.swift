@@ -126,9 +126,10 @@ extension PageVerifier {
         guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return nil }
         let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
         guard
-            try PageCodec.firstZeroedPage(
-                descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, cancellation: cancellation)
-                == nil
+            try PageCodec.zeroedPages(
+                descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, limit: 1,
+                cancellation: cancellation
+            ).isEmpty
         else { return nil }
         var unread = freeList.leaves + Array((freeList.databasePages + 1)..<(filePages + 1))
         if unwritten.lockBytePage <= freeList.databasePages { unread.append(unwritten.lockBytePage) }
