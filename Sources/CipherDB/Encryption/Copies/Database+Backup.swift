@@ -82,7 +82,7 @@ extension Database {
             }
             let finished = sqlite3_backup_finish(backup)
             guard code == SQLITE_DONE, finished == SQLITE_OK else {
-                throw copy.error(code: code == SQLITE_DONE ? finished : code, sql: nil)
+                throw explainingDamage(copy.error(code: code == SQLITE_DONE ? finished : code, sql: nil))
             }
         }
         var proofKey = key

@@ -123,7 +123,7 @@ extension Database {
                         message: "cannot write the copy \(pending.targetPath): \(error.message)")
                 }
             }
-            throw error
+            throw explainingDamage(error)
         }
     }
 

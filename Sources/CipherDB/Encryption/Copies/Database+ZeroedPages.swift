@@ -15,6 +15,28 @@ extension Database {
                 + "nothing was copied")
     }
 
+    /// `error`, the failure of a copy of this database, as `corrupt` when the database itself is
+    /// damaged: SQLCipher and SQLite report a page that fails its HMAC or does not parse, met
+    /// half-way through a copy, as a plain SQL error ("SQL logic error", or "database disk image
+    /// is malformed" through `sqlcipher_export`), which says nothing of the file. A quick check
+    /// of the database, on this failure path only, tells.
+    func explainingDamage(_ error: DatabaseError) -> DatabaseError {
+        guard [.sqlite, .corrupt].contains(error.kind) else { return error }
+        let finding: String
+        do {
+            let result = try stringForQuery("PRAGMA quick_check(1)") ?? "no answer"
+            guard result != "ok" else { return error }
+            finding = result
+        } catch {
+            guard [.sqlite, .corrupt, .notADatabase, .wrongKey].contains(error.kind) else { return error }
+            finding = error.message
+        }
+        let oneLine = finding.replacingOccurrences(of: "*** in database main ***\n", with: "").replacingOccurrences(of: "\n", with: "; ")
+        return DatabaseError(
+            kind: .corrupt, resultCode: SQLITE_CORRUPT,
+            message: "a page of \(displayPath) does not read (quick_check: \(oneLine)); nothing was copied")
+    }
+
     /// The pages of this database's file that are all zeros where SQLite reads a page, at most
     /// `limit` of them: SQLCipher 3 hands such a page to SQLite unchecked (SQLCipher 4 fails its
     /// HMAC), so nothing else tells that its content is lost.

@@ -2,11 +2,12 @@ import CipherDB
 import Foundation
 import XCTest
 
-/// A page of zeros where SQLite reads a page: SQLCipher hands it to SQLite unchecked, and the
-/// zeroed last page of an overflow chain passes `integrity_check` as a value with its bytes
-/// lost. No copy may carry it on as data (a reviewer's finding: export, backup and a rekey by
-/// export did, and the rekey replaced the only file that showed the damage).
-final class ZeroedPageCopyTests: DatabaseTestCase {
+/// Copies of a damaged file. A page of zeros where SQLite reads a page: SQLCipher 3 hands it to
+/// SQLite unchecked, and the zeroed last page of an overflow chain passes `integrity_check` as a
+/// value with its bytes lost. No copy may carry it on as data (a reviewer's finding: export,
+/// backup and a rekey by export did, and the rekey replaced the only file that showed the
+/// damage). A page that fails its HMAC stops a copy as `corrupt`, not as a plain SQL error.
+final class DamagedSourceCopyTests: DatabaseTestCase {
     private let settings = CipherSettings(pageSize: 1024)
 
     /// A file whose last page is the last page of a blob's overflow chain, zeroed.
@@ -46,6 +47,28 @@ final class ZeroedPageCopyTests: DatabaseTestCase {
         db.close()
         XCTAssertEqual(try fileBytes(path("zeroed.db")), damaged, "the damaged file is still there to show it")
         XCTAssertEqual(try directoryListing(), ["zeroed.db"], "no copy, no temporary file")
+    }
+
+    func testACopyStoppedByADamagedPageSaysTheFileIsDamaged() throws {
+        let db = try openDatabase("flipped.db", key: rawKey(7), settings: settings)
+        try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        try db.inTransaction {
+            for n in 1...500 { try db.executeUpdate("INSERT INTO t(v) VALUES (?)", String(repeating: "row \(n) ", count: 10)) }
+            return .commit
+        }
+        db.close()
+        try flipByte(at: 9 * 1024 + 100, in: path("flipped.db"))
+        for (name, copy) in [
+            ("export", { (db: Database) in try db.export(to: self.path("export.db"), key: self.rawKey(8), settings: self.settings) }),
+            ("backup", { (db: Database) in try db.backup(to: self.path("backup.db"), key: self.rawKey(7), settings: self.settings) }),
+        ] as [(String, (Database) throws -> Void)] {
+            let damaged = try openDatabase("flipped.db", key: rawKey(7), settings: settings)
+            let error = captureError { try copy(damaged) }
+            XCTAssertEqual(error?.kind, .corrupt, "\(name): \(error?.message ?? "no error")")
+            XCTAssertTrue(error?.message.contains("does not read") ?? false, "\(name): \(error?.message ?? "no error")")
+            damaged.close()
+        }
+        XCTAssertEqual(try directoryListing(), ["flipped.db"], "no copy, no temporary file")
     }
 
     func testASoundFileInWALModeWithALogIsCopied() throws {
