@@ -89,7 +89,7 @@ package enum CipherDBTool {
     /// with its status. Errors are printed on stderr with a hint and the documented exit code.
     package static func main(_ arguments: [String]? = nil) -> Never {
         Hardening.apply()
-        let status: Int32
+        var status: Int32
         let arguments = arguments ?? rawArguments()
         // `--version` is the root's alone, read here: ArgumentParser's version flag would be
         // inherited by every subcommand, beside `keys export --version N` and the like.
@@ -115,6 +115,12 @@ package enum CipherDBTool {
         } catch {
             Console.flush()
             CipherDBCommand.exit(withError: error)
+        }
+        // Results that did not all reach stdout (a full disk, an I/O error) are a failure even
+        // when the command itself went well.
+        if let failure = Console.finishStdout(), status == ExitStatus.ok.rawValue {
+            Console.error("cipherdb: cannot write stdout: \(String(cString: strerror(failure)))")
+            status = ExitStatus.ioError.rawValue
         }
         Console.flush()
         exit(status)

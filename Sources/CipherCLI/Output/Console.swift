@@ -29,7 +29,8 @@ enum Console {
         writeAll(STDOUT_FILENO, bytes)
     }
 
-    /// write(2) until every byte is out or the descriptor fails (a closed pipe: nothing to tell).
+    /// write(2) until every byte is out or the descriptor fails (a closed pipe: nothing to tell;
+    /// any other failure is kept for ``finishStdout()``).
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -37,11 +38,24 @@ enum Console {
                 let written = posixWrite(descriptor, base + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
+                    if errno != EPIPE, stdoutFailure == nil { stdoutFailure = errno }
                     return
                 }
                 offset += written
             }
         }
+    }
+
+    /// The first error writing stdout other than a closed pipe. Output is written from one
+    /// thread at a time (the command's), so the unchecked access is safe.
+    nonisolated(unsafe) private static var stdoutFailure: Int32?
+
+    /// Flushes stdout and returns the first error writing it, other than a closed pipe (a reader
+    /// that stopped reading, as `head` does, is not a failure): a full disk or an I/O error means
+    /// the results did not all arrive, which the exit status must say.
+    static func finishStdout() -> Int32? {
+        if fflush(nil) != 0, errno != EPIPE, stdoutFailure == nil { stdoutFailure = errno }
+        return stdoutFailure
     }
 
     /// Writes `text` and a newline to stderr (unbuffered), its control characters escaped: messages

@@ -41,6 +41,22 @@ final class ExitCodeTests: CLITestCase {
         XCTAssertTrue(wrong.stderr.contains("cipherdb verify"), "the error says what to try: \(wrong.stderr)")
     }
 
+    /// Results that do not all reach stdout (a full disk) are exit 74, not 0; a reader that
+    /// stops reading (`head`) is not a failure of the command.
+    func testAFailedWriteOfTheResultsIsAnIOError() throws {
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env, rows: 200)
+        let result = try shell(
+            """
+            cd "$DIR"
+            for command in "query app.db 'SELECT * FROM people'" "info app.db" "verify app.db"; do
+                eval "\"$CIPHERDB\" $command --passphrase-env DB_PASS --cipher-kdf-iter 1000" > /dev/full 2> err.txt
+                echo "$? $(grep -c 'cannot write stdout' err.txt)"
+            done
+            """, env: env)
+        XCTAssertEqual(result.stdout, "74 1\n74 1\n74 1\n", result.stderr)
+    }
+
     func testWrongKeyLeavesTheFileByteForByteUnchanged() throws {
         let env = passphraseEnvironment()
         try makeDatabase("app.db", env: env, rows: 200)
