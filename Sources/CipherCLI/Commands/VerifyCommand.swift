@@ -92,6 +92,7 @@ struct VerifyCommand: ParsableCommand {
             progress.finish()
             throw CLIError.database(error, path: database)
         }
+        if checks.isLocked { throw Self.busyError(database) }
         let summary = progress.complete(
             "page check and integrity_check done:",
             summary: progress.overall(done: report.pageCount, unit: .pages(size: report.layout.pageSize)))
@@ -115,6 +116,9 @@ struct VerifyCommand: ParsableCommand {
         let journal = database + "-journal"
         var status = stat()
         guard PathBytes.stat(journal, &status) == 0, status.st_size > 0 else { return }
+        // A journal whose writer is still at work is no interrupted write: its pages are half
+        // written into the file until it commits, which the check would call damage.
+        if RecoveryLog.isWriterActive(databasePath: database) { throw Self.busyError(database) }
         common.info("\(journal) holds an interrupted write: opening \(database) once to roll it back before checking")
         let db = Database(path: database)
         defer { db.close() }
@@ -122,9 +126,18 @@ struct VerifyCommand: ParsableCommand {
             try db.open(flags: .readWrite, key: resolved.key, settings: settings)
         } catch  where error.kind == .wrongKey {
             throw CLIError.database(error, path: database)
+        } catch  where error.kind == .busy {
+            throw Self.busyError(database)
         } catch {
             // Damage: the page check below says where.
         }
+    }
+
+    /// The error of a database another process is writing: 75, try again.
+    static func busyError(_ database: String) -> CLIError {
+        CLIError(
+            .temporaryFailure, "another process is writing \(database), so its pages cannot be checked now",
+            hint: "verify it again once that write has finished")
     }
 
     /// The page cache `integrity_check` may fill (see `Database.integrityCheck(cacheBytes:)`),
@@ -139,6 +152,8 @@ struct VerifyCommand: ParsableCommand {
     private struct SQLiteChecks {
         var integrity: [String]
         var cipherIntegrity: [String]?
+        /// Whether another process's lock kept SQLite from reading the file: nothing was checked.
+        var isLocked = false
         /// Whether SQLite found nothing wrong.
         var isSound: Bool { integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty }
     }
@@ -161,10 +176,12 @@ struct VerifyCommand: ParsableCommand {
                     $0.split(separator: "\n").map(String.init)
                 }
             } catch {
+                if error.kind == .busy { return SQLiteChecks(integrity: [], cipherIntegrity: nil, isLocked: true) }
                 integrity = ["integrity_check failed: \(error.message)"]
             }
             if integrity.isEmpty { integrity = ["ok"] }
         } catch {
+            if error.kind == .busy { return SQLiteChecks(integrity: [], cipherIntegrity: nil, isLocked: true) }
             integrity = ["cannot open the database: \(error.message)"]
         }
         return SQLiteChecks(integrity: integrity, cipherIntegrity: nil)

@@ -132,4 +132,24 @@ final class LiveSecondProcessTests: CLITestCase {
         XCTAssertEqual(shell.errorsOtherThanMarkers, [])
         XCTAssertEqual(try rows(oldKey), ["shell after"])
     }
+
+    /// A write in progress in another process is no damage: verify says "try again" (75), not
+    /// DAMAGED (65) with a hint to salvage, and names no interrupted write (a reviewer's finding).
+    func testVerifyWaitsForAWriteInProgressInsteadOfCallingItDamage() throws {
+        let (oldKey, _, hex) = try makeDatabase(journalMode: "DELETE")
+        let shell = try ShellProcess(database: path("app.db"), hexKey: hex)
+        for write in [
+            "BEGIN EXCLUSIVE; INSERT INTO t VALUES ('pending');",  // EXCLUSIVE: readers are locked out
+            "PRAGMA cache_size = 1; BEGIN; UPDATE t SET v = v || ' changed';",  // RESERVED, its journal written
+        ] {
+            try shell.send(write)
+            let busy = try cipherdb(["verify", "app.db", "--raw-key-file", oldKey], expect: 75)
+            XCTAssertTrue(busy.stderr.contains("another process is writing"), busy.stderr)
+            XCTAssertFalse(busy.stderr.contains("interrupted"), busy.stderr)
+            try shell.send("ROLLBACK;")
+        }
+        shell.quit()
+        XCTAssertEqual(shell.errorsOtherThanMarkers, [])
+        try cipherdb(["verify", "app.db", "--raw-key-file", oldKey])
+    }
 }

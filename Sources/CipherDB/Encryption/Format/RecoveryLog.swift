@@ -13,7 +13,7 @@ import Darwin
 /// recovery: during an interrupted rekey the file's page 1 is already under the new key while
 /// the journal that puts it back is under the old one. Checking the file alone would hand SQLite
 /// a key that then rolls back through the wrong cipher, or report a wrong key that is right.
-enum RecoveryLog {
+package enum RecoveryLog {
     // MARK: - Rollback journal
 
     /// The magic bytes a valid rollback journal header starts with.
@@ -85,7 +85,7 @@ enum RecoveryLog {
 
     /// Whether another process holds the RESERVED lock of the database: its journal then belongs
     /// to a transaction in progress, not to a crash.
-    static func isWriterActive(databasePath: String) -> Bool {
+    package static func isWriterActive(databasePath: String) -> Bool {
         // The shared descriptor: one of its own, closed here, would drop this process's locks.
         let outcome = Result { () throws(DatabaseError) -> Bool in
             try SharedFileDescriptors.withDescriptor(databasePath) { descriptor in
