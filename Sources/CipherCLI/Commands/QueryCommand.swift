@@ -135,6 +135,15 @@ struct QueryCommand: ParsableCommand {
         defer { opened.database.close() }
         do { try opened.database.refuseKeyPragmas() } catch { throw CLIError.database(error, path: database) }
         let sql = try statements()
+        // Refused before anything runs: stopped half-way, the statements before it would have
+        // committed while exit 64 says "nothing happened".
+        if let refused = Database.firstRefusedKeyStatement(in: sql) {
+            throw CLIError(
+                .usage,
+                "\(refused) is refused here (keys and cipher settings change through `cipherdb rekey`, which checks them); "
+                    + "nothing was run",
+                hint: "a key in SQL text would end up in histories and process listings: give it to rekey by file or variable")
+        }
         let values = parameterValues(on: opened.database)
         if let style {
             let changes: Int

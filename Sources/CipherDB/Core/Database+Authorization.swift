@@ -15,6 +15,33 @@ extension Database {
         authorizer.install(on: handle)
     }
 
+    /// The first statement of `sql` that ``refuseKeyPragmas()`` would refuse, read from its
+    /// tokens before anything runs (`PRAGMA rekey`, `PRAGMA cipher_page_size =`, `ATTACH … KEY`),
+    /// named without its value (which may be a key); `nil` when there is none. A tool that runs a
+    /// script can then refuse it whole instead of stopping after the statements before it have
+    /// committed. The authorizer stays what enforces the refusal.
+    package static func firstRefusedKeyStatement(in sql: String) -> String? {
+        var statement: [SQLTokens.Token] = []
+        for token in SQLTokens(sql).tokens + [SQLTokens.Token(kind: .other, text: ";")] {
+            if token.kind == .space || token.kind == .comment { continue }
+            guard token.kind == .other && token.text == ";" else {
+                statement.append(token)
+                continue
+            }
+            defer { statement = [] }
+            guard let first = statement.first else { continue }
+            if first.isKeyword("ATTACH"), statement.dropFirst().contains(where: { $0.isKeyword("KEY") }) { return "ATTACH … KEY" }
+            guard first.isKeyword("PRAGMA"), statement.count > 1 else { continue }
+            // PRAGMA [schema.]name [= value | (value)]
+            var nameIndex = 1
+            if statement.count > 3, statement[2].kind == .other, statement[2].text == "." { nameIndex = 3 }
+            guard let name = statement[nameIndex].identifier?.lowercased() else { continue }
+            let setting = statement.count > nameIndex + 1
+            if Authorizer.isRefusedPragma(name, setting: setting) { return "PRAGMA \(name)" + (setting ? " = …" : "") }
+        }
+        return nil
+    }
+
     /// Refuses `ATTACH` of a file that does not exist yet, and of a name computed by an
     /// expression (its file is not known while compiling), with `newFileRefused`, in SQL run on
     /// this connection from now on: for a connection without a key, a database in memory say,
