@@ -86,7 +86,14 @@ enum DatabaseAccess {
             if let detected, detected != verifier.layout.pageSize { settings.pageSize = detected }
         }
         do {
-            try database.open(flags: flags, key: key, settings: settings)
+            do {
+                try database.open(flags: flags, key: key, settings: settings)
+            } catch  where error.kind == .readOnly && flags.contains(.readOnly) {
+                // A hot journal: a write was interrupted, and a read-only connection cannot roll
+                // it back. Any writer would first; so does this, once, then reads as asked.
+                try rollBackInterruptedWrite(path, key: key, settings: settings)
+                try database.open(flags: flags, key: key, settings: settings)
+            }
         } catch  where error.kind == .wrongKey {
             let pageSize: PageSizeTried = searched ? .searched : settings.pageSize == nil ? .defaultOnly : .given
             throw wrongKey(error, path: path, key: resolved.key, settings: settings, pageSize: pageSize)
@@ -94,6 +101,21 @@ enum DatabaseAccess {
             throw CLIError.database(error, path: path)
         }
         return OpenedDatabase(database: database, key: resolved, settings: settings, path: path)
+    }
+
+    /// Opens `path` read-write once, so that SQLite rolls back the journal an interrupted write
+    /// left beside it (the library proves the key against the journal's copy of page 1 first:
+    /// a wrong key rolls nothing back), and says so unless `announcing` is false.
+    static func rollBackInterruptedWrite(
+        _ path: String, key: DatabaseKey, settings: CipherSettings, announcing: Bool = true
+    ) throws(DatabaseError) {
+        let writer = Database(path: path)
+        defer { writer.close() }
+        try writer.open(flags: .readWrite, key: key, settings: settings)
+        _ = try writer.intForQuery("SELECT count(*) FROM sqlite_master")
+        if announcing {
+            Console.error("\(DatabaseFile.journalPath(path)) held an interrupted write: rolled back, as any writer would before reading")
+        }
     }
 
     /// How the page sizes a failed open tried were chosen, for the wrong-key message.

@@ -120,10 +120,8 @@ struct VerifyCommand: ParsableCommand {
         // written into the file until it commits, which the check would call damage.
         if RecoveryLog.isWriterActive(databasePath: database) { throw Self.busyError(database) }
         common.info("\(journal) holds an interrupted write: opening \(database) once to roll it back before checking")
-        let db = Database(path: database)
-        defer { db.close() }
         do {
-            try db.open(flags: .readWrite, key: resolved.key, settings: settings)
+            try DatabaseAccess.rollBackInterruptedWrite(database, key: resolved.key, settings: settings, announcing: false)
         } catch  where error.kind == .wrongKey {
             throw CLIError.database(error, path: database)
         } catch  where error.kind == .busy {
