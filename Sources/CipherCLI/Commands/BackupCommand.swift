@@ -39,6 +39,7 @@ struct BackupCommand: ParsableCommand {
     @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
+        try OutputFile.refuse(output, being: database)
         if !force, PathBytes.access(output, F_OK) == 0 { throw CLIError.outputExists(output) }
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)

@@ -135,7 +135,8 @@ extension CipherDBTool {
         var path = ["cipherdb"]
         for argument in arguments {
             let subcommands = command.configuration.subcommands
-            guard !subcommands.isEmpty, !argument.hasPrefix("-") else { return nil }
+            // `help` is ArgumentParser's own: `cipherdb help rekey`.
+            guard !subcommands.isEmpty, !argument.hasPrefix("-"), argument != "help" else { return nil }
             let names = subcommands.map { $0.configuration.commandName ?? "" }
             if let index = names.firstIndex(of: argument) {
                 command = subcommands[index]

@@ -36,10 +36,7 @@ struct OutputFile {
         var status = stat()
         if PathBytes.stat(path, &status) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR { throw CLIError(.cannotCreate, "\(path) is a directory") }
-            var read = stat()
-            if let source, PathBytes.stat(source, &read) == 0, read.st_dev == status.st_dev, read.st_ino == status.st_ino {
-                throw CLIError(.cannotCreate, "\(path) is \(source) itself: write the output to another file")
-            }
+            if let source { try Self.refuse(path, being: source) }
             if !force { throw CLIError.outputExists(path) }
         }
         let directory = PathBytes.folder(of: path)
@@ -57,6 +54,16 @@ struct OutputFile {
         }
         self.path = path
         self.force = force
+    }
+
+    /// Refuses (73) an output `path` that is the file `source` itself, under any name (a link,
+    /// a symbolic link): writing it would replace what the command reads.
+    static func refuse(_ path: String, being source: String) throws(CLIError) {
+        var (output, read) = (stat(), stat())
+        guard PathBytes.stat(path, &output) == 0, PathBytes.stat(source, &read) == 0, read.st_dev == output.st_dev,
+            read.st_ino == output.st_ino
+        else { return }
+        throw CLIError(.cannotCreate, "the output \(path) is the file this command reads (\(source)): write it to another file")
     }
 
     /// Flushes the content and gives it its name.

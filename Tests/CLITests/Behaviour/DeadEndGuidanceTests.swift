@@ -58,6 +58,10 @@ final class DeadEndGuidanceTests: CLITestCase {
         XCTAssertTrue(nested.stderr.contains("did you mean `cipherdb keys rotate`?"), nested.stderr)
         let unrelated = try cipherdb(["frobnicate"], expect: 64)
         XCTAssertFalse(unrelated.stderr.contains("did you mean"), unrelated.stderr)
+        // `help` is no typo: `cipherdb help rekey` is rekey's help (it was "did you mean shell?").
+        let help = try cipherdb(["help", "rekey"])
+        XCTAssertTrue(help.stdout.contains("USAGE: cipherdb rekey"), help.stdout)
+        XCTAssertTrue(try cipherdb(["help", "keys", "rotate"]).stdout.contains("USAGE: cipherdb keys rotate"))
     }
 
     func testVerifySaysWhenTheIntegrityCheckRuns() throws {

@@ -116,9 +116,10 @@ final class ExitCodeTests: CLITestCase {
             ["export", "app.db", "alias.db", "--format", "sql", "--force"] + key,
             ["decrypt", "app.db", "app.db", "--force"] + key,
             ["salvage", "app.db", "alias.db", "--force"] + key,
+            ["backup", "app.db", "alias.db", "--force"] + key,
         ] {
             let result = try cipherdb(command, env: env, expect: 73)
-            XCTAssertTrue(result.stderr.contains("itself"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("is the file this command reads"), result.stderr)
             XCTAssertEqual(try bytes("app.db"), original, "\(command)")
         }
         try cipherdb(["encrypt", "plain.db", "plain.db", "--force", "--new-passphrase-env", "DB_PASS"], env: env, expect: 73)
