@@ -21,7 +21,8 @@ extension Database {
     /// is malformed" through `sqlcipher_export`), which says nothing of the file. A quick check
     /// of the database, on this failure path only, tells.
     func explainingDamage(_ error: DatabaseError) -> DatabaseError {
-        guard [.sqlite, .corrupt].contains(error.kind) else { return error }
+        // An interruption comes through sqlcipher_export as the same plain error, by its text.
+        guard [.sqlite, .corrupt].contains(error.kind), !error.message.contains("interrupt") else { return error }
         let finding: String
         do {
             let result = try stringForQuery("PRAGMA quick_check(1)") ?? "no answer"
