@@ -204,40 +204,26 @@ final class Authorizer {
         }
     }
 
-    /// Whether the `ATTACH` statement `sql` has a `KEY` clause: a bare word `KEY` outside quotes
-    /// and comments (SQLCipher's syntax `ATTACH 'f' AS s KEY 'secret'`).
+    /// Whether the `ATTACH` statement `sql` has a `KEY` clause (SQLCipher's syntax
+    /// `ATTACH 'f' AS s KEY 'secret'`): the word after the schema name, outside quotes and
+    /// comments. A schema named `key` (`ATTACH ':memory:' AS key`) is no clause.
     static func attachNamesAKey(_ sql: String) -> Bool {
-        var word = ""
-        var words: [String] = []
-        var iterator = Array(sql.utf8)[...]
-        func flush() {
-            if !word.isEmpty { words.append(word.uppercased()) }
-            word = ""
-        }
-        while let byte = iterator.popFirst() {
-            switch byte {
-            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "["):
-                flush()
-                let close = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : byte
-                while let next = iterator.popFirst(), next != close {}
-            case UInt8(ascii: "-") where iterator.first == UInt8(ascii: "-"):
-                flush()
-                while let next = iterator.popFirst(), next != UInt8(ascii: "\n") {}
-            case UInt8(ascii: "/") where iterator.first == UInt8(ascii: "*"):
-                flush()
-                iterator.removeFirst()
-                while let next = iterator.popFirst(), !(next == UInt8(ascii: "*") && iterator.first == UInt8(ascii: "/")) {}
-                _ = iterator.popFirst()
-            case _
-            where byte == UInt8(ascii: "_") || byte >= 0x80 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20):
-                word.append(Character(Unicode.Scalar(byte)))
-            default:
-                flush()
+        attachNamesAKey(SQLTokens(sql).tokens.filter { $0.kind != .space && $0.kind != .comment })
+    }
+
+    /// ``attachNamesAKey(_:)-(String)`` for a statement's tokens, spaces and comments left out.
+    static func attachNamesAKey(_ tokens: [SQLTokens.Token]) -> Bool {
+        guard tokens.first?.isKeyword("ATTACH") == true else { return false }
+        // The `AS` outside parentheses: the file's expression may hold a CAST(… AS …).
+        var depth = 0
+        for (index, token) in tokens.enumerated() {
+            if token.kind == .other && token.text == "(" { depth += 1 }
+            if token.kind == .other && token.text == ")" { depth -= 1 }
+            if depth == 0, token.isKeyword("AS") {
+                return index + 2 < tokens.count && tokens[index + 2].isKeyword("KEY")
             }
         }
-        flush()
-        return words.first == "ATTACH" && words.contains("KEY")
+        return false
     }
 }
 

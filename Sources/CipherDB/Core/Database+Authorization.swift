@@ -29,8 +29,15 @@ extension Database {
                 continue
             }
             defer { statement = [] }
+            // EXPLAIN [QUERY PLAN] compiles the statement after it, which is what is refused.
+            var words = statement[...]
+            if words.first?.isKeyword("EXPLAIN") == true {
+                words = words.dropFirst()
+                if words.first?.isKeyword("QUERY") == true { words = words.dropFirst(2) }
+            }
+            statement = Array(words)
             guard let first = statement.first else { continue }
-            if first.isKeyword("ATTACH"), statement.dropFirst().contains(where: { $0.isKeyword("KEY") }) { return "ATTACH … KEY" }
+            if Authorizer.attachNamesAKey(statement) { return "ATTACH … KEY" }
             guard first.isKeyword("PRAGMA"), statement.count > 1 else { continue }
             // PRAGMA [schema.]name [= value | (value)]
             var nameIndex = 1

@@ -121,9 +121,13 @@ extension Database {
         case .rendered(let sql, let bindings):
             if let feature = insert.requiredFeature { try Self.require(feature, sql: sql) }
             // An upsert that updates changes a row without inserting one, and SQLite's last
-            // rowid would still be an earlier insert's: it starts at 0 so that it tells.
-            if insert.requiredFeature == .upsert, let sqliteHandle { Self.setLastInsertRowID?(sqliteHandle, 0) }
+            // rowid would still be an earlier insert's: it starts at 0 so that it tells (where
+            // the setter cannot be found, an unchanged last rowid tells instead).
+            let before = lastInsertRowID
+            let isUpsert = insert.requiredFeature == .upsert
+            if isUpsert, let sqliteHandle { Self.setLastInsertRowID?(sqliteHandle, 0) }
             try execute(sql, bindings)
+            if isUpsert, Self.setLastInsertRowID == nil, lastInsertRowID == before { return 0 }
         }
         // The last rowid stays an earlier statement's when this one inserted nothing.
         return changes == 0 ? 0 : lastInsertRowID
@@ -132,7 +136,12 @@ extension Database {
     /// `sqlite3_set_last_insert_rowid` (SQLite 3.18), found at run time: SQLCipher 3.4.1's
     /// SQLite (3.15) has none, and the upserts that need it run only on SQLite 3.24 and later.
     private static let setLastInsertRowID: (@convention(c) (OpaquePointer, Int64) -> Void)? = {
-        guard let symbol = dlsym(nil, "sqlite3_set_last_insert_rowid") else { return nil }  // nil is RTLD_DEFAULT
+        #if canImport(Darwin)
+        let everyLibrary = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+        #else
+        let everyLibrary: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+        #endif
+        guard let symbol = dlsym(everyLibrary, "sqlite3_set_last_insert_rowid") else { return nil }
         return unsafeBitCast(symbol, to: (@convention(c) (OpaquePointer, Int64) -> Void).self)
     }()
 
@@ -143,6 +152,7 @@ extension Database {
     /// ```
     @discardableResult
     public func run(_ update: Update) throws(DatabaseError) -> Int {
+        if let failure = update.failure { throw failure }
         try execute(update.sql, update.bindings)
         return changes
     }
@@ -150,6 +160,7 @@ extension Database {
     /// Runs a delete and returns the number of rows it removed.
     @discardableResult
     public func run(_ delete: Delete) throws(DatabaseError) -> Int {
+        if let failure = delete.failure { throw failure }
         try execute(delete.sql, delete.bindings)
         return changes
     }

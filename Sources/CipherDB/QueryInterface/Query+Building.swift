@@ -159,10 +159,20 @@ extension Query {
     /// Makes a compound query (`UNION`, `INTERSECT`, `EXCEPT`) a sub-query, `SELECT * FROM (…)`,
     /// so that what refines it next (a filter, a join, a grouping, a selection, `DISTINCT`)
     /// refines all of its rows and not only its first query's, as the SQL would if written on.
-    /// An order and a limit need none of it: they apply to the whole compound as they are.
+    /// Its order, limit and offset move out with it: they apply after the refinement, as on any
+    /// query, whatever the order of the calls (a compound's order names result columns, which
+    /// the outer query has too).
     mutating func closeCompound() {
         guard let rare, !rare.parts.compounds.isEmpty else { return }
-        self = Query(subquery: self, selecting: "*")
+        let (orderings, limitCount, offsetCount) = (orderings, limitCount, rare.parts.offsetCount)
+        var inner = self
+        inner.orderings = []
+        inner.limitCount = nil
+        if offsetCount != nil { inner.offsetCount = nil }
+        self = Query(subquery: inner, selecting: "*")
+        self.orderings = orderings
+        self.limitCount = limitCount
+        if offsetCount != nil { self.offsetCount = offsetCount }
     }
 
     /// `SELECT count(*) FROM (query)` or `SELECT EXISTS (query)`: the inner query kept whole.

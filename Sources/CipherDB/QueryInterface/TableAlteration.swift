@@ -100,6 +100,8 @@ extension Database {
         let (schema, master) = (objects.schema, objects.master)
         let foreignKeys = (try intForQuery("PRAGMA foreign_keys") ?? 0) != 0
         if foreignKeys && isInTransaction {
+            // The table itself too, when it refers to itself: DROP TABLE deletes its rows first,
+            // and the copy's foreign keys act on that (a cascade empties the copy).
             var referring: [String] = []
             for reference in objects.references where !referring.contains(reference.table) { referring.append(reference.table) }
             guard referring.isEmpty else {
@@ -124,6 +126,7 @@ extension Database {
             }
             stored.close()
             var definition = try TableDefinition(createSQL)
+            let original = definition
             var indexes = objects.indexes
             let triggers = objects.triggers
             var copied: [(from: String, to: String)] = definition.columnNames.map { ($0, $0) }
@@ -147,7 +150,7 @@ extension Database {
             try executeUpdate(definition.createStatement(named: temporary))
             // The rowids too, where the table has them: an application may keep them (`run`
             // returns them), and an external-content index points at them.
-            let rowid = definition.rowidName.map { [(from: $0, to: $0)] } ?? []
+            let rowid = original.rowidName(alsoFreeIn: definition).map { [(from: $0, to: $0)] } ?? []
             let columns = rowid + copied
             try executeUpdate(
                 "INSERT INTO \(temporary) (\(columns.map { quoteIdentifier($0.to) }.joined(separator: ", "))) "
@@ -202,7 +205,12 @@ extension Database {
                     throw DatabaseError.misuse("cannot \(verb) column \(column) of \(table.name): the \(kind) \(object.name) uses it")
                 }
             }
-            if case .rename = change, let reference = objects.references.first(where: { $0.column?.lowercased() == column.lowercased() }) {
+            // Another table's key; the table's own keys to itself are renamed with the column.
+            if case .rename = change,
+                let reference = objects.references.first(where: {
+                    $0.table.lowercased() != table.name.lowercased() && $0.column?.lowercased() == column.lowercased()
+                })
+            {
                 throw DatabaseError.misuse(
                     "cannot rename column \(column) of \(table.name): a foreign key of \(reference.table) refers to it")
             }
@@ -221,8 +229,8 @@ extension Database {
         /// Every trigger of the schema, which the checks read.
         let allTriggers: [(name: String, sql: String)]
         let views: [(name: String, sql: String)]
-        /// The foreign keys of other tables that refer to this one, and the column each names
-        /// (`nil`: the primary key, unnamed).
+        /// The foreign keys that refer to this table (its own to itself included), and the
+        /// column each names (`nil`: the primary key, unnamed).
         let references: [(table: String, column: String?)]
     }
 
@@ -238,14 +246,14 @@ extension Database {
             references: try references(to: table, schema: schema, master: master))
     }
 
-    /// The foreign keys of the other tables of `schema` that refer to `table`.
+    /// The foreign keys of the tables of `schema` that refer to `table`, its own included.
     private func references(to table: Table, schema: String, master: String) throws(DatabaseError) -> [(table: String, column: String?)] {
         let names = try executeQuery("SELECT name FROM \(schema).\(master) WHERE type = 'table'")
         var tables: [String] = []
         while try names.next() { if let name = names.string(at: 0) { tables.append(name) } }
         names.close()
         var references: [(table: String, column: String?)] = []
-        for other in tables where other.lowercased() != table.name.lowercased() {
+        for other in tables {
             let keys = try executeQuery("PRAGMA \(schema).foreign_key_list(\(quoteIdentifier(other)))")
             defer { keys.close() }
             while try keys.next() {
@@ -359,12 +367,13 @@ private struct TableDefinition {
         }
     }
 
-    /// The name that reads the rowid (`rowid`, else `oid`, else `_rowid_`: a column may take one),
-    /// or `nil` for a `WITHOUT ROWID` table or one whose columns take all three.
-    var rowidName: String? {
+    /// The name that reads this table's rowid and writes `other`'s (`rowid`, else `oid`, else
+    /// `_rowid_`: a column of either may take one), or `nil` for a `WITHOUT ROWID` table or
+    /// when columns take all three.
+    func rowidName(alsoFreeIn other: TableDefinition) -> String? {
         let words = SQLTokens(tail).tokens.filter { $0.kind == .word }
         if zip(words, words.dropFirst()).contains(where: { $0.isKeyword("WITHOUT") && $1.isKeyword("ROWID") }) { return nil }
-        let columns = Set(columnNames.map { $0.lowercased() })
+        let columns = Set((columnNames + other.columnNames).map { $0.lowercased() })
         return ["rowid", "oid", "_rowid_"].first { !columns.contains($0) }
     }
 

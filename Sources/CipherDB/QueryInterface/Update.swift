@@ -9,6 +9,8 @@ public struct Update: Sendable {
     /// The SQL, with a `?` for each value.
     public let sql: String
     let bindings: [SQLArgument]
+    /// Why it cannot run (a query whose rows are not one table's), thrown by `run`.
+    var failure: DatabaseError?
 
     /// The values bound to the `?`s, in order.
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
@@ -25,6 +27,8 @@ public struct Delete: Sendable {
     /// The SQL, with a `?` for each value.
     public let sql: String
     let bindings: [SQLArgument]
+    /// Why it cannot run (a query whose rows are not one table's), thrown by `run`.
+    var failure: DatabaseError?
 
     /// The values bound to the `?`s, in order.
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
@@ -41,7 +45,7 @@ extension Query {
         sql += setters.map { $0.column + " = " + $0.value.sql }.joined(separator: ", ")
         var bindings = setters.flatMap(\.value.bindings)
         appendTargetCondition(to: &sql, &bindings)
-        return Update(sql: sql, bindings: bindings)
+        return Update(sql: sql, bindings: bindings, failure: targetFailure)
     }
 
     /// A delete of the query's rows (a query with more than filters deletes the rows whose rowid it selects, as `update` does).
@@ -49,14 +53,22 @@ extension Query {
         var sql = "DELETE FROM " + targetName
         var bindings: [SQLArgument] = []
         appendTargetCondition(to: &sql, &bindings)
-        return Delete(sql: sql, bindings: bindings)
+        return Delete(sql: sql, bindings: bindings, failure: targetFailure)
+    }
+
+    /// Why the query's rows cannot be updated or deleted: they are not the rows of one table (a
+    /// compound, a compound refined into a sub-query).
+    private var targetFailure: DatabaseError? {
+        guard table == nil || !compounds.isEmpty else { return nil }
+        return DatabaseError.misuse(
+            "an update or delete needs the rows of one table; this query's come from a compound (UNION, INTERSECT, EXCEPT): "
+                + "update or delete through each table's own query")
     }
 
     private var targetName: String {
         switch source {
         case .table(let table): return table.quotedName
-        // Not reachable from the public API (count and exists queries are scalar queries);
-        // SQLite rejects the statement with a syntax error if it ever is.
+        // A compound refined into a sub-query: refused by `targetFailure` before it runs.
         case .subquery(let subquery): return "(" + subquery.sql + ")"
         case .none: return "\"\""
         }

@@ -61,7 +61,7 @@ final class KeyPragmaRefusalTests: CLITestCase {
         try cipherdb(["query", "app.db", "CREATE TABLE t(x)", "--raw-key-file", key])
         for script in [
             "INSERT INTO t VALUES (1); PRAGMA rekey = 'secret'", "INSERT INTO t VALUES (2);\n-- later\nPRAGMA main.cipher_page_size=4096;",
-            "INSERT INTO t VALUES (3); ATTACH 'o.db' AS o KEY 'secret'",
+            "INSERT INTO t VALUES (3); ATTACH 'o.db' AS o KEY 'secret'", "INSERT INTO t VALUES (4); EXPLAIN PRAGMA rekey = 'secret'",
         ] {
             let refused = try cipherdb(["query", "app.db", script, "--raw-key-file", key], expect: 64)
             XCTAssertTrue(refused.stderr.contains("nothing was run"), refused.stderr)
@@ -69,7 +69,8 @@ final class KeyPragmaRefusalTests: CLITestCase {
         }
         XCTAssertEqual(
             try cipherdb(["query", "app.db", "SELECT count(*) FROM t", "--csv", "--raw-key-file", key]).stdout, "count(*)\r\n0\n")
-        // Key words in strings, comments and other statements are no key PRAGMA.
+        // Key words in strings, comments, names and other statements are no key PRAGMA.
         try cipherdb(["query", "app.db", "INSERT INTO t VALUES ('PRAGMA rekey = 1'); -- PRAGMA key = 2", "--raw-key-file", key])
+        try cipherdb(["query", "app.db", "ATTACH ':memory:' AS key; SELECT count(*) FROM key.sqlite_master", "--raw-key-file", key])
     }
 }

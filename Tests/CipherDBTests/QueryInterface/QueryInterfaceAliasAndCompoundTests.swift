@@ -68,6 +68,17 @@ final class QueryInterfaceAliasAndCompoundTests: DatabaseTestCase {
         XCTAssertEqual(try db.scalar(both.filter(id > 1).select(id.max)), 4)
         XCTAssertEqual(try db.scalar(both.filter(id > 1).count), 3)
         XCTAssertEqual(both.filter(id != 4).arguments, [.integer(2), .integer(3), .integer(4)], "inner values first")
+        // An order and a limit set before the refinement apply after it, as on any query.
+        let topTwo = both.order(id.desc).limit(2).filter(id != 4)
+        XCTAssertEqual(try db.fetchAll(topTwo).map { try $0[self.id] }, [3, 2])
+        XCTAssertEqual(try db.fetchAll(both.order(id.desc).limit(2, offset: 1).filter(id != 4)).map { try $0[self.id] }, [2, 1])
+        XCTAssertEqual(topTwo.sql.components(separatedBy: "ORDER BY").count, 2, "one ORDER BY, outside: \(topTwo.sql)")
+        // Its rows are not one table's: no update or delete through it.
+        for compound in [both, both.filter(id != 4)] {
+            XCTAssertEqual(captureError { _ = try db.run(compound.delete()) }?.kind, .misuse)
+            XCTAssertEqual(captureError { _ = try db.run(compound.update(fullName <- "x")) }?.kind, .misuse)
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM employees WHERE name <> 'x'"), 4)
     }
 
     func testAnUpdateOrDeleteThroughAnAliasedJoinChangesTheAliasedRows() throws {

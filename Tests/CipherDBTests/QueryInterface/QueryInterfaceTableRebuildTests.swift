@@ -113,4 +113,43 @@ final class QueryInterfaceTableRebuildTests: DatabaseTestCase {
         try db.executeUpdate("INSERT INTO players(email) VALUES ('d')")
         XCTAssertEqual(try db.intForQuery("SELECT max(id) FROM players"), 4, "AUTOINCREMENT never reuses 3")
     }
+
+    /// A column named `rowid` shadows the rowid: the copy reads and writes the rowid under a
+    /// name no column of either table takes (a review finding: the rowids changed, or the copy failed).
+    func testARebuildKeepsRowidsWhenAColumnIsNamedRowid() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            CREATE TABLE t("rowid" TEXT, x INTEGER, y INTEGER);
+            INSERT INTO t(oid, "rowid", x) VALUES (5, 'abc', 1), (9, NULL, 2);
+            """)
+        try db.run(Table("t").alter { $0.renameColumn(Column<String?>("rowid"), to: "legacy") })
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(rowid || ':' || ifnull(legacy, '-')) FROM t"), "5:abc,9:-")
+        try db.run(Table("t").alter { $0.dropColumn(Column<Int64?>("y")) })
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(rowid || ':' || x) FROM t"), "5:1,9:2")
+    }
+
+    /// A table that refers to itself is rebuilt only outside a transaction with foreign keys on:
+    /// inside one, DROP TABLE deletes its rows first and a cascade would empty the copy (a
+    /// review finding: the child rows were deleted without an error).
+    func testATableThatRefersToItselfIsNotRebuiltInsideATransaction() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            PRAGMA foreign_keys = ON;
+            CREATE TABLE t(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES t(id) ON DELETE CASCADE, x TEXT);
+            INSERT INTO t VALUES (1, NULL, 'root'), (2, 1, 'child'), (3, 2, 'grandchild');
+            """)
+        let rename = Table("t").alter { $0.renameColumn(Column<String?>("x"), to: "y") }
+        try db.beginTransaction(.immediate)
+        if SQLiteFeature.renameColumn.isAvailable {
+            try db.run(rename)  // ALTER TABLE RENAME COLUMN: nothing is rebuilt, nothing deleted
+        } else {
+            XCTAssertEqual(captureError { try db.run(rename) }?.kind, .misuse)
+        }
+        try db.rollback()
+        try db.run(rename)  // outside a transaction, foreign keys are suspended for the rebuild
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 3)
+        XCTAssertEqual(try db.intForQuery("SELECT parent FROM t WHERE id = 3"), 2)
+    }
 }
