@@ -95,7 +95,7 @@ package enum CipherDBTool {
         // inherited by every subcommand, beside `keys export --version N` and the like.
         if arguments == ["--version"] {
             print(CipherDBCommand.versionText)
-            exit(ExitStatus.ok.rawValue)
+            exit(finishingStdout(ExitStatus.ok.rawValue))
         }
         if let typo = mistypedCommand(in: arguments) {
             Console.error(typo.description)
@@ -114,16 +114,24 @@ package enum CipherDBTool {
             status = error.status.rawValue
         } catch {
             Console.flush()
-            CipherDBCommand.exit(withError: error)
+            guard CipherDBCommand.exitCode(for: error) == .success else { CipherDBCommand.exit(withError: error) }
+            // Help and the other clean exits print to stdout, checked below like any output.
+            let message = CipherDBCommand.fullMessage(for: error)
+            if !message.isEmpty { Console.out(message) }
+            status = ExitStatus.ok.rawValue
         }
-        // Results that did not all reach stdout (a full disk, an I/O error) are a failure even
-        // when the command itself went well.
-        if let failure = Console.finishStdout(), status == ExitStatus.ok.rawValue {
-            Console.error("cipherdb: cannot write stdout: \(String(cString: strerror(failure)))")
-            status = ExitStatus.ioError.rawValue
+        exit(finishingStdout(status))
+    }
+
+    /// `status`, or 74 when it is a success but the output did not all reach stdout (a full
+    /// disk, an I/O error): the command went well, its results did not arrive.
+    private static func finishingStdout(_ status: Int32) -> Int32 {
+        guard let failure = Console.finishStdout(), status == ExitStatus.ok.rawValue else {
+            Console.flush()
+            return status
         }
-        Console.flush()
-        exit(status)
+        Console.error("cipherdb: cannot write stdout: \(String(cString: strerror(failure)))")
+        return ExitStatus.ioError.rawValue
     }
 }
 

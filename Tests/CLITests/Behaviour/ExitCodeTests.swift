@@ -55,6 +55,9 @@ final class ExitCodeTests: CLITestCase {
             done
             """, env: env)
         XCTAssertEqual(result.stdout, "74 1\n74 1\n74 1\n", result.stderr)
+        let quick = try shell(
+            "for arguments in --version 'rekey --help' 'help rekey'; do \"$CIPHERDB\" $arguments > /dev/full 2> /dev/null; echo $?; done")
+        XCTAssertEqual(quick.stdout, "74\n74\n74\n")
     }
 
     func testWrongKeyLeavesTheFileByteForByteUnchanged() throws {

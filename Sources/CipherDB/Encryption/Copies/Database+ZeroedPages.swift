@@ -43,9 +43,10 @@ extension Database {
     /// HMAC), so nothing else tells that its content is lost.
     ///
     /// Zeros are sound where SQLite leaves a page unwritten (the lock-byte page, a free-list
-    /// leaf) and where a committed frame of the write-ahead log holds the page. Only an
-    /// encrypted file whose page key this connection knows is read (the free list is read
-    /// through the codec): for others the answer is empty. The scan runs in a read transaction
+    /// leaf), where a committed frame of the write-ahead log holds the page, and past the
+    /// database's end. Only an encrypted file whose page key this connection knows, and whose
+    /// free list adds up, is read (the free list is read through the codec): for others the
+    /// answer is empty, as the page check of `verify` tells those apart. The scan runs in a read transaction
     /// where there is none, so that no writer commits meanwhile (in rollback-journal mode).
     package func zeroedPages(limit: Int = .max) throws(DatabaseError) -> [Int] {
         guard isFileBacked, codecKey != nil, let path, let file = SharedFileDescriptors.retain(path) else { return [] }
@@ -62,10 +63,14 @@ extension Database {
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let pageSize = codec.layout.pageSize
         let filePages = Int(status.st_size) / pageSize
-        let unwritten = try codec.unwrittenPages(descriptor: descriptor, path: path, filePages: filePages)
+        // Without a free list that adds up (page 1 out of step with its trunks while another
+        // process checkpoints, say), which zeros are sound is not known: nothing is claimed.
+        guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return [] }
+        let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
         let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
+        // Pages past the database's end are not read by SQLite.
         return try PageCodec.zeroedPages(
-            descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, alsoAllowed: pagesInLog,
-            limit: limit)
+            descriptor: descriptor, path: path, pageSize: pageSize, pageCount: freeList.databasePages, except: unwritten,
+            alsoAllowed: pagesInLog, limit: limit)
     }
 }
