@@ -144,6 +144,13 @@ public final class ResultSet {
         (statement ?? readStatement)?.columnName(at: Int32(clamping: index))
     }
 
+    /// Whether more than one column of the row is named `name` (case-insensitive); `nil` when
+    /// the result set has no statement any more, or reads a joined record's scope.
+    func hasRepeatedColumnName(_ name: String) -> Bool? {
+        guard columnScope == nil, let statement = statement ?? readStatement else { return nil }
+        return statement.hasRepeatedColumnName(name)
+    }
+
     /// The index of the column named `name` (case-insensitive), or `nil`.
     public func columnIndex(named name: String) -> Int? {
         if let columnScope { return columnScope.index(named: name, in: self) }

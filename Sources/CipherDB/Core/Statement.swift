@@ -32,6 +32,8 @@ final class Statement {
     /// Column indexes by exact name, then by lowercased name: built once per statement, on first use.
     @exclusivity(unchecked) private var exactColumnIndexes: [String: Int32]?
     @exclusivity(unchecked) private var foldedColumnIndexes: [String: Int32] = [:]
+    /// The names, lowercased, that more than one column has (a join's `id`s).
+    @exclusivity(unchecked) private var repeatedColumnNames: Set<String> = []
     /// The names looked up so far, in the order of their first lookup, and where the next lookup
     /// is expected: code that reads a row by name asks for the same names in the same order on
     /// every row, so one string comparison usually answers instead of hashing the name.
@@ -136,6 +138,7 @@ final class Statement {
         columnNamesMarker = marker
         exactColumnIndexes = nil
         foldedColumnIndexes = [:]
+        repeatedColumnNames = []
         recentLookups = []
         nextLookup = 0
         return true
@@ -148,9 +151,19 @@ final class Statement {
             guard let name = columnName(at: index) else { continue }
             if exact[name] == nil { exact[name] = index }
             let folded = name.lowercased()
-            if foldedColumnIndexes[folded] == nil { foldedColumnIndexes[folded] = index }
+            if foldedColumnIndexes[folded] == nil {
+                foldedColumnIndexes[folded] = index
+            } else {
+                repeatedColumnNames.insert(folded)
+            }
         }
         exactColumnIndexes = exact
+    }
+
+    /// Whether more than one column is named `name` (compared case-insensitively).
+    func hasRepeatedColumnName(_ name: String) -> Bool {
+        if exactColumnIndexes == nil { buildColumnIndexes() }
+        return !repeatedColumnNames.isEmpty && repeatedColumnNames.contains(name.lowercased())
     }
 
     // MARK: - Binding

@@ -27,6 +27,9 @@ extension ResultSet {
     /// named `name`: a column of `table` cannot be told from another table's of its name.
     @usableFromInline
     func requireOneColumn(named name: String, of table: String) throws(DatabaseError) {
+        // The statement knows its repeated names (found once per statement): the usual answer,
+        // no repeat, costs a set lookup.
+        if hasRepeatedColumnName(name) == false { return }
         let folded = name.lowercased()
         let range = (columnScope?.range ?? 0..<columnCount).clamped(to: 0..<columnCount)
         let count = range.count { columnName(at: $0)?.lowercased() == folded }

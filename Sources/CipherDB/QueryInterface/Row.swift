@@ -63,11 +63,19 @@ public struct Row: Sendable, Equatable {
     public subscript<Value>(column: Column<Value>) -> Value {
         get throws(DatabaseError) {
             if let table = column.tableName {
-                let folded = column.name.lowercased()
-                let count = columnNames.count { $0.lowercased() == folded }
+                let count = columnNames.count { Self.sameName($0, column.name) }
                 if count > 1 { throw Self.ambiguousColumn(column.name, of: table, count: count) }
             }
             return try decode(Value.self, named: column.name)
+        }
+    }
+
+    /// Whether two column names are the same name as SQLite compares them (ASCII letters without
+    /// case), without making a string.
+    private static func sameName(_ first: String, _ second: String) -> Bool {
+        guard first.utf8.count == second.utf8.count else { return false }
+        return zip(first.utf8, second.utf8).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20))
         }
     }
 
