@@ -19,3 +19,15 @@ public func quoteIdentifier(_ name: String) -> String {
     quoted += "\""
     return quoted
 }
+
+extension String {
+    /// Whether `self` and `other` name the same table, column or schema as SQLite compares
+    /// names: ASCII letters without case, every other byte as it is (`É` and `é` are two
+    /// names to SQLite, where Swift's `lowercased()` would make them one).
+    package func isSameSQLName(as other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        return zip(utf8, other.utf8).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20))
+        }
+    }
+}

@@ -44,8 +44,7 @@ public struct Row: Sendable, Equatable {
     /// The index of the column named `name`: exact first, then case-insensitive; leftmost wins.
     public func index(ofColumn name: String) -> Int? {
         if let index = columnNames.firstIndex(of: name) { return index }
-        let folded = name.lowercased()
-        return columnNames.firstIndex { $0.lowercased() == folded }
+        return columnNames.firstIndex { $0.isSameSQLName(as: name) }
     }
 
     /// The value of the column named `name`, or `nil` when there is none.
@@ -63,19 +62,10 @@ public struct Row: Sendable, Equatable {
     public subscript<Value>(column: Column<Value>) -> Value {
         get throws(DatabaseError) {
             if let table = column.tableName {
-                let count = columnNames.count { Self.sameName($0, column.name) }
+                let count = columnNames.count { $0.isSameSQLName(as: column.name) }
                 if count > 1 { throw Self.ambiguousColumn(column.name, of: table, count: count) }
             }
             return try decode(Value.self, named: column.name)
-        }
-    }
-
-    /// Whether two column names are the same name as SQLite compares them (ASCII letters without
-    /// case), without making a string.
-    private static func sameName(_ first: String, _ second: String) -> Bool {
-        guard first.utf8.count == second.utf8.count else { return false }
-        return zip(first.utf8, second.utf8).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20))
         }
     }
 

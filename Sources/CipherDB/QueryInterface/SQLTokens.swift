@@ -45,7 +45,7 @@ package struct SQLTokens {
         /// names (ASCII letters without case).
         func names(_ name: String) -> Bool {
             guard let identifier else { return false }
-            return identifier.lowercased() == name.lowercased()
+            return identifier.isSameSQLName(as: name)
         }
 
         /// Whether the token is the keyword `keyword` (a bare word, any case).

@@ -134,11 +134,11 @@ extension Database {
                 switch change {
                 case .drop(let column):
                     try definition.dropColumn(column)
-                    copied.removeAll { $0.to.lowercased() == column.lowercased() }
+                    copied.removeAll { $0.to.isSameSQLName(as: column) }
                 case .rename(let column, let newName):
                     try definition.renameColumn(column, to: newName, ofTable: storedName)
                     indexes = indexes.map { ($0.name, SQLTokens($0.sql).renamingIndexedColumn(column, to: newName, ofTable: storedName)) }
-                    copied = copied.map { $0.to.lowercased() == column.lowercased() ? ($0.from, newName) : $0 }
+                    copied = copied.map { $0.to.isSameSQLName(as: column) ? ($0.from, newName) : $0 }
                 }
             }
             // An AUTOINCREMENT key's high-water mark, which the copy alone would lower.
@@ -208,7 +208,7 @@ extension Database {
             // Another table's key; the table's own keys to itself are renamed with the column.
             if case .rename = change,
                 let reference = objects.references.first(where: {
-                    $0.table.lowercased() != table.name.lowercased() && $0.column?.lowercased() == column.lowercased()
+                    !$0.table.isSameSQLName(as: table.name) && $0.column?.isSameSQLName(as: column) == true
                 })
             {
                 throw DatabaseError.misuse(
@@ -257,7 +257,7 @@ extension Database {
             let keys = try executeQuery("PRAGMA \(schema).foreign_key_list(\(quoteIdentifier(other)))")
             defer { keys.close() }
             while try keys.next() {
-                if keys.string("table")?.lowercased() == table.name.lowercased() { references.append((other, keys.string("to"))) }
+                if keys.string("table")?.isSameSQLName(as: table.name) == true { references.append((other, keys.string("to"))) }
             }
         }
         return references
@@ -333,7 +333,7 @@ private struct TableDefinition {
     var columnNames: [String] { parts.compactMap(\.column) }
 
     private func columnIndex(_ name: String) throws(DatabaseError) -> Int {
-        guard let index = parts.firstIndex(where: { $0.column?.lowercased() == name.lowercased() }) else {
+        guard let index = parts.firstIndex(where: { $0.column?.isSameSQLName(as: name) == true }) else {
             throw DatabaseError(kind: .columnNotFound, message: "no column named \(name)")
         }
         return index
@@ -358,7 +358,7 @@ private struct TableDefinition {
 
     mutating func renameColumn(_ name: String, to newName: String, ofTable table: String) throws(DatabaseError) {
         _ = try columnIndex(name)
-        if parts.contains(where: { $0.column?.lowercased() == newName.lowercased() }) {
+        if parts.contains(where: { $0.column?.isSameSQLName(as: newName) == true }) {
             throw DatabaseError.misuse("cannot rename column \(name) to \(newName): the table has a column of that name")
         }
         for index in parts.indices {
@@ -373,8 +373,8 @@ private struct TableDefinition {
     func rowidName(alsoFreeIn other: TableDefinition) -> String? {
         let words = SQLTokens(tail).tokens.filter { $0.kind == .word }
         if zip(words, words.dropFirst()).contains(where: { $0.isKeyword("WITHOUT") && $1.isKeyword("ROWID") }) { return nil }
-        let columns = Set((columnNames + other.columnNames).map { $0.lowercased() })
-        return ["rowid", "oid", "_rowid_"].first { !columns.contains($0) }
+        let columns = columnNames + other.columnNames
+        return ["rowid", "oid", "_rowid_"].first { candidate in !columns.contains { $0.isSameSQLName(as: candidate) } }
     }
 
     /// `CREATE TABLE name (…) tail`.

@@ -152,4 +152,21 @@ final class QueryInterfaceTableRebuildTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 3)
         XCTAssertEqual(try db.intForQuery("SELECT parent FROM t WHERE id = 3"), 2)
     }
+
+    /// SQLite folds ASCII letters only: `É` and `é` are two columns, and dropping one keeps the
+    /// other (a review finding: Swift's full case folding could drop the wrong one).
+    func testNamesAreComparedAsSQLiteComparesThem() throws {
+        let db = try database()
+        try db.executeStatements(
+            """
+            CREATE TABLE accents(id INTEGER PRIMARY KEY, "É" TEXT, "é" TEXT);
+            INSERT INTO accents VALUES (1, 'upper', 'lower');
+            """)
+        try db.run(Table("accents").alter { $0.dropColumn(Column<String?>("é")) })
+        XCTAssertEqual(try db.columns(ofTable: "accents"), ["id", "É"])
+        XCTAssertEqual(try db.stringForQuery("SELECT \"É\" FROM accents"), "upper")
+        let row = try XCTUnwrap(try db.fetchOne(Table("accents").all))
+        XCTAssertNil(row["é"], "no column é any more, and É is another name")
+        XCTAssertEqual(row["É"], .text("upper"))
+    }
 }
