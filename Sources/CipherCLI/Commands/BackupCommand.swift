@@ -40,6 +40,7 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         try OutputFile.refuse(output, being: database)
+        try OutputFile.requireWritableFolder(for: output)
         if !force, PathBytes.access(output, F_OK) == 0 { throw CLIError.outputExists(output) }
         let access = KeystoreAccess(keystore)
         let opened = try DatabaseAccess.open(database, keyOptions: key, keystore: access, readOnly: false)

@@ -39,13 +39,7 @@ struct OutputFile {
             if let source { try Self.refuse(path, being: source) }
             if !force { throw CLIError.outputExists(path) }
         }
-        let directory = PathBytes.folder(of: path)
-        guard PathBytes.stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
-            throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) does not exist")
-        }
-        guard PathBytes.access(directory, W_OK) == 0 else {
-            throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) is not writable")
-        }
+        try Self.requireWritableFolder(for: path)
         PendingFile.removeStaleTemporaries(beside: path)
         do {
             pending = try PendingFile(beside: path)
@@ -54,6 +48,18 @@ struct OutputFile {
         }
         self.path = path
         self.force = force
+    }
+
+    /// Refuses (73) an output whose folder is missing or not writable.
+    static func requireWritableFolder(for path: String) throws(CLIError) {
+        var status = stat()
+        let directory = PathBytes.folder(of: path)
+        guard PathBytes.stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) does not exist")
+        }
+        guard PathBytes.access(directory, W_OK) == 0 else {
+            throw CLIError(.cannotCreate, "cannot create \(path): the folder \(directory) is not writable")
+        }
     }
 
     /// Refuses (73) an output `path` that is the file `source` itself, under any name (a link,

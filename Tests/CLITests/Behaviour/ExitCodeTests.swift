@@ -25,6 +25,7 @@ final class ExitCodeTests: CLITestCase {
         // 73: output cannot be created (exists without --force; missing folder).
         try cipherdb(["create", "app.db", "--passphrase-env", "DB_PASS"], env: env, expect: 73)
         try cipherdb(["export", "app.db", "no/such/dir/out.db"] + key, env: env, expect: 73)
+        try cipherdb(["backup", "app.db", "no/such/dir/out.db"] + key, env: env, expect: 73)
         // 74: I/O error (a passphrase "file" that is a directory cannot be read).
         try FileManager.default.createDirectory(
             atPath: path("adir"), withIntermediateDirectories: false,
