@@ -69,7 +69,7 @@ struct SalvageCommand: ParsableCommand {
         }
         defer { workingCopy?.discard() }
         let source = try openSource(keystore: access, workingCopy: workingCopy)
-        let (opened, unauthenticatedPages) = (source.opened, source.unauthenticatedPages)
+        let (opened, unauthenticatedPages, missingPages) = (source.opened, source.unauthenticatedPages, source.missingPages)
         common.detail(opened.summary)
         defer { opened.database.close() }
         // With --read-damaged-pages, the file itself too, where it opens with authentication: its
@@ -131,30 +131,62 @@ struct SalvageCommand: ParsableCommand {
             lostSomething = true
             lines.append(
                 "  read though they fail their HMAC (rows from them are not authenticated): page(s) "
-                    + unauthenticatedPages.map(String.init).joined(separator: ", "))
+                    + Self.pageList(unauthenticatedPages))
         }
         if !zeroedPages.isEmpty {
             lostSomething = true
             lines.append(
                 "  page(s) of zeros, read as SQLite's empty pages (what they held, rows or the ends of long values, is lost): "
-                    + zeroedPages.map(String.init).joined(separator: ", "))
+                    + Self.pageList(zeroedPages))
+        }
+        if let missingPages {
+            lostSomething = true
+            lines.append(
+                "  the file ends after page \(missingPages.lowerBound - 1) of the \(missingPages.upperBound) its header records: "
+                    + "pages \(missingPages.lowerBound)–\(missingPages.upperBound) are missing (cut off), their rows lost")
         }
         Console.out(lines.joined(separator: "\n"))
         if lostSomething { throw CommandFailure(status: .dataError) }
     }
 
-    /// The database salvage reads, and the pages read though they failed their HMAC.
+    /// Page numbers in order, runs of three or more as `first–last`: `3, 7–9, 12`.
+    static func pageList(_ pages: [Int]) -> String {
+        var parts: [String] = []
+        var index = 0
+        while index < pages.count {
+            var end = index
+            while end + 1 < pages.count, pages[end + 1] == pages[end] + 1 { end += 1 }
+            if end - index >= 2 {
+                parts.append("\(pages[index])–\(pages[end])")
+            } else {
+                parts += pages[index...end].map(String.init)
+            }
+            index = end + 1
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    /// The database salvage reads, the pages read though they failed their HMAC, and the pages
+    /// a cut-off file lacks.
     private func openSource(
         keystore: KeystoreAccess, workingCopy: PendingFile?
-    ) throws(CLIError) -> (opened: OpenedDatabase, unauthenticatedPages: [Int]) {
+    ) throws(CLIError) -> (opened: OpenedDatabase, unauthenticatedPages: [Int], missingPages: ClosedRange<Int>?) {
         if let workingCopy { return try openPassingDamagedPages(keystore: keystore, workingCopy: workingCopy) }
         do {
-            return (try DatabaseAccess.open(database, keyOptions: key, keystore: keystore, readOnly: true), [])
+            return (try DatabaseAccess.open(database, keyOptions: key, keystore: keystore, readOnly: true), [], nil)
         } catch {
-            guard error.status == .wrongKey else { throw error }
-            throw CLIError(
-                error.status, error.message,
-                hint: "if the key is right, page 1 may be damaged: --read-damaged-pages reads what is left of it")
+            switch error.status {
+            case .wrongKey:
+                throw CLIError(
+                    error.status, error.message,
+                    hint: "if the key is right, page 1 may be damaged: --read-damaged-pages reads what is left of it")
+            case .dataError:
+                // SQLite refuses a file cut short, or one whose schema page is damaged, whole.
+                throw CLIError(
+                    error.status, error.message,
+                    hint: "--read-damaged-pages reads what is left of it (a file cut short, a damaged schema page)")
+            default: throw error
+            }
         }
     }
 
@@ -174,10 +206,11 @@ struct SalvageCommand: ParsableCommand {
     }
 
     /// Copies the database into `workingCopy` with every page that fails its HMAC decrypted as
-    /// it is, and opens the copy: what salvage then reads. Returns those pages too.
+    /// it is (and the pages a cut-off file lacks as zeros), and opens the copy: what salvage then
+    /// reads. Returns those pages too.
     private func openPassingDamagedPages(
         keystore: KeystoreAccess, workingCopy: PendingFile
-    ) throws(CLIError) -> (opened: OpenedDatabase, unauthenticatedPages: [Int]) {
+    ) throws(CLIError) -> (opened: OpenedDatabase, unauthenticatedPages: [Int], missingPages: ClosedRange<Int>?) {
         let resolved = try KeyResolver.resolve(
             key.source, keystore: keystore, purpose: .open, label: "Passphrase for \(database)", flagList: KeyOptions.flagList,
             database: database)
@@ -188,10 +221,13 @@ struct SalvageCommand: ParsableCommand {
         }
         let copy = Database(path: workingCopy.accessPath)
         do {
-            let damaged = try Database.copyPassingDamagedPages(
+            let passed = try Database.copyPassingDamagedPages(
                 ofDatabaseAt: database, key: resolved.key, settings: settings, into: workingCopy)
             try copy.open(flags: .readOnly, key: resolved.key, settings: settings)
-            return (OpenedDatabase(database: copy, key: resolved, settings: settings, path: database), damaged)
+            return (
+                OpenedDatabase(database: copy, key: resolved, settings: settings, path: database), passed.damagedPages,
+                passed.missingPages
+            )
         } catch {
             throw CLIError.database(error, path: database)
         }

@@ -17,17 +17,22 @@ extension Database {
     /// ```swift
     /// let pending = try PendingFile(beside: "rescued.db")
     /// defer { pending.discard() }
-    /// let unauthenticated = try Database.copyPassingDamagedPages(ofDatabaseAt: "broken.db", key: key, into: pending)
+    /// let unauthenticated = try Database.copyPassingDamagedPages(ofDatabaseAt: "broken.db", key: key, into: pending).damagedPages
     /// let copy = Database(path: pending.accessPath)   // open with the same key and settings, then read
     /// ```
     ///
-    /// - Returns: the numbers of the pages that failed their HMAC, in order.
+    /// A file shorter than its header's database size (cut off by a full disk or a partial copy)
+    /// gets its missing pages as zeros in the copy, which SQLite then reads as empty pages: the
+    /// rows on the pages that are there stay readable, where SQLite refuses the short file whole.
+    ///
+    /// - Returns: the numbers of the pages that failed their HMAC, in order, and the pages the
+    ///   header records past the file's end.
     /// - Throws: `wrongKey` when no page authenticates under the key; `busy` when a `-wal` or
     ///   `-journal` beside the file holds changes the copy would miss; `unsupported` without page
     ///   HMACs; `plaintextDatabase`, `notADatabase` and file errors.
     package static func copyPassingDamagedPages(
         ofDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults, into pending: PendingFile
-    ) throws(DatabaseError) -> [Int] {
+    ) throws(DatabaseError) -> DamagedPageCopy {
         let file = try DatabaseFile(path: path)
         let version = try requireSQLCipher()
         try validate(settings, for: version)
@@ -45,8 +50,11 @@ extension Database {
         }
         let salt = try PageKeys.salt(of: file, key: key, settings: settings)
         let codec = try PageCodec(layout: layout, pageKey: try PageKeys.pageKey(for: key, salt: salt, layout: layout), salt: salt)
-        let damaged = try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
-            try PageCodec.transcode(source: descriptor, sourcePath: path, into: pending, from: codec, to: codec, passingDamage: true)
+        let (damaged, recordedPages) = try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
+            (
+                try PageCodec.transcode(source: descriptor, sourcePath: path, into: pending, from: codec, to: codec, passingDamage: true),
+                try codec.recordedPageCount(descriptor: descriptor, path: path)
+            )
         }
         let pageCount = file.size / layout.pageSize
         guard damaged.count < pageCount else {
@@ -55,6 +63,22 @@ extension Database {
                 message: "the key authenticates none of the \(pageCount) pages of \(path): wrong key or settings (or every page is damaged)"
             )
         }
-        return damaged
+        var missing: ClosedRange<Int>?
+        if let recordedPages, recordedPages > pageCount {
+            guard ftruncate(pending.descriptor, off_t(recordedPages * layout.pageSize)) == 0 else {
+                throw DatabaseFile.fileError("cannot extend the copy of", path)
+            }
+            missing = (pageCount + 1)...recordedPages
+        }
+        return DamagedPageCopy(damagedPages: damaged, missingPages: missing)
+    }
+
+    /// What ``copyPassingDamagedPages(ofDatabaseAt:key:settings:into:)`` passed on.
+    package struct DamagedPageCopy: Sendable, Equatable {
+        /// The pages that failed their HMAC, decrypted as they are, in order.
+        package let damagedPages: [Int]
+        /// The pages the header records past the file's end, zeros in the copy; `nil` when the
+        /// file is whole.
+        package let missingPages: ClosedRange<Int>?
     }
 }

@@ -81,6 +81,23 @@ extension PageCodec {
         return FreeList(databasePages: min(databasePages, filePages), leaves: leaves.filter { $0 <= filePages })
     }
 
+    /// The database's size in pages as page 1's header records it, when page 1 authenticates and
+    /// the record is current (written with the change counter it was last changed with); `nil`
+    /// otherwise.
+    func recordedPageCount(descriptor: Int32, path: String) throws(DatabaseError) -> Int? {
+        let pageSize = layout.pageSize
+        let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer {
+            page.initializeMemory(as: UInt8.self, repeating: 0)  // decrypted
+            page.deallocate()
+        }
+        guard try DatabaseFile.readFully(descriptor, into: page, count: pageSize, offset: 0, path: path) == pageSize,
+            try Worker(self).decrypt(page, number: 1)
+        else { return nil }
+        let recorded = Int(page.bigEndianUInt32(at: 28))
+        return recorded > 0 && page.bigEndianUInt32(at: 92) == page.bigEndianUInt32(at: 24) ? recorded : nil
+    }
+
     /// The pages of the file open as `descriptor` that may hold zeros when it is sound (see
     /// ``UnwrittenPages``); only the lock-byte page when the free list cannot be read.
     func unwrittenPages(descriptor: Int32, path: String, filePages: Int) throws(DatabaseError) -> UnwrittenPages {

@@ -30,9 +30,10 @@ final class DamagedPageCopyTests: DatabaseTestCase {
 
         let pending = try PendingFile(beside: path("rescued.db"))
         defer { pending.discard() }
-        let damaged = try Database.copyPassingDamagedPages(
+        let passed = try Database.copyPassingDamagedPages(
             ofDatabaseAt: path("broken.db"), key: rawKey(4), settings: settings, into: pending)
-        XCTAssertEqual(damaged, [1, leaf])
+        XCTAssertEqual(passed.damagedPages, [1, leaf])
+        XCTAssertNil(passed.missingPages)
         XCTAssertEqual(try fileBytes(path("broken.db")), before, "the damaged file is only read")
 
         let copy = Database(path: pending.accessPath)
