@@ -50,6 +50,10 @@ struct EncryptCommand: ParsableCommand {
         let resolved = try KeyResolver.resolveNew(
             newKey, keystore: access, label: "New passphrase for \(output)", allowWeakPassphrase: cipher.allowWeakPassphrase)
         try cipher.checkStrength(of: resolved)
+        // A journal of an interrupted write beside the input: SQLite rolls it back when it opens
+        // the file, which then is no longer as it was.
+        let journalSize = (try? DatabaseFile(path: DatabaseFile.journalPath(plaintext)).size) ?? 0
+        let rollsBack = journalSize > 0 && !RecoveryLog.isWriterActive(databasePath: plaintext)
         let source = Database(path: plaintext)
         defer { source.close() }
         var base = resolved.settings ?? .versionDefaults
@@ -74,7 +78,9 @@ struct EncryptCommand: ParsableCommand {
         }
         try target.publish()
         progress.complete("encrypted")
-        common.info("encrypted \(plaintext) into \(output); \(plaintext) is unchanged")
+        common.info(
+            "encrypted \(plaintext) into \(output); "
+                + (rollsBack ? "\(plaintext)'s interrupted write was rolled back first, as any open does" : "\(plaintext) is unchanged"))
         LaterOpens.tell(database: output, key: resolved, settings: settings, common: common)
     }
 }

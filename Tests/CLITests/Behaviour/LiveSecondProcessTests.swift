@@ -182,4 +182,29 @@ final class LiveSecondProcessTests: CLITestCase {
             try cipherdb(["query", "rescued.db", "SELECT count(*) FROM t", "--csv", "--raw-key-file", oldKey]).stdout,
             "count(*)\r\n3050\n")
     }
+
+    /// encrypt reads its plaintext input through SQLite, which first rolls back a journal a
+    /// killed writer left: the message says so instead of calling the input unchanged.
+    func testEncryptSaysWhenItsInputHadAnInterruptedWriteRolledBack() throws {
+        let key = try makeRawKeyFile("new.key")
+        let result = try shell(
+            """
+            cd "$DIR"
+            sqlite3 plain.db "CREATE TABLE t(x); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 3000) INSERT INTO t SELECT randomblob(200) FROM c;"
+            mkfifo feed
+            sqlite3 plain.db < feed > /dev/null 2>&1 &
+            writer=$!
+            exec 7> feed
+            printf 'PRAGMA cache_size = 2;\nBEGIN;\nUPDATE t SET x = 1;\n' >&7
+            # Until the update has spilled most of the table into the file (its journal holds the pages).
+            for i in $(seq 500); do [ "$(stat -c %s plain.db-journal 2> /dev/null || echo 0)" -gt 400000 ] && break; sleep 0.02; done
+            sleep 0.2
+            kill -9 $writer; wait $writer 2> /dev/null
+            exec 7>&-
+            "$CIPHERDB" encrypt plain.db secret.db --new-raw-key-file \(key) 2>&1
+            sqlite3 plain.db "SELECT count(*) FROM t WHERE x = 1"
+            """)
+        XCTAssertTrue(result.stdout.contains("interrupted write was rolled back"), result.stdout)
+        XCTAssertTrue(result.stdout.hasSuffix("0\n"), "the killed update is undone: \(result.stdout)")
+    }
 }
