@@ -85,10 +85,32 @@ public struct RetentionPolicy: Sendable, Equatable {
         self.keepMonthly = keepMonthly
     }
 
-    /// restic's flags for the policy.
-    var arguments: [String] {
-        [("--keep-last", keepLast), ("--keep-daily", keepDaily), ("--keep-weekly", keepWeekly), ("--keep-monthly", keepMonthly)]
-            .compactMap { flag, value in value.map { [flag, String($0)] } }.flatMap { $0 }
+    /// Whether the policy has a rule.
+    var hasRule: Bool { [keepLast, keepDaily, keepWeekly, keepMonthly].contains { $0 != nil } }
+
+    /// The snapshots of one database the policy keeps, as restic's `forget` decides: the last
+    /// N; for each of the last N days (weeks, months) that have snapshots, the latest of it (in
+    /// this machine's time zone). A snapshot any rule keeps is kept.
+    func kept(_ snapshots: [Snapshot], calendar: Calendar = .current) -> Set<String> {
+        let newestFirst = snapshots.sorted { $0.time > $1.time }
+        var kept = Set(newestFirst.prefix(keepLast ?? 0).map(\.id))
+        let buckets: [(Int?, (Date) -> DateComponents)] = [
+            (keepDaily, { calendar.dateComponents([.year, .month, .day], from: $0) }),
+            (keepWeekly, { calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: $0) }),
+            (keepMonthly, { calendar.dateComponents([.year, .month], from: $0) }),
+        ]
+        for case (let count?, let bucket) in buckets {
+            var left = count
+            var last: DateComponents?
+            for snapshot in newestFirst where left > 0 {
+                let current = bucket(snapshot.time)
+                guard current != last else { continue }
+                kept.insert(snapshot.id)
+                last = current
+                left -= 1
+            }
+        }
+        return kept
     }
 }
 

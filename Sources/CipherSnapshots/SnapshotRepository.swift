@@ -112,14 +112,28 @@ public struct SnapshotRepository: Sendable {
     /// - Throws: ``SnapshotError/Kind/invalidArgument`` for a policy without a rule; restic's errors.
     @discardableResult
     public func forget(_ policy: RetentionPolicy, prune: Bool) throws(SnapshotError) -> [Snapshot] {
-        let rules = policy.arguments
-        guard !rules.isEmpty else {
+        guard policy.hasRule else {
             throw SnapshotError(.invalidArgument, "give at least one retention rule (keep last, daily, weekly or monthly)")
         }
-        let before = try list()
-        _ = try run(["forget", "--tag", SnapshotManifest.tag] + rules + (prune ? ["--prune"] : []), action: "forget snapshots")
-        let after = Set(try list().map(\.id))
-        return before.filter { !after.contains($0.id) }
+        // The policy applies to each database on its own. restic's own grouping (host and
+        // path) would not do: a snapshot's path is its database's file name, so two databases
+        // of one name in two folders would be one group, and the policy would delete one's
+        // snapshots for the other's. The file's identity (its salt) tells them apart; a rekey
+        // gives a new one, so a database's snapshots from before a rekey keep their own count.
+        var groups: [String: [Snapshot]] = [:]
+        for snapshot in try list() {
+            let group = [snapshot.hostname, snapshot.manifest?.fileIdentity ?? ""] + snapshot.paths
+            groups[group.joined(separator: "\u{0}"), default: []].append(snapshot)
+        }
+        let removed = groups.values.flatMap { snapshots in
+            let kept = policy.kept(snapshots)
+            return snapshots.filter { !kept.contains($0.id) }
+        }
+        if !removed.isEmpty {
+            _ = try run(["forget"] + removed.map(\.id), action: "forget snapshots")
+        }
+        if prune { _ = try run(["prune"], action: "prune the repository") }
+        return removed.sorted { $0.time < $1.time }
     }
 
     // MARK: - Running restic
