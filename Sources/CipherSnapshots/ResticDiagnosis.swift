@@ -20,7 +20,7 @@ enum ResticDiagnosis {
         let text = outcome.errors
         let lower = text.lowercased()
         let quoted = quote(text)
-        let place = EscapedText.escapingControlCharacters(repository)
+        let place = SnapshotRepository.displayLocation(repository)
         func failure(_ kind: SnapshotError.Kind, _ message: String) -> SnapshotError {
             SnapshotError(kind, "cannot \(action): \(message)" + (quoted.isEmpty ? "" : " (restic: \(quoted))"))
         }

@@ -234,16 +234,18 @@ final class ResticProcess {
     /// The variables restic may inherit, by exact name: what any program needs (the search
     /// path, the home and temporary folders, the locale and time zone) and the proxy and
     /// certificate settings of its HTTP client.
+    /// The Go runtime's tuning (restic is a Go program) is named variable by variable: a bare
+    /// `GO` prefix passed an application's `GOTIFY_TOKEN` too.
     static let passedVariables: Set<String> = [
         "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+        "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "GOTRACEBACK",
     ]
 
     /// The variables restic may inherit, by prefix: its own settings (`RESTIC_CACHE_DIR`,
     /// `RESTIC_COMPRESSION`, ...), its storage backends' credentials and settings (S3 and
-    /// compatibles, B2, Azure, Google Cloud, OpenStack Swift, rclone), the locale's categories,
-    /// and the Go runtime's tuning.
-    static let passedPrefixes = ["RESTIC_", "AWS_", "B2_", "AZURE_", "GOOGLE_", "OS_", "ST_", "RCLONE_", "LC_", "GO"]
+    /// compatibles, B2, Azure, Google Cloud, OpenStack Swift, rclone), and the locale's categories.
+    static let passedPrefixes = ["RESTIC_", "AWS_", "B2_", "AZURE_", "GOOGLE_", "OS_", "ST_", "RCLONE_", "LC_"]
 
     /// The part of this process's environment restic may inherit: the variables named in
     /// ``passedVariables`` or starting with one of ``passedPrefixes``, minus `names`. Anything

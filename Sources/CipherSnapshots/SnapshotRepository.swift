@@ -139,7 +139,22 @@ public struct SnapshotRepository: Sendable {
     // MARK: - Running restic
 
     /// The location with control characters escaped, for messages.
-    var displayLocation: String { EscapedText.escapingControlCharacters(location) }
+    var displayLocation: String { Self.displayLocation(location) }
+
+    /// `location` for a message: a password in it (`rest:https://user:secret@host/`) shown as
+    /// `***`, as restic shows it, and control characters escaped.
+    public static func displayLocation(_ location: String) -> String {
+        var shown = location
+        if let scheme = shown.range(of: "://") {
+            let authorityEnd = shown[scheme.upperBound...].firstIndex(of: "/") ?? shown.endIndex
+            if let at = shown[scheme.upperBound..<authorityEnd].lastIndex(of: "@"),
+                let colon = shown[scheme.upperBound..<at].firstIndex(of: ":")
+            {
+                shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
+            }
+        }
+        return EscapedText.escapingControlCharacters(shown)
+    }
 
     /// Runs restic with `arguments` and throws the classified error unless it exits 0.
     ///

@@ -39,14 +39,22 @@ extension SnapshotRepositoryTests {
         let wrapper = path("restic-wrapper")
         try """
         #!/bin/sh
-        { echo "ARGV: $*"; env | grep '^AWS_'; } >> "\(record)"
+        { echo "ARGV: $*"; env | grep -E '^(AWS_|GO)'; } >> "\(record)"
         exec "\(real)" "$@"
         """.write(toFile: wrapper, atomically: true, encoding: .utf8)
         chmod(wrapper, 0o700)
         setenv("AWS_ACCESS_KEY_ID", "inherited-wrong-id", 1)
         setenv("AWS_SECRET_ACCESS_KEY", "inherited-wrong-secret", 1)
         setenv("AWS_SESSION_TOKEN", "inherited-session-token", 1)
-        defer { unsetenv("AWS_SESSION_TOKEN") }
+        // An application's own variable that merely starts like the Go runtime's (a review
+        // finding: a bare GO prefix passed it), beside one of the Go runtime's.
+        setenv("GOTIFY_APP_TOKEN", "an-application-secret", 1)
+        setenv("GOMAXPROCS", "2", 1)
+        defer {
+            unsetenv("AWS_SESSION_TOKEN")
+            unsetenv("GOTIFY_APP_TOKEN")
+            unsetenv("GOMAXPROCS")
+        }
 
         var repository = try makeRepository(server.repository())
         repository.resticExecutable = wrapper
@@ -74,6 +82,8 @@ extension SnapshotRepositoryTests {
         XCTAssertFalse(argv.contains { $0.contains(server.secretKey) || $0.contains("stored-wrong-secret") }, "a secret on argv")
         XCTAssertTrue(calls.contains("AWS_SECRET_ACCESS_KEY=\(server.secretKey)"), "the stored pair is in restic's environment")
         XCTAssertTrue(calls.contains("AWS_SECRET_ACCESS_KEY=inherited-wrong-secret"), "without stored credentials, inherited")
+        XCTAssertFalse(calls.contains("an-application-secret"), "an application's variable stays")
+        XCTAssertTrue(calls.contains("GOMAXPROCS=2"), "the Go runtime's tuning passes")
         let withStored = calls.components(separatedBy: "ARGV:").filter { $0.contains("AWS_ACCESS_KEY_ID=\(server.accessKey)") }
         XCTAssertFalse(withStored.isEmpty)
         for run in withStored {

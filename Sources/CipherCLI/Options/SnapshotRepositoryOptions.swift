@@ -98,7 +98,7 @@ struct SnapshotRepositoryOptions: ParsableArguments {
         do { repository = try SnapshotRepository(location: location, password: password) } catch { throw CLIError.snapshot(error) }
         if let networkTimeout { repository.unreachableTimeout = networkTimeout }
         if keyID != nil {
-            let shown = Console.escapingControlCharacters(location)
+            let shown = SnapshotRepository.displayLocation(location)
             if let stored = try keystore.storageCredentials(repository: location) {
                 repository.storageCredentials = stored
                 common.detail(

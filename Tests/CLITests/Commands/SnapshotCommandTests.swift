@@ -493,6 +493,21 @@ final class SnapshotCommandTests: CLITestCase {
         XCTAssertEqual(try cipherdb(["snapshot", "list"] + repo, env: env).stdout.contains("no snapshots yet"), true)
     }
 
+    /// A password in the repository's URL (a REST server's) was printed whole in cipherdb's
+    /// own messages, where restic masks it (a reviewer's finding).
+    func testAPasswordInTheRepositoryURLIsNeverShown() throws {
+        var env = passphraseEnvironment()
+        env["REPO_PASS"] = repositoryPassword
+        env["XDG_CACHE_HOME"] = path("cache")
+        let failed = try cipherdb(
+            [
+                "snapshot", "list", "--repo", "rest:http://someone:URL-SECRET-77@127.0.0.1:9/", "--repo-password-env", "REPO_PASS",
+                "--network-timeout", "1", "--verbose",
+            ], env: env, expect: 69)
+        XCTAssertFalse(failed.stderr.contains("URL-SECRET-77"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("someone:***@127.0.0.1"), failed.stderr)
+    }
+
     // MARK: - Helpers
 
     private func startServer() throws -> S3TestServer {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CipherKeystore
+import CipherSnapshots
 
 /// `cipherdb snapshot credentials remove --repo URL`.
 struct SnapshotCredentialsRemoveCommand: ParsableCommand {
@@ -22,9 +23,9 @@ struct SnapshotCredentialsRemoveCommand: ParsableCommand {
         }
         guard removed else {
             throw CLIError(
-                .noInput, "no S3 credentials for \(Console.escapingControlCharacters(location)) in the keystore",
+                .noInput, "no S3 credentials for \(SnapshotRepository.displayLocation(location)) in the keystore",
                 hint: "`cipherdb snapshot credentials list` lists them")
         }
-        common.info("removed the S3 credentials of \(Console.escapingControlCharacters(location)) from the keystore \(keystore.path)")
+        common.info("removed the S3 credentials of \(SnapshotRepository.displayLocation(location)) from the keystore \(keystore.path)")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CipherCrypto
 import CipherKeystore
+import CipherSnapshots
 
 /// `cipherdb snapshot credentials set --repo URL --access-key-id ID --secret-access-key-…`.
 struct SnapshotCredentialsSetCommand: ParsableCommand {
@@ -54,7 +55,7 @@ struct SnapshotCredentialsSetCommand: ParsableCommand {
             try store.setStorageCredentials(repository: location, accessKeyID: accessKeyID, secretAccessKey: secret)
         }
         common.info(
-            "stored the S3 credentials of \(Console.escapingControlCharacters(location)) (access key id "
+            "stored the S3 credentials of \(SnapshotRepository.displayLocation(location)) (access key id "
                 + "\(Console.escapingControlCharacters(accessKeyID))) in the keystore \(keystore.path)")
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CipherSnapshots
 
 /// `cipherdb snapshot init`: creates the restic repository.
 struct SnapshotInitCommand: ParsableCommand {
@@ -27,6 +28,6 @@ struct SnapshotInitCommand: ParsableCommand {
         let repository = try repository.open(confirm: true, keystore: access, common: common)
         do { try repository.initialize() } catch { throw CLIError.snapshot(error) }
         access.recordRepositoryPassword()
-        common.info("created the restic repository \(Console.escapingControlCharacters(repository.location))")
+        common.info("created the restic repository \(SnapshotRepository.displayLocation(repository.location))")
     }
 }
