@@ -23,6 +23,9 @@ extension SnapshotRepository {
     public func restore(
         _ id: String?, to path: String, replacing: Bool = false, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws(SnapshotError) -> Snapshot {
+        // Through a symbolic link, the file it names is replaced and the link stays (what an
+        // application opens is the link's target).
+        let path = PathBytes.followingSymbolicLinks(path)
         try Self.checkTarget(path, replacing: replacing)
         // Every restic run spends a third of a second opening the repository (its key
         // derivation), so the list (for the manifest) and the file's bytes are asked for at once:
@@ -192,6 +195,7 @@ extension SnapshotRepository {
         _ snapshot: Snapshot, to path: String, replacing: Bool, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(SnapshotError) {
         guard snapshot.manifest != nil, snapshot.fileInSnapshot != nil else { throw Self.noManifest(snapshot) }
+        let path = PathBytes.followingSymbolicLinks(path)  // the link stays, as above
         try Self.checkTarget(path, replacing: replacing)
         PendingFile.removeStaleTemporaries(beside: path)
         let pending: PendingFile

@@ -228,6 +228,25 @@ final class SnapshotRepositoryTests: XCTestCase {
         XCTAssertTrue(try repository.drill(nil) { _ in key }.isSound)
     }
 
+    /// A restore over a symbolic link replaces the file the link names, and the link stays (a
+    /// reviewer's finding: the link was replaced, the file the application opens kept old data).
+    func testARestoreThroughASymbolicLinkReplacesItsTarget() throws {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("link passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        let id = try repository.create(from: path("app.db"), key: key, settings: Self.fast).snapshot.id
+        try FileManager.default.createDirectory(atPath: path("live"), withIntermediateDirectories: false)
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path("live/real.db")))
+        XCTAssertEqual(symlink("real.db", path("live/app.db")), 0)
+        _ = try repository.restore(id, to: path("live/app.db"), replacing: true)
+        var status = stat()
+        XCTAssertEqual(lstat(path("live/app.db"), &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFLNK, "the link stays a link")
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: path("live/real.db"))), try Data(contentsOf: URL(fileURLWithPath: path("app.db"))))
+    }
+
     /// Two databases of one file name in two folders: restic groups snapshots by host and path,
     /// and both are `/app.db` in the repository, so restic's policy treated them as one and
     /// deleted the other database's every snapshot (a reviewer's finding). The policy applies to

@@ -39,10 +39,13 @@ struct OutputFile {
             if let source { try Self.refuse(path, being: source) }
             if !force { throw CLIError.outputExists(path) }
         }
-        try Self.requireWritableFolder(for: path)
-        PendingFile.removeStaleTemporaries(beside: path)
+        // Through a symbolic link, the file it names is replaced and the link stays, as sqlite3
+        // and cp write through one.
+        let target = PathBytes.followingSymbolicLinks(path)
+        try Self.requireWritableFolder(for: target)
+        PendingFile.removeStaleTemporaries(beside: target)
         do {
-            pending = try PendingFile(beside: path)
+            pending = try PendingFile(beside: target)
         } catch {
             throw CLIError(.cannotCreate, error.message)
         }

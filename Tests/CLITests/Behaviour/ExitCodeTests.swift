@@ -112,6 +112,18 @@ final class ExitCodeTests: CLITestCase {
             try cipherdb(["query", "existing", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout, "count(*)\r\n3\n")
         XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-") }, "no temporary file is left behind")
 
+        // --force through a symbolic link replaces the file it names; the link stays.
+        try FileManager.default.createDirectory(atPath: path("elsewhere"), withIntermediateDirectories: false)
+        try writeFile("elsewhere/target.db", "old")
+        symlink("elsewhere/target.db", path("linked.db"))
+        try cipherdb(["export", "app.db", "linked.db", "--force"] + key, env: env)
+        var link = stat()
+        lstat(path("linked.db"), &link)
+        XCTAssertEqual(link.st_mode & S_IFMT, S_IFLNK, "the link stays a link")
+        XCTAssertEqual(
+            try cipherdb(["query", "elsewhere/target.db", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout,
+            "count(*)\r\n3\n")
+
         // Not even --force writes over the file the command reads, under any of its names.
         symlink(path("app.db"), path("alias.db"))
         let original = try bytes("app.db")

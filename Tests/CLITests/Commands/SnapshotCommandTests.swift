@@ -506,6 +506,13 @@ final class SnapshotCommandTests: CLITestCase {
             ], env: env, expect: 69)
         XCTAssertFalse(failed.stderr.contains("URL-SECRET-77"), failed.stderr)
         XCTAssertTrue(failed.stderr.contains("someone:***@127.0.0.1"), failed.stderr)
+        // A restore into a missing folder is 73, as for every output (it was 74).
+        try cipherdb(
+            [
+                "snapshot", "restore", "latest", "--to", "no/such/folder/app.db", "--repo", path("nowhere"), "--repo-password-env",
+                "REPO_PASS",
+            ],
+            env: env, expect: 73)
     }
 
     // MARK: - Helpers

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CipherDB
 import CipherSnapshots
 
 /// `cipherdb snapshot restore ID --to PATH [--force]`.
@@ -34,6 +35,8 @@ struct SnapshotRestoreCommand: ParsableCommand {
     @OptionGroup var progressOptions: ProgressOptions
 
     func run() throws {
+        // A folder that is missing or read-only is 73, as for every output.
+        try OutputFile.requireWritableFolder(for: PathBytes.followingSymbolicLinks(target))
         let access = KeystoreAccess(keystore)
         let repository = try repository.open(keystore: access, common: common)
         let progress = ProgressReporter(common, progressOptions)
