@@ -58,7 +58,9 @@ extension ShellSession {
             details: ["     FILE is created 0600 and named only when complete"]
         ) {
             shell, arguments throws(CLIError) in
-            guard let path = arguments.first else { throw CLIError.usage("Usage: .once FILE") }
+            guard let path = try ShellSession.outputFile(arguments, command: ".once FILE") else {
+                throw CLIError.usage("Usage: .once FILE")
+            }
             try shell.redirect(to: path, once: true)
             return .proceed
         },
@@ -78,7 +80,7 @@ extension ShellSession {
             details: ["   FILE is created 0600 and named only when complete"]
         ) {
             shell, arguments throws(CLIError) in
-            try shell.redirect(to: arguments.first, once: false)
+            try shell.redirect(to: try ShellSession.outputFile(arguments, command: ".output ?FILE?"), once: false)
             return .proceed
         },
         DotCommand(name: ".read", usage: "FILE", summary: "Read input from FILE") { shell, arguments throws(CLIError) in
@@ -118,4 +120,18 @@ extension ShellSession {
             return .proceed
         },
     ]
+
+    /// The one FILE of `.output` or `.once` (`nil`: none given). sqlite3's options (`--bom`,
+    /// `-x`, `-e`) and pipes (`|command`) are not offered here, where results go to files created
+    /// 0600 and named when complete: refused, never taken for a file's name (a file named `-x`
+    /// in the working folder held decrypted rows).
+    static func outputFile(_ arguments: [String], command: String) throws(CLIError) -> String? {
+        guard let path = arguments.first else { return nil }
+        if path.hasPrefix("-") {
+            throw CLIError.usage("unknown option: \(path) (results go to a file here; sqlite3's --bom, -x and -e are not offered)")
+        }
+        if path.hasPrefix("|") { throw CLIError.usage("pipes are not offered here: results go to a file (\(command))") }
+        if arguments.count > 1 { throw CLIError.usage("extra parameter: \"\(arguments[1])\".  Usage: \(command)") }
+        return path
+    }
 }

@@ -139,6 +139,15 @@ extension ShellDotCommandTests {
         let missing = try cipherShell(".output \(path("no/such/folder/x.txt"))\nSELECT 1;\n", expect: 1)
         XCTAssertTrue(missing.stderr.contains("does not exist"), missing.stderr)
         XCTAssertEqual(missing.stdout, "1\n", "results stay on stdout when the file cannot be made")
+        // sqlite3's options and pipes are refused, never taken for a file's name (a file named
+        // `-x` held decrypted rows); an extra parameter is an error, as in sqlite3.
+        let before = try directoryListing()
+        for command in [".once --bom report.csv", ".once -x", ".output -e", ".output |cat", ".output a.txt b.txt"] {
+            let refused = try cipherShell("\(command)\nSELECT 'on stdout';\n", expect: 1)
+            XCTAssertEqual(refused.stdout, "on stdout\n", command)
+            XCTAssertTrue(refused.stderr.hasPrefix("Error: "), refused.stderr)
+        }
+        XCTAssertEqual(try directoryListing(), before, "no file was made")
     }
 
     /// sqlite3's `.output /dev/null`: a character device or FIFO is written through, never
