@@ -47,8 +47,11 @@ final class ShellSession {
     var progress = ProgressSettings()
     /// `.excel`: the style to go back to once the next command's CSV is written.
     var styleAfterOnce: OutputStyle?
-    /// `.excel`'s last file: plaintext rows, deleted at the next `.excel` and when the shell ends.
-    var excelFile: String?
+    /// `.excel`'s last file: plaintext rows, deleted at the next `.excel` and when the shell ends
+    /// (a hangup or a termination signal included: ``ExcelFileCleanup``).
+    var excelFile: String? {
+        didSet { ExcelFileCleanup.track(excelFile) }
+    }
     /// `.stats on`: the connection's counters after each statement.
     var showsStatistics = false
     /// `.prompt`'s prompts.

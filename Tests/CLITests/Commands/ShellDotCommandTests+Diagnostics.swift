@@ -245,6 +245,36 @@ extension ShellDotCommandTests {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "the plaintext file outlived the shell")
     }
 
+    /// A shell ended by a hangup (a closed terminal) or a termination signal deletes `.excel`'s
+    /// plaintext file too (a reviewer's finding: it stayed in the temporary folder).
+    func testExcelsFileIsDeletedWhenASignalEndsTheShell() throws {
+        let folder = path("excel-signals")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var excelEnv = env
+        excelEnv["TMPDIR"] = folder
+        excelEnv["SHELL_ARGS"] = (["shell", "app.db"] + open).map { "'\($0)'" }.joined(separator: " ")
+        for signal in ["HUP", "TERM"] {
+            let result = try shell(
+                """
+                cd "$DIR"
+                rm -f feed; mkfifo feed
+                eval "\"$CIPHERDB\" $SHELL_ARGS" < feed > /dev/null 2>&1 &
+                shell=$!
+                exec 7> feed
+                printf '.excel\nSELECT id FROM people;\n' >&7
+                for i in $(seq 250); do ls "$TMPDIR" | grep -q cipherdb-excel && break; sleep 0.02; done
+                echo "made $(ls "$TMPDIR" | grep -c cipherdb-excel)"
+                kill -\(signal) $shell
+                wait $shell
+                echo "status $?"
+                exec 7>&-
+                echo "left $(ls "$TMPDIR" | grep -c cipherdb-excel)"
+                """, env: excelEnv)
+            XCTAssertTrue(result.stdout.contains("made 1"), "\(signal): \(result.stdout)")
+            XCTAssertTrue(result.stdout.contains("left 0"), "\(signal): \(result.stdout)")
+        }
+    }
+
     /// The commands this shell or this SQLite cannot offer each say why, as a failed command;
     /// `.binary` and `.nonce` are taken and do nothing; `.scanstats` warns as sqlite3 does.
     func testUnofferedCommandsSayWhyAndAcceptedOnesDoNothing() throws {
