@@ -59,6 +59,11 @@ final class SnapshotCommandTests: CLITestCase {
         try cipherdb(["snapshot", "restore", "latest", "--to", "restored.db", "--force"] + repo, env: env)
         let drill = try cipherdb(["snapshot", "drill", "--latest", "--passphrase-env", "DB_PASS"] + repo, env: env)
         XCTAssertTrue(drill.stdout.contains("result: OK"), drill.stdout)
+        var otherKey = env
+        otherKey["DB_PASS"] = "not the database passphrase at all"
+        let wrongKey = try cipherdb(["snapshot", "drill", "--latest", "--passphrase-env", "DB_PASS"] + repo, env: otherKey, expect: 77)
+        XCTAssertTrue(wrongKey.stderr.contains("snapshot list"), wrongKey.stderr)
+        XCTAssertFalse(wrongKey.stderr.contains("cipherdb verify snapshot"), "no such command: \(wrongKey.stderr)")
 
         // A wrong repository password is exit 77; wrong storage credentials too.
         var wrong = env

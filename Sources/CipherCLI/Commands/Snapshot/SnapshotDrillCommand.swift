@@ -78,7 +78,12 @@ struct SnapshotDrillCommand: ParsableCommand {
                 step = event
             }
         } catch {
-            throw CLIError.snapshot(error, path: "snapshot \(snapshot.shortID)")
+            let mapped = CLIError.snapshot(error, path: "snapshot \(snapshot.shortID)")
+            // The database's own hint names `cipherdb verify PATH`, which has no snapshot to read.
+            guard mapped.status == .wrongKey else { throw mapped }
+            throw CLIError(
+                .wrongKey, mapped.message,
+                hint: "a snapshot opens with the key of its time: `cipherdb snapshot list` names it (a keystore key and its version)")
         }
         let summary = progress.complete("drilled", summary: progress.overall(done: manifest.pageCount, unit: .pages(size: pageSize)))
         if json {
