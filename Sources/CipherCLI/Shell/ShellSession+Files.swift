@@ -151,8 +151,12 @@ extension ShellSession {
         try closeDestination()
         removeExcelFile()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cipherdb-excel-\(UUID().uuidString).csv").path
-        try redirect(to: path, once: true)
+        // Known before the file can exist, so that a signal ending the shell deletes it at any moment.
         excelFile = path
+        do { try redirect(to: path, once: true) } catch {
+            excelFile = nil
+            throw error
+        }
         if byteOrderMark { write([0xEF, 0xBB, 0xBF]) }
         // Two `.excel`s in a row: the style to go back to is the one before the first.
         if styleAfterOnce == nil { styleAfterOnce = style }

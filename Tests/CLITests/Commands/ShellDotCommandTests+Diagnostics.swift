@@ -252,13 +252,14 @@ extension ShellDotCommandTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var excelEnv = env
         excelEnv["TMPDIR"] = folder
-        excelEnv["SHELL_ARGS"] = (["shell", "app.db"] + open).map { "'\($0)'" }.joined(separator: " ")
         for signal in ["HUP", "TERM"] {
+            // The shell started directly (no eval, no subshell), so that $! is its own pid; its
+            // input stays open until after the check, so only the signal can have ended it.
             let result = try shell(
                 """
                 cd "$DIR"
                 rm -f feed; mkfifo feed
-                eval "\"$CIPHERDB\" $SHELL_ARGS" < feed > /dev/null 2>&1 &
+                "$CIPHERDB" shell app.db \(open.joined(separator: " ")) < feed > /dev/null 2>&1 &
                 shell=$!
                 exec 7> feed
                 printf '.excel\nSELECT id FROM people;\n' >&7
@@ -267,10 +268,11 @@ extension ShellDotCommandTests {
                 kill -\(signal) $shell
                 wait $shell
                 echo "status $?"
-                exec 7>&-
                 echo "left $(ls "$TMPDIR" | grep -c cipherdb-excel)"
+                exec 7>&-
                 """, env: excelEnv)
             XCTAssertTrue(result.stdout.contains("made 1"), "\(signal): \(result.stdout)")
+            XCTAssertTrue(result.stdout.contains("status \(signal == "HUP" ? 129 : 143)"), "\(signal): \(result.stdout)")
             XCTAssertTrue(result.stdout.contains("left 0"), "\(signal): \(result.stdout)")
         }
     }
