@@ -53,11 +53,9 @@ extension PageCodec {
         func word(_ offset: Int) -> Int { Int(page.bigEndianUInt32(at: offset)) }
 
         guard try read(1) else { return nil }
-        // SQLite's header: the database's size in pages (offset 28) counts when the change counter
-        // it was written with (92) is the current one (24); the first free-list trunk (32) and the
+        // SQLite's header: the database's size in pages, the first free-list trunk (32) and the
         // number of free pages (36). A log not yet copied back may hold pages past the file's end.
-        let headerPages = word(28)
-        let databasePages = headerPages > 0 && word(92) == word(24) ? headerPages : filePages
+        let databasePages = Self.recordedPageCount(inPageOne: UnsafeRawBufferPointer(page)) ?? filePages
         let freePages = word(36)
         let leavesPerTrunk = (pageSize - layout.reserveSize) / 4 - 2
         var leaves: [Int] = []
@@ -94,6 +92,12 @@ extension PageCodec {
         guard try DatabaseFile.readFully(descriptor, into: page, count: pageSize, offset: 0, path: path) == pageSize,
             try Worker(self).decrypt(page, number: 1)
         else { return nil }
+        return Self.recordedPageCount(inPageOne: UnsafeRawBufferPointer(page))
+    }
+
+    /// The database's size in pages in a decrypted page 1's header (offset 28), when it counts:
+    /// written with the change counter (92) that is the current one (24); `nil` otherwise.
+    private static func recordedPageCount(inPageOne page: UnsafeRawBufferPointer) -> Int? {
         let recorded = Int(page.bigEndianUInt32(at: 28))
         return recorded > 0 && page.bigEndianUInt32(at: 92) == page.bigEndianUInt32(at: 24) ? recorded : nil
     }
