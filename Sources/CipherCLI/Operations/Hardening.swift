@@ -35,21 +35,24 @@ enum Hardening {
     /// The runtime's backtracer prints the memory behind every register, where key bytes can be,
     /// and then leaves some commands (`shell`, waiting in `read`) spinning instead of exiting.
     static func installFatalSignalHandlers() {
-        for signal in fatalSignals {
+        installOnce(for: fatalSignals) { received in
+            let message: StaticString = "cipherdb: stopped by a fatal signal\n"
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            // SA_RESETHAND put the default action back: this ends the process with the signal.
+            raise(received)
+        }
+    }
+
+    /// Installs `handler` for `signals`, run once: the signal's default action is put back as
+    /// the handler starts (`SA_RESETHAND`), so a handler that raises the signal again ends the
+    /// process with it.
+    static func installOnce(for signals: [Int32], _ handler: @escaping @convention(c) (Int32) -> Void) {
+        for signal in signals {
             var action = sigaction()
             #if os(Linux)
-            action.__sigaction_handler.sa_handler = { received in
-                let message: StaticString = "cipherdb: stopped by a fatal signal\n"
-                _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
-                // SA_RESETHAND put the default action back: this ends the process with the signal.
-                raise(received)
-            }
+            action.__sigaction_handler.sa_handler = handler
             #else
-            action.__sigaction_u.__sa_handler = { received in
-                let message: StaticString = "cipherdb: stopped by a fatal signal\n"
-                _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
-                raise(received)
-            }
+            action.__sigaction_u.__sa_handler = handler
             #endif
             action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND)) | Int32(SA_NODEFER)
             sigemptyset(&action.sa_mask)

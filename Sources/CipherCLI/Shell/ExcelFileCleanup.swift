@@ -28,22 +28,9 @@ enum ExcelFileCleanup {
         pendingPath = path.map { strdup($0) } ?? nil
         guard path != nil, !handlersInstalled else { return }
         handlersInstalled = true
-        for signal in endingSignals {
-            var action = sigaction()
-            #if os(Linux)
-            action.__sigaction_handler.sa_handler = { received in
-                if let path = ExcelFileCleanup.pendingPath { unlink(path) }
-                raise(received)  // SA_RESETHAND put the default action back
-            }
-            #else
-            action.__sigaction_u.__sa_handler = { received in
-                if let path = ExcelFileCleanup.pendingPath { unlink(path) }
-                raise(received)
-            }
-            #endif
-            action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND)) | Int32(SA_NODEFER)
-            sigemptyset(&action.sa_mask)
-            _ = sigaction(signal, &action, nil)
+        Hardening.installOnce(for: endingSignals) { received in
+            if let path = ExcelFileCleanup.pendingPath { unlink(path) }
+            raise(received)  // SA_RESETHAND put the default action back
         }
     }
 }
