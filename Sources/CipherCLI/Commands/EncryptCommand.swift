@@ -52,8 +52,7 @@ struct EncryptCommand: ParsableCommand {
         try cipher.checkStrength(of: resolved)
         // A journal of an interrupted write beside the input: SQLite rolls it back when it opens
         // the file, which then is no longer as it was.
-        let journalSize = (try? DatabaseFile(path: DatabaseFile.journalPath(plaintext)).size) ?? 0
-        let rollsBack = journalSize > 0 && !RecoveryLog.isWriterActive(databasePath: plaintext)
+        let rollsBack = RecoveryLog.hasHotJournal(databasePath: plaintext)
         let source = Database(path: plaintext)
         defer { source.close() }
         var base = resolved.settings ?? .versionDefaults

@@ -59,6 +59,12 @@ package enum RecoveryLog {
         return records
     }
 
+    /// Whether SQLite will roll back a journal beside `databasePath` when it next opens it: one
+    /// ``hotJournalRecords(databasePath:)`` finds (its header written, no writer at work).
+    package static func hasHotJournal(databasePath: String) -> Bool {
+        ((try? hotJournalRecords(databasePath: databasePath)) ?? nil) != nil
+    }
+
     /// Whether the journal beside `databasePath` was never synced: its magic is still zero, as
     /// SQLite writes it until the journal's pages are on disk. SQLite never rolls such a journal
     /// back (it is not hot) and removes it at the next write transaction.
