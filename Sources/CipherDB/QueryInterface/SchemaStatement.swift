@@ -111,7 +111,7 @@ public final class TableBuilder {
         if unique { definition += " UNIQUE" }
         if let check { definition += " " + checkClause(check) }
         if let defaultValue {
-            if case .date = SQLArgument(defaultValue) { writesDates = true }
+            if SQLArgument(defaultValue).isDate { writesDates = true }
             // A literal is a DEFAULT as it is; an expression (text holding NUL, as a cast) needs parentheses.
             let literal = defaultValue.databaseValue.sqlLiteral
             definition += " DEFAULT " + (literal.hasPrefix("CAST(") ? "(" + literal + ")" : literal)

@@ -401,7 +401,6 @@ extension SQLTokens {
         _ name: String, to newName: String, in tokens: [Token], definesColumn: Bool, ofTable table: String,
         outside: ColumnContext = .other
     ) -> [Token] {
-        typealias Group = ColumnContext
         let replacement = Token(kind: .quotedIdentifier, text: Substring(quoteIdentifier(newName)))
         let significant = tokens.indices.filter { tokens[$0].kind != .space && tokens[$0].kind != .comment }
         func isOpen(_ token: Token) -> Bool { token.kind == .other && token.text == "(" }
@@ -413,14 +412,14 @@ extension SQLTokens {
             "CURRENT_TIMESTAMP",
         ]
         var result = tokens
-        var groups: [Group] = []
+        var groups: [ColumnContext] = []
         for (position, index) in significant.enumerated() {
             let token = tokens[index]
             let previous = position > 0 ? tokens[significant[position - 1]] : nil
             let beforePrevious = position > 1 ? tokens[significant[position - 2]] : nil
             let next = position + 1 < significant.count ? tokens[significant[position + 1]] : nil
             if isOpen(token) {
-                let opened: Group
+                let opened: ColumnContext
                 if (groups.last ?? outside) == .expression {
                     opened = .expression
                 } else if let previous, previous.isKeyword("CHECK") || previous.isKeyword("AS") {

@@ -46,8 +46,9 @@ extension Database {
     /// leaf), where a committed frame of the write-ahead log holds the page, and past the
     /// database's end. Only an encrypted file whose page key this connection knows, and whose
     /// free list adds up, is read (the free list is read through the codec): for others the
-    /// answer is empty, as the page check of `verify` tells those apart. The scan runs in a read transaction
-    /// where there is none, so that no writer commits meanwhile (in rollback-journal mode).
+    /// answer is empty, as the page check of `verify` tells those apart. The scan runs in a read
+    /// transaction where there is none, so that no writer commits meanwhile (in rollback-journal
+    /// mode).
     package func zeroedPages(limit: Int = .max) throws(DatabaseError) -> [Int] {
         guard isFileBacked, codecKey != nil, let path, let file = SharedFileDescriptors.retain(path) else { return [] }
         defer { SharedFileDescriptors.release(file) }
