@@ -36,20 +36,23 @@ struct DelimitedRecord {
         (0..<count).map { String(decoding: bytes[range(of: $0)], as: UTF8.self) }
     }
 
-    /// Binds the first `columns` fields to the parameters of `statement` as text, NULL where the
-    /// record is short. ASCII binds straight from the bytes; other text is made a `String` first,
-    /// which replaces invalid UTF-8 (SQLite stores text as it is given).
-    func bind(to statement: PreparedStatement, columns: Int) throws(DatabaseError) {
+    /// Runs `statement` once with the first `columns` fields bound as text, NULL where the
+    /// record is short. ASCII is bound where it lies in `bytes`, not copied (as sqlite3's shell
+    /// has SQLite copy each field); other text is made a `String` first, which replaces invalid
+    /// UTF-8 (SQLite stores text as it is given).
+    func insert(into statement: PreparedStatement, columns: Int) throws(DatabaseError) {
         // An absent last field binds NULL, as the columns past the record's end do.
-        let present = lastFieldIsAbsent ? count - 1 : count
-        for index in present..<max(present, columns) { try statement.bindNull(at: index + 1) }
-        let fields = min(present, columns)
+        let fields = min(lastFieldIsAbsent ? count - 1 : count, columns)
         guard highBits < 0x80 else {
+            for index in fields..<max(fields, columns) { try statement.bindNull(at: index + 1) }
             for index in 0..<fields { try statement.bind(String(decoding: bytes[range(of: index)], as: UTF8.self), at: index + 1) }
+            try statement.execute()
             return
         }
         try bytes.withUnsafeBufferPointer { (buffer) throws(DatabaseError) in
-            for index in 0..<fields { try statement.bindText(utf8: UnsafeBufferPointer(rebasing: buffer[range(of: index)]), at: index + 1) }
+            try statement.execute(bindingTextInPlace: { index in
+                index < fields ? UnsafeBufferPointer(rebasing: buffer[range(of: index)]) : nil
+            })
         }
     }
 }

@@ -118,8 +118,7 @@ extension ShellSession {
                             "\(path):\(number): expected \(columns) columns but found \(record.count) - "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
-                    try record.bind(to: insert, columns: columns)
-                    try insert.execute()
+                    try record.insert(into: insert, columns: columns)
                     if number % 4096 == 0 { progress.update("importing \(path) (bytes)", done: input.consumed, total: fileSize) }
                     guard try nextRecord() else { break }
                     number += 1

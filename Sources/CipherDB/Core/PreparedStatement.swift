@@ -167,6 +167,34 @@ public final class PreparedStatement {
         guard code == SQLITE_DONE else { throw database.error(code: code, sql: sql) }
     }
 
+    /// Binds every parameter and runs the statement once (see ``execute()``), with text that
+    /// SQLite reads where it lies instead of copying it: `field(i)` gives parameter `i + 1` as
+    /// UTF-8 bytes (unchecked, as ``bindText(utf8:at:)`` takes them), or `nil` for NULL.
+    ///
+    /// For a loop that binds bytes it holds anyway (`.import`'s fields): SQLite's copy of each
+    /// is a `malloc`, a copy and a `free` per value. The bytes need only stay valid until this
+    /// returns: every binding is cleared before it does, so the statement then has no values
+    /// and a run without new ones throws instead of reading freed bytes.
+    package func execute(bindingTextInPlace field: (Int) -> UnsafeBufferPointer<UInt8>?) throws(DatabaseError) {
+        _ = try database.requireHandle(sql: sql)
+        let handle = try requireIdle()
+        defer {
+            sqlite3_clear_bindings(handle)
+            markAll(bound: false)
+        }
+        for index in 0..<Int32(statement.parameterCount) {
+            let code =
+                if let bytes = field(Int(index)) {
+                    Statement.bindText(utf8: bytes, at: index + 1, to: handle, inPlace: true)
+                } else {
+                    sqlite3_bind_null(handle, index + 1)
+                }
+            guard code == SQLITE_OK else { throw statement.bindError(code: code, index: index + 1) }
+        }
+        markAll(bound: true)
+        try execute()
+    }
+
     /// Binds `arguments` in order and runs the statement (see ``execute()``).
     public func execute(_ arguments: Bindable?...) throws(DatabaseError) {
         try bind(.positional(arguments))

@@ -401,14 +401,16 @@ final class Statement {
         return contiguous.withUTF8(bind)
     }
 
-    /// Binds the UTF-8 bytes `utf8` as text, copied by SQLite.
-    static func bindText(utf8: UnsafeBufferPointer<UInt8>, at index: Int32, to handle: OpaquePointer) -> Int32 {
+    /// Binds the UTF-8 bytes `utf8` as text, copied by SQLite, or read where they lie when
+    /// `inPlace` (the bytes must then outlive every run until the parameter is rebound).
+    static func bindText(utf8: UnsafeBufferPointer<UInt8>, at index: Int32, to handle: OpaquePointer, inPlace: Bool = false) -> Int32 {
         // Empty text must still bind as text: a nil pointer would bind NULL.
         guard let address = utf8.baseAddress, utf8.count > 0 else {
             return sqlite3_bind_text(handle, index, "", 0, cipherdb_sqlite_static())
         }
+        let destructor = inPlace ? cipherdb_sqlite_static() : cipherdb_sqlite_transient()
         return address.withMemoryRebound(to: CChar.self, capacity: utf8.count) { characters in
-            sqlite3_bind_text64(handle, index, characters, sqlite3_uint64(utf8.count), cipherdb_sqlite_transient(), UInt8(SQLITE_UTF8))
+            sqlite3_bind_text64(handle, index, characters, sqlite3_uint64(utf8.count), destructor, UInt8(SQLITE_UTF8))
         }
     }
 

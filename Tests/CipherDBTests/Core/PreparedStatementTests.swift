@@ -54,6 +54,43 @@ final class PreparedStatementTests: DatabaseTestCase {
         XCTAssertEqual(try reopened.stringForQuery("SELECT typeof(name) || ':' || length(name) FROM t WHERE id = 2"), "text:0")
     }
 
+    func testTextBoundInPlaceIsStoredAsTextAndUnboundOnceTheRunReturns() throws {
+        let db = try encryptedDatabase()
+        let insert = try db.makeStatement("INSERT INTO t(id, name, score) VALUES (?, ?, ?)")
+        // One buffer, reused for every row as an import reuses it: the text is read in place.
+        var buffer = Array("1Zoë".utf8)
+        try buffer.withUnsafeBufferPointer { bytes in
+            try insert.execute(bindingTextInPlace: { index in
+                [UnsafeBufferPointer(rebasing: bytes[0..<1]), UnsafeBufferPointer(rebasing: bytes[1...]), nil][index]
+            })
+        }
+        buffer = Array("2".utf8)
+        try buffer.withUnsafeBufferPointer { bytes in
+            try insert.execute(bindingTextInPlace: { index in index == 0 ? bytes : UnsafeBufferPointer(rebasing: bytes[0..<0]) })
+        }
+        // The bindings pointed into bytes that are gone: a run without new values must fail,
+        // not read them.
+        assertThrows(.invalidArguments) { try insert.execute() }
+        // A failed run also unbinds: the third row's id is taken.
+        buffer = Array("2x".utf8)
+        assertThrows(.constraint) {
+            try buffer.withUnsafeBufferPointer { bytes in
+                try insert.execute(bindingTextInPlace: { index in UnsafeBufferPointer(rebasing: bytes[0..<1]) })
+            }
+        }
+        assertThrows(.invalidArguments) { try insert.execute() }
+        insert.close()
+        db.close()
+
+        let reopened = try openDatabase("prepared.db", key: rawKey(0x21))
+        // Integer affinity turns the text '1' into 1, as it would a copied one; nil binds NULL.
+        XCTAssertEqual(
+            try reopened.stringForQuery(
+                "SELECT group_concat(id || ':' || typeof(id) || ':' || name || ':' || quote(score), '|') FROM (SELECT * FROM t ORDER BY id)"
+            ),
+            "1:integer:Zoë:NULL|2:integer::''")
+    }
+
     func testValuesStayBoundBetweenRunsAndOptionalsBindNull() throws {
         let db = try encryptedDatabase()
         let insert = try db.makeStatement("INSERT INTO t(name, score) VALUES (?, ?)")
