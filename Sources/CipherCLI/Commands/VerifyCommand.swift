@@ -84,9 +84,9 @@ struct VerifyCommand: ParsableCommand {
         let report: PageVerifier.Report
         do {
             report = try verifier.verify(
-                alongside: {
+                alongsideCounted: {
                     checks = sqliteChecks(settings: settings, resolved: resolved, progress: progress)
-                    return checks.isSound
+                    return PageVerifier.SQLiteCheckOutcome(isSound: checks.isSound, zeroedPageReads: checks.zeroedPageReads)
                 }, progress: { progress.update(done: $0, total: $1) })
         } catch {
             progress.finish()
@@ -152,6 +152,8 @@ struct VerifyCommand: ParsableCommand {
         var cipherIntegrity: [String]?
         /// Whether another process's lock kept SQLite from reading the file: nothing was checked.
         var isLocked = false
+        /// The pages SQLite read that were all zeros, `nil` when its reads were not counted.
+        var zeroedPageReads: Int?
         /// Whether SQLite found nothing wrong.
         var isSound: Bool { integrity == ["ok"] && (cipherIntegrity ?? []).isEmpty }
     }
@@ -178,6 +180,10 @@ struct VerifyCommand: ParsableCommand {
                 integrity = ["integrity_check failed: \(error.message)"]
             }
             if integrity.isEmpty { integrity = ["ok"] }
+            // SQLCipher 3 hands SQLite a page of zeros unchecked: the page check looks for the ones it read.
+            if let counter = db.mainFileReadCounter() {
+                return SQLiteChecks(integrity: integrity, cipherIntegrity: nil, zeroedPageReads: counter.zeroedPageReads?.count ?? 0)
+            }
         } catch {
             if error.kind == .busy { return SQLiteChecks(integrity: [], cipherIntegrity: nil, isLocked: true) }
             integrity = ["cannot open the database: \(error.message)"]

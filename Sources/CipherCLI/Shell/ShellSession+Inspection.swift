@@ -149,7 +149,7 @@ extension ShellSession {
         let checker = Database(path: file)
         defer { checker.close() }
         let cancellation = interrupter.begin(alsoInterrupting: checker.interruptHandle)
-        let integrityCheck = { () -> Bool in
+        let integrityCheck = { () -> PageVerifier.SQLiteCheckOutcome in
             do throws(DatabaseError) {
                 try checker.open(flags: .readOnly, key: self.opened.key?.key, settings: self.opened.settings)
                 // Ctrl-C while the key was derived reached no statement: SQLite would not see it.
@@ -157,15 +157,16 @@ extension ShellSession {
                 problems = try checker.integrityCheck(cacheBytes: VerifyCommand.integrityCheckCacheBytes)
             } catch {
                 checkError = error
-                return false
+                return PageVerifier.SQLiteCheckOutcome(isSound: false, zeroedPageReads: nil)
             }
-            return problems.isEmpty
+            let zeroedPageReads = checker.mainFileReadCounter().map { $0.zeroedPageReads?.count ?? 0 }
+            return PageVerifier.SQLiteCheckOutcome(isSound: problems.isEmpty, zeroedPageReads: zeroedPageReads)
         }
         if let key = opened.key {
             Console.error("checking the pages of \(opened.path) beside SQLite's check…")
             do {
                 let verifier = try PageVerifier(path: file, key: key.key, settings: opened.settings)
-                let report = try verifier.verify(alongside: integrityCheck, cancellation: cancellation)
+                let report = try verifier.verify(alongsideCounted: integrityCheck, cancellation: cancellation, progress: nil)
                 if report.badPages.isEmpty {
                     write(text: "pages: \(report.pageCount) checked, every HMAC matches")
                 } else {

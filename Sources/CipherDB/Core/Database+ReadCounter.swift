@@ -1,7 +1,8 @@
 import CSQLCipher
 
-/// The bytes a connection has read from its main file, readable from another thread while the
-/// connection works: progress for work SQLite reports nothing of (`PRAGMA integrity_check`).
+/// What a connection has read from its main file, readable from another thread while the
+/// connection works: progress for work SQLite reports nothing of (`PRAGMA integrity_check`), and
+/// the pages it read that were all zeros, which SQLCipher 3 hands to SQLite unchecked.
 ///
 /// Valid while the connection stays open: stop reading it before closing.
 package struct FileReadCounter: @unchecked Sendable {
@@ -14,6 +15,19 @@ package struct FileReadCounter: @unchecked Sendable {
 
     /// Bytes read so far (pages, and the headers SQLite reads now and then).
     package var bytesRead: Int { Int(max(0, cipherdb_file_bytes_read(file))) }
+
+    /// The whole pages read so far that were all zeros on disk (or missing, past the file's
+    /// end), and the number of the first of them; `nil` while none was.
+    ///
+    /// In a sound encrypted file no page of a b-tree, an overflow chain, a free-list trunk or
+    /// the pointer map is all zeros (its bytes are encrypted): such a read is damage, though
+    /// SQLCipher 3 passes the page on to SQLite as an empty one. (Free-list leaves are read
+    /// seldom and may be zeros: nothing was ever written there.)
+    package var zeroedPageReads: (count: Int, firstPage: Int)? {
+        var firstPage: sqlite3_int64 = 0
+        let count = Int(cipherdb_file_zeroed_page_reads(file, &firstPage))
+        return count > 0 ? (count, Int(firstPage)) : nil
+    }
 }
 
 extension Database {

@@ -111,6 +111,7 @@ final class VerifyAndSalvageTests: CLITestCase {
     /// A zeroed last overflow page: SQLCipher 3 hands it to SQLite as zeros, and the value it
     /// ended reads as if whole. No copy takes it on as data (exit 65, nothing written); salvage
     /// saves the rows and names the page, exit 65 (a reviewer's finding: all of them exited 0).
+    /// verify names it too.
     func testAZeroedOverflowPageIsNeverCopiedAsData() throws {
         let key = try makeRawKeyFile("db.key")
         try cipherdb(["create", "app.db", "--raw-key-file", key, "--page-size", "1024"])
@@ -123,6 +124,10 @@ final class VerifyAndSalvageTests: CLITestCase {
         let pages = try bytes("app.db").count / 1024
         try shell("dd if=/dev/zero of=\"$DIR/app.db\" bs=1024 seek=\(pages - 1) count=1 conv=notrunc 2>/dev/null")
         let damaged = try bytes("app.db")
+        // integrity_check passes it; verify counts the zeros as SQLite reads the page.
+        let verified = try cipherdb(["verify", "app.db", "--raw-key-file", key], expect: 65)
+        XCTAssertTrue(verified.stdout.contains("page \(pages): zeroed"), verified.stdout)
+        XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
         for command in [["export", "app.db", "copy.db"], ["decrypt", "app.db", "plain.db"], ["backup", "app.db", "backup.db"]] {
             let result = try cipherdb(command + ["--raw-key-file", key], expect: 65)
             XCTAssertTrue(result.stderr.contains("page \(pages) of app.db is all zeros"), result.stderr)

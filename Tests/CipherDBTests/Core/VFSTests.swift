@@ -1,5 +1,6 @@
 import CSQLCipher
 import CipherDB
+import Foundation
 import XCTest
 
 /// CipherDB's default VFS (cipherdb-unix) as other code meets it.
@@ -34,5 +35,39 @@ final class VFSTests: DatabaseTestCase {
         try reopened.open(key: passphrase("a passphrase for the copy"))
         XCTAssertEqual(try reopened.intForQuery("SELECT x FROM t"), 42)
         reopened.close()
+    }
+
+    /// The VFS counts what a connection reads from its main file: the bytes (progress through
+    /// integrity_check) and the whole pages that were all zeros, which SQLCipher 3 hands to
+    /// SQLite unchecked and SQLCipher 4 refuses; `cipherdb verify` leaves those pages to the count.
+    func testReadsOfZeroedPagesAreCountedAndNamedByTheFirstPage() throws {
+        let settings = CipherSettings(pageSize: 1024)
+        let db = try openDatabase("counted.db", key: rawKey(3), settings: settings)
+        try db.executeStatements("CREATE TABLE b(id INTEGER PRIMARY KEY, v BLOB); INSERT INTO b(v) VALUES (randomblob(5000));")
+        let pages = try XCTUnwrap(db.intForQuery("PRAGMA page_count"))
+        db.close()
+
+        let sound = try openDatabase("counted.db", key: rawKey(3), settings: settings)
+        let counter = try XCTUnwrap(sound.mainFileReadCounter())
+        XCTAssertEqual(try sound.integrityCheck(), [])
+        XCTAssertEqual(try sound.intForQuery("SELECT length(hex(v)) FROM b"), 10000)
+        XCTAssertGreaterThanOrEqual(counter.bytesRead, pages * 1024)
+        XCTAssertNil(counter.zeroedPageReads, "no page of a sound file reads as zeros")
+        sound.close()
+
+        // The blob's last overflow page, the file's last, zeroed on disk.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path("counted.db")))
+        try handle.seek(toOffset: UInt64((pages - 1) * 1024))
+        try handle.write(contentsOf: Data(count: 1024))
+        try handle.close()
+        let damaged = try openDatabase("counted.db", key: rawKey(3), settings: settings)
+        defer { damaged.close() }
+        let damagedCounter = try XCTUnwrap(damaged.mainFileReadCounter())
+        XCTAssertNil(damagedCounter.zeroedPageReads, "opening reads page 1 and the schema only")
+        // SQLCipher 3 reads the blob with its last kilobyte lost; SQLCipher 4 fails its HMAC.
+        _ = try? damaged.intForQuery("SELECT length(hex(v)) FROM b")
+        let zeroed = try XCTUnwrap(damagedCounter.zeroedPageReads)
+        XCTAssertEqual(zeroed.firstPage, pages)
+        XCTAssertGreaterThanOrEqual(zeroed.count, 1)
     }
 }

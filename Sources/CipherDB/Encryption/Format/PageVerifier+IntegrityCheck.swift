@@ -7,8 +7,8 @@ import Darwin
 #endif
 
 extension PageVerifier {
-    /// Checks every page of the file together with SQLite's `integrity_check`, reading no page
-    /// twice when the file is sound.
+    /// Checks every page of the file together with SQLite's `integrity_check`, authenticating no
+    /// page twice when the file is sound.
     ///
     /// SQLCipher checks a page's HMAC each time it reads the page from disk, and `integrity_check`
     /// reads every page of every b-tree, every overflow page, every free-list trunk and every
@@ -19,7 +19,8 @@ extension PageVerifier {
     ///
     /// One page escapes SQLCipher's check: a page of zeros, which it takes for a read past the
     /// end of the file and hands to SQLite as zeros. The last page of an overflow chain reads the
-    /// same with its contents zeroed, so this thread also looks at every page for zeros.
+    /// same with its contents zeroed, so this thread also looks at every page for zeros (CipherDB's
+    /// own tool counts them as SQLite reads them instead, through CipherDB's VFS).
     ///
     /// A write-ahead log with committed frames, or a page 1 that the key does not open, sends the
     /// check straight to every page (beside `integrityCheck`): SQLite would not read the file's
@@ -64,6 +65,44 @@ extension PageVerifier {
         alongside integrityCheck: () -> Bool, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
         cancellation: CancellationFlag? = nil, progress: ((_ pages: Int, _ total: Int) -> Void)?
     ) throws(DatabaseError) -> Report {
+        try verify(
+            checking: { SQLiteCheckOutcome(isSound: integrityCheck(), zeroedPageReads: nil) }, watchesZeroedPages: false,
+            threads: threads, cancellation: cancellation, progress: progress)
+    }
+
+    /// What SQLite's checks, run beside the page check, found.
+    package struct SQLiteCheckOutcome: Sendable {
+        /// Whether SQLite's checks found the file sound.
+        package var isSound: Bool
+        /// How many pages the checking connection read that were all zeros
+        /// (``FileReadCounter/zeroedPageReads``); `nil` when its reads were not counted (a
+        /// connection opened through another VFS than CipherDB's).
+        package var zeroedPageReads: Int?
+
+        /// The outcome of checks that found the file sound or not, and read what `counter` counted.
+        package init(isSound: Bool, zeroedPageReads: Int?) {
+            self.isSound = isSound
+            self.zeroedPageReads = zeroedPageReads
+        }
+    }
+
+    /// ``verify(alongside:threads:cancellation:progress:)`` with SQLite's checks on a connection
+    /// whose reads are counted, which reads no page twice: the pages `integrity_check` reads are
+    /// looked at for zeros as SQLite reads them (``FileReadCounter/zeroedPageReads``), not read
+    /// again by the page check. An outcome whose reads were not counted has every page checked.
+    package func verify(
+        alongsideCounted integrityCheck: () -> SQLiteCheckOutcome, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        cancellation: CancellationFlag? = nil, progress: ((_ pages: Int, _ total: Int) -> Void)?
+    ) throws(DatabaseError) -> Report {
+        try verify(checking: integrityCheck, watchesZeroedPages: true, threads: threads, cancellation: cancellation, progress: progress)
+    }
+
+    /// The two above: with `watchesZeroedPages`, `integrityCheck` reports the zeroed pages its
+    /// connection read, and the pages it reads are not scanned for zeros here.
+    private func verify(
+        checking integrityCheck: () -> SQLiteCheckOutcome, watchesZeroedPages: Bool, threads: Int,
+        cancellation: CancellationFlag?, progress: ((_ pages: Int, _ total: Int) -> Void)?
+    ) throws(DatabaseError) -> Report {
         // Handed to the page check's thread, which alone calls it while the caller's thread runs
         // SQLite's check.
         nonisolated(unsafe) let progress = progress
@@ -77,11 +116,14 @@ extension PageVerifier {
         }
         let unread = try runBeside(integrityCheck) { () throws(DatabaseError) in
             try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
-                try checkPagesIntegrityCheckLeavesUnread(descriptor: descriptor, cancellation: cancellation)
+                try checkPagesIntegrityCheckLeavesUnread(
+                    descriptor: descriptor, scanningForZeros: !watchesZeroedPages, cancellation: cancellation)
             }
         }
         try cancellation?.throwIfCancelled("verification")
-        guard unread.isSound, let fileSize = unread.value else {
+        // Reads not counted leave the pages SQLite read unlooked at for zeros: check them all.
+        let zeroedPagesRead = watchesZeroedPages ? unread.outcome.zeroedPageReads ?? 1 : 0
+        guard unread.outcome.isSound, zeroedPagesRead == 0, let fileSize = unread.value else {
             return try verify(threads: threads, cancellation: cancellation, progress: progress)
         }
         return Report(
@@ -89,22 +131,22 @@ extension PageVerifier {
     }
 
     /// Runs `work` on another thread while `integrityCheck` runs on this one; returns what `work`
-    /// returned and whether `integrityCheck` found the file sound.
+    /// returned and what `integrityCheck` found.
     private func runBeside<Value: Sendable>(
-        _ integrityCheck: () -> Bool, _ work: @escaping @Sendable () throws(DatabaseError) -> Value
-    ) throws(DatabaseError) -> (value: Value, isSound: Bool) {
+        _ integrityCheck: () -> SQLiteCheckOutcome, _ work: @escaping @Sendable () throws(DatabaseError) -> Value
+    ) throws(DatabaseError) -> (value: Value, outcome: SQLiteCheckOutcome) {
         let outcome = Locked<Result<Value, DatabaseError>?>(nil)
         let done = DispatchGroup()
         DispatchQueue.global().async(group: done) {
             let result = Result { () throws(DatabaseError) in try work() }
             outcome.withLock { $0 = result }
         }
-        let isSound = integrityCheck()
+        let checked = integrityCheck()
         done.wait()
         guard let result = outcome.withLock({ $0 }) else {
             throw DatabaseError(kind: .sqlite, message: "page verification: the page check did not run")
         }
-        return (try result.get(), isSound)
+        return (try result.get(), checked)
     }
 
     /// Checks the pages `integrity_check` does not read: the free-list leaves (found by reading
@@ -112,9 +154,10 @@ extension PageVerifier {
     /// the database's end; and that no page is all zeros where SQLite would read it. Returns the
     /// file's size when all are sound, `nil` at the first fault of any kind (a bad page, a zeroed
     /// one, a free list that does not add up, a partial last page): the caller then checks every
-    /// page and reports each bad one.
+    /// page and reports each bad one. Without `scanningForZeros`, the pages SQLite reads are
+    /// left to its connection's count of zeroed reads.
     private func checkPagesIntegrityCheckLeavesUnread(
-        descriptor: Int32, cancellation: CancellationFlag?
+        descriptor: Int32, scanningForZeros: Bool, cancellation: CancellationFlag?
     ) throws(DatabaseError) -> Int? {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
@@ -125,12 +168,12 @@ extension PageVerifier {
         let codec = try PageCodec(layout: layout, pageKey: pageKey, salt: salt)
         guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return nil }
         let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
-        guard
-            try PageCodec.zeroedPages(
+        if scanningForZeros {
+            let zeroed = try PageCodec.zeroedPages(
                 descriptor: descriptor, path: path, pageSize: pageSize, pageCount: filePages, except: unwritten, limit: 1,
-                cancellation: cancellation
-            ).isEmpty
-        else { return nil }
+                cancellation: cancellation)
+            guard zeroed.isEmpty else { return nil }
+        }
         var unread = freeList.leaves + Array((freeList.databasePages + 1)..<(filePages + 1))
         if unwritten.lockBytePage <= freeList.databasePages { unread.append(unwritten.lockBytePage) }
 

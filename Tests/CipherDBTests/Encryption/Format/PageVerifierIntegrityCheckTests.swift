@@ -40,6 +40,25 @@ final class PageVerifierIntegrityCheckTests: DatabaseTestCase {
         }
     }
 
+    /// The same checks with the connection's zeroed page reads counted, as `cipherdb verify`
+    /// runs them with ``PageVerifier/verify(alongsideCounted:threads:cancellation:progress:)``.
+    private func countedIntegrityCheck() -> PageVerifier.SQLiteCheckOutcome {
+        let db = Database(path: path("v.db"))
+        defer { db.close() }
+        do {
+            try db.open(flags: .readOnly, key: key, settings: settings)
+            let sound = try db.integrityCheck().isEmpty
+            return PageVerifier.SQLiteCheckOutcome(
+                isSound: sound, zeroedPageReads: db.mainFileReadCounter().map { $0.zeroedPageReads?.count ?? 0 })
+        } catch {
+            return PageVerifier.SQLiteCheckOutcome(isSound: false, zeroedPageReads: nil)
+        }
+    }
+
+    private func verifyCounted() throws -> PageVerifier.Report {
+        try PageVerifier(path: path("v.db"), key: key, settings: settings).verify(alongsideCounted: countedIntegrityCheck, progress: nil)
+    }
+
     /// Every row as SQLite reads it.
     private func content() throws -> String? {
         let db = Database(path: path("v.db"))
@@ -82,6 +101,8 @@ final class PageVerifierIntegrityCheckTests: DatabaseTestCase {
                     try damaged.write(to: URL(fileURLWithPath: path("v.db")))
                     let report = try verify(alongside: integrityCheck)
                     let what = "page \(page) of \(pages) \(zeroed ? "zeroed" : "with a flipped bit"), auto_vacuum \(autoVacuum)"
+                    // Zeros counted as SQLite reads them, not scanned for: the same report.
+                    XCTAssertEqual(try verifyCounted(), report, what)
                     XCTAssertEqual(report.pageCount, pages)
                     if zeroed, page > 1, integrityCheck(), try content() == originalContent {
                         harmlessZeros += 1
@@ -212,6 +233,23 @@ final class PageVerifierIntegrityCheckTests: DatabaseTestCase {
         // SQLite's word against a sound file: every page is read again, and none is bad.
         try original.write(to: URL(fileURLWithPath: path("v.db")))
         XCTAssertEqual(try verify(alongside: { false }).badPages, [])
+    }
+
+    func testZeroedPagesSQLiteReadAreLeftToItsCountWhenCounted() throws {
+        let original = try makeFile(autoVacuum: false)
+        let verifier = try PageVerifier(path: path("v.db"), key: key, settings: settings)
+        func verify(_ outcome: PageVerifier.SQLiteCheckOutcome) throws -> [Int] {
+            try verifier.verify(alongsideCounted: { outcome }, progress: nil).badPages.map(\.number)
+        }
+        // Page 2, the table's root, zeroed: SQLite would read it. Its count is believed.
+        var damaged = original
+        damaged.replaceSubrange(1024..<2048, with: Data(count: 1024))
+        try damaged.write(to: URL(fileURLWithPath: path("v.db")))
+        XCTAssertEqual(try verify(.init(isSound: true, zeroedPageReads: 0)), [], "no page scanned for zeros a second time")
+        XCTAssertEqual(try verify(.init(isSound: true, zeroedPageReads: 1)), [2], "a zeroed read: every page is checked")
+        XCTAssertEqual(try verify(.init(isSound: true, zeroedPageReads: nil)), [2], "reads not counted: every page is checked")
+        XCTAssertEqual(try verifyCounted().badPages.map(\.number), [2])
+        XCTAssertEqual(try verifyCounted().badPages.map(\.problem), [.zeroed])
     }
 
     func testAWrongKeyChecksEveryPageAndFindsNoneSound() throws {
