@@ -328,6 +328,7 @@ def cli_operations(sizes, folder):
         # integrity_check looks up every index entry in its table: in an index of random order,
         # at random pages, which SQLite's page cache size decides (the shell's 2 MB default
         # against verify's 16 MiB, VerifyCommand.integrityCheckCacheBytes).
+        os.unlink(source)
         make_file(source, megabytes, random_index=True)
         random_size = os.path.getsize(source)
         row = compare("verify, an index in random order", "shell PRAGMA integrity_check", 1.0, runs, fresh,
