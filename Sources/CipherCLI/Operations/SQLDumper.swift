@@ -95,8 +95,9 @@ enum SQLDumper {
         var names: Set<String> = []
         var keys: [String] = []
         while try columns.next() {
-            names.insert((columns.string(at: 1) ?? "").lowercased())
-            if (columns.int(at: 5) ?? 0) > 0 { keys.append((columns.string(at: 2) ?? "").uppercased()) }
+            // Folded as SQLite compares names and type names: ASCII letters only.
+            names.insert((columns.string(at: 1) ?? "").sqlFoldedName)
+            if (columns.int(at: 5) ?? 0) > 0 { keys.append((columns.string(at: 2) ?? "").sqlFoldedName) }
         }
         // A lone INTEGER PRIMARY KEY is the rowid unless it has an index of its own (DESC, or a
         // WITHOUT ROWID table).
@@ -105,7 +106,7 @@ enum SQLDumper {
         while try indexes.next() {
             if indexes.string(at: 3) == "pk" { hasKeyIndex = true }
         }
-        if keys == ["INTEGER"], !hasKeyIndex { return nil }
+        if keys == ["integer"], !hasKeyIndex { return nil }
         guard let name = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else { return nil }
         // A WITHOUT ROWID table has none to read.
         do {

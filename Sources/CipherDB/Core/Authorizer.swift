@@ -19,13 +19,13 @@ final class Authorizer {
     @exclusivity(unchecked) var deletesRowByRow = false
     /// Whether the authorizer is installed on the connection.
     @exclusivity(unchecked) private(set) var isInstalled = false
-    /// The tables read by the statement being compiled through ``attributing(_:)``, lowercased.
+    /// The tables read by the statement being compiled through ``attributing(_:)``, folded (`sqlFoldedName`).
     @exclusivity(unchecked) private var compilingTables: Set<String>?
     /// Counts compiles the authorizer saw outside ``attributing(_:)``: SQLite recompiling a
     /// cached statement after a schema change, or a statement compiled without attribution.
     /// Tables a statement recorded under an older generation may be stale (a view redefined).
     @exclusivity(unchecked) private(set) var generation = 0
-    /// The tables read during ``Database/recordingReadTables(_:)``, lowercased; `nil` when not
+    /// The tables read during ``Database/recordingReadTables(_:)``, folded (`sqlFoldedName`); `nil` when not
     /// recording.
     @exclusivity(unchecked) var readTables: Set<String>?
     /// Whether the last action seen dropped a table or view.
@@ -73,7 +73,7 @@ final class Authorizer {
                     // so that no copy of it reaches memory nobody wipes.
                     let hidesValue =
                         action == SQLITE_PRAGMA
-                        && first.map { Authorizer.isRefusedPragma(String(cString: $0).lowercased(), setting: false) } ?? false
+                        && first.map { Authorizer.isRefusedPragma(String(cString: $0).sqlFoldedName, setting: false) } ?? false
                     policy.isObserving = true
                     observer(action, [first, hidesValue ? nil : second, third, fourth].map { $0.map { String(cString: $0) } })
                     policy.isObserving = false
@@ -91,7 +91,7 @@ final class Authorizer {
         switch action {
         case SQLITE_PRAGMA where refusesKeyPragmas || refusesNewAttachedFiles:
             guard let first else { return SQLITE_OK }
-            let name = String(cString: first).lowercased()
+            let name = String(cString: first).sqlFoldedName
             if refusesNewAttachedFiles, second != nil, name == "temp_store" || name == "temp_store_directory" {
                 refusedFileRequest = "PRAGMA \(name) = …"
                 return SQLITE_DENY
@@ -110,11 +110,11 @@ final class Authorizer {
             return SQLITE_OK
         case SQLITE_READ:
             if compilingTables != nil {
-                if let first { compilingTables?.insert(String(cString: first).lowercased()) }
+                if let first { compilingTables?.insert(String(cString: first).sqlFoldedName) }
             } else {
                 generation &+= 1
                 // A recompile while recording: what it reads belongs to the fetch.
-                if readTables != nil, let first { readTables?.insert(String(cString: first).lowercased()) }
+                if readTables != nil, let first { readTables?.insert(String(cString: first).sqlFoldedName) }
             }
             return SQLITE_OK
         case SQLITE_DELETE where deletesRowByRow && !previousActionDrops && !Self.isSchemaTable(first):
@@ -130,7 +130,7 @@ final class Authorizer {
     }
 
     /// Runs `compile` (one `sqlite3_prepare_v2`) and returns the tables the compiled statement
-    /// reads, lowercased; `nil` when the authorizer is not installed and so saw nothing.
+    /// reads, folded (`sqlFoldedName`); `nil` when the authorizer is not installed and so saw nothing.
     /// `changesSchema` says whether it makes, drops or alters a table, view, index or trigger.
     @inline(__always)
     func attributing<T>(_ compile: () -> T) -> (result: T, tables: Set<String>?, changesSchema: Bool) {
@@ -192,7 +192,7 @@ final class Authorizer {
     /// its text.
     static func isAttachableWithoutCreating(_ name: String) -> Bool {
         if name == ":memory:" || name.isEmpty { return true }
-        guard !name.lowercased().hasPrefix("file:") else { return false }
+        guard !name.sqlFoldedName.hasPrefix("file:") else { return false }
         return (try? DatabaseFile(path: name))?.kind == .plaintext
     }
 

@@ -42,7 +42,7 @@ extension Database {
             // PRAGMA [schema.]name [= value | (value)]
             var nameIndex = 1
             if statement.count > 3, statement[2].kind == .other, statement[2].text == "." { nameIndex = 3 }
-            guard let name = statement[nameIndex].identifier?.lowercased() else { continue }
+            guard let name = statement[nameIndex].identifier?.sqlFoldedName else { continue }
             let setting = statement.count > nameIndex + 1
             if Authorizer.isRefusedPragma(name, setting: setting) { return "PRAGMA \(name)" + (setting ? " = …" : "") }
         }

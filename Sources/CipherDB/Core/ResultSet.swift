@@ -369,15 +369,15 @@ final class ColumnScope {
     /// The first column of the scope named `name` in `rows`: exact, then case-insensitive, the
     /// rule of the whole row applied to part of it.
     func index(named name: String, in rows: ResultSet) -> Int? {
-        if let indexes { return indexes.exact[name] ?? indexes.folded[name.lowercased()] }
+        if let indexes { return indexes.exact[name] ?? indexes.folded[name.sqlFoldedName] }
         var exact: [String: Int] = [:]
         var folded: [String: Int] = [:]
         for index in range.clamped(to: 0..<rows.columnCount) {
             guard let column = rows.columnName(at: index) else { continue }
             if exact[column] == nil { exact[column] = index }
-            if folded[column.lowercased()] == nil { folded[column.lowercased()] = index }
+            if folded[column.sqlFoldedName] == nil { folded[column.sqlFoldedName] = index }
         }
         indexes = (exact, folded)
-        return exact[name] ?? folded[name.lowercased()]
+        return exact[name] ?? folded[name.sqlFoldedName]
     }
 }

@@ -30,4 +30,12 @@ extension String {
             a == b || (a | 0x20 == b | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20))
         }
     }
+
+    /// The name with its ASCII letters lowercased and every other byte kept: two names are the
+    /// same to SQLite exactly when their folded forms are equal (see ``isSameSQLName(as:)``), so
+    /// this is the key for sets and dictionaries of table and column names.
+    package var sqlFoldedName: String {
+        guard utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return self }
+        return String(decoding: utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
 }

@@ -29,17 +29,17 @@ final class Statement {
     /// Where SQLite keeps the first column's name: it moves when SQLite recompiles the statement.
     @exclusivity(unchecked) private var columnNamesMarker: UnsafePointer<CChar>?
 
-    /// Column indexes by exact name, then by lowercased name: built once per statement, on first use.
+    /// Column indexes by exact name, then by folded name (`sqlFoldedName`): built once per statement, on first use.
     @exclusivity(unchecked) private var exactColumnIndexes: [String: Int32]?
     @exclusivity(unchecked) private var foldedColumnIndexes: [String: Int32] = [:]
-    /// The names, lowercased, that more than one column has (a join's `id`s).
+    /// The names, folded, that more than one column has (a join's `id`s).
     @exclusivity(unchecked) private var repeatedColumnNames: Set<String> = []
     /// The names looked up so far, in the order of their first lookup, and where the next lookup
     /// is expected: code that reads a row by name asks for the same names in the same order on
     /// every row, so one string comparison usually answers instead of hashing the name.
     @exclusivity(unchecked) private var recentLookups: [(name: String, index: Int32)] = []
     @exclusivity(unchecked) private var nextLookup = 0
-    /// The tables the statement reads, lowercased, as the connection's authorizer saw them when
+    /// The tables the statement reads, folded (`sqlFoldedName`), as the connection's authorizer saw them when
     /// it compiled the statement; `nil` when no authorizer was installed then.
     @exclusivity(unchecked) var readTables: Set<String>?
     /// The authorizer's generation when ``readTables`` was recorded (see `Authorizer`).
@@ -114,7 +114,7 @@ final class Statement {
             return recentLookups[position].index
         }
         if exactColumnIndexes == nil { buildColumnIndexes() }
-        guard let index = exactColumnIndexes?[name] ?? foldedColumnIndexes[name.lowercased()] else { return nil }
+        guard let index = exactColumnIndexes?[name] ?? foldedColumnIndexes[name.sqlFoldedName] else { return nil }
         // Bounded: a caller that asks for ever new names falls back to the dictionaries.
         if recentLookups.count < max(Int(columnCount), 1) * 2 {
             recentLookups.append((name, index))
@@ -150,7 +150,7 @@ final class Statement {
         for index in 0..<columnCount {
             guard let name = columnName(at: index) else { continue }
             if exact[name] == nil { exact[name] = index }
-            let folded = name.lowercased()
+            let folded = name.sqlFoldedName
             if foldedColumnIndexes[folded] == nil {
                 foldedColumnIndexes[folded] = index
             } else {
@@ -163,7 +163,7 @@ final class Statement {
     /// Whether more than one column is named `name` (compared case-insensitively).
     func hasRepeatedColumnName(_ name: String) -> Bool {
         if exactColumnIndexes == nil { buildColumnIndexes() }
-        return !repeatedColumnNames.isEmpty && repeatedColumnNames.contains(name.lowercased())
+        return !repeatedColumnNames.isEmpty && repeatedColumnNames.contains(name.sqlFoldedName)
     }
 
     // MARK: - Binding

@@ -10,7 +10,7 @@ final class CommitObservers {
     /// What to call when a commit changed tables the observation reads.
     struct Entry {
         let changed: @Sendable () -> Void
-        /// Whether the changed tables (lowercased) concern the observation.
+        /// Whether the changed tables (folded, `sqlFoldedName`) concern the observation.
         let matches: @Sendable (Set<String>) -> Bool
     }
 
@@ -19,7 +19,7 @@ final class CommitObservers {
     @exclusivity(unchecked) private var entries: [ObjectIdentifier: Entry] = [:]
 
     private init(authorizer: Authorizer) { self.authorizer = authorizer }
-    /// Tables changed by the transaction under way, lowercased.
+    /// Tables changed by the transaction under way, folded as SQLite compares names (`sqlFoldedName`).
     @exclusivity(unchecked) private var changedTables: Set<String> = []
 
     /// Starts collecting on `db`: the update, commit and rollback hooks, and DELETE row by row.
@@ -38,7 +38,7 @@ final class CommitObservers {
             { context, _, _, table, _ in
                 guard let context, let table else { return }
                 Unmanaged<CommitObservers>.fromOpaque(context).takeUnretainedValue().changedTables.insert(
-                    String(cString: table).lowercased())
+                    String(cString: table).sqlFoldedName)
             }, context)
         sqlite3_commit_hook(
             handle,
@@ -91,7 +91,7 @@ final class CommitObservers {
 }
 
 extension Database {
-    /// Runs `body` and returns its value with the tables its statements read (lowercased), or
+    /// Runs `body` and returns its value with the tables its statements read (folded, `sqlFoldedName`), or
     /// `nil` when a statement ran whose tables are not known.
     ///
     /// Statements report the tables they recorded when compiled, so a cached statement costs a

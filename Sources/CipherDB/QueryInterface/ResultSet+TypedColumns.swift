@@ -30,9 +30,8 @@ extension ResultSet {
         // The statement knows its repeated names (found once per statement): the usual answer,
         // no repeat, costs a set lookup.
         if hasRepeatedColumnName(name) == false { return }
-        let folded = name.lowercased()
         let range = (columnScope?.range ?? 0..<columnCount).clamped(to: 0..<columnCount)
-        let count = range.count { columnName(at: $0)?.lowercased() == folded }
+        let count = range.count { columnName(at: $0)?.isSameSQLName(as: name) == true }
         guard count > 1 else { return }
         throw Row.ambiguousColumn(name, of: table, count: count)
     }

@@ -64,6 +64,20 @@ extension ShellDotCommandTests {
         XCTAssertTrue(bad.stderr.contains(#"Unknown option "--frobnicate" on ".dump""#), bad.stderr)
     }
 
+    /// A key declared `ıNTEGER` (a dotless ı, which Swift uppercases to I) is not SQLite's
+    /// INTEGER PRIMARY KEY, which it recognises by ASCII letters only: the table keeps a rowid of
+    /// its own, which `--preserve-rowids` dumps, as sqlite3 does.
+    func testPreservedRowidsFollowSQLitesRuleForIntegerKeys() throws {
+        let result = try assertSameAsSqlite3(
+            """
+            CREATE TABLE k(id ıNTEGER PRIMARY KEY, v);
+            INSERT INTO k(rowid, id, v) VALUES (7, 'a', 1);
+            .dump --preserve-rowids --data-only k
+            """, fresh: true,
+            normalized: { $0.replacingOccurrences(of: #"INSERT INTO "k""#, with: "INSERT INTO k") })
+        XCTAssertTrue(result.stdout.contains("(rowid,id,v) VALUES(7,"), result.stdout)
+    }
+
     /// `.log` sends SQLite's error log where sqlite3 sends it, line for line: `(CODE) MESSAGE`
     /// on stdout, nothing once off, a 0600 file.
     func testLogWritesSQLitesErrorLogAsSqlite3() throws {

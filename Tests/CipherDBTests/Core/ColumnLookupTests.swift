@@ -20,6 +20,36 @@ final class ColumnLookupTests: DatabaseTestCase {
         rs.close()
     }
 
+    /// SQLite folds the case of ASCII letters in names and nothing else: "Ähre" and "ähre" are two
+    /// names, "Ähre" and "ÄHRE" one. Every lookup by name follows that one rule, where a result
+    /// set once folded with Swift's `lowercased()` and found columns SQLite would not.
+    func testOnlyASCIILettersFoldAsInSQLite() throws {
+        let db = try memoryDatabase()
+        try db.executeUpdate(#"CREATE TABLE t("Ähre" INTEGER, k INTEGER)"#)
+        try db.executeUpdate("INSERT INTO t VALUES (1, 2)")
+        // Qualified, so that SQLite cannot take an unknown name for a string literal.
+        assertThrows(.sqlite) { _ = try db.executeQuery(#"SELECT t."ähre" FROM t"#) }
+        XCTAssertEqual(try db.intForQuery(#"SELECT t."ÄHRE" FROM t"#), 1)
+        // U+212A KELVIN SIGN lowercases to "k" in Unicode; SQLite does not fold it.
+        assertThrows(.sqlite) { _ = try db.executeQuery("SELECT t.\"\u{212A}\" FROM t") }
+
+        let rs = try db.executeQuery("SELECT * FROM t")
+        XCTAssertTrue(try rs.next())
+        XCTAssertEqual(rs.int("ÄHRE"), 1)
+        XCTAssertEqual(rs.int("äHRE"), nil)
+        XCTAssertNil(rs.columnIndex(named: "ähre"))
+        XCTAssertNil(rs.columnIndex(named: "\u{212A}"))
+        XCTAssertEqual(rs.columnIndex(named: "K"), 1)
+        XCTAssertThrowsError(try rs[Column<Int>("ähre")])
+        XCTAssertEqual(try rs[Column<Int>("ÄHRE")], 1)
+        rs.close()
+
+        let row = try XCTUnwrap(try db.fetchOne(Table("t").limit(1)))
+        XCTAssertEqual(try row[Column<Int>("ÄHRE")], 1)
+        XCTAssertThrowsError(try row[Column<Int>("ähre")])
+        XCTAssertThrowsError(try row[Column<Int>("\u{212A}")])
+    }
+
     func testRowKeepsTheNamesCase() throws {
         let db = try memoryDatabase()
         try db.executeUpdate("CREATE TABLE cs(aRowName INTEGER, bRowName TEXT)")

@@ -76,6 +76,28 @@ final class ValueObservationTests: DatabaseTestCase {
         XCTAssertEqual(collector.values, [0, 2, 0], "nothing after cancel")
     }
 
+    /// Two tables whose names differ only in a non-ASCII letter's case are two tables to SQLite
+    /// (it folds ASCII letters only): a commit to one is no change to the other's observers.
+    /// Swift's `lowercased()` made them one.
+    func testTablesWhoseNamesDifferInANonASCIILettersCaseAreTwoTables() throws {
+        let queue = try DatabaseQueue(path: path("names.db"), key: rawKey(0x0C))
+        try queue.write { db in
+            try db.executeUpdate(#"CREATE TABLE "été"(x)"#)
+            try db.executeUpdate(#"CREATE TABLE "Été"(x)"#)
+        }
+        let collector = Collector<Int>()
+        let observation = ValueObservation { db in try db.intForQuery(#"SELECT count(x) FROM "été""#) ?? 0 }
+        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        defer { cancellable.cancel() }
+        XCTAssertEqual(collector.wait(for: 1), [0])
+        try queue.write { db in try db.executeUpdate(#"INSERT INTO "Été" VALUES (1)"#) }
+        // ASCII letters still fold: "éTé" is the observed table.
+        try queue.write { db in try db.executeUpdate(#"INSERT INTO "éTé" VALUES (2)"#) }
+        XCTAssertEqual(collector.wait(for: 2), [0, 1], "no value for the other table, one for the observed one")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(collector.values, [0, 1])
+    }
+
     func testAQueueDeliversAValuePerCommitThatTouchesTheTables() throws {
         try checkCommitsDeliverValues(try DatabaseQueue(path: path("queue.db"), key: rawKey(0x0B)))
     }
