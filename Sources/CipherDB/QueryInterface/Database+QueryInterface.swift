@@ -84,7 +84,7 @@ extension Database {
     @usableFromInline
     func prepareStatement(shape query: Query) throws(DatabaseError) -> Statement {
         let sql = queryShapes.sql(for: query)
-        if query.rare != nil { for feature in query.requiredFeatures { try Self.require(feature, sql: sql) } }
+        if query.rare != nil || !query.orderings.isEmpty { for feature in query.requiredFeatures { try Self.require(feature, sql: sql) } }
         let statement = try prepareStatement(sql)
         do {
             try statement.bind(query, dateFormatter: dateFormatter)

@@ -26,9 +26,7 @@ extension QueryType {
     public consuming func order<each T: SQLOrderable>(_ terms: repeat each T) -> Self {
         query.orderings = []
         for term in repeat each terms {
-            let ordering = term.ordering
-            query.orderings.append(ordering)
-            if let feature = ordering.requiredFeature { query.requiredFeatures.insert(feature) }
+            query.orderings.append(term.ordering)
         }
         return self
     }
@@ -103,9 +101,14 @@ extension QueryType {
         // A compound on the right is one operand: SQLite reads `a EXCEPT b UNION c` left to right.
         var right = other.query
         right.closeCompound()
+        // So is a query with its own order or limit: after an operator SQLite would read them as
+        // the whole compound's (or refuse a second ORDER BY).
+        if !right.orderings.isEmpty || right.limitCount != nil || right.offsetCount != nil {
+            right = Query(subquery: right, selecting: "*")
+        }
         let (sql, bindings) = right.compiled()
         query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
-        query.requiredFeatures.formUnion(other.query.requiredFeatures)
+        query.operandFeatures.formUnion(other.query.requiredFeatures)
         return self
     }
 
@@ -126,7 +129,6 @@ extension QueryType {
     public var count: ScalarQuery<Int> {
         var counted = query
         counted.orderings = []
-        counted.requiredFeatures = []  // only orderings need features when the simple form applies
         if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.havingCondition == nil
             && counted.compounds.isEmpty
             && counted.limitCount == nil && counted.offsetCount == nil
@@ -138,7 +140,6 @@ extension QueryType {
         var inner = query
         if inner.limitCount == nil && inner.offsetCount == nil {
             inner.orderings = []
-            if inner.compounds.isEmpty { inner.requiredFeatures = [] }
         }
         return ScalarQuery(query: Query(subquery: inner, selecting: "count(*)"))
     }
@@ -186,6 +187,6 @@ extension Query {
             self.init(source: .subquery(innerExpression))
             selection = [SQLExpression(sql: function)]
         }
-        requiredFeatures = subquery.requiredFeatures
+        operandFeatures = subquery.requiredFeatures
     }
 }

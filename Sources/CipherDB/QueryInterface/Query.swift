@@ -100,8 +100,9 @@ public struct Query: QueryType {
         var havingCondition: SQLExpression<Void>?
         /// `UNION`, `UNION ALL`, `INTERSECT`, `EXCEPT` and their right-hand queries, in order.
         var compounds: [(operator: String, query: SQLExpression<Void>)] = []
-        /// What the SQL needs of the running SQLite beyond 3.15, checked when it runs.
-        var requiredFeatures: Set<SQLiteFeature> = []
+        /// What the SQL of the compounds' right-hand queries and of a sub-query the query reads
+        /// from needs of the running SQLite beyond 3.15 (its own orderings' needs are theirs).
+        var operandFeatures: Set<SQLiteFeature> = []
         var offsetCount: Int?
     }
 
@@ -133,9 +134,16 @@ public struct Query: QueryType {
         get { rare?.parts.compounds ?? [] }
         set { changeRareParts { $0.compounds = newValue } }
     }
+    var operandFeatures: Set<SQLiteFeature> {
+        get { rare?.parts.operandFeatures ?? [] }
+        set { changeRareParts { $0.operandFeatures = newValue } }
+    }
+    /// What the SQL needs of the running SQLite beyond 3.15, checked when it runs: its operands'
+    /// needs and its orderings', read from them so that a replaced order leaves no need behind.
     var requiredFeatures: Set<SQLiteFeature> {
-        get { rare?.parts.requiredFeatures ?? [] }
-        set { changeRareParts { $0.requiredFeatures = newValue } }
+        var features = operandFeatures
+        for ordering in orderings { if let feature = ordering.requiredFeature { features.insert(feature) } }
+        return features
     }
     var offsetCount: Int? {
         get { rare?.parts.offsetCount }

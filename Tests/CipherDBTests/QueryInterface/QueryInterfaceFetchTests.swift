@@ -286,4 +286,36 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         }
         XCTAssertEqual(try db.fetchAll(query).map { row throws(DatabaseError) in try row[nickname] }, [nil, "Bob", "Ann"])
     }
+
+    /// A right-hand operand's own order and limit pick its rows, not the compound's: after
+    /// `UNION`, SQLite would read `ORDER BY ... LIMIT 1` as the whole compound's (one row, not two).
+    func testAnOperandsOwnLimitPicksItsRows() throws {
+        let db = try populated()
+        defer { db.close() }
+        let last = users.select(id).order(id.desc).limit(1)
+        let both = users.select(id).filter(id == 1).union(last)
+        XCTAssertEqual(try db.fetchAll(both.order(id)).map { row throws(DatabaseError) in try row[id] }, [1, 3])
+        XCTAssertEqual(try db.fetchAll(both).count, 2)
+    }
+
+    /// A query's needs follow its SQL: an order that replaces NULLS FIRST leaves no need of it
+    /// behind (the old SQLite refused a query that no longer asked for it), while an operand
+    /// that asks for it keeps the need through a new order and through `count`.
+    func testAReplacedOrderLeavesNoNeedOfNullsOrdering() throws {
+        let db = try populated()
+        defer { db.close() }
+        let replaced = users.select(nickname).order(nickname.desc.nullsFirst).order(id)
+        XCTAssertFalse(replaced.sql.contains("NULLS"), replaced.sql)
+        XCTAssertEqual(try db.fetchAll(replaced).count, 3)
+        let limited = users.select(nickname).order(nickname.desc.nullsFirst).limit(1)
+        let compound = users.select(nickname).filter(id == 1).union(limited).order(nickname)
+        let counted = limited.count
+        guard SQLiteFeature.nullsOrdering.isAvailable else {
+            assertThrows(.unsupported) { _ = try db.fetchAll(compound) }
+            assertThrows(.unsupported) { _ = try db.scalar(counted) }
+            return
+        }
+        XCTAssertEqual(try db.fetchAll(compound).count, 2)
+        XCTAssertEqual(try db.scalar(counted), 1)
+    }
 }
