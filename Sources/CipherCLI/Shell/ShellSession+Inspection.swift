@@ -135,7 +135,7 @@ extension ShellSession {
     }
 
     /// `.verify`: every page's HMAC (an encrypted file) and `PRAGMA integrity_check`, as
-    /// `cipherdb verify` checks them (see `PageVerifier.verify(alongside:)`).
+    /// `cipherdb verify` checks them (see `PageVerifier.verify(alongsideCounted:)`).
     func verify() throws(CLIError) {
         // Another connection cannot read past this one's lock, nor see its uncommitted pages.
         guard !database.isInTransaction else {

@@ -17,7 +17,9 @@ package struct FileReadCounter: @unchecked Sendable {
     package var bytesRead: Int { Int(max(0, cipherdb_file_bytes_read(file))) }
 
     /// The whole pages read so far that were all zeros on disk (or missing, past the file's
-    /// end), and the number of the first of them; `nil` while none was.
+    /// end), and the number of the first of them; `nil` while none was. Read while the
+    /// connection reads on another thread, the first page may still be 0 beside a count above
+    /// 0; once the connection is idle, both are exact.
     ///
     /// In a sound encrypted file no page of a b-tree, an overflow chain, a free-list trunk or
     /// the pointer map is all zeros (its bytes are encrypted): such a read is damage, though

@@ -242,6 +242,18 @@ extension ShellDotCommandTests {
         XCTAssertTrue(damaged.stdout.contains("1 bad:"), damaged.stdout)
     }
 
+    /// A zeroed last overflow page passes integrity_check (SQLCipher 3 hands SQLite a page of
+    /// zeros unchecked): `.verify` names it from the zeroed pages its check's connection read.
+    func testVerifyNamesAZeroedPageIntegrityCheckPasses() throws {
+        try cipherShell("CREATE TABLE blobs(v BLOB);\nINSERT INTO blobs VALUES (randomblob(5000));\n")
+        let pageSize = try XCTUnwrap(Int(try cipherShell("PRAGMA page_size;\n").stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pages = try bytes("app.db").count / pageSize
+        try shell("dd if=/dev/zero of=\"$DIR/app.db\" bs=\(pageSize) seek=\(pages - 1) count=1 conv=notrunc 2>/dev/null")
+        let damaged = try cipherShell(".verify\n", expect: 1)
+        XCTAssertTrue(damaged.stdout.contains("page \(pages): zeroed"), damaged.stdout)
+        XCTAssertTrue(damaged.stdout.contains("integrity_check: ok"), damaged.stdout)
+    }
+
     /// The shell's connection keeps the pages it read in its cache, authenticated back then:
     /// `.verify` must read the file as it is now.
     func testVerifyReadsTheFileAsItIsNotTheShellsCache() throws {

@@ -71,6 +71,19 @@ final class PreparedStatementTests: DatabaseTestCase {
         // The bindings pointed into bytes that are gone: a run without new values must fail,
         // not read them.
         assertThrows(.invalidArguments) { try insert.execute() }
+        // And SQLite holds no pointer to them: its own bindings were cleared, not just ours.
+        var kept = Array("3kept".utf8)
+        try kept.withUnsafeMutableBufferPointer { bytes in
+            try insert.execute(bindingTextInPlace: { index in index == 0 ? UnsafeBufferPointer(rebasing: bytes[0..<1]) : nil })
+            bytes[0] = UInt8(ascii: "9")
+            var handle = sqlite3_next_stmt(db.sqliteHandle, nil)
+            while let current = handle, String(cString: sqlite3_sql(current)) != insert.sql {
+                handle = sqlite3_next_stmt(db.sqliteHandle, current)
+            }
+            let expanded = try XCTUnwrap(handle.flatMap { sqlite3_expanded_sql($0) })
+            defer { sqlite3_free(expanded) }
+            XCTAssertEqual(String(cString: expanded), "INSERT INTO t(id, name, score) VALUES (NULL, NULL, NULL)")
+        }
         // A failed run also unbinds: the third row's id is taken.
         buffer = Array("2x".utf8)
         assertThrows(.constraint) {

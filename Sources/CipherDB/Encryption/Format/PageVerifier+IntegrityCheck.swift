@@ -76,10 +76,11 @@ extension PageVerifier {
         package var isSound: Bool
         /// How many pages the checking connection read that were all zeros
         /// (``FileReadCounter/zeroedPageReads``); `nil` when its reads were not counted (a
-        /// connection opened through another VFS than CipherDB's).
+        /// connection opened through another VFS than CipherDB's, or a check that did not run).
         package var zeroedPageReads: Int?
 
-        /// The outcome of checks that found the file sound or not, and read what `counter` counted.
+        /// The outcome of checks that found the file sound or not, and read `zeroedPageReads` pages
+        /// of zeros.
         package init(isSound: Bool, zeroedPageReads: Int?) {
             self.isSound = isSound
             self.zeroedPageReads = zeroedPageReads
