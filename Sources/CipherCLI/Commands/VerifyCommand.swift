@@ -14,7 +14,7 @@ struct VerifyCommand: ParsableCommand {
             past the database's end) itself, beside it. When anything is wrong, verify reads every page \
             directly and lists every bad page by number rather than stopping at the first, and on SQLCipher \
             4.2 and later adds SQLCipher's own PRAGMA cipher_integrity_check. Exit code 65 when anything is \
-            bad, 77 when the key matches no page. The page size is found from page 1 unless \
+            bad, 77 when the key matches no page (65 when page 1, which holds the salt, is all zeros). The page size is found from page 1 unless \
             --cipher-page-size is given. A -wal file is checked too: its frame checksums, as SQLite \
             checks them when it replays the log, and the page HMAC of every frame it would replay. A damaged \
             frame makes SQLite drop that commit and every later one without a word; verify names the frame \
@@ -96,7 +96,9 @@ struct VerifyCommand: ParsableCommand {
         let summary = progress.complete(
             "page check and integrity_check done:",
             summary: progress.overall(done: report.pageCount, unit: .pages(size: report.layout.pageSize)))
-        if report.pageCount > 0, report.badPages.count == report.pageCount {
+        // A zeroed page 1 fails every page too, but says so itself: its salt, which every page's
+        // key is derived from, is gone. Damage (65), not a wrong key.
+        if report.pageCount > 0, report.badPages.count == report.pageCount, !Self.lostSalt(report) {
             throw CLIError(
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
                 hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")
@@ -129,6 +131,11 @@ struct VerifyCommand: ParsableCommand {
         } catch {
             // Damage: the page check below says where.
         }
+    }
+
+    /// Whether page 1, which holds the salt, is all zeros.
+    static func lostSalt(_ report: PageVerifier.Report) -> Bool {
+        report.badPages.first.map { $0.number == 1 && $0.problem == .zeroed } ?? false
     }
 
     /// The error of a database another process is writing: 75, try again.
@@ -267,6 +274,10 @@ struct VerifyCommand: ParsableCommand {
                 } else {
                     lines.append("page HMACs: \(badPages.count) bad page(s):")
                     lines += badPages.map { "  page \($0.number): \($0.problem.rawValue.replacingOccurrences(of: "_", with: " "))" }
+                    if Self.lostSalt(report) {
+                        lines.append(
+                            "page 1 is all zeros: it held the salt every page's key is derived from, so no other page can be checked")
+                    }
                 }
             } else {
                 lines.append("\(database): plaintext SQLite database (no page HMACs to check)")

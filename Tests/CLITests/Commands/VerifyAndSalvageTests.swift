@@ -140,6 +140,20 @@ final class VerifyAndSalvageTests: CLITestCase {
         XCTAssertTrue(salvaged.stdout.contains(": \(pages)"), salvaged.stdout)
     }
 
+    /// A zeroed page 1 takes the salt with it, so no page's HMAC checks: damage (65) that says
+    /// so, not "wrong key" (77), which sent the user after a key that was right.
+    func testAZeroedFirstPageIsDamageNotAWrongKey() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key, "--page-size", "1024"])
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(3000));", "--raw-key-file", key])
+        try shell("dd if=/dev/zero of=\"$DIR/app.db\" bs=1024 count=1 conv=notrunc 2>/dev/null")
+        let result = try cipherdb(["verify", "app.db", "--raw-key-file", key], expect: 65)
+        XCTAssertTrue(result.stdout.contains("page 1: zeroed"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("page 1 is all zeros: it held the salt"), result.stdout)
+        // Without the salt no key can be told right or wrong: any key gets the same answer.
+        try cipherdb(["verify", "app.db", "--raw-key-file", try makeRawKeyFile("other.key")], expect: 65)
+    }
+
     /// A file cut short (a full disk, a partial copy), which SQLite refuses whole: the plain
     /// salvage says to read what is left, and --read-damaged-pages saves the rows of the pages
     /// that are there, naming the missing ones (a reviewer's finding: nothing was saved).
