@@ -121,7 +121,7 @@ final class ChunkedInput {
         position += prefix.count
     }
 
-    /// A set of ASCII bytes that end a run (``appendRun(to:limit:stops:highBits:)``).
+    /// A set of ASCII bytes that end a run (``appendRun(to:limit:stops:)``).
     struct StopBytes {
         private var low: UInt64 = 0
         private var high: UInt64 = 0
@@ -146,7 +146,7 @@ final class ChunkedInput {
         }
     }
 
-    /// How a run ended (``appendRun(to:limit:stops:highBits:)``).
+    /// How a run ended (``appendRun(to:limit:stops:)``).
     enum RunEnd {
         /// At a byte of the stop set, left unread.
         case stop
@@ -157,9 +157,8 @@ final class ChunkedInput {
     }
 
     /// Appends the bytes before the next byte of `stops` to `bytes`, never more than `limit` in
-    /// all, and ORs each into `highBits`: a scan of the chunk, for the byte-by-byte readers'
-    /// long stretches of ordinary bytes.
-    func appendRun(to bytes: inout [UInt8], limit: Int, stops: StopBytes, highBits: inout UInt8) throws(CLIError) -> RunEnd {
+    /// all: a scan of the chunk, for the byte-by-byte readers' long stretches of ordinary bytes.
+    func appendRun(to bytes: inout [UInt8], limit: Int, stops: StopBytes) throws(CLIError) -> RunEnd {
         while try fill() {
             let start = position
             let count = count
@@ -167,19 +166,12 @@ final class ChunkedInput {
             // every field, and a slice of the array per call cost more than its few bytes.
             let (end, fits) = { (buffer: UnsafeBufferPointer<UInt8>) -> (Int, Bool) in
                 var index = start
-                var bits: UInt8 = 0
-                while index < count {
-                    let byte = buffer[index]
-                    if stops.contains(byte) { break }
-                    bits |= byte
-                    index += 1
-                }
+                while index < count, !stops.contains(buffer[index]) { index += 1 }
                 let room = limit - bytes.count
                 guard index - start <= room else {
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<(start + max(0, room))]))
                     return (start + max(0, room), false)
                 }
-                highBits |= bits
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
                 return (index, true)
             }(UnsafeBufferPointer(chunk))

@@ -16,8 +16,6 @@ struct DelimitedRecord {
     fileprivate var bytes: [UInt8] = []
     /// Where each field ends in `bytes` (each starts where the one before it ends).
     fileprivate var ends: [Int] = []
-    /// Every byte ORed together: below 0x80, the record is ASCII and so UTF-8 as it is.
-    fileprivate var highBits: UInt8 = 0
     /// Whether the last field started at the end of the input (a separator was the file's last
     /// byte): sqlite3 reads no text there and binds NULL, where an empty field elsewhere is ''.
     fileprivate var lastFieldIsAbsent = false
@@ -37,18 +35,13 @@ struct DelimitedRecord {
     }
 
     /// Runs `statement` once with the first `columns` fields bound as text, NULL where the
-    /// record is short. ASCII is bound where it lies in `bytes`, not copied (as sqlite3's shell
-    /// has SQLite copy each field); other text is made a `String` first, which replaces invalid
-    /// UTF-8 (SQLite stores text as it is given).
+    /// record is short. Each field's bytes are bound as they are, where they lie in `bytes`, not
+    /// copied (sqlite3's shell has SQLite copy each). Bytes that are not UTF-8 are kept, as
+    /// sqlite3 keeps them: a Latin-1 file's letters stay in the database (`hex()` shows them,
+    /// `CAST(x AS BLOB)` gets them back), where a `String` would have replaced each with U+FFFD.
     func insert(into statement: PreparedStatement, columns: Int) throws(DatabaseError) {
         // An absent last field binds NULL, as the columns past the record's end do.
         let fields = min(lastFieldIsAbsent ? count - 1 : count, columns)
-        guard highBits < 0x80 else {
-            for index in fields..<max(fields, columns) { try statement.bindNull(at: index + 1) }
-            for index in 0..<fields { try statement.bind(String(decoding: bytes[range(of: index)], as: UTF8.self), at: index + 1) }
-            try statement.execute()
-            return
-        }
         try bytes.withUnsafeBufferPointer { (buffer) throws(DatabaseError) in
             try statement.execute(bindingTextInPlace: { index in
                 index < fields ? UnsafeBufferPointer(rebasing: buffer[range(of: index)]) : nil
@@ -109,7 +102,6 @@ final class DelimitedRecordReader {
         let recordLine = line
         record.bytes.removeAll(keepingCapacity: true)
         record.ends.removeAll(keepingCapacity: true)
-        record.highBits = 0
         record.lastFieldIsAbsent = false
         while true {
             guard let terminator = try nextField(into: &record, recordLine: recordLine) else {
@@ -149,7 +141,7 @@ final class DelimitedRecordReader {
     /// Appends the bytes before the next byte of `stops` to the record, then takes that byte
     /// (``take()``) and returns it; `nil` at the end of the file.
     private func takeRun(into record: inout DelimitedRecord, stops: ChunkedInput.StopBytes, recordLine: Int) throws(CLIError) -> UInt8? {
-        switch try input.appendRun(to: &record.bytes, limit: maximumRecordLength, stops: stops, highBits: &record.highBits) {
+        switch try input.appendRun(to: &record.bytes, limit: maximumRecordLength, stops: stops) {
         case .stop: return try take()
         case .endOfInput: return nil
         case .tooLong: throw tooLong(recordLine: recordLine)
@@ -167,7 +159,6 @@ final class DelimitedRecordReader {
     private func append(_ byte: UInt8, to record: inout DelimitedRecord, recordLine: Int) throws(CLIError) {
         guard record.bytes.count < maximumRecordLength else { throw tooLong(recordLine: recordLine) }
         record.bytes.append(byte)
-        record.highBits |= byte
     }
 
     /// Appends the next field's bytes to `record` and returns the byte that ended it: `.some(nil)`

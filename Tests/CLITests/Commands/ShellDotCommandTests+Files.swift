@@ -315,6 +315,19 @@ extension ShellDotCommandTests {
         XCTAssertTrue(result.stderr.contains("ends.csv:2: expected 3 columns but found 2 - filling the rest with NULL"), result.stderr)
     }
 
+    /// Bytes that are not UTF-8 (a Latin-1 file) are stored as they are, as sqlite3 stores them:
+    /// nothing is lost. They were replaced by U+FFFD, three bytes each, past recovery.
+    func testImportKeepsBytesThatAreNotUTF8AsSqlite3Does() throws {
+        try writeFile(
+            "latin1.csv", bytes: Array("name,city\n".utf8) + [0x4A, 0x6F, 0x73, 0xE9, 0x2C, 0x4D, 0xFC, 0x6E, 0x63, 0x68, 0x65, 0x6E, 0x0A])
+        let result = try assertSameAsSqlite3(
+            """
+            .import --csv latin1.csv people
+            SELECT hex(name), hex(city), typeof(name) FROM people;
+            """, fresh: true)
+        XCTAssertTrue(result.stdout.contains("4A6F73E9|4DFC6E6368656E|text"), result.stdout)
+    }
+
     /// Without --csv or --ascii, sqlite3 reads CSV split on the mode's own one-byte separators:
     /// `|` and newline in list mode, a tab in tabs mode, whatever `.separator` set (escapes
     /// resolved); CRLF as LF in csv mode (which sets the row separator to LF for good, as sqlite3
