@@ -322,6 +322,20 @@ sides["cipher.pool.readers"] = { meter in
     record("pool.lookups", try PoolReaders.cipher(path: walFile(), key: rawKey, ids: fixture.lookupIDs, meter: meter))
 }
 
+// Codable by itself, no database (CodableFloor.swift; tools/benchmarks/codable-floor.sh).
+func constantPlayers(_ make: @escaping (Int, ConstantValues) throws -> [Player]) -> Side {
+    { meter in
+        let values = ConstantValues()
+        var players: [Player] = []
+        try meter.measure { players = try make(rowCount, values) }
+        var sum = Checksum()
+        for player in players { sum.add(player) }
+        record("constant players", sum)
+    }
+}
+sides["swift.players.codable"] = constantPlayers(CodableFloor.decode)
+sides["swift.players.memberwise"] = constantPlayers(CodableFloor.make)
+
 // Swift over the C API: the baseline before issue 23 (values copied into String and Data).
 sides["swiftc.insert5"] = { meter in
     let path = freshPath("insert-swiftc.db")

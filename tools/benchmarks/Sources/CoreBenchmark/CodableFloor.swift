@@ -1,24 +1,16 @@
+import Foundation
+
 // What Swift's Codable costs by itself, with no database: the benchmark's `Player` decoded
 // through its synthesized `init(from:)` from a decoder that hands out values it already holds
 // (no lookup, no conversion, no allocation), against the same records made with their
 // memberwise initializer. The difference is the floor any Codable `fetchAll` pays on top of
-// reading the values (docs/performance.md, "Codable's own cost"). Run by codable-floor.sh.
-import Foundation
-
-struct Player: Decodable {
-    var id: Int64
-    var name: String
-    var email: String?
-    var score: Int
-    var rating: Double
-    var avatar: Data
-}
+// reading the values (docs/performance.md, "Out of reach"). Sides `swift.players.codable` and
+// `swift.players.memberwise`, run by tools/benchmarks/codable-floor.sh.
 
 /// The values of one row, made once: decoding them copies references, as reading a row's
 /// already-made `String` and `Data` would.
-final class Values {
+final class ConstantValues {
     let name = String(repeating: "n", count: 32)
-    let email = String(repeating: "e", count: 32)
     let avatar = Data(repeating: 7, count: 64)
 }
 
@@ -26,11 +18,11 @@ final class Values {
 /// its keyed container once and hands out the same one for every row, as a decoder serving
 /// many rows of one type can (CipherDB's does).
 final class ConstantDecoder: Decoder {
-    let values: Values
+    let values: ConstantValues
     @exclusivity(unchecked) var row = 0
     @exclusivity(unchecked) private var container: AnyObject?
     @exclusivity(unchecked) private var containerKey: ObjectIdentifier?
-    init(values: Values) { self.values = values }
+    init(values: ConstantValues) { self.values = values }
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -72,33 +64,31 @@ struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func superDecoder(forKey key: Key) throws -> any Decoder { fatalError("flat") }
 }
 
-@inline(never)
-func decodeAll(_ count: Int, _ values: Values) throws -> [Player] {
-    var players: [Player] = []
-    players.reserveCapacity(count)
-    let decoder = ConstantDecoder(values: values)
-    for row in 0..<count {
-        decoder.row = row
-        players.append(try Player(from: decoder))
+enum CodableFloor {
+    /// `count` players decoded through Codable from `values`.
+    @inline(never)
+    static func decode(_ count: Int, _ values: ConstantValues) throws -> [Player] {
+        var players: [Player] = []
+        players.reserveCapacity(count)
+        let decoder = ConstantDecoder(values: values)
+        for row in 0..<count {
+            decoder.row = row
+            players.append(try Player(from: decoder))
+        }
+        return players
     }
-    return players
-}
 
-@inline(never)
-func makeAll(_ count: Int, _ values: Values) -> [Player] {
-    var players: [Player] = []
-    players.reserveCapacity(count)
-    for row in 0..<count {
-        players.append(
-            Player(
-                id: Int64(row), name: values.name, email: row % 4 == 0 ? nil : values.email, score: row, rating: Double(row),
-                avatar: values.avatar))
+    /// The same players made with their memberwise initializer.
+    @inline(never)
+    static func make(_ count: Int, _ values: ConstantValues) -> [Player] {
+        var players: [Player] = []
+        players.reserveCapacity(count)
+        for row in 0..<count {
+            players.append(
+                Player(
+                    id: Int64(row), name: values.name, email: row % 4 == 0 ? nil : values.name, score: row, rating: Double(row),
+                    avatar: values.avatar))
+        }
+        return players
     }
-    return players
 }
-
-let count = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 20_000 : 20_000
-let values = Values()
-let players = CommandLine.arguments.dropFirst().first == "codable" ? try decodeAll(count, values) : makeAll(count, values)
-// Read back so that nothing is optimized away.
-print(players.reduce(0) { $0 &+ Int($1.id) &+ $1.name.utf8.count &+ ($1.email?.utf8.count ?? 0) &+ $1.avatar.count })
