@@ -62,13 +62,18 @@ final class DelimitedRecordReader {
     private let format: ShellSession.ImportFormat
     private let maximumRecordLength: Int
     private let maximumFields: Int
-    /// The line the next byte is on, from 1 (every newline counts, quoted or not). One thread
-    /// reads a file: no run-time exclusivity check.
+    /// The line the next byte is on, from 1, as sqlite3 counts them: in CSV every newline,
+    /// quoted or not; in ascii mode every row separator. One thread reads a file: no run-time
+    /// exclusivity check.
     @exclusivity(unchecked) private var line = 1
+    /// The byte that ends a line for ``line``.
+    private let lineEnd: UInt8
     @exclusivity(unchecked) private var started = false
+    /// The line the last record read began on, for messages (sqlite3 names records by line).
+    @exclusivity(unchecked) private(set) var recordLine = 1
     /// The bytes that end a run of ordinary bytes: in ascii mode's fields, CSV's unquoted
     /// fields, and CSV's quoted ones (every byte the quote state looks at). A NUL and a newline
-    /// always stop a run: the one is refused, the other counted.
+    /// always stop a run: the one is refused, the other counted (as a line, in CSV).
     private let fieldStops: ChunkedInput.StopBytes
     private let quotedStops: ChunkedInput.StopBytes
 
@@ -84,9 +89,11 @@ final class DelimitedRecordReader {
         case .ascii(let column, let row):
             fieldStops = ChunkedInput.StopBytes([column, row, 0, newline])
             quotedStops = fieldStops
+            lineEnd = row
         case .csv(let separator, let row):
             fieldStops = ChunkedInput.StopBytes([separator, row, 0, newline])
             quotedStops = ChunkedInput.StopBytes([quote, carriageReturn, separator, row, 0, newline])
+            lineEnd = newline
         }
     }
 
@@ -100,6 +107,7 @@ final class DelimitedRecordReader {
             if case .csv = format { try input.skipPrefix([0xEF, 0xBB, 0xBF]) }
         }
         let recordLine = line
+        self.recordLine = recordLine
         record.bytes.removeAll(keepingCapacity: true)
         record.ends.removeAll(keepingCapacity: true)
         record.lastFieldIsAbsent = false
@@ -134,7 +142,7 @@ final class DelimitedRecordReader {
         if byte == 0 {
             throw CLIError(.dataError, "\(input.name):\(line): a NUL byte: .import reads text (CSV or ASCII-separated)")
         }
-        if byte == UInt8(ascii: "\n") { line += 1 }
+        if byte == lineEnd { line += 1 }
         return byte
     }
 
@@ -153,6 +161,12 @@ final class DelimitedRecordReader {
             .dataError,
             "\(input.name):\(recordLine): a record longer than \(maximumRecordLength) bytes, the longest row SQLite stores "
                 + "on this connection (.limit length)")
+    }
+
+    /// sqlite3's warning of a quote inside a quoted field that is neither doubled nor closing
+    /// it (the quote is kept as data, as there).
+    private func warnOfUnescapedQuote() {
+        Console.error("\(input.name):\(line): unescaped \" character")
     }
 
     /// Appends `byte` to the record's bytes if the record has room for it.
@@ -195,6 +209,7 @@ final class DelimitedRecordReader {
             return .some(nil)
         }
         _ = try take()
+        let quoteLine = line
         // Every byte the state below looks at stops a run; a run of other bytes leaves it as
         // the same bytes taken one at a time would.
         // What was read before, to find a closing quote (followed by CR) and doubled quotes.
@@ -205,6 +220,8 @@ final class DelimitedRecordReader {
             let byte = try takeRun(into: &record, stops: quotedStops, recordLine: recordLine)
             let run = record.bytes.count - runStart
             if run > 0 {
+                // A quote followed by a byte of the run (never a CR: that stops a run).
+                if previous == quote { warnOfUnescapedQuote() }
                 beforePrevious = run > 1 ? record.bytes[record.bytes.count - 2] : previous
                 previous = record.bytes[record.bytes.count - 1]
             }
@@ -219,8 +236,12 @@ final class DelimitedRecordReader {
                 if let closing = record.bytes[start...].lastIndex(of: quote) { record.bytes.removeSubrange(closing...) }
                 return .some(byte)
             }
+            if previous == quote, byte != carriageReturn { warnOfUnescapedQuote() }
             // An unterminated quote runs to the end of the file.
-            guard let byte else { return .some(nil) }
+            guard let byte else {
+                Console.error("\(input.name):\(quoteLine): unterminated \"-quoted field")
+                return .some(nil)
+            }
             try append(byte, to: &record, recordLine: recordLine)
             beforePrevious = previous
             previous = byte

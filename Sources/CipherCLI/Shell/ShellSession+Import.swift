@@ -94,7 +94,7 @@ extension ShellSession {
         do {
             try database.inSavePoint {
                 var columns: Int
-                // The record number of `record`, from 1, for messages.
+                // The record number of `record`, from 1: progress every 4096 records.
                 var number = skip + 1
                 if try database.tableExists(table) {
                     columns = try database.columns(ofTable: table).count
@@ -115,7 +115,7 @@ extension ShellSession {
                     try cancellation.throwIfCancelled("import")
                     if record.count != columns {
                         Console.error(
-                            "\(path):\(number): expected \(columns) columns but found \(record.count) - "
+                            "\(path):\(reader.recordLine): expected \(columns) columns but found \(record.count) - "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
                     try record.insert(into: insert, columns: columns)

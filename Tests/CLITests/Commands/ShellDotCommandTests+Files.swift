@@ -315,6 +315,22 @@ extension ShellDotCommandTests {
         XCTAssertTrue(result.stderr.contains("ends.csv:2: expected 3 columns but found 2 - filling the rest with NULL"), result.stderr)
     }
 
+    /// sqlite3's warnings, word for word: a quote inside a quoted field that neither closes it
+    /// nor is doubled, a quoted field the file ends inside, and a short record named by the line
+    /// it starts on (a record whose quote runs over a newline spans two lines).
+    func testImportWarnsOfStrayQuotesAsSqlite3Does() throws {
+        try writeFile("quotes.csv", "a,b\n\"x\"y,2\n\"ok \"\"q\"\"\",3\n\"abc\"\r\n\"open,4\nmore\n")
+        let result = try assertSameAsSqlite3(
+            """
+            .import --csv quotes.csv quotes
+            .mode quote
+            SELECT * FROM quotes;
+            """, fresh: true)
+        XCTAssertTrue(result.stderr.contains("quotes.csv:2: unescaped \" character"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("quotes.csv:5: unterminated \"-quoted field"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("quotes.csv:4: expected 2 columns"), result.stderr)
+    }
+
     /// Bytes that are not UTF-8 (a Latin-1 file) are stored as they are, as sqlite3 stores them:
     /// nothing is lost. They were replaced by U+FFFD, three bytes each, past recovery.
     func testImportKeepsBytesThatAreNotUTF8AsSqlite3Does() throws {
