@@ -92,11 +92,12 @@ tsan: deps
 	$(SWIFT) test --sanitize=thread --disable-swift-testing --scratch-path .build-tsan --filter 'DatabaseQueueTests|DatabasePoolTests|WriterTransactionTests|ValueObservationTests'
 
 # AddressSanitizer runs (own build folder: sanitizer builds differ). `asan` is what CI runs: the
-# crypto, page-verifier, recovery and rekey suites, and the CLI suites that feed the cipherdb binary
+# crypto, page-verifier, recovery and rekey suites, the query interface's (its queries keep their
+# expressions in memory of their own, tail-allocated after a header), and the CLI suites that feed the cipherdb binary
 # (built with the same sanitizer) hostile or damaged input: damaged files to verify and salvage, dumps,
 # shell input past its limits, secrets from every source, Transit answers. `asan-full` runs every CLI
 # suite under the sanitizer (about 12 minutes more).
-ASAN_CORE := CipherCryptoTests|PageVerifierTests|WrongKeyRecoveryTests|RekeyFaultTests|ReencryptTests
+ASAN_CORE := CipherCryptoTests|PageVerifierTests|WrongKeyRecoveryTests|RekeyFaultTests|ReencryptTests|QueryInterface
 ASAN_CLI := VerifyAndSalvageTests|SQLDumpTests|ShellInputLimitTests|KeySourceTests|TransitAnswerTests
 
 asan: deps

@@ -14,7 +14,7 @@ extension QueryType {
     /// ```
     public consuming func filter<E: TypedSQLExpressible>(_ condition: E) -> Self where E.Value.Unwrapped == Bool {
         query.closeCompound()
-        query.filters.append(condition.sqlExpression)
+        query.appendFilter(condition.sqlExpression)
         return self
     }
 
@@ -129,7 +129,7 @@ extension QueryType {
     public var count: ScalarQuery<Int> {
         var counted = query
         counted.orderings = []
-        if counted.selection.isEmpty && !counted.isDistinct && counted.grouping.isEmpty && counted.havingCondition == nil
+        if counted.selectsAll && !counted.isDistinct && counted.grouping.isEmpty && counted.havingCondition == nil
             && counted.compounds.isEmpty
             && counted.limitCount == nil && counted.offsetCount == nil
         {

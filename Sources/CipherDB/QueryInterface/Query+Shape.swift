@@ -6,26 +6,34 @@ extension Query {
     func hasSameShape(as other: Query) -> Bool { storage === other.storage || storage.hasSameShape(as: other.storage) }
 }
 
-// On the box itself: its arrays are read in place, with no copy of the box's fields.
+// On the box itself: its expressions are read in place, with no copy of the box's fields.
 extension Query.Storage {
-    private var isDistinct: Bool { rare?.parts.isDistinct ?? false }
+    private var isDistinct: Bool { head.pointee.rare?.parts.isDistinct ?? false }
 
     var shapeHash: Int {
-        var hash = SQLNode.mix(isDistinct ? 1 : 0, selection.count)
-        for index in selection.indices { hash = SQLNode.mix(hash, selection[index].node.shapeHash) }
-        switch source {
+        let (selectionCount, filterCount) = (head.pointee.selectionCount, head.pointee.filterCount)
+        var hash = SQLNode.mix(isDistinct ? 1 : 0, selectionCount)
+        withUnsafeMutablePointerToElements { expressions in
+            for index in 0..<selectionCount { hash = SQLNode.mix(hash, expressions[index].node.shapeHash) }
+        }
+        switch head.pointee.source {
         case .table(let table): hash = SQLNode.mix(hash, table.shapeHash)
         case .subquery(let subquery): hash = SQLNode.mix(SQLNode.mix(hash, 1), subquery.node.shapeHash)
         case .none: hash = SQLNode.mix(hash, 2)
         }
-        hash = SQLNode.mix(hash, filters.count)
-        for index in filters.indices { hash = SQLNode.mix(hash, filters[index].node.shapeHash) }
+        hash = SQLNode.mix(hash, filterCount)
+        withUnsafeMutablePointerToElements { expressions in
+            for index in selectionCount..<(selectionCount + filterCount) {
+                hash = SQLNode.mix(hash, expressions[index].node.shapeHash)
+            }
+        }
+        let orderings = head.pointee.orderings
         hash = SQLNode.mix(hash, orderings.count)
         for index in orderings.indices { hash = SQLNode.mix(hash, orderings[index].node.shapeHash) }
-        hash = SQLNode.mix(hash, limitCount == nil ? 0 : 1)
+        hash = SQLNode.mix(hash, head.pointee.limitCount == nil ? 0 : 1)
         // Without rare parts, the hash their defaults give (no offset, no grouping, no having):
         // equal shapes hash equally however they were built.
-        guard let rare else { return SQLNode.mix(SQLNode.mix(SQLNode.mix(hash, 2), 0), 0) }
+        guard let rare = head.pointee.rare else { return SQLNode.mix(SQLNode.mix(SQLNode.mix(hash, 2), 0), 0) }
         let parts = rare.parts
         hash = SQLNode.mix(hash, parts.offsetCount == nil ? 2 : 3)
         for join in parts.joins {
@@ -43,19 +51,23 @@ extension Query.Storage {
 
     func hasSameShape(as other: Query.Storage) -> Bool {
         // Parts compared by index, in place: copies of them cost a retain and a release each.
-        guard selection.count == other.selection.count, filters.count == other.filters.count,
-            orderings.count == other.orderings.count, (limitCount == nil) == (other.limitCount == nil)
+        let count = self.count
+        guard head.pointee.selectionCount == other.head.pointee.selectionCount, head.pointee.filterCount == other.head.pointee.filterCount,
+            head.pointee.orderings.count == other.head.pointee.orderings.count,
+            (head.pointee.limitCount == nil) == (other.head.pointee.limitCount == nil)
         else { return false }
-        for index in selection.indices where !selection[index].node.hasSameShape(as: other.selection[index].node) {
+        let sameExpressions = withUnsafeMutablePointerToElements { expressions in
+            other.withUnsafeMutablePointerToElements { otherExpressions in
+                for index in 0..<count where !expressions[index].node.hasSameShape(as: otherExpressions[index].node) { return false }
+                return true
+            }
+        }
+        guard sameExpressions else { return false }
+        let (orderings, otherOrderings) = (head.pointee.orderings, other.head.pointee.orderings)
+        for index in orderings.indices where !orderings[index].node.hasSameShape(as: otherOrderings[index].node) {
             return false
         }
-        for index in filters.indices where !filters[index].node.hasSameShape(as: other.filters[index].node) {
-            return false
-        }
-        for index in orderings.indices where !orderings[index].node.hasSameShape(as: other.orderings[index].node) {
-            return false
-        }
-        switch (source, other.source) {
+        switch (head.pointee.source, other.head.pointee.source) {
         case (.table(let table), .table(let otherTable)):
             guard table.hasSameShape(as: otherTable) else { return false }
         case (.subquery(let subquery), .subquery(let otherSubquery)):
@@ -63,9 +75,10 @@ extension Query.Storage {
         case (.none, .none): break
         default: return false
         }
-        if rare == nil && other.rare == nil { return true }
+        let (rare, otherRare) = (head.pointee.rare, other.head.pointee.rare)
+        if rare == nil && otherRare == nil { return true }
         let parts = rare?.parts ?? Query.RareParts()
-        let otherParts = other.rare?.parts ?? Query.RareParts()
+        let otherParts = otherRare?.parts ?? Query.RareParts()
         guard parts.isDistinct == otherParts.isDistinct, (parts.offsetCount == nil) == (otherParts.offsetCount == nil),
             parts.joins.count == otherParts.joins.count, Self.sameNodes(parts.grouping, otherParts.grouping),
             Self.sameNode(parts.havingCondition, otherParts.havingCondition), parts.compounds.count == otherParts.compounds.count

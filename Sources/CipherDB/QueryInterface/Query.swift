@@ -33,58 +33,36 @@ public struct Query: QueryType {
         case none
     }
 
-    /// The parts, in one box: a building step copies one reference, and changes the box in
-    /// place when it holds the only one (builder methods consume the query they refine).
-    /// A copy with a shared box copies the box first, so a query is still a value.
-    final class Storage: @unchecked Sendable {
-        // Unchecked: a box is changed only through `Query.unique()`, when one query holds it.
-        let source: Source
-        /// The result columns; empty for `*`.
-        @exclusivity(unchecked) var selection: [SQLExpression<Void>] = []
-        @exclusivity(unchecked) var filters: [SQLExpression<Void>] = []
-        @exclusivity(unchecked) var orderings: [SQLOrdering] = []
-        @exclusivity(unchecked) var limitCount: Int?
-        /// The parts most queries do not use, in a box of their own.
-        @exclusivity(unchecked) var rare: RareParts.Box?
+    nonisolated(unsafe) var storage: Storage
 
-        init(source: Source) { self.source = source }
-
-        init(copying other: Storage) {
-            source = other.source
-            selection = other.selection
-            filters = other.filters
-            orderings = other.orderings
-            limitCount = other.limitCount
-            rare = other.rare
-        }
-    }
-
-    private(set) var storage: Storage
-
-    /// The box, copied first if another query shares it.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-        return storage
-    }
-
-    var source: Source { storage.source }
+    var source: Source { storage.head.pointee.source }
+    /// The result columns (empty for `*`), copied out; set replaces them.
     var selection: [SQLExpression<Void>] {
         get { storage.selection }
-        _modify { yield &unique().selection }
+        set {
+            removeSelection()
+            for column in newValue { appendSelection(column) }
+        }
     }
+    /// Whether the query selects `*`.
+    var selectsAll: Bool { storage.head.pointee.selectionCount == 0 }
+    /// The filters, copied out; set replaces them.
     var filters: [SQLExpression<Void>] {
         get { storage.filters }
-        _modify { yield &unique().filters }
+        set {
+            removeFilters()
+            for filter in newValue { appendFilter(filter) }
+        }
     }
     var orderings: [SQLOrdering] {
-        get { storage.orderings }
-        _modify { yield &unique().orderings }
+        get { storage.head.pointee.orderings }
+        _modify { yield &unique().head.pointee.orderings }
     }
     var limitCount: Int? {
-        get { storage.limitCount }
-        set { unique().limitCount = newValue }
+        get { storage.head.pointee.limitCount }
+        set { unique().head.pointee.limitCount = newValue }
     }
-    var rare: RareParts.Box? { storage.rare }
+    var rare: RareParts.Box? { storage.head.pointee.rare }
 
     /// The parts of a query most queries leave empty.
     struct RareParts {
@@ -106,12 +84,12 @@ public struct Query: QueryType {
         var offsetCount: Int?
     }
 
-    var rareParts: RareParts { storage.rare?.parts ?? RareParts() }
+    var rareParts: RareParts { storage.head.pointee.rare?.parts ?? RareParts() }
 
     private mutating func changeRareParts(_ change: (inout RareParts) -> Void) {
         var parts = rareParts
         change(&parts)
-        unique().rare = RareParts.Box(parts)
+        unique().head.pointee.rare = RareParts.Box(parts)
     }
 
     var isDistinct: Bool {
@@ -151,7 +129,7 @@ public struct Query: QueryType {
     }
 
     init(source: Source) {
-        storage = Storage(source: source)
+        storage = Storage.make(Header(source: source, capacity: 4))
     }
 
     /// The table the query reads, if it reads one.
@@ -173,8 +151,8 @@ public struct Query: QueryType {
     /// ```
     public consuming func select<each E: SQLExpressible>(_ columns: repeat each E) -> Query {
         closeCompound()
-        selection = []
-        for column in repeat each columns { selection.append(column.sqlExpression) }
+        removeSelection()
+        for column in repeat each columns { appendSelection(column.sqlExpression) }
         return self
     }
 
@@ -186,7 +164,8 @@ public struct Query: QueryType {
     /// ```
     public consuming func select<E: TypedSQLExpressible>(_ column: E) -> ScalarQuery<E.Value> {
         closeCompound()
-        selection = [column.sqlExpression]
+        removeSelection()
+        appendSelection(column.sqlExpression)
         return ScalarQuery(query: self)
     }
 
@@ -202,7 +181,7 @@ public struct Query: QueryType {
     /// The SQL text, rendered from the shape: every query of one shape renders the same text.
     func renderSQL() -> String {
         var sql = isDistinct ? "SELECT DISTINCT " : "SELECT "
-        if selection.isEmpty {
+        if selectsAll {
             sql += "*"
         } else {
             Self.append(selection.lazy.map(\.node), separator: ", ", to: &sql)
@@ -254,18 +233,24 @@ public struct Query: QueryType {
         // By index, each part's values read in place: a loop over the parts copied each one
         // (a retain and a release of its node and of its values), most of them without a value.
         let storage = storage
-        for index in storage.selection.indices where !storage.selection[index].bindings.isEmpty {
-            for value in storage.selection[index].bindings { try body(value) }
+        let (selectionCount, filterCount) = (storage.head.pointee.selectionCount, storage.head.pointee.filterCount)
+        try storage.withUnsafeMutablePointerToElements { (expressions) throws(E) in
+            for index in 0..<selectionCount where !expressions[index].bindings.isEmpty {
+                for value in expressions[index].bindings { try body(value) }
+            }
         }
         if case .subquery(let subquery) = source { for value in subquery.bindings { try body(value) } }
         guard let rare else {
-            for index in storage.filters.indices where !storage.filters[index].bindings.isEmpty {
-                for value in storage.filters[index].bindings { try body(value) }
+            try storage.withUnsafeMutablePointerToElements { (expressions) throws(E) in
+                for index in selectionCount..<(selectionCount + filterCount) where !expressions[index].bindings.isEmpty {
+                    for value in expressions[index].bindings { try body(value) }
+                }
             }
-            for index in storage.orderings.indices where !storage.orderings[index].bindings.isEmpty {
-                for value in storage.orderings[index].bindings { try body(value) }
+            let orderings = storage.head.pointee.orderings
+            for index in orderings.indices where !orderings[index].bindings.isEmpty {
+                for value in orderings[index].bindings { try body(value) }
             }
-            if let limitCount = storage.limitCount { try body(.value(.integer(Int64(limitCount)))) }
+            if let limitCount = storage.head.pointee.limitCount { try body(.value(.integer(Int64(limitCount)))) }
             return
         }
         let parts = rare.parts
@@ -310,7 +295,7 @@ public struct Query: QueryType {
 
     /// Whether the query is only a table and filters (an UPDATE or DELETE can take it as is).
     var isFilterOnly: Bool {
-        selection.isEmpty && !isDistinct && joins.isEmpty && grouping.isEmpty && havingCondition == nil && compounds.isEmpty
+        selectsAll && !isDistinct && joins.isEmpty && grouping.isEmpty && havingCondition == nil && compounds.isEmpty
             && orderings.isEmpty
             && limitCount == nil
             && offsetCount == nil
