@@ -133,9 +133,10 @@ struct VerifyCommand: ParsableCommand {
         }
     }
 
-    /// Whether page 1, which holds the salt, is all zeros.
+    /// Whether page 1 is all zeros and held the salt (a file with a plaintext header keeps its
+    /// salt elsewhere: given as a setting).
     static func lostSalt(_ report: PageVerifier.Report) -> Bool {
-        report.badPages.first.map { $0.number == 1 && $0.problem == .zeroed } ?? false
+        report.layout.plaintextHeaderSize == 0 && (report.badPages.first.map { $0.number == 1 && $0.problem == .zeroed } ?? false)
     }
 
     /// The error of a database another process is writing: 75, try again.

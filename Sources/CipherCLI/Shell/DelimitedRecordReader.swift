@@ -62,18 +62,18 @@ final class DelimitedRecordReader {
     private let format: ShellSession.ImportFormat
     private let maximumRecordLength: Int
     private let maximumFields: Int
-    /// The line the next byte is on, from 1, as sqlite3 counts them: in CSV every newline,
-    /// quoted or not; in ascii mode every row separator. One thread reads a file: no run-time
+    /// The line the next byte is on, from 1, as sqlite3 counts them: every row separator, quoted
+    /// or not (a newline unless `.separator` set another). One thread reads a file: no run-time
     /// exclusivity check.
     @exclusivity(unchecked) private var line = 1
-    /// The byte that ends a line for ``line``.
+    /// The row separator, which ends a line for ``line``.
     private let lineEnd: UInt8
     @exclusivity(unchecked) private var started = false
     /// The line the last record read began on, for messages (sqlite3 names records by line).
     @exclusivity(unchecked) private(set) var recordLine = 1
     /// The bytes that end a run of ordinary bytes: in ascii mode's fields, CSV's unquoted
     /// fields, and CSV's quoted ones (every byte the quote state looks at). A NUL and a newline
-    /// always stop a run: the one is refused, the other counted (as a line, in CSV).
+    /// always stop a run: the one is refused, the other taken one byte at a time.
     private let fieldStops: ChunkedInput.StopBytes
     private let quotedStops: ChunkedInput.StopBytes
 
@@ -93,7 +93,7 @@ final class DelimitedRecordReader {
         case .csv(let separator, let row):
             fieldStops = ChunkedInput.StopBytes([separator, row, 0, newline])
             quotedStops = ChunkedInput.StopBytes([quote, carriageReturn, separator, row, 0, newline])
-            lineEnd = newline
+            lineEnd = row
         }
     }
 
@@ -165,7 +165,7 @@ final class DelimitedRecordReader {
 
     /// sqlite3's warning of a quote inside a quoted field that is neither doubled nor closing
     /// it (the quote is kept as data, as there).
-    private func warnOfUnescapedQuote() {
+    private func warnOfUnescapedQuote(line: Int) {
         Console.error("\(input.name):\(line): unescaped \" character")
     }
 
@@ -217,11 +217,13 @@ final class DelimitedRecordReader {
         var beforePrevious: UInt8?
         while true {
             let runStart = record.bytes.count
+            // The run's line: the byte that ends it may be a row separator, counted as it is taken.
+            let runLine = line
             let byte = try takeRun(into: &record, stops: quotedStops, recordLine: recordLine)
             let run = record.bytes.count - runStart
             if run > 0 {
                 // A quote followed by a byte of the run (never a CR: that stops a run).
-                if previous == quote { warnOfUnescapedQuote() }
+                if previous == quote { warnOfUnescapedQuote(line: runLine) }
                 beforePrevious = run > 1 ? record.bytes[record.bytes.count - 2] : previous
                 previous = record.bytes[record.bytes.count - 1]
             }
@@ -236,7 +238,7 @@ final class DelimitedRecordReader {
                 if let closing = record.bytes[start...].lastIndex(of: quote) { record.bytes.removeSubrange(closing...) }
                 return .some(byte)
             }
-            if previous == quote, byte != carriageReturn { warnOfUnescapedQuote() }
+            if previous == quote, byte != carriageReturn { warnOfUnescapedQuote(line: line) }
             // An unterminated quote runs to the end of the file.
             guard let byte else {
                 Console.error("\(input.name):\(quoteLine): unterminated \"-quoted field")

@@ -32,8 +32,10 @@ extension String {
     }
 
     /// The name with its ASCII letters lowercased and every other byte kept: two names are the
-    /// same to SQLite exactly when their folded forms are equal (see ``isSameSQLName(as:)``), so
-    /// this is the key for sets and dictionaries of table and column names.
+    /// same to SQLite exactly when their folded forms have the same bytes (see
+    /// ``isSameSQLName(as:)``). As a key of a set or a dictionary it compares as Swift compares
+    /// strings, which also takes two spellings of one letter (é, and e with a combining accent)
+    /// for one, where SQLite sees two names: what such a pair could mix up must check bytes.
     package var sqlFoldedName: String {
         guard utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return self }
         return String(decoding: utf8.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)

@@ -71,9 +71,11 @@ extension QueryType {
     }
 
     /// The rows of this query and of `other`: `UNION` (without duplicates) or, with `all`,
-    /// `UNION ALL`. An order or a limit set on the result applies to the whole compound; the
-    /// queries joined this way take none of their own (SQLite refuses them). A filter, a join,
-    /// a grouping, a selection or `distinct` set on the result applies to all of its rows too
+    /// `UNION ALL`. An order or a limit set on the result applies to the whole compound. A query
+    /// joined this way with a limit or an offset of its own keeps them, and the order that picks
+    /// its rows (it becomes a sub-query); `other`'s order without a limit picks nothing and is
+    /// dropped, while this query's stays the order of the whole result. A filter, a join, a
+    /// grouping, a selection or `distinct` set on the result applies to all of its rows too
     /// (the compound becomes a sub-query), and a compound passed as `other` is one operand.
     ///
     /// ```swift
@@ -98,17 +100,22 @@ extension QueryType {
     public func except(_ other: some QueryType) -> Self { compound("EXCEPT", other) }
 
     private consuming func compound(_ operator: String, _ other: some QueryType) -> Self {
-        // A compound on the right is one operand: SQLite reads `a EXCEPT b UNION c` left to right.
+        // An operand's own limit or offset, written in a compound, would be the whole compound's
+        // (SQLite reads `a UNION b LIMIT 1` so): such an operand becomes a sub-query, keeping
+        // them and the order that picks its rows.
+        if query.limitCount != nil || query.offsetCount != nil { query = Query(subquery: query, selecting: "*") }
         var right = other.query
-        right.closeCompound()
-        // So is a query with its own order or limit: after an operator SQLite would read them as
-        // the whole compound's (or refuse a second ORDER BY).
-        if !right.orderings.isEmpty || right.limitCount != nil || right.offsetCount != nil {
+        if right.limitCount != nil || right.offsetCount != nil {
             right = Query(subquery: right, selecting: "*")
+        } else {
+            // Without a limit, an operand's order picks no rows.
+            right.orderings = []
+            // A compound on the right is one operand: SQLite reads `a EXCEPT b UNION c` left to right.
+            right.closeCompound()
         }
         let (sql, bindings) = right.compiled()
         query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
-        query.operandFeatures.formUnion(other.query.requiredFeatures)
+        query.operandFeatures.formUnion(right.requiredFeatures)
         return self
     }
 

@@ -31,7 +31,11 @@ extension ResultSet {
         // no repeat, costs a set lookup.
         if hasRepeatedColumnName(name) == false { return }
         let range = (columnScope?.range ?? 0..<columnCount).clamped(to: 0..<columnCount)
-        let count = range.count { columnName(at: $0)?.isSameSQLName(as: name) == true }
+        // Folded names compared as Swift compares strings, which takes two spellings of one
+        // letter (é, and e with a combining accent) for one: the lookups by name key their
+        // dictionaries so, and such a pair must throw here rather than read one of the two.
+        let folded = name.sqlFoldedName
+        let count = range.count { columnName(at: $0)?.sqlFoldedName == folded }
         guard count > 1 else { return }
         throw Row.ambiguousColumn(name, of: table, count: count)
     }

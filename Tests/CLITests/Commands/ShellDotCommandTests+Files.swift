@@ -329,6 +329,19 @@ extension ShellDotCommandTests {
         XCTAssertTrue(result.stderr.contains("quotes.csv:2: unescaped \" character"), result.stderr)
         XCTAssertTrue(result.stderr.contains("quotes.csv:5: unterminated \"-quoted field"), result.stderr)
         XCTAssertTrue(result.stderr.contains("quotes.csv:4: expected 2 columns"), result.stderr)
+        // A stray quote's text running to the end of its line: the warning names that line. A
+        // row separator other than a newline counts the lines, as sqlite3 counts them.
+        try writeFile("stray.csv", "\"a\"b\n\"c\",d\n")
+        try writeFile("rows.txt", "a;b;c")
+        let more = try assertSameAsSqlite3(
+            """
+            CREATE TABLE three(a, b, c);
+            .import --csv stray.csv three
+            .separator | ;
+            .import rows.txt three
+            """, fresh: true)
+        XCTAssertTrue(more.stderr.contains("stray.csv:1: unescaped \" character"), more.stderr)
+        XCTAssertTrue(more.stderr.contains("rows.txt:3: expected 3 columns"), more.stderr)
     }
 
     /// Bytes that are not UTF-8 (a Latin-1 file) are stored as they are, as sqlite3 stores them:

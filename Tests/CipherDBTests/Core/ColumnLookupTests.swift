@@ -50,6 +50,22 @@ final class ColumnLookupTests: DatabaseTestCase {
         XCTAssertThrowsError(try row[Column<Int>("\u{212A}")])
     }
 
+    /// Two spellings of one letter (é, and e with a combining accent) are two names to SQLite
+    /// and one to Swift's strings, which key the lookups by name: a column asked for by table
+    /// must then throw as ambiguous, not read the other table's column.
+    func testTwoSpellingsOfOneLetterAreAmbiguousNotMixedUp() throws {
+        let db = try memoryDatabase()
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        try db.executeUpdate("CREATE TABLE a(id, \(quoteIdentifier(composed)))")
+        try db.executeUpdate("CREATE TABLE b(id, \(quoteIdentifier(decomposed)))")
+        try db.executeUpdate("INSERT INTO a VALUES (1, 'from a')")
+        try db.executeUpdate("INSERT INTO b VALUES (1, 'from b')")
+        let rs = try db.executeQuery("SELECT * FROM a JOIN b USING (id)")
+        defer { rs.close() }
+        XCTAssertTrue(try rs.next())
+        XCTAssertThrowsError(try rs[Table("b")[Column<String>(decomposed)]])
+    }
+
     func testRowKeepsTheNamesCase() throws {
         let db = try memoryDatabase()
         try db.executeUpdate("CREATE TABLE cs(aRowName INTEGER, bRowName TEXT)")

@@ -281,7 +281,11 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try db.scalar(query.count), 3, "counting needs no order")
         guard SQLiteFeature.nullsOrdering.isAvailable else {
             assertThrows(.unsupported) { _ = try db.fetchAll(query) }
-            assertThrows(.unsupported) { _ = try db.fetchAll(users.select(nickname).union(query)) }
+            // An operand keeps its order only with a limit, which it picks its rows by.
+            assertThrows(.unsupported) { _ = try db.fetchAll(users.select(nickname).union(query.limit(2))) }
+            assertThrows(.unsupported) {
+                _ = try db.fetchAll(users.select(nickname).union(users.select(nickname)).order(nickname.asc.nullsLast))
+            }
             return
         }
         XCTAssertEqual(try db.fetchAll(query).map { row throws(DatabaseError) in try row[nickname] }, [nil, "Bob", "Ann"])
@@ -296,6 +300,17 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         let both = users.select(id).filter(id == 1).union(last)
         XCTAssertEqual(try db.fetchAll(both.order(id)).map { row throws(DatabaseError) in try row[id] }, [1, 3])
         XCTAssertEqual(try db.fetchAll(both).count, 2)
+        // The same on the left: `last` keeps its one row.
+        let leftFirst = last.union(users.select(id).filter(id == 1))
+        XCTAssertEqual(try db.fetchAll(leftFirst.order(id)).map { row throws(DatabaseError) in try row[id] }, [1, 3])
+        // A limit set on a compound is that compound's, when it becomes an operand in turn.
+        let firstOfTwo = users.select(id).filter(id == 2).union(users.select(id).filter(id == 3)).order(id).limit(1)
+        let withOne = firstOfTwo.union(users.select(id).filter(id == 1))
+        XCTAssertEqual(try db.fetchAll(withOne.order(id)).map { row throws(DatabaseError) in try row[id] }, [1, 2])
+        // A right-hand operand's order without a limit picks nothing: dropped, NULLS FIRST with it.
+        let sortedRight = users.select(id).filter(id == 1).union(users.select(id).filter(id >= 2).order(nickname.desc.nullsFirst))
+        XCTAssertFalse(sortedRight.sql.contains("NULLS"), sortedRight.sql)
+        XCTAssertEqual(try db.fetchAll(sortedRight).count, 3)
     }
 
     /// A query's needs follow its SQL: an order that replaces NULLS FIRST leaves no need of it
