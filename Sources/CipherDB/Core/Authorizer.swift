@@ -8,6 +8,8 @@ import Foundation
 /// - Record the tables each statement reads when it is compiled (a ``ValueObservation``'s region).
 /// - Make `DELETE` delete row by row: SQLite's truncate optimization empties a table without
 ///   telling the update hook, and an observation would miss it.
+/// - Record the tables each statement writes (its own, its triggers'): SQLite's update hook is
+///   silent about a `WITHOUT ROWID` table, and an observation would miss its changes.
 ///
 /// The authorizer runs when a statement is compiled, not when it runs: statements compiled
 /// before a policy changed keep the old one. It is installed once per connection and then only
@@ -21,6 +23,14 @@ final class Authorizer {
     @exclusivity(unchecked) private(set) var isInstalled = false
     /// The tables read by the statement being compiled through ``attributing(_:)``, folded (`sqlFoldedName`).
     @exclusivity(unchecked) private var compilingTables: Set<String>?
+    /// The tables the statement being compiled through ``attributing(_:)`` writes, folded.
+    @exclusivity(unchecked) private var compilingWrites: Set<String> = []
+    /// Whether runs note the tables their statements write in ``ranWrites`` (a connection with
+    /// observations: ``CommitObservers``).
+    @exclusivity(unchecked) var recordsWrites = false
+    /// The tables the statements run since the last commit or rollback write, folded: what a
+    /// commit changed beyond what the update hook reports.
+    @exclusivity(unchecked) var ranWrites: Set<String> = []
     /// Counts compiles the authorizer saw outside ``attributing(_:)``: SQLite recompiling a
     /// cached statement after a schema change, or a statement compiled without attribution.
     /// Tables a statement recorded under an older generation may be stale (a view redefined).
@@ -88,6 +98,11 @@ final class Authorizer {
         if Self.changesSchema(action) {
             if compilingTables != nil { compilingChangesSchema = true } else { ranSchemaChange = true }
         }
+        if action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE, compilingTables != nil, let first,
+            !Self.isSchemaTable(first)
+        {
+            compilingWrites.insert(String(cString: first).sqlFoldedName)
+        }
         switch action {
         case SQLITE_PRAGMA where refusesKeyPragmas || refusesNewAttachedFiles:
             guard let first else { return SQLITE_OK }
@@ -129,18 +144,37 @@ final class Authorizer {
         }
     }
 
-    /// Runs `compile` (one `sqlite3_prepare_v2`) and returns the tables the compiled statement
-    /// reads, folded (`sqlFoldedName`); `nil` when the authorizer is not installed and so saw nothing.
-    /// `changesSchema` says whether it makes, drops or alters a table, view, index or trigger.
+    /// What the authorizer saw of a statement as it was compiled.
+    struct Attribution {
+        /// The tables it reads, folded (`sqlFoldedName`); `nil` when the authorizer is not
+        /// installed and so saw nothing.
+        var readTables: Set<String>?
+        /// The tables it writes, folded; `nil` as `readTables`.
+        var writeTables: Set<String>?
+        /// Whether it makes, drops or alters a table, view, index or trigger.
+        var changesSchema = false
+    }
+
+    /// Runs `compile` (one `sqlite3_prepare_v2`) and returns what the compiled statement reads,
+    /// writes and changes.
     @inline(__always)
-    func attributing<T>(_ compile: () -> T) -> (result: T, tables: Set<String>?, changesSchema: Bool) {
-        guard isInstalled else { return (compile(), nil, false) }
+    func attributing<T>(_ compile: () -> T) -> (result: T, attribution: Attribution) {
+        guard isInstalled else { return (compile(), Attribution()) }
         compilingTables = []
+        compilingWrites.removeAll(keepingCapacity: true)
         compilingChangesSchema = false
         let result = compile()
-        let tables = compilingTables
+        let attribution = Attribution(readTables: compilingTables, writeTables: compilingWrites, changesSchema: compilingChangesSchema)
         compilingTables = nil
-        return (result, tables, compilingChangesSchema)
+        return (result, attribution)
+    }
+
+    /// Notes a statement run outside ``noteRun(of:)`` (a script's): its schema change, the
+    /// tables it reads while recording, the tables it writes while observed.
+    func noteRun(_ attribution: Attribution) {
+        if let tables = attribution.readTables { readTables?.formUnion(tables) }
+        if attribution.changesSchema { ranSchemaChange = true }
+        if recordsWrites, let writes = attribution.writeTables, !writes.isEmpty { ranWrites.formUnion(writes) }
     }
 
     /// Notes a statement about to run: a schema change, and, when recording, the tables it
@@ -148,6 +182,7 @@ final class Authorizer {
     @inline(__always)
     func noteRun(of statement: Statement) {
         if statement.changesSchema { ranSchemaChange = true }
+        if recordsWrites, let writes = statement.writeTables, !writes.isEmpty { ranWrites.formUnion(writes) }
         guard readTables != nil else { return }
         if let tables = statement.readTables, statement.readTablesGeneration == generation {
             readTables?.formUnion(tables)

@@ -17,11 +17,10 @@ extension Database {
             while let current = cursor, current.pointee != 0 {
                 var compiled: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
-                let (code, readTables, changesSchema) = authorizer.attributing {
+                let (code, attribution) = authorizer.attributing {
                     sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
                 }
-                if let readTables { authorizer.readTables?.formUnion(readTables) }
-                if changesSchema { authorizer.ranSchemaChange = true }
+                authorizer.noteRun(attribution)
                 guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
                 cursor = tail
                 guard let compiled else { continue }
@@ -72,11 +71,10 @@ extension Database {
             while failure == nil, let current = cursor, current.pointee != 0 {
                 var compiled: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
-                let (code, readTables, changesSchema) = authorizer.attributing {
+                let (code, attribution) = authorizer.attributing {
                     sqlite3_prepare_v2(handle, current, -1, &compiled, &tail)
                 }
-                if let readTables { authorizer.readTables?.formUnion(readTables) }
-                if changesSchema { authorizer.ranSchemaChange = true }
+                authorizer.noteRun(attribution)
                 guard code == SQLITE_OK else {
                     var failed = error(code: code, sql: sql)
                     // SQLite counts from the statement being compiled; callers see the whole script.

@@ -339,7 +339,7 @@ public final class Database {
         }
         var compiled: OpaquePointer?
         var trailingSQL = false
-        let (code, readTables, changesSchema) = authorizer.attributing {
+        let (code, attribution) = authorizer.attributing {
             sql.withCString { text -> Int32 in
                 var tail: UnsafePointer<CChar>?
                 let code = sqlite3_prepare_v2(handle, text, -1, &compiled, &tail)
@@ -367,9 +367,10 @@ public final class Database {
                 message: "the SQL holds more than one statement: use executeStatements", sql: sql)
         }
         let statement = Statement(handle: compiled, sql: sql, isCached: cacheable)
-        statement.readTables = readTables
+        statement.readTables = attribution.readTables
         statement.readTablesGeneration = authorizer.generation
-        statement.changesSchema = changesSchema
+        statement.writeTables = attribution.writeTables
+        statement.changesSchema = attribution.changesSchema
         if cacheable { statementCache.insert(statement) }
         statement.isInUse = true
         authorizer.noteRun(of: statement)

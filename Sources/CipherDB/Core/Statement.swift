@@ -44,6 +44,9 @@ final class Statement {
     @exclusivity(unchecked) var readTables: Set<String>?
     /// The authorizer's generation when ``readTables`` was recorded (see `Authorizer`).
     @exclusivity(unchecked) var readTablesGeneration = 0
+    /// The tables the statement writes, folded (`sqlFoldedName`), as the authorizer saw them when
+    /// it compiled the statement (its triggers' included); `nil` when no authorizer was installed.
+    @exclusivity(unchecked) var writeTables: Set<String>?
     /// Whether the statement makes, drops or alters a table, view, index or trigger (known
     /// when an authorizer saw it compiled).
     @exclusivity(unchecked) var changesSchema = false

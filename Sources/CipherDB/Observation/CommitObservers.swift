@@ -29,6 +29,7 @@ final class CommitObservers {
         let observers = CommitObservers(authorizer: db.authorizer)
         db.commitObservers = observers
         db.authorizer.deletesRowByRow = true
+        db.authorizer.recordsWrites = true
         db.authorizer.install(on: handle)
         // Statements compiled before would still truncate without telling the update hook.
         db.statementCache.removeIdle()
@@ -54,6 +55,7 @@ final class CommitObservers {
                 let observers = Unmanaged<CommitObservers>.fromOpaque(context).takeUnretainedValue()
                 observers.changedTables.removeAll()
                 observers.authorizer.ranSchemaChange = false
+                observers.authorizer.ranWrites.removeAll()
             }, context)
         return observers
     }
@@ -70,6 +72,11 @@ final class CommitObservers {
     private func didCommit() {
         let schemaChanged = authorizer.ranSchemaChange
         authorizer.ranSchemaChange = false
+        // The tables the statements wrote: the update hook is silent about WITHOUT ROWID ones.
+        if !authorizer.ranWrites.isEmpty {
+            changedTables.formUnion(authorizer.ranWrites)
+            authorizer.ranWrites.removeAll()
+        }
         guard !changedTables.isEmpty || schemaChanged else { return }
         let changed = changedTables
         changedTables.removeAll()

@@ -101,6 +101,37 @@ final class ValueObservationTests: DatabaseTestCase {
         XCTAssertEqual(collector.values, [0, 1])
     }
 
+    /// SQLite's update hook is silent about WITHOUT ROWID tables: the tables a statement writes
+    /// (its triggers' too) are taken from what the authorizer saw when it was compiled.
+    func testCommitsToAWithoutRowidTableAreDelivered() throws {
+        let queue = try DatabaseQueue(path: path("without-rowid.db"), key: rawKey(0x0D))
+        try queue.write { db in
+            try db.executeUpdate("CREATE TABLE tags(name TEXT PRIMARY KEY, uses INTEGER) WITHOUT ROWID")
+            try db.executeUpdate("CREATE TABLE log(x)")
+            try db.executeUpdate("CREATE TRIGGER logged AFTER INSERT ON log BEGIN INSERT INTO tags VALUES ('from trigger', 1); END")
+        }
+        let collector = Collector<Int>()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(uses) FROM tags") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        defer { cancellable.cancel() }
+        XCTAssertEqual(collector.wait(for: 1), [0])
+        try queue.write { db in try db.executeUpdate("INSERT INTO tags VALUES ('a', 1)") }
+        XCTAssertEqual(collector.wait(for: 2), [0, 1], "an insert")
+        try queue.write { db in try db.executeStatements("INSERT INTO tags VALUES ('b', 2); INSERT INTO tags VALUES ('c', 3)") }
+        XCTAssertEqual(collector.wait(for: 3), [0, 1, 3], "a script")
+        try queue.write { db in try db.executeUpdate("INSERT INTO log VALUES (1)") }
+        XCTAssertEqual(collector.wait(for: 4), [0, 1, 3, 4], "a trigger's insert")
+        try queue.write { db in try db.executeUpdate("DELETE FROM tags WHERE name = 'a'") }
+        XCTAssertEqual(collector.wait(for: 5), [0, 1, 3, 4, 3], "a delete")
+        // A rolled-back write is no change.
+        try queue.inTransaction { db, rollback in
+            try db.executeUpdate("INSERT INTO tags VALUES ('gone', 9)")
+            rollback = true
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(collector.values, [0, 1, 3, 4, 3])
+    }
+
     func testAQueueDeliversAValuePerCommitThatTouchesTheTables() throws {
         try checkCommitsDeliverValues(try DatabaseQueue(path: path("queue.db"), key: rawKey(0x0B)))
     }
