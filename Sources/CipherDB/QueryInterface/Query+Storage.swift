@@ -42,11 +42,7 @@ extension Query {
 
         /// A box with room for `capacity` expressions holding copies of these.
         func copied(capacity: Int) -> Storage {
-            let box = Storage.make(
-                Header(
-                    source: head.pointee.source, selectionCount: head.pointee.selectionCount, filterCount: head.pointee.filterCount,
-                    capacity: capacity,
-                    orderings: head.pointee.orderings, limitCount: head.pointee.limitCount, rare: head.pointee.rare))
+            let box = withHeader(capacity: capacity)
             withUnsafeMutablePointerToElements { expressions in
                 box.withUnsafeMutablePointerToElements { $0.initialize(from: expressions, count: count) }
             }
@@ -55,17 +51,23 @@ extension Query {
 
         /// A box with room for `capacity` expressions, these moved into it (this one is left empty).
         func moved(capacity: Int) -> Storage {
-            let box = Storage.make(
-                Header(
-                    source: head.pointee.source, selectionCount: head.pointee.selectionCount, filterCount: head.pointee.filterCount,
-                    capacity: capacity,
-                    orderings: head.pointee.orderings, limitCount: head.pointee.limitCount, rare: head.pointee.rare))
+            let box = withHeader(capacity: capacity)
             withUnsafeMutablePointerToElements { expressions in
                 box.withUnsafeMutablePointerToElements { $0.moveInitialize(from: expressions, count: count) }
             }
             head.pointee.selectionCount = 0
             head.pointee.filterCount = 0
             return box
+        }
+
+        /// A box with this one's header and room for `capacity` expressions, none there yet
+        /// (its counts are this one's: fill it before it is used or released).
+        private func withHeader(capacity: Int) -> Storage {
+            let header = head.pointee
+            return Storage.make(
+                Header(
+                    source: header.source, selectionCount: header.selectionCount, filterCount: header.filterCount, capacity: capacity,
+                    orderings: header.orderings, limitCount: header.limitCount, rare: header.rare))
         }
 
         /// The result columns, copied out.
