@@ -328,7 +328,7 @@ public final class Database {
             // While an observation records what its fetch reads, a cached statement answers with
             // the tables it recorded when compiled, unless they may be stale: then it compiles anew.
             if authorizer.readTables == nil
-                || (cached.readTables != nil && cached.readTablesGeneration == authorizer.generation)
+                || (cached.readTables != nil && cached.readTablesGeneration == authorizer.generation && cached.readTablesAreWhole)
             {
                 if refusesWrites { try refuseWrite(cached.handle, sql: sql) }
                 cached.isInUse = true
@@ -368,6 +368,12 @@ public final class Database {
         }
         let statement = Statement(handle: compiled, sql: sql, isCached: cacheable)
         statement.readTables = attribution.readTables
+        // While an observation records its region, the tables the program opens too: SQLite
+        // 3.15's authorizer misses a table read without a column (see `tablesOpened(by:handle:)`).
+        if authorizer.readTables != nil, let tables = attribution.readTables {
+            statement.readTables = tablesOpened(by: compiled, handle: handle).map { tables.union($0) }
+            statement.readTablesAreWhole = true
+        }
         statement.readTablesGeneration = authorizer.generation
         statement.writeTables = attribution.writeTables
         statement.changesSchema = attribution.changesSchema

@@ -44,6 +44,9 @@ final class Statement {
     @exclusivity(unchecked) var readTables: Set<String>?
     /// The authorizer's generation when ``readTables`` was recorded (see `Authorizer`).
     @exclusivity(unchecked) var readTablesGeneration = 0
+    /// Whether ``readTables`` include the tables the program opens without reading a column
+    /// (recorded while an observation recorded its region): only then may a recording use them.
+    @exclusivity(unchecked) var readTablesAreWhole = false
     /// The tables the statement writes, folded (`sqlFoldedName`), as the authorizer saw them when
     /// it compiled the statement (its triggers' included); `nil` when no authorizer was installed.
     @exclusivity(unchecked) var writeTables: Set<String>?

@@ -132,6 +132,24 @@ final class ValueObservationTests: DatabaseTestCase {
         XCTAssertEqual(collector.values, [0, 1, 3, 4, 3])
     }
 
+    /// A fetch that touches a table without reading one of its columns (`EXISTS (SELECT 1 …)`):
+    /// SQLite 3.15's authorizer reports no read of it, so the region adds the tables the
+    /// statement's program opens, and commits to it are delivered.
+    func testATableReadWithoutAColumnIsInTheRegion() throws {
+        let queue = try DatabaseQueue(path: path("exists.db"), key: rawKey(0x0E))
+        try setUpTables(queue)
+        try queue.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('a'), ('b')") }
+        let collector = Collector<Int>()
+        let observation = ValueObservation { db in
+            try db.intForQuery("SELECT count(name) FROM player WHERE EXISTS (SELECT 1 FROM other)") ?? 0
+        }
+        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        defer { cancellable.cancel() }
+        XCTAssertEqual(collector.wait(for: 1), [0])
+        try queue.write { db in try db.executeUpdate("INSERT INTO other VALUES (1)") }
+        XCTAssertEqual(collector.wait(for: 2), [0, 2], "a commit to the table read without a column")
+    }
+
     func testAQueueDeliversAValuePerCommitThatTouchesTheTables() throws {
         try checkCommitsDeliverValues(try DatabaseQueue(path: path("queue.db"), key: rawKey(0x0B)))
     }
