@@ -72,13 +72,27 @@ extension ShellSession {
         let input = try ChunkedInput(path: path)
         let reader = DelimitedRecordReader(
             input: input, format: chosen, maximumRecordLength: limit(SQLITE_LIMIT_LENGTH), maximumFields: limit(SQLITE_LIMIT_COLUMN))
-        // sqlite3 in ascii mode stops a record at an empty first field and drops it.
+        // sqlite3 in ascii mode stops a record at an empty first field and drops it, saying so
+        // when more fields follow (counted against the table's columns, once they are known).
         let dropsEmptyRecords = style.mode == .ascii
+        var expectedColumns: Int?
+        do {
+            if try database.tableExists(table) { expectedColumns = try database.columns(ofTable: table).count }
+        } catch {
+            throw CLIError.database(error, path: opened.path)
+        }
         // One record, its storage reused by every record read into it.
         var record = DelimitedRecord()
         func nextRecord() throws(CLIError) -> Bool {
             while try reader.read(into: &record) {
-                if dropsEmptyRecords, record.firstFieldIsEmpty { continue }
+                if dropsEmptyRecords, record.firstFieldIsEmpty {
+                    if record.count > 1, let expectedColumns {
+                        Console.error(
+                            "\(path):\(reader.recordLine): expected \(expectedColumns) columns but found \(record.count - 1) - extras ignored"
+                        )
+                    }
+                    continue
+                }
                 return true
             }
             return false
@@ -101,6 +115,7 @@ extension ShellSession {
                 } else {
                     let header = record.strings()
                     columns = header.count
+                    expectedColumns = columns
                     try database.executeUpdate(
                         "CREATE TABLE \(quoteIdentifier(table))(" + header.map { "\(quoteIdentifier($0)) TEXT" }.joined(separator: ",")
                             + ")")

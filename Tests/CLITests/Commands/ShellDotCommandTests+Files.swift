@@ -342,6 +342,18 @@ extension ShellDotCommandTests {
             """, fresh: true)
         XCTAssertTrue(more.stderr.contains("stray.csv:1: unescaped \" character"), more.stderr)
         XCTAssertTrue(more.stderr.contains("rows.txt:3: expected 3 columns"), more.stderr)
+        // In ascii mode a record whose first field is empty is dropped, with a word when more
+        // fields follow.
+        try writeFile("empty-first.txt", "a\u{1F}b\u{1F}c\u{1E}\u{1F}x\u{1F}y\u{1E}\u{1E}d\u{1F}e\u{1F}f\u{1E}")
+        let ascii = try assertSameAsSqlite3(
+            """
+            CREATE TABLE letters(a, b, c);
+            .mode ascii
+            .import empty-first.txt letters
+            .mode list
+            SELECT count(*) FROM letters;
+            """, fresh: true)
+        XCTAssertTrue(ascii.stderr.contains("empty-first.txt:2: expected 3 columns but found 2 - extras ignored"), ascii.stderr)
     }
 
     /// Bytes that are not UTF-8 (a Latin-1 file) are stored as they are, as sqlite3 stores them:
