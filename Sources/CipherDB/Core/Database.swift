@@ -367,13 +367,7 @@ public final class Database {
                 message: "the SQL holds more than one statement: use executeStatements", sql: sql)
         }
         let statement = Statement(handle: compiled, sql: sql, isCached: cacheable)
-        statement.readTables = attribution.readTables
-        // While an observation records its region, the tables the program opens too: SQLite
-        // 3.15's authorizer misses a table read without a column (see `tablesOpened(by:handle:)`).
-        if authorizer.readTables != nil, let tables = attribution.readTables {
-            statement.readTables = tablesOpened(by: compiled, handle: handle).map { tables.union($0) }
-            statement.readTablesAreWhole = true
-        }
+        recordReadTables(of: statement, attribution.readTables, compiled: compiled, handle: handle)
         statement.readTablesGeneration = authorizer.generation
         statement.writeTables = attribution.writeTables
         statement.changesSchema = attribution.changesSchema

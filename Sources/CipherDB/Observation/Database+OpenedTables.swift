@@ -1,6 +1,15 @@
 import CSQLCipher
 
 extension Database {
+    /// Gives `statement` the tables the authorizer saw it read, and while an observation records
+    /// its region, the tables its program opens too (``tablesOpened(by:handle:)``).
+    func recordReadTables(of statement: Statement, _ tables: Set<String>?, compiled: OpaquePointer, handle: OpaquePointer) {
+        statement.readTables = tables
+        guard authorizer.readTables != nil, let tables else { return }
+        statement.readTables = tablesOpened(by: compiled, handle: handle).map { tables.union($0) }
+        statement.readTablesAreWhole = true
+    }
+
     /// The tables whose b-trees the program of `compiled` opens to read (an index's table for an
     /// index), folded (`sqlFoldedName`); `nil` when its `EXPLAIN` cannot be read.
     ///
