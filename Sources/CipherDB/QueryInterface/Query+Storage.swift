@@ -6,7 +6,7 @@ extension Query {
         var selectionCount = 0
         var filterCount = 0
         /// How many expressions the box has room for.
-        let capacity: Int
+        var capacity: Int
         var orderings: [SQLOrdering] = []
         var limitCount: Int?
         /// The parts most queries do not use, in a box of their own.
@@ -63,11 +63,9 @@ extension Query {
         /// A box with this one's header and room for `capacity` expressions, none there yet
         /// (its counts are this one's: fill it before it is used or released).
         private func withHeader(capacity: Int) -> Storage {
-            let header = head.pointee
-            return Storage.make(
-                Header(
-                    source: header.source, selectionCount: header.selectionCount, filterCount: header.filterCount, capacity: capacity,
-                    orderings: header.orderings, limitCount: header.limitCount, rare: header.rare))
+            var header = head.pointee
+            header.capacity = capacity
+            return Storage.make(header)
         }
 
         /// The result columns, copied out.
