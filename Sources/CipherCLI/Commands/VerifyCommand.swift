@@ -189,9 +189,7 @@ struct VerifyCommand: ParsableCommand {
             }
             if integrity.isEmpty { integrity = ["ok"] }
             // SQLCipher 3 hands SQLite a page of zeros unchecked: the page check looks for the ones it read.
-            if let counter = db.mainFileReadCounter() {
-                return SQLiteChecks(integrity: integrity, cipherIntegrity: nil, zeroedPageReads: counter.zeroedPageReads?.count ?? 0)
-            }
+            return SQLiteChecks(integrity: integrity, cipherIntegrity: nil, zeroedPageReads: db.zeroedPageReadCount)
         } catch {
             if error.kind == .busy { return SQLiteChecks(integrity: [], cipherIntegrity: nil, isLocked: true) }
             integrity = ["cannot open the database: \(error.message)"]

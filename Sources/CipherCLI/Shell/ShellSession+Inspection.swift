@@ -159,8 +159,7 @@ extension ShellSession {
                 checkError = error
                 return PageVerifier.SQLiteCheckOutcome(isSound: false, zeroedPageReads: nil)
             }
-            let zeroedPageReads = checker.mainFileReadCounter().map { $0.zeroedPageReads?.count ?? 0 }
-            return PageVerifier.SQLiteCheckOutcome(isSound: problems.isEmpty, zeroedPageReads: zeroedPageReads)
+            return PageVerifier.SQLiteCheckOutcome(isSound: problems.isEmpty, zeroedPageReads: checker.zeroedPageReadCount)
         }
         if let key = opened.key {
             Console.error("checking the pages of \(opened.path) beside SQLite's check…")

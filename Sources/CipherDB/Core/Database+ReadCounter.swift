@@ -39,4 +39,9 @@ extension Database {
         guard let handle = sqliteHandle, let file = cipherdb_main_file(handle) else { return nil }
         return FileReadCounter(file: file)
     }
+
+    /// How many whole pages of zeros this connection has read from its main file
+    /// (``FileReadCounter/zeroedPageReads``); `nil` when its reads are not counted: what a check
+    /// run on it tells `PageVerifier.verify(alongsideCounted:)`.
+    package var zeroedPageReadCount: Int? { mainFileReadCounter().map { $0.zeroedPageReads?.count ?? 0 } }
 }

@@ -48,8 +48,7 @@ final class PageVerifierIntegrityCheckTests: DatabaseTestCase {
         do {
             try db.open(flags: .readOnly, key: key, settings: settings)
             let sound = try db.integrityCheck().isEmpty
-            return PageVerifier.SQLiteCheckOutcome(
-                isSound: sound, zeroedPageReads: db.mainFileReadCounter().map { $0.zeroedPageReads?.count ?? 0 })
+            return PageVerifier.SQLiteCheckOutcome(isSound: sound, zeroedPageReads: db.zeroedPageReadCount)
         } catch {
             return PageVerifier.SQLiteCheckOutcome(isSound: false, zeroedPageReads: nil)
         }
