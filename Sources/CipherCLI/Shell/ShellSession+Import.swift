@@ -75,6 +75,7 @@ extension ShellSession {
         // sqlite3 in ascii mode stops a record at an empty first field and drops it, saying so
         // when more fields follow (counted against the table's columns, once they are known).
         let dropsEmptyRecords = style.mode == .ascii
+        // The table's columns when it exists; a new table's come from the first record.
         var expectedColumns: Int?
         do {
             if try database.tableExists(table) { expectedColumns = try database.columns(ofTable: table).count }
@@ -110,8 +111,8 @@ extension ShellSession {
                 var columns: Int
                 // The record number of `record`, from 1: progress every 4096 records.
                 var number = skip + 1
-                if try database.tableExists(table) {
-                    columns = try database.columns(ofTable: table).count
+                if let existing = expectedColumns {
+                    columns = existing
                 } else {
                     let header = record.strings()
                     columns = header.count
