@@ -375,7 +375,8 @@ final class ColumnScope {
         for index in range.clamped(to: 0..<rows.columnCount) {
             guard let column = rows.columnName(at: index) else { continue }
             if exact[column] == nil { exact[column] = index }
-            if folded[column.sqlFoldedName] == nil { folded[column.sqlFoldedName] = index }
+            let foldedName = column.sqlFoldedName
+            if folded[foldedName] == nil { folded[foldedName] = index }
         }
         indexes = (exact, folded)
         return exact[name] ?? folded[name.sqlFoldedName]
