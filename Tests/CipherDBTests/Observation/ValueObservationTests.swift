@@ -48,6 +48,15 @@ final class ValueObservationTests: DatabaseTestCase {
         }
     }
 
+    /// An observation of the integer `sql` selects, started on `writer`: its values, and what
+    /// stops it.
+    private func observeInteger(_ sql: String, in writer: some DatabaseWriter) -> (values: Collector<Int>, cancellable: DatabaseCancellable)
+    {
+        let collector = Collector<Int>()
+        let observation = ValueObservation { db in try db.intForQuery(sql) ?? 0 }
+        return (collector, observation.start(in: writer, onError: collector.fail, onChange: collector.append))
+    }
+
     /// count(name), not count(*): SQLite 3.15 tells the authorizer of no table for count(*).
     private let playerCount = ValueObservation { db in try db.intForQuery("SELECT count(name) FROM player") ?? 0 }
 
@@ -85,9 +94,7 @@ final class ValueObservationTests: DatabaseTestCase {
             try db.executeUpdate(#"CREATE TABLE "été"(x)"#)
             try db.executeUpdate(#"CREATE TABLE "Été"(x)"#)
         }
-        let collector = Collector<Int>()
-        let observation = ValueObservation { db in try db.intForQuery(#"SELECT count(x) FROM "été""#) ?? 0 }
-        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        let (collector, cancellable) = observeInteger(#"SELECT count(x) FROM "été""#, in: queue)
         defer { cancellable.cancel() }
         XCTAssertEqual(collector.wait(for: 1), [0])
         try queue.write { db in try db.executeUpdate(#"INSERT INTO "Été" VALUES (1)"#) }
@@ -110,9 +117,7 @@ final class ValueObservationTests: DatabaseTestCase {
             try db.executeUpdate("CREATE TABLE log(x)")
             try db.executeUpdate("CREATE TRIGGER logged AFTER INSERT ON log BEGIN INSERT INTO tags VALUES ('from trigger', 1); END")
         }
-        let collector = Collector<Int>()
-        let observation = ValueObservation { db in try db.intForQuery("SELECT count(uses) FROM tags") ?? 0 }
-        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        let (collector, cancellable) = observeInteger("SELECT count(uses) FROM tags", in: queue)
         defer { cancellable.cancel() }
         XCTAssertEqual(collector.wait(for: 1), [0])
         try queue.write { db in try db.executeUpdate("INSERT INTO tags VALUES ('a', 1)") }
@@ -139,11 +144,7 @@ final class ValueObservationTests: DatabaseTestCase {
         let queue = try DatabaseQueue(path: path("exists.db"), key: rawKey(0x0E))
         try setUpTables(queue)
         try queue.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('a'), ('b')") }
-        let collector = Collector<Int>()
-        let observation = ValueObservation { db in
-            try db.intForQuery("SELECT count(name) FROM player WHERE EXISTS (SELECT 1 FROM other)") ?? 0
-        }
-        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        let (collector, cancellable) = observeInteger("SELECT count(name) FROM player WHERE EXISTS (SELECT 1 FROM other)", in: queue)
         defer { cancellable.cancel() }
         XCTAssertEqual(collector.wait(for: 1), [0])
         try queue.write { db in try db.executeUpdate("INSERT INTO other VALUES (1)") }
@@ -206,9 +207,7 @@ final class ValueObservationTests: DatabaseTestCase {
     func testAQueryThatReadsNoColumnIsFetchedAfterEveryCommit() throws {
         let queue = try DatabaseQueue(path: path("star.db"), key: rawKey(0x10))
         try setUpTables(queue)
-        let collector = Collector<Int>()
-        let observation = ValueObservation { db in try db.intForQuery("SELECT count(*) FROM player") ?? 0 }
-        let cancellable = observation.start(in: queue, onError: collector.fail, onChange: collector.append)
+        let (collector, cancellable) = observeInteger("SELECT count(*) FROM player", in: queue)
         collector.wait(for: 1)
         try queue.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('a')") }
         XCTAssertEqual(collector.wait(for: 2).last, 1, "never a stale value")
