@@ -48,7 +48,7 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
     /// time: a lookup built per call then makes no node, and its shape matches by identity.
     @usableFromInline
     func comparison(_ op: ColumnShape.Comparison, _ value: SQLArgument) -> SQLExpression<Bool> {
-        SQLExpression(node: shape.node(for: op), bindings: [value])
+        SQLExpression(node: shape.node(for: op), bindings: .one(value))
     }
 }
 

@@ -131,9 +131,10 @@ extension Insert.Row: StatementShape {
 
     func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
         for index in setters.indices {
-            switch setters[index].assigned {
-            case .bound(let value): try body(value)
-            case .expression(let expression): for value in expression.bindings { try body(value) }
+            if let assigned = setters[index].assignedExpression {
+                try assigned.expression.bindings.forEachValue(body)
+            } else {
+                try body(setters[index].boundValue)
             }
         }
     }

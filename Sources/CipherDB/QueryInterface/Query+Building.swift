@@ -12,6 +12,8 @@ extension QueryType {
     /// ```swift
     /// users.filter(score > 10).filter(name != nil)   // WHERE ("score" > ?) AND ("name" IS NOT NULL)
     /// ```
+    // Inlinable, as `select` is: specialized for the condition's type where it is called.
+    @inlinable
     public consuming func filter<E: TypedSQLExpressible>(_ condition: E) -> Self where E.Value.Unwrapped == Bool {
         query.closeCompound()
         query.appendFilter(condition.sqlExpression)
@@ -114,7 +116,7 @@ extension QueryType {
             right.closeCompound()
         }
         let (sql, bindings) = right.compiled()
-        query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: bindings)))
+        query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: SQLArguments(bindings))))
         query.operandFeatures.formUnion(right.requiredFeatures)
         return self
     }
@@ -170,6 +172,7 @@ extension Query {
     /// Its order, limit and offset move out with it: they apply after the refinement, as on any
     /// query, whatever the order of the calls (a compound's order names result columns, which
     /// the outer query has too).
+    @usableFromInline
     mutating func closeCompound() {
         guard let rare, !rare.parts.compounds.isEmpty else { return }
         let (orderings, limitCount, offsetCount) = (orderings, limitCount, rare.parts.offsetCount)
@@ -186,10 +189,10 @@ extension Query {
     /// `SELECT count(*) FROM (query)` or `SELECT EXISTS (query)`: the inner query kept whole.
     init(subquery: Query, selecting function: String) {
         let inner = subquery.compiled()
-        let innerExpression = SQLExpression<Void>(sql: inner.sql, bindings: inner.bindings)
+        let innerExpression = SQLExpression<Void>(sql: inner.sql, bindings: SQLArguments(inner.bindings))
         if function == "EXISTS" {
             self.init(source: .none)
-            selection = [SQLExpression(sql: "EXISTS (" + inner.sql + ")", bindings: inner.bindings)]
+            selection = [SQLExpression(sql: "EXISTS (" + inner.sql + ")", bindings: SQLArguments(inner.bindings))]
         } else {
             self.init(source: .subquery(innerExpression))
             selection = [SQLExpression(sql: function)]

@@ -67,14 +67,7 @@ extension Query.Storage {
         for index in orderings.indices where !orderings[index].node.hasSameShape(as: otherOrderings[index].node) {
             return false
         }
-        switch (head.pointee.source, other.head.pointee.source) {
-        case (.table(let table), .table(let otherTable)):
-            guard table.hasSameShape(as: otherTable) else { return false }
-        case (.subquery(let subquery), .subquery(let otherSubquery)):
-            guard subquery.node.hasSameShape(as: otherSubquery.node) else { return false }
-        case (.none, .none): break
-        default: return false
-        }
+        guard hasSameSource(as: other) else { return false }
         let (rare, otherRare) = (head.pointee.rare, other.head.pointee.rare)
         if rare == nil && otherRare == nil { return true }
         let parts = rare?.parts ?? Query.RareParts()
@@ -94,6 +87,22 @@ extension Query.Storage {
             }
         }
         return true
+    }
+
+    /// Whether the two boxes read the same source, compared case by case: a switch over the
+    /// pair of sources made a tuple of them, copied and destroyed through run-time metadata.
+    private func hasSameSource(as other: Query.Storage) -> Bool {
+        switch head.pointee.source {
+        case .table(let table):
+            guard case .table(let otherTable) = other.head.pointee.source else { return false }
+            return table.hasSameShape(as: otherTable)
+        case .subquery(let subquery):
+            guard case .subquery(let otherSubquery) = other.head.pointee.source else { return false }
+            return subquery.node.hasSameShape(as: otherSubquery.node)
+        case .none:
+            guard case .none = other.head.pointee.source else { return false }
+            return true
+        }
     }
 
     private static func sameNodes(_ expressions: [SQLExpression<Void>], _ others: [SQLExpression<Void>]) -> Bool {

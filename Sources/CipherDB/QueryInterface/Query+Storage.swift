@@ -19,8 +19,11 @@ extension Query {
     /// one (builder methods consume the query they refine); a copy with a shared box copies the
     /// box first, so a query is still a value. One allocation per query built: arrays of one
     /// column and one filter cost two more, and each array's generic destruction.
-    final class Storage: ManagedBuffer<Header, SQLExpression<Void>>, @unchecked Sendable {
-        // Unchecked: a box is changed only through `Query.unique(room:)`, when one query holds it.
+    ///
+    /// Not `Sendable` (`ManagedBuffer` cannot be): a query shares its box across threads as
+    /// `nonisolated(unsafe)`, safe because a box is changed only through `Query.unique(room:)`,
+    /// when one query holds it.
+    final class Storage: ManagedBuffer<Header, SQLExpression<Void>> {
 
         /// A box with room for `capacity` expressions.
         static func make(_ header: Header) -> Storage {
@@ -95,6 +98,7 @@ extension Query {
     }
 
     /// Appends a filter (ANDed with the others).
+    @usableFromInline
     mutating func appendFilter(_ filter: SQLExpression<Void>) {
         unique(room: 1).withUnsafeMutablePointers { header, expressions in
             (expressions + header.pointee.selectionCount + header.pointee.filterCount).initialize(to: filter)
@@ -103,6 +107,7 @@ extension Query {
     }
 
     /// Appends a result column.
+    @usableFromInline
     mutating func appendSelection(_ column: SQLExpression<Void>) {
         unique(room: 1).withUnsafeMutablePointers { header, expressions in
             let end = expressions + header.pointee.selectionCount
@@ -114,6 +119,7 @@ extension Query {
     }
 
     /// Removes the result columns (`*`).
+    @usableFromInline
     mutating func removeSelection() {
         guard storage.head.pointee.selectionCount > 0 else { return }
         unique().withUnsafeMutablePointers { header, expressions in

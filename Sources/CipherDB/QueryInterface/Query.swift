@@ -162,6 +162,9 @@ public struct Query: QueryType {
     /// ```swift
     /// let best = try db.scalar(users.select(score.max))     // Int64?
     /// ```
+    // Inlinable, so that the caller's module specializes it for the column's type: no witness
+    // call for its expression.
+    @inlinable
     public consuming func select<E: TypedSQLExpressible>(_ column: E) -> ScalarQuery<E.Value> {
         closeCompound()
         removeSelection()
@@ -235,31 +238,25 @@ public struct Query: QueryType {
         let storage = storage
         let (selectionCount, filterCount) = (storage.head.pointee.selectionCount, storage.head.pointee.filterCount)
         try storage.withUnsafeMutablePointerToElements { (expressions) throws(E) in
-            for index in 0..<selectionCount where !expressions[index].bindings.isEmpty {
-                for value in expressions[index].bindings { try body(value) }
-            }
+            for index in 0..<selectionCount { try expressions[index].bindings.forEachValue(body) }
         }
-        if case .subquery(let subquery) = source { for value in subquery.bindings { try body(value) } }
+        if case .subquery(let subquery) = source { try subquery.bindings.forEachValue(body) }
         guard let rare else {
             try storage.withUnsafeMutablePointerToElements { (expressions) throws(E) in
-                for index in selectionCount..<(selectionCount + filterCount) where !expressions[index].bindings.isEmpty {
-                    for value in expressions[index].bindings { try body(value) }
-                }
+                for index in selectionCount..<(selectionCount + filterCount) { try expressions[index].bindings.forEachValue(body) }
             }
             let orderings = storage.head.pointee.orderings
-            for index in orderings.indices where !orderings[index].bindings.isEmpty {
-                for value in orderings[index].bindings { try body(value) }
-            }
+            for index in orderings.indices { try orderings[index].bindings.forEachValue(body) }
             if let limitCount = storage.head.pointee.limitCount { try body(.value(.integer(Int64(limitCount)))) }
             return
         }
         let parts = rare.parts
-        for join in parts.joins { for value in join.condition?.bindings ?? [] { try body(value) } }
-        for filter in filters { for value in filter.bindings { try body(value) } }
-        for expression in parts.grouping { for value in expression.bindings { try body(value) } }
-        for value in parts.havingCondition?.bindings ?? [] { try body(value) }
-        for compound in parts.compounds { for value in compound.query.bindings { try body(value) } }
-        for ordering in orderings { for value in ordering.bindings { try body(value) } }
+        for join in parts.joins { try join.condition?.bindings.forEachValue(body) }
+        for filter in filters { try filter.bindings.forEachValue(body) }
+        for expression in parts.grouping { try expression.bindings.forEachValue(body) }
+        try parts.havingCondition?.bindings.forEachValue(body)
+        for compound in parts.compounds { try compound.query.bindings.forEachValue(body) }
+        for ordering in orderings { try ordering.bindings.forEachValue(body) }
         if limitCount != nil || parts.offsetCount != nil { try body(.value(.integer(Int64(limitCount ?? -1)))) }
         if let offsetCount = parts.offsetCount { try body(.value(.integer(Int64(offsetCount)))) }
     }

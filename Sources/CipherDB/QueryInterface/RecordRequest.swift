@@ -80,7 +80,7 @@ extension TableRecord {
         }
         // Qualified, so that the request can join a table with a column of the same name.
         let qualified = databaseTable.qualifier + "." + quoteIdentifier(column)
-        return all().filter(SQLExpression<Bool>(sql: qualified + " = ?", bindings: [SQLArgument(key)], isCompound: true))
+        return all().filter(SQLExpression<Bool>(sql: qualified + " = ?", bindings: .one(SQLArgument(key)), isCompound: true))
     }
 
     /// The rows sorted by `terms`.

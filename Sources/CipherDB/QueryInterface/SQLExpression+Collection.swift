@@ -9,6 +9,7 @@ extension Sequence where Element: SQLValueType {
         let values = map { SQLArgument($0) }
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return SQLExpression(
-            sql: expression.operandSQL + " IN (" + placeholders + ")", bindings: expression.bindings + values, isCompound: true)
+            sql: expression.operandSQL + " IN (" + placeholders + ")", bindings: expression.bindings + SQLArguments(values),
+            isCompound: true)
     }
 }

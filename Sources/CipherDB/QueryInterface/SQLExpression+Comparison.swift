@@ -117,7 +117,8 @@ extension TypedSQLExpressible {
     /// ```
     public func between(_ range: ClosedRange<Value.Unwrapped>) -> SQLExpression<Bool> where Value.Unwrapped: Comparable {
         SQLExpression(
-            sql: operandSQL + " BETWEEN ? AND ?", bindings: bindings + [SQLArgument(range.lowerBound), SQLArgument(range.upperBound)],
+            sql: operandSQL + " BETWEEN ? AND ?",
+            bindings: bindings + SQLArguments([SQLArgument(range.lowerBound), SQLArgument(range.upperBound)]),
             isCompound: true)
     }
 }

@@ -5,7 +5,7 @@ extension SQLExpression {
     /// Only a `?` outside quotes and comments is a placeholder; a count that does not match the
     /// bound values (a raw fragment with a `?NNN` or `:name` of its own) throws `misuse`.
     func inlinedSQL() throws(DatabaseError) -> String {
-        try Self.inline(sql, bindings)
+        try Self.inline(sql, Array(bindings))
     }
 
     static func inline(_ sql: String, _ bindings: [SQLArgument]) throws(DatabaseError) -> String {

@@ -24,7 +24,7 @@ extension TypedSQLExpressible where Value.Unwrapped == String {
     public func like(_ pattern: String, escape: Character? = nil) -> SQLExpression<Bool> {
         guard let escape else { return .binary("LIKE", self, value: pattern) }
         return SQLExpression(
-            sql: operandSQL + " LIKE ? ESCAPE ?", bindings: bindings + [SQLArgument(pattern), .value(.text(String(escape)))],
+            sql: operandSQL + " LIKE ? ESCAPE ?", bindings: bindings + SQLArguments([SQLArgument(pattern), .value(.text(String(escape)))]),
             isCompound: true)
     }
 

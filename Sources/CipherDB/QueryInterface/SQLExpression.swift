@@ -68,14 +68,14 @@ public struct SQLExpression<Value>: SQLExpressible {
     /// The shape: the SQL without its values, rendered only when asked.
     let node: SQLNode
     /// The values bound to the `?`s, in order.
-    let bindings: [SQLArgument]
+    let bindings: SQLArguments
 
-    init(node: SQLNode, bindings: [SQLArgument] = []) {
+    init(node: SQLNode, bindings: SQLArguments = .none) {
         self.node = node
         self.bindings = bindings
     }
 
-    init(sql: String, bindings: [SQLArgument] = [], isCompound: Bool = false) {
+    init(sql: String, bindings: SQLArguments = .none, isCompound: Bool = false) {
         self.init(node: SQLNode(text: sql, isCompound: isCompound), bindings: bindings)
     }
 
@@ -93,7 +93,7 @@ public struct SQLExpression<Value>: SQLExpressible {
     /// let initial = SQLExpression<String>(literal: "substr(\(quoteIdentifier("name")), 1, ?)", [1])
     /// ```
     public init(literal sql: String, _ arguments: [(any Bindable & Sendable)?] = []) {
-        self.init(sql: sql, bindings: arguments.map { $0.map { SQLArgument($0) } ?? .value(.null) }, isCompound: true)
+        self.init(sql: sql, bindings: SQLArguments(arguments.map { $0.map { SQLArgument($0) } ?? .value(.null) }), isCompound: true)
     }
 
     /// A call of the SQL function or aggregate `name`: one of SQLite's, or one made with
@@ -111,7 +111,7 @@ public struct SQLExpression<Value>: SQLExpressible {
 
     /// A value bound to a `?`, as an expression: `SQLExpression<Int>(value: 3)`.
     public init(value: (any Bindable & Sendable)?) {
-        self.init(node: .placeholder, bindings: [value.map { SQLArgument($0) } ?? .value(.null)])
+        self.init(node: .placeholder, bindings: .one(value.map { SQLArgument($0) } ?? .value(.null)))
     }
 
     /// The values bound to the `?`s, in order, as they bind (a `Date` shows its seconds since
@@ -135,7 +135,7 @@ extension SQLExpressible {
     /// The text as an operand of a larger expression.
     var operandSQL: String { sqlExpression.operand }
     /// The bound values.
-    var bindings: [SQLArgument] { sqlExpression.bindings }
+    var bindings: SQLArguments { sqlExpression.bindings }
 }
 
 extension SQLExpression {
@@ -145,15 +145,13 @@ extension SQLExpression {
         let rhs = right.sqlExpression
         return SQLExpression(
             node: .binary(op, lhs.node, rhs.node),
-            bindings: lhs.bindings.isEmpty ? rhs.bindings : rhs.bindings.isEmpty ? lhs.bindings : lhs.bindings + rhs.bindings)
+            bindings: lhs.bindings + rhs.bindings)
     }
 
     /// An expression `left op ?` with `value` bound.
     static func binary(_ op: String, _ left: some SQLExpressible, value: some Bindable) -> SQLExpression {
         let lhs = left.sqlExpression
-        var bindings = lhs.bindings
-        bindings.append(SQLArgument(value))
-        return SQLExpression(node: .binary(op, lhs.node, .placeholder), bindings: bindings)
+        return SQLExpression(node: .binary(op, lhs.node, .placeholder), bindings: lhs.bindings + .one(SQLArgument(value)))
     }
 
     /// `prefix operand` (`NOT x`, `-x`), compound.
@@ -175,11 +173,11 @@ extension SQLExpression {
 
     /// A function call `name(arguments...)`: not compound.
     static func function(_ name: String, _ arguments: [SQLExpression<Void>]) -> SQLExpression {
-        SQLExpression(node: .call(name, arguments.map(\.node)), bindings: arguments.flatMap(\.bindings))
+        SQLExpression(node: .call(name, arguments.map(\.node)), bindings: SQLArguments(arguments.flatMap(\.bindings)))
     }
 
     /// A bound value as an expression.
-    static func value(_ value: SQLArgument) -> SQLExpression { SQLExpression(node: .placeholder, bindings: [value]) }
+    static func value(_ value: SQLArgument) -> SQLExpression { SQLExpression(node: .placeholder, bindings: .one(value)) }
 
     /// A bound value of a known type as an expression.
     static func value(_ value: some Bindable) -> SQLExpression { .value(SQLArgument(value)) }

@@ -6,7 +6,7 @@
 public struct SQLOrdering: SQLOrderable {
     /// The term's shape: rendered only when asked.
     let node: SQLNode
-    let bindings: [SQLArgument]
+    let bindings: SQLArguments
     /// Set by `nullsFirst` and `nullsLast`, which older SQLites cannot parse.
     var requiredFeature: SQLiteFeature?
 
@@ -18,7 +18,7 @@ public struct SQLOrdering: SQLOrderable {
         self.init(node: .suffix(expression.node, suffix, isCompound: false), bindings: expression.bindings)
     }
 
-    init(node: SQLNode, bindings: [SQLArgument], requiredFeature: SQLiteFeature? = nil) {
+    init(node: SQLNode, bindings: SQLArguments, requiredFeature: SQLiteFeature? = nil) {
         self.node = node
         self.bindings = bindings
         self.requiredFeature = requiredFeature

@@ -10,10 +10,14 @@ public struct ScalarQuery<Value: SQLValueType>: QueryType {
     /// The query's parts.
     public var query: Query
 
+    @usableFromInline
+    init(query: Query) { self.query = query }
+
     /// `expression IN (SELECT ...)`: whether the query returns `expression`'s value.
     public func contains<E: TypedSQLExpressible>(_ expression: E) -> SQLExpression<Bool> where E.Value.Unwrapped == Value.Unwrapped {
         let inner = query.compiled()
         return SQLExpression(
-            sql: expression.operandSQL + " IN (" + inner.sql + ")", bindings: expression.bindings + inner.bindings, isCompound: true)
+            sql: expression.operandSQL + " IN (" + inner.sql + ")", bindings: expression.bindings + SQLArguments(inner.bindings),
+            isCompound: true)
     }
 }

@@ -18,23 +18,48 @@ public struct Setter: Sendable {
         case expression(SQLExpression<Void>)
     }
 
+    /// An assigned expression, boxed: inline, it would make every setter larger, and an insert
+    /// copies and destroys its setters.
+    @usableFromInline
+    final class AssignedExpression: Sendable {
+        let expression: SQLExpression<Void>
+        init(_ expression: SQLExpression<Void>) { self.expression = expression }
+    }
+
     /// The column's quoted name (never qualified: SQLite's SET takes bare names).
     let column: String
     /// A hash of `column`, made with the column: shapes are compared on every run.
     let columnHash: Int
-    /// What is assigned.
-    let assigned: Assigned
-    /// The assigned expression's node, `nil` for a bound value: what the statement's shape
-    /// depends on, read without copying `assigned`.
-    let expressionNode: SQLNode?
+    /// The value bound to the setter's `?`; NULL, and unused, when it assigns an expression.
+    /// A stored field rather than an enum's payload: binding reads it in place, where a switch
+    /// over an enum copied and destroyed the whole enum.
+    let boundValue: SQLArgument
+    /// The assigned expression, `nil` for a bound value.
+    let assignedExpression: AssignedExpression?
 
     @usableFromInline
     init(column: String, columnHash: Int, assigned: Assigned) {
         self.column = column
         self.columnHash = columnHash
-        self.assigned = assigned
-        if case .expression(let expression) = assigned { expressionNode = expression.node } else { expressionNode = nil }
+        switch assigned {
+        case .bound(let value):
+            boundValue = value
+            assignedExpression = nil
+        case .expression(let expression):
+            boundValue = .value(.null)
+            assignedExpression = AssignedExpression(expression)
+        }
     }
+
+    /// What is assigned.
+    var assigned: Assigned {
+        if let assignedExpression { return .expression(assignedExpression.expression) }
+        return .bound(boundValue)
+    }
+
+    /// The assigned expression's node, `nil` for a bound value: what the statement's shape
+    /// depends on.
+    var expressionNode: SQLNode? { assignedExpression?.expression.node }
 
     /// The value as an expression: `?` with the value, or the expression.
     var value: SQLExpression<Void> {

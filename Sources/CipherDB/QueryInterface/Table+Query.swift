@@ -16,9 +16,11 @@ extension QuerySource {
     }
 
     /// The table's rows with one typed result column.
+    @inlinable
     public func select<E: TypedSQLExpressible>(_ column: E) -> ScalarQuery<E.Value> { all.select(column) }
 
     /// The rows where `condition` holds.
+    @inlinable
     public func filter<E: TypedSQLExpressible>(_ condition: E) -> Query where E.Value.Unwrapped == Bool { all.filter(condition) }
 
     /// The rows sorted by `terms`.

@@ -77,7 +77,7 @@ extension Query {
     private func appendTargetCondition(to sql: inout String, _ bindings: inout [SQLArgument]) {
         if isFilterOnly {
             appendWhere(to: &sql)
-            for filter in filters { bindings += filter.bindings }
+            for filter in filters { bindings.append(contentsOf: filter.bindings) }
             return
         }
         // SQLite's UPDATE and DELETE take neither joins nor (by default) ORDER BY and LIMIT.

@@ -333,4 +333,26 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try db.fetchAll(compound).count, 2)
         XCTAssertEqual(try db.scalar(counted), 1)
     }
+
+    /// Expressions keep no value, one, or several: combined, every value binds in the order of
+    /// its `?`, whatever each side holds, and the file returns the rows those values select.
+    func testCombinedExpressionsBindEveryValueInOrder() throws {
+        let db = try populated()
+        defer { db.close() }
+        let cases: [(condition: SQLExpression<Bool>, arguments: [DatabaseValue], ids: [Int64])] = [
+            (score > 1 && id < 3, [.integer(1), .integer(3)], [1, 2]),
+            (nickname != nil && score >= 12, [.integer(12)], [2]),
+            (score >= 12 && nickname != nil, [.integer(12)], [2]),
+            (score.between(4...12) && id != 1, [.integer(4), .integer(12), .integer(1)], [2]),
+            (id == 3 || score.between(4...6), [.integer(3), .integer(4), .integer(6)], [1, 3]),
+            ([2, 3].contains(id) && email.like("%y.org"), [.integer(2), .integer(3), .text("%y.org")], [3]),
+            (score + 1 > 6 && score - 2 < 11, [.integer(1), .integer(6), .integer(2), .integer(11)], [2]),
+            (!(score < 10) && id <= 3, [.integer(10), .integer(3)], [2, 3]),
+        ]
+        for (condition, arguments, ids) in cases {
+            let query = users.select(id).filter(condition).order(id)
+            XCTAssertEqual(query.arguments, arguments, query.sql)
+            XCTAssertEqual(try db.fetchAll(query).map { row throws(DatabaseError) in try row[id] }, ids, query.sql)
+        }
+    }
 }
