@@ -16,9 +16,9 @@ extension Database {
     /// - Throws: `unsupported` for a query the SQLite underneath cannot run; the compile error.
     public func makeStatement(_ query: some QueryType) throws(DatabaseError) -> PreparedStatement {
         let query = query.query
-        let sql = queryShapes.sql(for: query)
-        for feature in query.requiredFeatures { try Self.require(feature, sql: sql) }
-        return try makeStatement(sql, binding: query.collectBindings())
+        let rendered = queryShapes.rendered(query)
+        if let failure = rendered.failure { throw failure }
+        return try makeStatement(rendered.sql, binding: query.collectBindings())
     }
 
     /// A ``PreparedStatement`` for `insert`, its values bound, as for a query:
@@ -35,21 +35,25 @@ extension Database {
     public func makeStatement(_ insert: Insert) throws(DatabaseError) -> PreparedStatement {
         switch insert.form {
         case .row(let row):
-            return try makeStatement(insertShapes.sql(for: row), binding: insert.bindings)
-        case .rendered(let sql, let bindings):
-            if let feature = insert.requiredFeature { try Self.require(feature, sql: sql) }
-            return try makeStatement(sql, binding: bindings)
+            let rendered = insertShapes.rendered(row)
+            if let failure = rendered.failure { throw failure }
+            return try makeStatement(rendered.sql, binding: insert.bindings)
+        case .rendered(let rendered):
+            try Self.require(rendered.requiredFeatures, sql: rendered.sql)
+            return try makeStatement(rendered.sql, binding: rendered.bindings)
         }
     }
 
     /// A ``PreparedStatement`` for `update`, its values bound.
     public func makeStatement(_ update: Update) throws(DatabaseError) -> PreparedStatement {
-        try makeStatement(update.sql, binding: update.bindings)
+        if let failure = update.failure { throw failure }
+        return try makeStatement(update.sql, binding: update.bindings)
     }
 
     /// A ``PreparedStatement`` for `delete`, its values bound.
     public func makeStatement(_ delete: Delete) throws(DatabaseError) -> PreparedStatement {
-        try makeStatement(delete.sql, binding: delete.bindings)
+        if let failure = delete.failure { throw failure }
+        return try makeStatement(delete.sql, binding: delete.bindings)
     }
 
     private func makeStatement(_ sql: String, binding values: [SQLArgument]) throws(DatabaseError) -> PreparedStatement {

@@ -83,9 +83,9 @@ extension Database {
     /// in place, marked in use (release it).
     @usableFromInline
     func prepareStatement(shape query: Query) throws(DatabaseError) -> Statement {
-        let sql = queryShapes.sql(for: query)
-        if query.rare != nil || !query.orderings.isEmpty { for feature in query.requiredFeatures { try Self.require(feature, sql: sql) } }
-        let statement = try prepareStatement(sql)
+        let rendered = queryShapes.rendered(query)
+        if let failure = rendered.failure { throw failure }
+        let statement = try prepareStatement(rendered.sql)
         do {
             try statement.bind(query, dateFormatter: dateFormatter)
         } catch {
@@ -114,19 +114,21 @@ extension Database {
     public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
         switch insert.form {
         case .row(let row):
-            let statement = try prepareStatement(insertShapes.sql(for: row))
+            let rendered = insertShapes.rendered(row)
+            if let failure = rendered.failure { throw failure }
+            let statement = try prepareStatement(rendered.sql)
             defer { statement.release() }
             try statement.bind(row, dateFormatter: dateFormatter)
             try stepToEnd(statement)
-        case .rendered(let sql, let bindings):
-            if let feature = insert.requiredFeature { try Self.require(feature, sql: sql) }
+        case .rendered(let rendered):
+            try Self.require(rendered.requiredFeatures, sql: rendered.sql)
             // An upsert that updates changes a row without inserting one, and SQLite's last
             // rowid would still be an earlier insert's: it starts at 0 so that it tells (where
             // the setter cannot be found, an unchanged last rowid tells instead).
             let before = lastInsertRowID
-            let isUpsert = insert.requiredFeature == .upsert
+            let isUpsert = rendered.isUpsert
             if isUpsert, let sqliteHandle { Self.setLastInsertRowID?(sqliteHandle, 0) }
-            try execute(sql, bindings)
+            try execute(rendered.sql, rendered.bindings)
             if isUpsert, Self.setLastInsertRowID == nil, lastInsertRowID == before { return 0 }
         }
         // The last rowid stays an earlier statement's when this one inserted nothing.
@@ -165,11 +167,18 @@ extension Database {
         return changes
     }
 
-    /// Throws `unsupported` when the running SQLite lacks `feature`, before SQLite fails to parse.
-    static func require(_ feature: SQLiteFeature, sql: String) throws(DatabaseError) {
-        guard !feature.isAvailable else { return }
-        let version = "\(feature.introducedIn / 1_000_000).\(feature.introducedIn / 1000 % 1000)"
-        throw DatabaseError(
+    /// Throws `unsupported` when the running SQLite lacks one of `features`, before SQLite fails
+    /// to parse.
+    static func require(_ features: Set<SQLiteFeature>, sql: String) throws(DatabaseError) {
+        if let error = unsupportedError(features, sql: sql) { throw error }
+    }
+
+    /// The `unsupported` error for a statement that needs `features`, naming the latest SQLite
+    /// among those the running one lacks; `nil` when it has them all.
+    static func unsupportedError(_ features: Set<SQLiteFeature>, sql: String) -> DatabaseError? {
+        guard let newest = features.filter({ !$0.isAvailable }).max(by: { $0.introducedIn < $1.introducedIn }) else { return nil }
+        let version = "\(newest.introducedIn / 1_000_000).\(newest.introducedIn / 1000 % 1000)"
+        return DatabaseError(
             kind: .unsupported, message: "this statement needs SQLite \(version) or later; SQLite here is \(SQLiteFeature.runningVersion)",
             sql: sql)
     }

@@ -29,28 +29,37 @@ public struct Insert: Sendable {
 
     enum Form: Sendable {
         case row(Row)
-        case rendered(sql: String, bindings: [SQLArgument])
+        /// Boxed: a one-row insert, the common form, is then copied without room for this one.
+        indirect case rendered(Rendered)
+    }
+
+    /// An insert rendered when made, with what it needs of the running SQLite (checked when it
+    /// runs; a one-row insert's needs are its shape's, checked once per shape).
+    struct Rendered: Sendable {
+        let sql: String
+        let bindings: [SQLArgument]
+        let requiredFeatures: Set<SQLiteFeature>
+        /// Whether it is an upsert (`ON CONFLICT DO`).
+        let isUpsert: Bool
     }
 
     let form: Form
-    /// What the SQL needs of the running SQLite, checked when it runs.
-    let requiredFeature: SQLiteFeature?
 
-    init(sql: String, bindings: [SQLArgument], requiredFeature: SQLiteFeature? = nil) {
-        self.form = .rendered(sql: sql, bindings: bindings)
-        self.requiredFeature = requiredFeature
+    init(sql: String, bindings: [SQLArgument], setters: [Setter] = [], isUpsert: Bool = false) {
+        var features = Setter.requiredFeatures(of: setters)
+        if isUpsert { features.insert(.upsert) }
+        form = .rendered(Rendered(sql: sql, bindings: bindings, requiredFeatures: features, isUpsert: isUpsert))
     }
 
     init(row: Row) {
-        self.form = .row(row)
-        self.requiredFeature = nil
+        form = .row(row)
     }
 
     /// The SQL, with a `?` for each value.
     public var sql: String {
         switch form {
         case .row(let row): return row.renderSQL()
-        case .rendered(let sql, _): return sql
+        case .rendered(let rendered): return rendered.sql
         }
     }
 
@@ -61,7 +70,7 @@ public struct Insert: Sendable {
             var bindings: [SQLArgument] = []
             row.forEachBinding { bindings.append($0) }
             return bindings
-        case .rendered(_, let bindings): return bindings
+        case .rendered(let rendered): return rendered.bindings
         }
     }
 
@@ -115,6 +124,8 @@ extension Insert.Row: StatementShape {
         sql += ")"
         return sql
     }
+
+    var requiredFeatures: Set<SQLiteFeature> { Setter.requiredFeatures(of: setters) }
 
     var withoutValues: Insert.Row {
         Insert.Row(
@@ -173,7 +184,7 @@ extension Table {
         }
         let sql =
             insertPrefix(conflict) + " (" + columns.joined(separator: ", ") + ") VALUES " + rows.map(valuesRow).joined(separator: ", ")
-        return Insert(sql: sql, bindings: rows.flatMap { $0.flatMap(\.value.bindings) })
+        return Insert(sql: sql, bindings: rows.flatMap { $0.flatMap(\.value.bindings) }, setters: rows.flatMap { $0 })
     }
 
     /// An insert that, when the row conflicts with an existing one on `target` (a unique
@@ -194,7 +205,7 @@ extension Table {
             sql += "UPDATE SET " + set.map { $0.column + " = " + $0.value.sql }.joined(separator: ", ")
         }
         return Insert(
-            sql: sql, bindings: setters.flatMap(\.value.bindings) + set.flatMap(\.value.bindings), requiredFeature: .upsert)
+            sql: sql, bindings: setters.flatMap(\.value.bindings) + set.flatMap(\.value.bindings), setters: setters + set, isUpsert: true)
     }
 
     private func insertPrefix(_ conflict: Insert.ConflictResolution?) -> String {

@@ -164,6 +164,8 @@ protocol StatementShape: Sendable {
     func renderSQL() -> String
     /// The same shape without its values: what a cache of shapes may keep.
     var withoutValues: Self { get }
+    /// What the SQL text needs of the running SQLite beyond 3.15: a function of the shape.
+    var requiredFeatures: Set<SQLiteFeature> { get }
 }
 
 extension Query: StatementShape {}
@@ -176,15 +178,21 @@ extension Query: StatementShape {}
 /// bounded, as an application that builds statements from data (a different `IN` list length
 /// per call) makes a shape per call.
 final class StatementShapeCache<Shape: StatementShape> {
-    /// A shape (without values) and its SQL.
-    private final class Entry {
-        let hash: Int
-        let shape: Shape
+    /// A shape (without values), its SQL, and why it cannot run on this SQLite, if it cannot.
+    final class Entry {
+        fileprivate let hash: Int
+        fileprivate let shape: Shape
+        /// The SQL text.
         let sql: String
-        init(hash: Int, shape: Shape, sql: String) {
+        /// `unsupported`, for SQL that needs more than the running SQLite has (NULLS FIRST on
+        /// 3.15): decided once per shape, as the needs are the shape's.
+        let failure: DatabaseError?
+
+        fileprivate init(hash: Int, shape: Shape, sql: String) {
             self.hash = hash
-            self.shape = shape
+            self.shape = shape.withoutValues
             self.sql = sql
+            self.failure = Database.unsupportedError(shape.requiredFeatures, sql: sql)
         }
     }
 
@@ -197,17 +205,18 @@ final class StatementShapeCache<Shape: StatementShape> {
     @exclusivity(unchecked) private var slots = [Entry?](repeating: nil, count: StatementShapeCache.slotCount)
     @exclusivity(unchecked) private(set) var count = 0
 
-    /// The SQL of `shape`: the text rendered for an earlier statement of its shape (the same
-    /// `String`, so the statement cache compares it by identity), or rendered now.
-    func sql(for shape: Shape) -> String {
+    /// The entry of `shape`, found or made now: its SQL (the text rendered for an earlier
+    /// statement of its shape, the same `String`, so the statement cache compares it by
+    /// identity) and whether it can run.
+    func rendered(_ shape: Shape) -> Entry {
         let hash = shape.shapeHash
         let mask = Self.slotCount - 1
         var slot = hash & mask
         while let entry = slots[slot] {
-            if entry.hash == hash && entry.shape.hasSameShape(as: shape) { return entry.sql }
+            if entry.hash == hash && entry.shape.hasSameShape(as: shape) { return entry }
             slot = (slot + 1) & mask
         }
-        let sql = shape.renderSQL()
+        let entry = Entry(hash: hash, shape: shape, sql: shape.renderSQL())
         if count >= Self.capacity {
             // Applications that build a shape per call would otherwise grow the cache without
             // end; starting over keeps it bounded.
@@ -215,8 +224,8 @@ final class StatementShapeCache<Shape: StatementShape> {
             count = 0
             slot = hash & mask
         }
-        slots[slot] = Entry(hash: hash, shape: shape.withoutValues, sql: sql)
+        slots[slot] = entry
         count += 1
-        return sql
+        return entry
     }
 }

@@ -117,10 +117,22 @@ public struct Query: QueryType {
         set { changeRareParts { $0.operandFeatures = newValue } }
     }
     /// What the SQL needs of the running SQLite beyond 3.15, checked when it runs: its operands'
-    /// needs and its orderings', read from them so that a replaced order leaves no need behind.
+    /// needs, its orderings' and its expressions' (a sub-query's `NULLS FIRST` inside `contains`),
+    /// read from them so that a replaced part leaves no need behind.
     var requiredFeatures: Set<SQLiteFeature> {
         var features = operandFeatures
-        for ordering in orderings { if let feature = ordering.requiredFeature { features.insert(feature) } }
+        for ordering in orderings {
+            if let feature = ordering.requiredFeature { features.insert(feature) }
+            features.formUnion(ordering.node.requiredFeatures)
+        }
+        if case .subquery(let subquery) = source { features.formUnion(subquery.node.requiredFeatures) }
+        storage.withUnsafeMutablePointerToElements { expressions in
+            for index in 0..<storage.count { features.formUnion(expressions[index].node.requiredFeatures) }
+        }
+        guard let parts = rare?.parts else { return features }
+        for join in parts.joins { features.formUnion(join.condition?.node.requiredFeatures ?? []) }
+        for expression in parts.grouping { features.formUnion(expression.node.requiredFeatures) }
+        features.formUnion(parts.havingCondition?.node.requiredFeatures ?? [])
         return features
     }
     var offsetCount: Int? {

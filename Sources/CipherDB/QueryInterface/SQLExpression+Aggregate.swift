@@ -4,7 +4,7 @@ extension TypedSQLExpressible {
 
     /// `DISTINCT self`, for use inside an aggregate: `email.distinct.count` is `count(DISTINCT "email")`.
     public var distinct: SQLExpression<Value> {
-        SQLExpression(sql: "DISTINCT " + operandSQL, bindings: bindings)
+        SQLExpression(sql: "DISTINCT " + operandSQL, bindings: bindings, requiredFeatures: requiredFeatures)
     }
 
     /// `max(self)`: NULL (`nil`) when there are no rows.
@@ -44,7 +44,9 @@ extension TypedSQLExpressible {
     /// let postID = try rows[0][Column<Int64>("post_id")]
     /// ```
     public func aliased(_ name: String) -> SQLExpression<Value> {
-        SQLExpression(sql: sqlExpression.sql + " AS " + quoteIdentifier(name), bindings: bindings, isCompound: true)
+        SQLExpression(
+            sql: sqlExpression.sql + " AS " + quoteIdentifier(name), bindings: bindings, isCompound: true,
+            requiredFeatures: requiredFeatures)
     }
 
     /// `coalesce(self, other)`: `self` unless it is NULL.
@@ -58,7 +60,8 @@ extension TypedSQLExpressible {
     /// users.select(id.cast(as: String.self))     // CAST("id" AS TEXT)
     /// ```
     public func cast<T: SQLValueType>(as type: T.Type) -> SQLExpression<T> {
-        SQLExpression(sql: "CAST(" + sqlExpression.sql + " AS " + T.declaredType + ")", bindings: bindings)
+        SQLExpression(
+            sql: "CAST(" + sqlExpression.sql + " AS " + T.declaredType + ")", bindings: bindings, requiredFeatures: requiredFeatures)
     }
 }
 

@@ -10,6 +10,6 @@ extension Sequence where Element: SQLValueType {
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return SQLExpression(
             sql: expression.operandSQL + " IN (" + placeholders + ")", bindings: expression.bindings + SQLArguments(values),
-            isCompound: true)
+            isCompound: true, requiredFeatures: expression.requiredFeatures)
     }
 }

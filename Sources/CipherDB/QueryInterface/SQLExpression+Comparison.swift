@@ -119,6 +119,6 @@ extension TypedSQLExpressible {
         SQLExpression(
             sql: operandSQL + " BETWEEN ? AND ?",
             bindings: bindings + SQLArguments([SQLArgument(range.lowerBound), SQLArgument(range.upperBound)]),
-            isCompound: true)
+            isCompound: true, requiredFeatures: requiredFeatures)
     }
 }

@@ -25,7 +25,7 @@ extension TypedSQLExpressible where Value.Unwrapped == String {
         guard let escape else { return .binary("LIKE", self, value: pattern) }
         return SQLExpression(
             sql: operandSQL + " LIKE ? ESCAPE ?", bindings: bindings + SQLArguments([SQLArgument(pattern), .value(.text(String(escape)))]),
-            isCompound: true)
+            isCompound: true, requiredFeatures: requiredFeatures)
     }
 
     /// `self GLOB ?` (case-sensitive, Unix wildcards).
@@ -48,6 +48,7 @@ extension TypedSQLExpressible {
     /// users.filter(email.collating("NOCASE") == "A@X").order(name.collating("localized"))
     /// ```
     public func collating(_ name: String) -> SQLExpression<Value> {
-        SQLExpression(sql: operandSQL + " COLLATE " + quoteIdentifier(name), bindings: bindings, isCompound: true)
+        SQLExpression(
+            sql: operandSQL + " COLLATE " + quoteIdentifier(name), bindings: bindings, isCompound: true, requiredFeatures: requiredFeatures)
     }
 }

@@ -75,8 +75,8 @@ public struct SQLExpression<Value>: SQLExpressible {
         self.bindings = bindings
     }
 
-    init(sql: String, bindings: SQLArguments = .none, isCompound: Bool = false) {
-        self.init(node: SQLNode(text: sql, isCompound: isCompound), bindings: bindings)
+    init(sql: String, bindings: SQLArguments = .none, isCompound: Bool = false, requiredFeatures: Set<SQLiteFeature> = []) {
+        self.init(node: SQLNode(text: sql, isCompound: isCompound, requiredFeatures: requiredFeatures), bindings: bindings)
     }
 
     /// The SQL text, with a `?` for each argument.
@@ -136,6 +136,9 @@ extension SQLExpressible {
     var operandSQL: String { sqlExpression.operand }
     /// The bound values.
     var bindings: SQLArguments { sqlExpression.bindings }
+    /// What the text needs of the running SQLite beyond 3.15: an expression written into a
+    /// larger one's text passes them on.
+    var requiredFeatures: Set<SQLiteFeature> { sqlExpression.node.requiredFeatures }
 }
 
 extension SQLExpression {

@@ -35,14 +35,25 @@ final class SQLNode: Sendable {
     let isCompound: Bool
     /// A hash of the shape, computed once: shapes are compared on every run of a query.
     let shapeHash: Int
+    /// What the text needs of the running SQLite beyond 3.15 (a sub-query's `NULLS FIRST`), its
+    /// operands' needs included: a statement that holds the node checks them before it runs.
+    let requiredFeatures: Set<SQLiteFeature>
 
-    private init(kind: Kind, text: String, first: SQLNode?, second: SQLNode?, arguments: [SQLNode], isCompound: Bool) {
+    private init(
+        kind: Kind, text: String, first: SQLNode?, second: SQLNode?, arguments: [SQLNode], isCompound: Bool,
+        requiredFeatures: Set<SQLiteFeature> = []
+    ) {
         self.kind = kind
         self.text = text
         self.first = first
         self.second = second
         self.arguments = arguments
         self.isCompound = isCompound
+        var features = requiredFeatures
+        if let first, !first.requiredFeatures.isEmpty { features.formUnion(first.requiredFeatures) }
+        if let second, !second.requiredFeatures.isEmpty { features.formUnion(second.requiredFeatures) }
+        for argument in arguments where !argument.requiredFeatures.isEmpty { features.formUnion(argument.requiredFeatures) }
+        self.requiredFeatures = features
         var hash = Self.mix(Int(kind.rawValue) << 1 | (isCompound ? 1 : 0), Self.hash(text))
         if let first { hash = Self.mix(hash, first.shapeHash) }
         if let second { hash = Self.mix(hash, second.shapeHash) }
@@ -50,9 +61,11 @@ final class SQLNode: Sendable {
         shapeHash = hash
     }
 
-    /// Finished text as a node.
-    convenience init(text: String, isCompound: Bool = false) {
-        self.init(kind: .text, text: text, first: nil, second: nil, arguments: [], isCompound: isCompound)
+    /// Finished text as a node; `requiredFeatures` are what the text (a compiled sub-query)
+    /// needs of the running SQLite.
+    convenience init(text: String, isCompound: Bool = false, requiredFeatures: Set<SQLiteFeature> = []) {
+        self.init(
+            kind: .text, text: text, first: nil, second: nil, arguments: [], isCompound: isCompound, requiredFeatures: requiredFeatures)
     }
 
     /// `left op right`, compound.

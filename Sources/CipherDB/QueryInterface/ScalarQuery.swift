@@ -18,6 +18,6 @@ public struct ScalarQuery<Value: SQLValueType>: QueryType {
         let inner = query.compiled()
         return SQLExpression(
             sql: expression.operandSQL + " IN (" + inner.sql + ")", bindings: expression.bindings + SQLArguments(inner.bindings),
-            isCompound: true)
+            isCompound: true, requiredFeatures: expression.requiredFeatures.union(query.requiredFeatures))
     }
 }

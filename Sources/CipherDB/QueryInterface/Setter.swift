@@ -61,6 +61,13 @@ public struct Setter: Sendable {
     /// depends on.
     var expressionNode: SQLNode? { assignedExpression?.expression.node }
 
+    /// What the setters' expressions need of the running SQLite beyond 3.15.
+    static func requiredFeatures(of setters: [Setter]) -> Set<SQLiteFeature> {
+        var features: Set<SQLiteFeature> = []
+        for setter in setters { features.formUnion(setter.expressionNode?.requiredFeatures ?? []) }
+        return features
+    }
+
     /// The value as an expression: `?` with the value, or the expression.
     var value: SQLExpression<Void> {
         switch assigned {

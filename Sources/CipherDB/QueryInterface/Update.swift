@@ -9,7 +9,8 @@ public struct Update: Sendable {
     /// The SQL, with a `?` for each value.
     public let sql: String
     let bindings: [SQLArgument]
-    /// Why it cannot run (a query whose rows are not one table's), thrown by `run`.
+    /// Why it cannot run (a query whose rows are not one table's, SQL the running SQLite cannot
+    /// parse), thrown by `run`.
     var failure: DatabaseError?
 
     /// The values bound to the `?`s, in order.
@@ -27,7 +28,8 @@ public struct Delete: Sendable {
     /// The SQL, with a `?` for each value.
     public let sql: String
     let bindings: [SQLArgument]
-    /// Why it cannot run (a query whose rows are not one table's), thrown by `run`.
+    /// Why it cannot run (a query whose rows are not one table's, SQL the running SQLite cannot
+    /// parse), thrown by `run`.
     var failure: DatabaseError?
 
     /// The values bound to the `?`s, in order.
@@ -44,16 +46,18 @@ extension Query {
         var sql = "UPDATE " + targetName + " SET "
         sql += setters.map { $0.column + " = " + $0.value.sql }.joined(separator: ", ")
         var bindings = setters.flatMap(\.value.bindings)
-        appendTargetCondition(to: &sql, &bindings)
-        return Update(sql: sql, bindings: bindings, failure: targetFailure)
+        var features = Setter.requiredFeatures(of: setters)
+        appendTargetCondition(to: &sql, &bindings, &features)
+        return Update(sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql))
     }
 
     /// A delete of the query's rows (a query with more than filters deletes the rows whose rowid it selects, as `update` does).
     public func delete() -> Delete {
         var sql = "DELETE FROM " + targetName
         var bindings: [SQLArgument] = []
-        appendTargetCondition(to: &sql, &bindings)
-        return Delete(sql: sql, bindings: bindings, failure: targetFailure)
+        var features: Set<SQLiteFeature> = []
+        appendTargetCondition(to: &sql, &bindings, &features)
+        return Delete(sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql))
     }
 
     /// Why the query's rows cannot be updated or deleted: they are not the rows of one table (a
@@ -74,8 +78,13 @@ extension Query {
         }
     }
 
-    private func appendTargetCondition(to sql: inout String, _ bindings: inout [SQLArgument]) {
+    /// Appends the condition that picks the query's rows, with its values and what it needs of
+    /// the running SQLite.
+    private func appendTargetCondition(
+        to sql: inout String, _ bindings: inout [SQLArgument], _ features: inout Set<SQLiteFeature>
+    ) {
         if isFilterOnly {
+            features.formUnion(requiredFeatures)
             appendWhere(to: &sql)
             for filter in filters { bindings.append(contentsOf: filter.bindings) }
             return
@@ -86,6 +95,7 @@ extension Query {
         // self join names the same table twice.
         rows.selection = [SQLExpression(sql: (table.map { $0.qualifier + "." } ?? "") + "rowid")]
         let inner = rows.compiled()
+        features.formUnion(rows.requiredFeatures)
         sql += " WHERE rowid IN (" + inner.sql + ")"
         bindings += inner.bindings
     }
@@ -96,7 +106,9 @@ extension Table {
     public func update(_ setters: Setter...) -> Update {
         var sql = "UPDATE " + quotedName + " SET "
         sql += setters.map { $0.column + " = " + $0.value.sql }.joined(separator: ", ")
-        return Update(sql: sql, bindings: setters.flatMap(\.value.bindings))
+        return Update(
+            sql: sql, bindings: setters.flatMap(\.value.bindings),
+            failure: Database.unsupportedError(Setter.requiredFeatures(of: setters), sql: sql))
     }
 
     /// A delete of every row of the table.

@@ -36,8 +36,9 @@ public struct View: QuerySource {
         sql += Table(name, schema: schema).quotedName + " AS "
         let compiled = query.query.compiled()
         do {
+            let inlined = sql + (try SQLExpression<Void>.inline(compiled.sql, compiled.bindings))
             return SchemaStatement(
-                sql: sql + (try SQLExpression<Void>.inline(compiled.sql, compiled.bindings)),
+                sql: inlined, failure: Database.unsupportedError(query.query.requiredFeatures, sql: inlined),
                 writesDates: compiled.bindings.contains(where: \.isDate))
         } catch {
             return SchemaStatement(sql: sql + compiled.sql, failure: error)

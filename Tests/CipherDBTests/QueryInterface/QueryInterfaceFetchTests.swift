@@ -355,4 +355,62 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
             XCTAssertEqual(try db.fetchAll(query).map { row throws(DatabaseError) in try row[id] }, ids, query.sql)
         }
     }
+
+    /// A query that asks for NULLS FIRST keeps that need wherever its SQL goes: a sub-query
+    /// inside `contains` (in a filter, a selection, an update's or a delete's condition), the
+    /// rowid sub-query of an update or delete with an order and a limit, a view. On SQLite
+    /// before 3.30 each throws `unsupported`, not a syntax error; after, each runs.
+    func testNullsOrderingInsideSubqueriesViewsAndWritesIsUnsupportedOrRuns() throws {
+        let db = try populated()
+        defer { db.close() }
+        let firstByName = users.select(id).order(nickname.asc.nullsFirst).limit(1)
+        let inSubquery = users.select(id).filter(firstByName.contains(id))
+        let selected = users.select(id, firstByName.contains(id)).order(id)
+        let nested = users.select(id).filter(id > 0 && !firstByName.contains(id))
+        let updateWhere = users.filter(firstByName.contains(id)).update(score <- 99)
+        let updateOrdered = users.order(nickname.asc.nullsFirst).limit(1).update(score <- 99)
+        let deleteWhere = posts.filter(users.select(id).order(nickname.asc.nullsLast).limit(1).contains(authorID)).delete()
+        let deleteOrdered = posts.order(title.desc.nullsLast).limit(1).delete()
+        let view = View("first_by_name").create(firstByName)
+        // Passed through operators that write their operand into their own text.
+        let firstAsNumber = firstByName.contains(id).cast(as: Int64.self)
+        let castSelected = users.select(id, firstAsNumber.distinct.count).group(id).order(id)
+        let insertOne = users.insert(email <- "dee@z.org", score <- firstAsNumber)
+        let insertMany = try users.insertMany([[email <- "eve@z.org", score <- firstAsNumber]])
+        let updateAll = users.update(score <- firstAsNumber)
+        guard SQLiteFeature.nullsOrdering.isAvailable else {
+            for query in [inSubquery.query, selected, nested.query, castSelected] {
+                assertThrows(.unsupported) { _ = try db.fetchAll(query) }
+            }
+            assertThrows(.unsupported) { _ = try db.scalar(inSubquery.count) }
+            assertThrows(.unsupported) { try db.run(updateWhere) }
+            assertThrows(.unsupported) { try db.run(updateOrdered) }
+            assertThrows(.unsupported) { try db.run(deleteWhere) }
+            assertThrows(.unsupported) { try db.run(deleteOrdered) }
+            assertThrows(.unsupported) { try db.run(view) }
+            assertThrows(.unsupported) { try db.run(insertOne) }
+            assertThrows(.unsupported) { try db.run(insertMany) }
+            assertThrows(.unsupported) { try db.run(updateAll) }
+            assertThrows(.unsupported) { _ = try db.makeStatement(insertOne) }
+            assertThrows(.unsupported) { _ = try db.makeStatement(updateWhere) }
+            assertThrows(.unsupported) { _ = try db.makeStatement(inSubquery) }
+            XCTAssertEqual(try db.scalar(users.select(score.max)), 20, "nothing was written")
+            XCTAssertEqual(try db.scalar(posts.count), 3, "nothing was deleted")
+            XCTAssertEqual(try db.scalar(users.count), 3, "nothing was inserted")
+            return
+        }
+        XCTAssertEqual(try db.fetchAll(inSubquery).map { row throws(DatabaseError) in try row[id] }, [3])
+        XCTAssertEqual(try db.fetchAll(selected).count, 3)
+        XCTAssertEqual(try db.fetchAll(nested).map { row throws(DatabaseError) in try row[id] }, [1, 2])
+        XCTAssertEqual(try db.run(updateWhere), 1)
+        XCTAssertEqual(try db.run(updateOrdered), 1)
+        XCTAssertEqual(try db.run(deleteWhere), 2, "Ann's two posts")
+        XCTAssertEqual(try db.run(deleteOrdered), 1)
+        try db.run(view)
+        XCTAssertEqual(try db.scalar(View("first_by_name").count), 1)
+        XCTAssertEqual(try db.fetchAll(castSelected).count, 3)
+        XCTAssertEqual(try db.run(insertOne), 4)
+        XCTAssertEqual(try db.run(insertMany), 5)
+        XCTAssertEqual(try db.run(updateAll), 5)
+    }
 }
