@@ -82,12 +82,14 @@ extension Insert.Row: StatementShape {
     // Setters are read in place, by index, and the shape from their `expressionNode`: a copy
     // of a setter or of its `assigned` copies its bound value.
     var shapeHash: Int {
-        var hash = SQLNode.mix(table.shapeHash, conflict.map { SQLNode.hash($0.rawValue) } ?? 0)
+        // The columns' hashes (each already well mixed) folded in order, then mixed once: a mix
+        // per column cost about 20 instructions each.
+        var folded = conflict.map { SQLNode.hash($0.rawValue) } ?? 0
         for index in setters.indices {
-            hash = SQLNode.mix(hash, setters[index].columnHash)
-            if let node = setters[index].expressionNode { hash = SQLNode.mix(hash, node.shapeHash) }
+            folded = SQLNode.fold(folded, setters[index].columnHash)
+            if let node = setters[index].expressionNode { folded = SQLNode.fold(folded, node.shapeHash) }
         }
-        return hash
+        return SQLNode.mix(table.shapeHash, folded)
     }
 
     func hasSameShape(as other: Insert.Row) -> Bool {

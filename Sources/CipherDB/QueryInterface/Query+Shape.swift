@@ -8,41 +8,37 @@ extension Query {
 
 // On the box itself: its expressions are read in place, with no copy of the box's fields.
 extension Query.Storage {
-    private var isDistinct: Bool { head.pointee.rare?.parts.isDistinct ?? false }
-
     var shapeHash: Int {
         let (selectionCount, filterCount) = (head.pointee.selectionCount, head.pointee.filterCount)
-        var hash = SQLNode.mix(isDistinct ? 1 : 0, selectionCount)
-        withUnsafeMutablePointerToElements { expressions in
-            for index in 0..<selectionCount { hash = SQLNode.mix(hash, expressions[index].node.shapeHash) }
-        }
-        switch head.pointee.source {
-        case .table(let table): hash = SQLNode.mix(hash, table.shapeHash)
-        case .subquery(let subquery): hash = SQLNode.mix(SQLNode.mix(hash, 1), subquery.node.shapeHash)
-        case .none: hash = SQLNode.mix(hash, 2)
-        }
-        hash = SQLNode.mix(hash, filterCount)
-        withUnsafeMutablePointerToElements { expressions in
-            for index in selectionCount..<(selectionCount + filterCount) {
-                hash = SQLNode.mix(hash, expressions[index].node.shapeHash)
-            }
-        }
         let orderings = head.pointee.orderings
-        hash = SQLNode.mix(hash, orderings.count)
+        let parts = head.pointee.rare?.parts
+        // The counts and flags packed into one word, mixed once: a mix per count cost more than
+        // the rest of the hash of a point lookup. Rare parts at their defaults add nothing, so
+        // equal shapes hash equally however they were built. Large counts overlap, which only
+        // makes collisions, which the comparison settles.
+        var counts = selectionCount | filterCount << 12 | orderings.count << 24 | (head.pointee.limitCount == nil ? 0 : 1 << 36)
+        if let parts {
+            counts |= (parts.isDistinct ? 1 << 37 : 0) | (parts.offsetCount == nil ? 0 : 1 << 38)
+            counts |= (parts.havingCondition == nil ? 0 : 1 << 39) | parts.grouping.count << 40 | parts.joins.count << 48
+            counts |= parts.compounds.count << 56
+        }
+        var hash: Int
+        switch head.pointee.source {
+        case .table(let table): hash = SQLNode.mix(counts, table.shapeHash)
+        case .subquery(let subquery): hash = SQLNode.mix(counts, SQLNode.mix(1, subquery.node.shapeHash))
+        case .none: hash = SQLNode.mix(counts, 2)
+        }
+        withUnsafeMutablePointerToElements { expressions in
+            for index in 0..<(selectionCount + filterCount) { hash = SQLNode.mix(hash, expressions[index].node.shapeHash) }
+        }
         for index in orderings.indices { hash = SQLNode.mix(hash, orderings[index].node.shapeHash) }
-        hash = SQLNode.mix(hash, head.pointee.limitCount == nil ? 0 : 1)
-        // Without rare parts, the hash their defaults give (no offset, no grouping, no having):
-        // equal shapes hash equally however they were built.
-        guard let rare = head.pointee.rare else { return SQLNode.mix(SQLNode.mix(SQLNode.mix(hash, 2), 0), 0) }
-        let parts = rare.parts
-        hash = SQLNode.mix(hash, parts.offsetCount == nil ? 2 : 3)
+        guard let parts else { return hash }
         for join in parts.joins {
             hash = SQLNode.mix(SQLNode.mix(SQLNode.hash(join.kind.rawValue), hash), join.table.shapeHash)
             hash = SQLNode.mix(hash, join.condition?.node.shapeHash ?? 0)
         }
-        hash = SQLNode.mix(hash, parts.grouping.count)
         for expression in parts.grouping { hash = SQLNode.mix(hash, expression.node.shapeHash) }
-        hash = SQLNode.mix(hash, parts.havingCondition?.node.shapeHash ?? 0)
+        if let having = parts.havingCondition { hash = SQLNode.mix(hash, having.node.shapeHash) }
         for compound in parts.compounds {
             hash = SQLNode.mix(SQLNode.mix(hash, SQLNode.hash(compound.operator)), compound.query.node.shapeHash)
         }
