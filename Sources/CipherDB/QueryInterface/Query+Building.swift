@@ -116,8 +116,8 @@ extension QueryType {
             right.closeCompound()
         }
         let (sql, bindings) = right.compiled()
-        query.compounds.append((`operator`, SQLExpression(sql: sql, bindings: SQLArguments(bindings))))
-        query.operandFeatures.formUnion(right.requiredFeatures)
+        query.compounds.append(
+            (`operator`, SQLExpression(sql: sql, bindings: SQLArguments(bindings), requiredFeatures: right.requiredFeatures)))
         return self
     }
 
@@ -188,15 +188,15 @@ extension Query {
 
     /// `SELECT count(*) FROM (query)` or `SELECT EXISTS (query)`: the inner query kept whole.
     init(subquery: Query, selecting function: String) {
+        // The inner query's needs go with the text that holds it, so that they leave with it.
         let inner = subquery.compiled()
-        let innerExpression = SQLExpression<Void>(sql: inner.sql, bindings: SQLArguments(inner.bindings))
+        let needs = subquery.requiredFeatures
         if function == "EXISTS" {
             self.init(source: .none)
-            selection = [SQLExpression(sql: "EXISTS (" + inner.sql + ")", bindings: SQLArguments(inner.bindings))]
+            selection = [SQLExpression(sql: "EXISTS (" + inner.sql + ")", bindings: SQLArguments(inner.bindings), requiredFeatures: needs)]
         } else {
-            self.init(source: .subquery(innerExpression))
+            self.init(source: .subquery(SQLExpression(sql: inner.sql, bindings: SQLArguments(inner.bindings), requiredFeatures: needs)))
             selection = [SQLExpression(sql: function)]
         }
-        operandFeatures = subquery.requiredFeatures
     }
 }

@@ -135,7 +135,6 @@ extension Query {
         copy.grouping = parts.grouping.map(Self.withoutValues)
         copy.havingCondition = parts.havingCondition.map(Self.withoutValues)
         copy.compounds = parts.compounds.map { ($0.operator, Self.withoutValues($0.query)) }
-        copy.operandFeatures = parts.operandFeatures
         return copy
     }
 

@@ -78,9 +78,6 @@ public struct Query: QueryType {
         var havingCondition: SQLExpression<Void>?
         /// `UNION`, `UNION ALL`, `INTERSECT`, `EXCEPT` and their right-hand queries, in order.
         var compounds: [(operator: String, query: SQLExpression<Void>)] = []
-        /// What the SQL of the compounds' right-hand queries and of a sub-query the query reads
-        /// from needs of the running SQLite beyond 3.15 (its own orderings' needs are theirs).
-        var operandFeatures: Set<SQLiteFeature> = []
         var offsetCount: Int?
     }
 
@@ -112,15 +109,11 @@ public struct Query: QueryType {
         get { rare?.parts.compounds ?? [] }
         set { changeRareParts { $0.compounds = newValue } }
     }
-    var operandFeatures: Set<SQLiteFeature> {
-        get { rare?.parts.operandFeatures ?? [] }
-        set { changeRareParts { $0.operandFeatures = newValue } }
-    }
-    /// What the SQL needs of the running SQLite beyond 3.15, checked when it runs: its operands'
-    /// needs, its orderings' and its expressions' (a sub-query's `NULLS FIRST` inside `contains`),
-    /// read from them so that a replaced part leaves no need behind.
+    /// What the SQL needs of the running SQLite beyond 3.15, checked once per shape: what the
+    /// text of its parts needs (an ordering's `NULLS FIRST`, a sub-query's needs, carried by the
+    /// node that holds its text), so that a replaced part leaves no need behind.
     var requiredFeatures: Set<SQLiteFeature> {
-        var features = operandFeatures
+        var features: Set<SQLiteFeature> = []
         for ordering in orderings {
             if let feature = ordering.requiredFeature { features.insert(feature) }
             features.formUnion(ordering.node.requiredFeatures)
@@ -133,6 +126,7 @@ public struct Query: QueryType {
         for join in parts.joins { features.formUnion(join.condition?.node.requiredFeatures ?? []) }
         for expression in parts.grouping { features.formUnion(expression.node.requiredFeatures) }
         features.formUnion(parts.havingCondition?.node.requiredFeatures ?? [])
+        for compound in parts.compounds { features.formUnion(compound.query.node.requiredFeatures) }
         return features
     }
     var offsetCount: Int? {

@@ -151,8 +151,11 @@ final class SQLNode: Sendable {
 
     /// ``hasSameShape(as:)`` for two distinct nodes: compared field by field.
     private func hasSameStructure(as other: SQLNode) -> Bool {
+        // The needs too: a raw fragment may spell out a sub-query the builder wrote, without them,
+        // and a shape's verdict on what it needs is cached with it.
         guard shapeHash == other.shapeHash, kind == other.kind, isCompound == other.isCompound, text == other.text,
-            Self.same(first, other.first), Self.same(second, other.second), arguments.count == other.arguments.count
+            Self.same(first, other.first), Self.same(second, other.second), arguments.count == other.arguments.count,
+            requiredFeatures == other.requiredFeatures
         else { return false }
         for index in arguments.indices where !arguments[index].hasSameShape(as: other.arguments[index]) {
             return false

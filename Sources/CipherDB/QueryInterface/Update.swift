@@ -10,7 +10,7 @@ public struct Update: Sendable {
     public let sql: String
     let bindings: [SQLArgument]
     /// Why it cannot run (a query whose rows are not one table's, SQL the running SQLite cannot
-    /// parse), thrown by `run`.
+    /// parse), thrown by `run` and `makeStatement`.
     var failure: DatabaseError?
 
     /// The values bound to the `?`s, in order.
@@ -29,7 +29,7 @@ public struct Delete: Sendable {
     public let sql: String
     let bindings: [SQLArgument]
     /// Why it cannot run (a query whose rows are not one table's, SQL the running SQLite cannot
-    /// parse), thrown by `run`.
+    /// parse), thrown by `run` and `makeStatement`.
     var failure: DatabaseError?
 
     /// The values bound to the `?`s, in order.

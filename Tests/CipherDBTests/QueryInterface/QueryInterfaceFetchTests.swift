@@ -375,8 +375,10 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         // Passed through operators that write their operand into their own text.
         let firstAsNumber = firstByName.contains(id).cast(as: Int64.self)
         let castSelected = users.select(id, firstAsNumber.distinct.count).group(id).order(id)
-        let insertOne = users.insert(email <- "dee@z.org", score <- firstAsNumber)
-        let insertMany = try users.insertMany([[email <- "eve@z.org", score <- firstAsNumber]])
+        // In VALUES no row is there to name a column: the sub-query's left side is a value.
+        let firstIsThree = firstByName.contains(SQLExpression<Int64>(value: 3)).cast(as: Int64.self)
+        let insertOne = users.insert(email <- "dee@z.org", score <- firstIsThree)
+        let insertMany = try users.insertMany([[email <- "eve@z.org", score <- firstIsThree]])
         let updateAll = users.update(score <- firstAsNumber)
         guard SQLiteFeature.nullsOrdering.isAvailable else {
             for query in [inSubquery.query, selected, nested.query, castSelected] {
@@ -411,6 +413,52 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         XCTAssertEqual(try db.fetchAll(castSelected).count, 3)
         XCTAssertEqual(try db.run(insertOne), 4)
         XCTAssertEqual(try db.run(insertMany), 5)
+        XCTAssertEqual(try db.scalar(users.select(score).filter(id == 4)), 1, "the nameless user comes first")
         XCTAssertEqual(try db.run(updateAll), 5)
+    }
+
+    /// A need goes with the text that has it: a query whose sub-query selection was replaced
+    /// needs nothing, and shares its shape, its statement and its verdict with a query that
+    /// never had one, in either order.
+    func testAReplacedSubqueryLeavesNoNeedBehind() throws {
+        let db = try populated()
+        defer { db.close() }
+        let firstByName = users.select(id).order(nickname.asc.nullsFirst).limit(1)
+        let one = SQLExpression<Int64>(value: 1)
+        let plain = users.select(id).exists.query.select(one)
+        let replacedExists = firstByName.exists.query.select(one)
+        XCTAssertEqual(plain.sql, replacedExists.sql)
+        // The replaced one first, so that a wrong verdict would be the one the cache keeps.
+        XCTAssertEqual(try db.scalar(replacedExists), 1)
+        XCTAssertEqual(try db.scalar(plain), 1)
+        // `count` reads from the sub-query: a new selection keeps it, and its need.
+        let keptInCount = firstByName.count.query.select(one)
+        let kept = firstByName.exists
+        guard SQLiteFeature.nullsOrdering.isAvailable else {
+            assertThrows(.unsupported) { _ = try db.scalar(keptInCount) }
+            assertThrows(.unsupported) { _ = try db.scalar(kept) }
+            return
+        }
+        XCTAssertEqual(try db.scalar(keptInCount), 1)
+        XCTAssertEqual(try db.scalar(kept), true)
+    }
+
+    /// A raw fragment that spells out the builder's sub-query has its text but not its need:
+    /// the two are different shapes, so the fragment's verdict (none) is not the builder's.
+    func testARawFragmentWithTheSameTextDoesNotLendItsVerdict() throws {
+        let db = try populated()
+        defer { db.close() }
+        let firstByName = users.select(id).order(nickname.asc.nullsFirst).limit(1)
+        let built = users.select(id).filter(firstByName.contains(id))
+        let condition = firstByName.contains(id)
+        let raw = users.select(id).filter(SQLExpression<Bool>(literal: condition.sql, [1]))
+        XCTAssertEqual(raw.sql, built.sql)
+        guard SQLiteFeature.nullsOrdering.isAvailable else {
+            assertThrows(.sqlite) { _ = try db.fetchAll(raw) }
+            assertThrows(.unsupported) { _ = try db.fetchAll(built) }
+            return
+        }
+        XCTAssertEqual(try db.fetchAll(raw).count, 1)
+        XCTAssertEqual(try db.fetchAll(built).count, 1)
     }
 }
