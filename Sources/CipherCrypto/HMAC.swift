@@ -103,6 +103,29 @@ public final class HMAC {
         return try result.get()
     }
 
+    /// A key derived from `key` for the purpose `label` names: the code of `label` under `key`
+    /// (HKDF-Expand's single block, RFC 5869, when `label` ends in the block counter 0x01), in a
+    /// secret buffer, never in a Swift array. A new label is an unrelated key.
+    ///
+    /// ```swift
+    /// let manifestKey = try HMAC.derivedKey(from: password, label: Array("app manifest key v1".utf8) + [1])
+    /// ```
+    public static func derivedKey(from key: SecretBytes, label: [UInt8], hash: HashFunction = .sha256) throws(CryptoError) -> SecretBytes {
+        let mac = try HMAC(key: key, hash: hash)
+        var failure: CryptoError?
+        let derived = SecretBytes(count: mac.length) { output in
+            label.withUnsafeBytes { label in
+                do throws(CryptoError) {
+                    try mac.authenticate(label, UnsafeRawBufferPointer(start: nil, count: 0), into: output)
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
+        return derived
+    }
+
     /// The code length for `hash`.
     public static func length(of hash: HashFunction) -> Int {
         switch hash {

@@ -1,3 +1,4 @@
+import CipherCrypto
 import Foundation
 
 /// One snapshot in a restic repository, as `restic snapshots` lists it, with CipherDB's manifest.
@@ -35,12 +36,13 @@ struct ResticSnapshotRecord: Decodable {
         case shortID = "short_id"
     }
 
-    var snapshot: Snapshot {
+    /// The snapshot, its manifest opened with the repository's `password`.
+    func snapshot(password: SecretBytes) -> Snapshot {
         let tags = tags ?? []
         return Snapshot(
             id: id, shortID: shortID ?? String(id.prefix(8)), time: Self.parseTime(time), hostname: hostname ?? "",
             paths: paths ?? [], tags: tags.filter { !$0.hasPrefix(SnapshotManifest.tagPrefix) },
-            manifest: SnapshotManifest.from(tags: tags))
+            manifest: SnapshotManifest.from(tags: tags, password: password))
     }
 
     /// restic's RFC 3339 time with nanoseconds.

@@ -75,17 +75,9 @@ extension Keystore {
     /// HKDF-Expand(key, label) to 32 bytes, in lowercase hex: never in a Swift array.
     static func repositoryPassword(from key: SecretBytes) throws(KeystoreError) -> SecretBytes {
         do {
-            let mac = try HMAC(key: key, hash: .sha256)
-            let code = try SecretBytes(count: 32) { output in
-                try repositoryPasswordLabel.withUnsafeBytes { label in
-                    try mac.authenticate(label, UnsafeRawBufferPointer(start: nil, count: 0), into: output)
-                }
-            }
-            return code.hexEncoded()
-        } catch let error as CryptoError {
-            throw .crypto(error)
+            return try HMAC.derivedKey(from: key, label: repositoryPasswordLabel).hexEncoded()
         } catch {
-            throw .crypto(.openSSLFailure("HMAC"))
+            throw .crypto(error)
         }
     }
 
