@@ -44,6 +44,17 @@ struct HMACTests {
         #expect(HMAC.length(of: .sha512) == 64)
     }
 
+    /// RFC 5869's first test case: with the label `info ‖ 0x01`, the derived key is the first
+    /// block of HKDF-Expand's output (T(1), 32 bytes of the 42-byte OKM).
+    @Test func derivedKeyIsHKDFExpandsFirstBlock() throws {
+        let prk = SecretBytes(copying: hex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"))
+        let derived = try HMAC.derivedKey(from: prk, label: hex("f0f1f2f3f4f5f6f7f8f9") + [1])
+        #expect(derived.count == 32)
+        #expect(derived.withUnsafeBytes { hexString($0) } == "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf")
+        let other = try HMAC.derivedKey(from: prk, label: hex("f0f1f2f3f4f5f6f7f8f9") + [2])
+        #expect(other.withUnsafeBytes { hexString($0) } != derived.withUnsafeBytes { hexString($0) }, "another label, another key")
+    }
+
     /// Guards the use-after-free found by AddressSanitizer (issue 8, finding 8): the digest
     /// parameter's name was a temporary Swift string that died before `EVP_MAC_init` read it.
     /// `make asan` runs this; without the sanitizer it checks that every hash still keys right.

@@ -42,6 +42,16 @@ final class SnapshotManifestTagTests: XCTestCase {
         XCTAssertNil(SnapshotManifest.from(tags: ["cipherdb-manifest:sealed:!!"], password: password))
     }
 
+    /// The key is fixed: snapshots sealed years ago must open with the key derived today. The
+    /// value is OpenSSL's own (`openssl dgst -sha256 -mac HMAC -macopt key:…` of the label and
+    /// the byte 0x01).
+    func testTheSealingKeyIsPinned() throws {
+        let key = try SnapshotManifest.sealingKey(password: password)
+        XCTAssertEqual(
+            key.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() },
+            "f2d8f9460c8af59c0c9bd23f572a03cd2a902223b78e9a1917d89632286a6e64")
+    }
+
     /// A snapshot made before manifests were sealed carries the JSON itself in base64url.
     func testATagFromBeforeSealingStillReads() throws {
         let encoder = JSONEncoder()

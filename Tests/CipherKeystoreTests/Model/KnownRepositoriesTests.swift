@@ -15,6 +15,14 @@ struct KnownRepositoriesTests {
 
     func text(_ secret: SecretBytes) -> String { secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
+    /// The derivation is fixed: a repository made years ago must open with the password derived
+    /// today. The value is OpenSSL's own (`openssl dgst -sha256 -mac HMAC -macopt hexkey:0101…`
+    /// of the label and the byte 0x01).
+    @Test func thePasswordDerivationIsPinned() throws {
+        let password = try Keystore.repositoryPassword(from: SecretBytes(copying: [UInt8](repeating: 1, count: 32)))
+        #expect(text(password) == "1bd8e5e4a1de885e8122f616394d4ef915e56cc1083f779453a9486a16532bd9")
+    }
+
     @Test func thePasswordStaysOnTheRecordedVersionAcrossARotation() throws {
         let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
         try store.addKey(id: "offsite")
