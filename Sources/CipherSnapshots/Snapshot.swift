@@ -1,4 +1,3 @@
-import CipherCrypto
 import Foundation
 
 /// One snapshot in a restic repository, as `restic snapshots` lists it, with CipherDB's manifest.
@@ -36,13 +35,12 @@ struct ResticSnapshotRecord: Decodable {
         case shortID = "short_id"
     }
 
-    /// The snapshot, its manifest opened with the repository's `password`.
-    func snapshot(password: SecretBytes) -> Snapshot {
+    var snapshot: Snapshot {
         let tags = tags ?? []
         return Snapshot(
             id: id, shortID: shortID ?? String(id.prefix(8)), time: Self.parseTime(time), hostname: hostname ?? "",
             paths: paths ?? [], tags: tags.filter { !$0.hasPrefix(SnapshotManifest.tagPrefix) },
-            manifest: SnapshotManifest.from(tags: tags, password: password))
+            manifest: SnapshotManifest.from(tags: tags))
     }
 
     /// restic's RFC 3339 time with nanoseconds.

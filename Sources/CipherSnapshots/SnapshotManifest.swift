@@ -4,10 +4,9 @@ import Foundation
 /// What CipherDB records with each snapshot: enough to find the key that opens it years later
 /// and to prove that a restore is whole, and no secret.
 ///
-/// It travels as a restic tag, which restic keeps encrypted in the repository's snapshot
-/// metadata, so the storage provider never sees it; the tag itself is sealed under a key derived
-/// from the repository password, so restic's command line, which every local user can read while
-/// the snapshot is made, shows no table name, count or key id (`SnapshotManifest+Tag.swift`).
+/// It travels as a restic tag (`cipherdb-manifest:` and the manifest's JSON in base64url),
+/// which restic keeps encrypted in the repository's snapshot metadata: the storage provider never
+/// sees it. It does appear on restic's command line while the snapshot is made.
 public struct SnapshotManifest: Sendable, Codable, Equatable {
     /// Which key opens the snapshot's database.
     public struct KeyReference: Sendable, Codable, Equatable {
@@ -107,4 +106,29 @@ public struct SnapshotManifest: Sendable, Codable, Equatable {
     public var journalMode: String
     /// Every table and its rows, in `sqlite_master` order.
     public var tables: [TableCount]
+
+    /// The tag prefix that carries a manifest.
+    static let tagPrefix = "cipherdb-manifest:"
+    /// The tag every snapshot made by CipherDB carries.
+    static let tag = "cipherdb"
+
+    /// The manifest as a restic tag.
+    func tag() throws(SnapshotError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self) else { throw SnapshotError(.invalidArgument, "the manifest cannot be encoded") }
+        let base64 = data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return Self.tagPrefix + base64
+    }
+
+    /// The manifest among `tags`, or `nil` when none decodes.
+    static func from(tags: [String]) -> SnapshotManifest? {
+        guard let tag = tags.first(where: { $0.hasPrefix(tagPrefix) }) else { return nil }
+        var base64 = String(tag.dropFirst(tagPrefix.count)).replacingOccurrences(of: "-", with: "+").replacingOccurrences(
+            of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return try? JSONDecoder().decode(SnapshotManifest.self, from: data)
+    }
 }

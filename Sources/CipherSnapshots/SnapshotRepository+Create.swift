@@ -66,7 +66,7 @@ extension SnapshotRepository {
         let name = PathBytes.lastComponent(of: databasePath)
         let (manifest, authenticatePages) = try makeManifest(
             pinned, name: name, identity: file.salt, key: key, settings: settings, keyReference: keyReference)
-        let tag = try manifest.sealedTag(password: password)
+        let tag = try manifest.tag()
         let arguments =
             ["backup", "--stdin", "--stdin-filename", name, "--tag", SnapshotManifest.tag, "--tag", tag, "--json"]
             + tags.flatMap { ["--tag", $0] }

@@ -44,9 +44,7 @@ public struct SnapshotRepository: Sendable {
     /// `AWS_SECRET_ACCESS_KEY`, and the inherited `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`
     /// and `AWS_SESSION_TOKEN` are withheld: one pair, never parts of two.
     public var storageCredentials: StorageCredentials?
-    /// The repository password: restic reads it from a pipe, and manifests are sealed under a key
-    /// derived from it.
-    let password: SecretBytes
+    private let password: SecretBytes
 
     /// A repository at `location`, opened with `password`.
     ///
@@ -78,7 +76,7 @@ public struct SnapshotRepository: Sendable {
         // another process locked at the same time). A snapshot forgotten while the list is read
         // fails the listing; nothing is read from the packs that a prune might delete.
         let outcome = try run(["snapshots", "--no-lock", "--json", "--tag", SnapshotManifest.tag], action: "list the snapshots")
-        return try Self.decodeSnapshots(outcome.output, password: password).sorted { $0.time < $1.time }
+        return try Self.decodeSnapshots(outcome.output).sorted { $0.time < $1.time }
     }
 
     /// The snapshot whose id (full or a unique prefix, as restic takes it) is `id`, or the
@@ -200,10 +198,10 @@ public struct SnapshotRepository: Sendable {
         outcome.status == 0 && !outcome.gaveUpUnreachable
     }
 
-    static func decodeSnapshots(_ output: [UInt8], password: SecretBytes) throws(SnapshotError) -> [Snapshot] {
+    static func decodeSnapshots(_ output: [UInt8]) throws(SnapshotError) -> [Snapshot] {
         guard let records = try? JSONDecoder().decode([ResticSnapshotRecord].self, from: Data(output)) else {
             throw SnapshotError(.resticFailed, "restic's snapshot list is not the JSON expected")
         }
-        return records.map { $0.snapshot(password: password) }
+        return records.map(\.snapshot)
     }
 }
