@@ -195,7 +195,7 @@ final class SnapshotRepositoryTests: XCTestCase {
 
         var noRestic = repository
         noRestic.resticExecutable = path("no-restic-here")
-        XCTAssertEqual(kind { try noRestic.list() }, .resticMissing)
+        XCTAssertEqual(kind { _ = try noRestic.list() }, .resticMissing)
 
         // A plaintext database is refused unless asked for; the key must be right.
         let plain = Database(path: path("plain.db"))

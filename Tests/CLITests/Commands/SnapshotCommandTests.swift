@@ -363,7 +363,7 @@ final class SnapshotCommandTests: CLITestCase {
         // A restic cancelled while it took its lock may leave that lock (restic's own race); it is
         // stale (its process is gone), which `unlock` clears and nothing else needs.
         let resticEnvironment = ["RESTIC_PASSWORD": repositoryPassword]
-        try run(restic, ["-r", path("repo"), "unlock"], env: resticEnvironment, stdin: nil, expect: 0, file: #filePath, line: #line)
+        _ = try run(restic, ["-r", path("repo"), "unlock"], env: resticEnvironment, stdin: nil, expect: 0, file: #filePath, line: #line)
         let check = try run(
             restic, ["-r", path("repo"), "--no-cache", "check"], env: resticEnvironment, stdin: nil, expect: nil, file: #filePath,
             line: #line)

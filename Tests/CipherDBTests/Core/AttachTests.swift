@@ -75,13 +75,13 @@ final class AttachNewFileRefusalTests: DatabaseTestCase {
         do {
             try db.executeUpdate("ATTACH '\(path("new.db"))' AS n")
             XCTFail("a new file was attached")
-        } catch let error as DatabaseError {
+        } catch {
             XCTAssertTrue(error.message.contains("ATTACH of '\(path("new.db"))': this connection makes no files"), error.message)
         }
 
         // An existing file that is no SQLite database yet would become a plaintext one; a `file:`
         // URI names another file than its text; temporary files stay where they are.
-        FileManager.default.createFile(atPath: path("empty.db"), contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("empty.db"), contents: Data()))
         assertThrows(.newFileRefused) { try db.executeUpdate("ATTACH '\(self.path("empty.db"))' AS e") }
         assertThrows(.newFileRefused) { try db.executeUpdate("ATTACH 'file:\(self.path("plain.db"))' AS u") }
         assertThrows(.newFileRefused) { try db.executeUpdate("PRAGMA temp_store = FILE") }

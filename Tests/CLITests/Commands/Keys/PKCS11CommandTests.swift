@@ -118,7 +118,7 @@ final class PKCS11CommandTests: CLITestCase {
 
     func testASlotAddedWithTheModuleFlagUnlocksLaterWithNeitherFlagNorVariable() throws {
         let bare = withoutModuleVariable
-        try addSlot(module: SoftHSMToken.module, env: bare)
+        _ = try addSlot(module: SoftHSMToken.module, env: bare)
         let listed = try cipherdb(["keys", "slots", "list"]).stdout
         XCTAssertTrue(listed.contains("slot 2  pkcs11  token 'laptop', key 'cipherdb-keystore', module \(SoftHSMToken.module)\n"), listed)
         let slot = try XCTUnwrap((try json(try cipherdb(["keys", "slots", "list", "--json"]).stdout)["slots"] as? [[String: Any]])?.last)
