@@ -125,7 +125,7 @@ extension Query {
         var copy = Query(source: Self.withoutValues(source))
         copy.selection = selection.map(Self.withoutValues)
         copy.filters = filters.map(Self.withoutValues)
-        copy.orderings = orderings.map { SQLOrdering(node: $0.node, bindings: [], requiredFeature: $0.requiredFeature) }
+        copy.orderings = orderings.map { SQLOrdering(node: $0.node, bindings: []) }
         copy.limitCount = limitCount.map { _ in 0 }
         guard rare != nil else { return copy }
         let parts = rareParts

@@ -114,10 +114,7 @@ public struct Query: QueryType {
     /// node that holds its text), so that a replaced part leaves no need behind.
     var requiredFeatures: Set<SQLiteFeature> {
         var features: Set<SQLiteFeature> = []
-        for ordering in orderings {
-            if let feature = ordering.requiredFeature { features.insert(feature) }
-            features.formUnion(ordering.node.requiredFeatures)
-        }
+        for ordering in orderings { features.formUnion(ordering.node.requiredFeatures) }
         if case .subquery(let subquery) = source { features.formUnion(subquery.node.requiredFeatures) }
         storage.withUnsafeMutablePointerToElements { expressions in
             for index in 0..<storage.count { features.formUnion(expressions[index].node.requiredFeatures) }

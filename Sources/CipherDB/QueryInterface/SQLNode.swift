@@ -35,8 +35,9 @@ final class SQLNode: Sendable {
     let isCompound: Bool
     /// A hash of the shape, computed once: shapes are compared on every run of a query.
     let shapeHash: Int
-    /// What the text needs of the running SQLite beyond 3.15 (a sub-query's `NULLS FIRST`), its
-    /// operands' needs included: a statement that holds the node checks them before it runs.
+    /// What the text needs of the running SQLite beyond 3.15 (an ordering's `NULLS FIRST`, a
+    /// sub-query's needs), its operands' needs included: a statement that holds the node checks
+    /// them before it runs.
     let requiredFeatures: Set<SQLiteFeature>
 
     private init(
@@ -78,9 +79,14 @@ final class SQLNode: Sendable {
         SQLNode(kind: .prefix, text: prefix, first: operand, second: nil, arguments: [], isCompound: true)
     }
 
-    /// `operand suffix`; compound unless it is a term of a list (an ordering).
-    static func suffix(_ operand: SQLNode, _ suffix: String, isCompound: Bool) -> SQLNode {
-        SQLNode(kind: .suffix, text: suffix, first: operand, second: nil, arguments: [], isCompound: isCompound)
+    /// `operand suffix`; compound unless it is a term of a list (an ordering). `requiredFeatures`
+    /// are what the suffix itself needs (`NULLS FIRST`).
+    static func suffix(
+        _ operand: SQLNode, _ suffix: String, isCompound: Bool, requiredFeatures: Set<SQLiteFeature> = []
+    ) -> SQLNode {
+        SQLNode(
+            kind: .suffix, text: suffix, first: operand, second: nil, arguments: [], isCompound: isCompound,
+            requiredFeatures: requiredFeatures)
     }
 
     /// `name(arguments...)`, not compound.

@@ -7,8 +7,6 @@ public struct SQLOrdering: SQLOrderable {
     /// The term's shape: rendered only when asked.
     let node: SQLNode
     let bindings: SQLArguments
-    /// Set by `nullsFirst` and `nullsLast`, which older SQLites cannot parse.
-    var requiredFeature: SQLiteFeature?
 
     /// The SQL of the term.
     public var sql: String { node.sql }
@@ -18,10 +16,9 @@ public struct SQLOrdering: SQLOrderable {
         self.init(node: .suffix(expression.node, suffix, isCompound: false), bindings: expression.bindings)
     }
 
-    init(node: SQLNode, bindings: SQLArguments, requiredFeature: SQLiteFeature? = nil) {
+    init(node: SQLNode, bindings: SQLArguments) {
         self.node = node
         self.bindings = bindings
-        self.requiredFeature = requiredFeature
     }
 
     /// The term itself.
@@ -30,12 +27,12 @@ public struct SQLOrdering: SQLOrderable {
     /// The term with NULLs sorted before every value: `NULLS FIRST` (SQLite 3.30; running it on
     /// an older SQLite, as SQLCipher 3.4.1's 3.15, throws `unsupported`).
     public var nullsFirst: SQLOrdering {
-        SQLOrdering(node: .suffix(node, " NULLS FIRST", isCompound: false), bindings: bindings, requiredFeature: .nullsOrdering)
+        SQLOrdering(node: .suffix(node, " NULLS FIRST", isCompound: false, requiredFeatures: [.nullsOrdering]), bindings: bindings)
     }
 
     /// The term with NULLs sorted after every value: `NULLS LAST` (SQLite 3.30, as `nullsFirst`).
     public var nullsLast: SQLOrdering {
-        SQLOrdering(node: .suffix(node, " NULLS LAST", isCompound: false), bindings: bindings, requiredFeature: .nullsOrdering)
+        SQLOrdering(node: .suffix(node, " NULLS LAST", isCompound: false, requiredFeatures: [.nullsOrdering]), bindings: bindings)
     }
 }
 
