@@ -5,7 +5,7 @@ SWIFT ?= swift
 BUILD_DIR := .build
 TEST_BINARY = $(BUILD_DIR)/debug/CipherDBPackageTests.xctest
 
-.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 test-long tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check man release-cli install uninstall docs docs-check clean
+.PHONY: all deps build demo demo-fleet demo-offsite test test-sqlcipher3 test-sqlcipher4 test-long tsan asan asan-full asan-run harness harness-quick bench bench-quick bench-large bench-check fuzz format format-check man install uninstall docs docs-check clean
 
 all: build
 
@@ -202,22 +202,13 @@ man: deps
 PREFIX ?= /usr/local
 # Its own folder: SwiftPM does not relink a product when only --static-swift-stdlib changes.
 STATIC_BUILD_DIR := .build-static
-# Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc 2.36): the
-# binary's 82,000 relocations take 15 KiB instead of 1.9 MiB that the loader read at every start
-# (0.3 ms of a 5.6 ms start, 2 MiB of peak memory; docs/performance.md). Position-independent as
-# before (ASLR kept).
-STATIC_SWIFT_FLAGS := -c release --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR) \
-	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 BASH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISH_COMPLETIONS := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-# The release binary alone (what `make bench` measures).
-release-cli: deps
-	$(SWIFT) build $(STATIC_SWIFT_FLAGS) --product cipherdb
-
-install: release-cli
-	$(SWIFT) build $(STATIC_SWIFT_FLAGS) --product generate-manual
+install: deps
+	$(SWIFT) build -c release --product cipherdb --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
+	$(SWIFT) build -c release --product generate-manual --static-swift-stdlib --scratch-path $(STATIC_BUILD_DIR)
 	tools/man/make-pages.sh $(STATIC_BUILD_DIR)/release/cipherdb $(STATIC_BUILD_DIR)/release/generate-manual $(MANUAL_DIR)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(BASH_COMPLETIONS)" "$(ZSH_COMPLETIONS)" "$(FISH_COMPLETIONS)"
 	install -s -m 0755 $(STATIC_BUILD_DIR)/release/cipherdb "$(DESTDIR)$(PREFIX)/bin/cipherdb"

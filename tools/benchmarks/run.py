@@ -79,8 +79,9 @@ def log(message):
 
 def build():
     subprocess.run(["swift", "build", "-c", "release", "--product", "CoreBenchmark"], cwd=BENCH, check=True)
-    # As `make install` builds it (statically linked, by lld).
-    subprocess.run(["make", "release-cli"], cwd=ROOT, check=True)
+    # As `make install` builds it.
+    subprocess.run(["swift", "build", "-c", "release", "--product", "cipherdb", "--static-swift-stdlib", "--scratch-path", ".build-static"],
+                   cwd=ROOT, check=True)
 
 
 def machine():
