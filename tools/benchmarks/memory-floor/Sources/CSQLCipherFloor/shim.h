@@ -1,0 +1,2 @@
+#define SQLITE_HAS_CODEC 1
+#include <sqlcipher/sqlite3.h>
