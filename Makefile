@@ -147,7 +147,7 @@ bench-check: deps
 	tools/benchmarks/.build/debug/CoreBenchmark --quick --rows 300 --commits 10
 
 # swift-format (in the toolchain) with .swift-format: 140 columns, 4 spaces. CI runs the check.
-FORMATTED := Sources Tests tools/keystore-crash-driver tools/fuzz/Sources tools/benchmarks/Sources
+FORMATTED := Sources Tests tools/keystore-crash-driver tools/fuzz/Sources tools/benchmarks/Sources tools/benchmarks/memory-floor/Sources
 
 format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMATTED)
