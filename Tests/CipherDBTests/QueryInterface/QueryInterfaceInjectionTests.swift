@@ -32,4 +32,44 @@ final class QueryInterfaceInjectionTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM users"), 1, "and its row too")
         XCTAssertEqual(try db.columns(ofTable: tableName), [columnName])
     }
+
+    /// A value written into a view or a CHECK (SQLite takes no parameters there) cannot end the
+    /// text it sits in: a negative number after a minus sign was `--1`, a comment to the end of
+    /// the line, and a later text value holding a newline then ran as SQL (review).
+    func testANegatedNegativeValueInlinesAsANumberNotAComment() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements(
+            "CREATE TABLE users(id INTEGER PRIMARY KEY, score INTEGER, name TEXT); INSERT INTO users VALUES (1, 1, 'a'), (2, 100, 'b');")
+        let (users, id, score, name) = (Table("users"), Column<Int64>("id"), Column<Int64>("score"), Column<String>("name"))
+        let hostile = "\n1)) OR 1=1 --"
+        let view = View("v").create(users.select(id).filter(-SQLExpression<Int64>(value: -1) < score && name == hostile))
+        XCTAssertFalse(view.sql.contains("--1"), view.sql)
+        try db.run(view)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM v"), 0, "no user is named so: the view selects no row")
+
+        let checked = Table("checked")
+        let value = Column<Int64>("value")
+        try db.run(
+            checked.create { t in
+                t.column(value, check: -SQLExpression<Int64>(value: -5) < value && name == hostile)
+                t.column(name)
+            })
+        try db.run(checked.insert(value <- 10, name <- hostile))
+        XCTAssertThrowsError(try db.run(checked.insert(value <- -100, name <- "anything")), "the CHECK holds")
+        XCTAssertEqual(try db.scalar(checked.count), 1)
+    }
+
+    /// A raw fragment's numbered placeholder (`?1`) cannot be written into a view's text: its
+    /// number would follow the value (`> 51` for `> ?1` with 5).
+    func testANumberedPlaceholderIsNotInlined() throws {
+        let view = View("v").create(Table("t").filter(SQLExpression<Bool>(literal: "\"score\" > ?1", [5])))
+        XCTAssertFalse(view.sql.contains("51"), view.sql)
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeUpdate("CREATE TABLE t(score INTEGER)")
+        XCTAssertThrowsError(try db.run(view)) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .misuse, "\(error)")
+        }
+    }
 }
