@@ -1,33 +1,71 @@
+import Foundation
+
 /// Prepared statements kept by SQL text, so repeated queries skip compilation.
 ///
 /// Several statements may share one SQL text when result sets over it are open at once: each
 /// result set gets a statement of its own and never disturbs another.
 final class StatementCache {
-    @exclusivity(unchecked) private var statements: [String: [Statement]] = [:]
+    /// SQL text as a key compared byte for byte. Swift's `String` takes canonically equivalent
+    /// spellings for one (`café` with é, and with e and a combining accent), where SQLite
+    /// reads two names: keyed by `String`, a statement compiled for one column ran for the other.
+    private struct Key: Hashable {
+        let sql: String
+
+        static func == (left: Key, right: Key) -> Bool { StatementCache.isSameText(left.sql, right.sql) }
+
+        // `String`'s hash is the same for canonically equivalent texts, so for byte-equal ones.
+        func hash(into hasher: inout Hasher) { hasher.combine(sql) }
+    }
+
+    @exclusivity(unchecked) private var statements: [Key: [Statement]] = [:]
     /// The statement handed out last: loops that repeat one SQL text skip hashing it.
     @exclusivity(unchecked) private var mostRecent: Statement?
+
+    /// Whether two SQL texts are the same bytes. `String`'s `==` first: for texts that differ
+    /// it usually answers at once, and equal bytes are always equal strings.
+    @inline(__always)
+    static func isSameText(_ left: String, _ right: String) -> Bool {
+        // One representation (one string's storage, or equal small strings held inline) is one
+        // text: the usual hit, a loop repeating its SQL, answered without reading the bytes.
+        if MemoryLayout<String>.size == MemoryLayout<(UInt, UInt)>.size,
+            unsafeBitCast(left, to: (UInt, UInt).self) == unsafeBitCast(right, to: (UInt, UInt).self)
+        {
+            return true
+        }
+        guard left == right else { return false }
+        let (leftBytes, rightBytes) = (left.utf8, right.utf8)
+        guard leftBytes.count == rightBytes.count else { return false }
+        let same = leftBytes.withContiguousStorageIfAvailable { leftBuffer in
+            rightBytes.withContiguousStorageIfAvailable { rightBuffer in
+                guard let leftStart = leftBuffer.baseAddress, let rightStart = rightBuffer.baseAddress else { return true }
+                return memcmp(leftStart, rightStart, leftBuffer.count) == 0
+            }
+        }
+        return (same ?? nil) ?? leftBytes.elementsEqual(rightBytes)
+    }
 
     /// A cached statement for `sql` that no one is using, if any.
     @inline(__always)
     func idleStatement(for sql: String) -> Statement? {
-        if let mostRecent, !mostRecent.isInUse, mostRecent.sql == sql {
+        if let mostRecent, !mostRecent.isInUse, Self.isSameText(mostRecent.sql, sql) {
             return mostRecent
         }
-        let found = statements[sql]?.first { !$0.isInUse }
+        let found = statements[Key(sql: sql)]?.first { !$0.isInUse }
         if found != nil { mostRecent = found }
         return found
     }
 
     /// Adds a statement.
     func insert(_ statement: Statement) {
-        statements[statement.sql, default: []].append(statement)
+        statements[Key(sql: statement.sql), default: []].append(statement)
         mostRecent = statement
     }
 
     /// Finalizes and forgets one idle statement.
     func remove(_ statement: Statement) {
-        statements[statement.sql]?.removeAll { $0 === statement }
-        if statements[statement.sql]?.isEmpty == true { statements[statement.sql] = nil }
+        let key = Key(sql: statement.sql)
+        statements[key]?.removeAll { $0 === statement }
+        if statements[key]?.isEmpty == true { statements[key] = nil }
         if mostRecent === statement { mostRecent = nil }
         statement.finalize()
     }

@@ -117,4 +117,25 @@ final class StatementCacheTests: DatabaseTestCase {
         XCTAssertEqual(compiledStatementCount(db), 0)
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 0)
     }
+
+    /// Two SQL texts that differ only in how a name is spelled in Unicode (é, and e with a
+    /// combining accent: equal as Swift strings, two names to SQLite) are two statements: the
+    /// cache compares SQL byte for byte (review: the second insert wrote the first's column).
+    func testTextsEqualOnlyAsSwiftStringsAreTwoStatements() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        XCTAssertEqual(composed, decomposed, "Swift takes them for one string")
+        try db.executeUpdate("CREATE TABLE t(\(quoteIdentifier(composed)) INTEGER, \(quoteIdentifier(decomposed)) INTEGER)")
+        try db.executeUpdate("INSERT INTO t(\(quoteIdentifier(composed))) VALUES (1)")
+        try db.executeUpdate("INSERT INTO t(\(quoteIdentifier(decomposed))) VALUES (2)")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE \(quoteIdentifier(decomposed)) = 2"), 1)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE \(quoteIdentifier(composed)) = 1"), 1)
+
+        // The query interface renders each spelling once and runs its own statement.
+        try db.run(Table("t").insert(Column<Int64>(decomposed) <- 3))
+        try db.run(Table("t").insert(Column<Int64>(composed) <- 4))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE \(quoteIdentifier(decomposed)) = 3"), 1)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t WHERE \(quoteIdentifier(composed)) = 4"), 1)
+    }
 }
