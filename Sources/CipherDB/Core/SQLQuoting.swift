@@ -5,18 +5,36 @@
 /// try db.executeUpdate("DROP TABLE \(quoteIdentifier(name))")   // "my ""odd"" table"
 /// ```
 public func quoteIdentifier(_ name: String) -> String {
+    quote(name, with: "\"")
+}
+
+/// Quotes a column named in an expression of the query interface (a filter, an ordering, a
+/// result column, a CHECK, an index) with backquotes, doubling any inside.
+///
+/// SQLite reads a double-quoted name that names no column as a string where an expression can
+/// be one: with a misspelled or not yet added column, `"archived_at" IS NOT NULL` is true for
+/// every row (a filtered delete empties the table), `CHECK ("scroe" >= 0)` holds for any value,
+/// and an index on `"emial"` indexes a constant. A backquoted name is only ever a name, and such
+/// a statement fails with `no such column`. SQLite 3.15 has no switch for this (3.29's
+/// `SQLITE_DBCONFIG_DQS_DML`).
+func quoteColumnReference(_ name: String) -> String {
+    quote(name, with: "`")
+}
+
+/// `name` between two `mark`s, each `mark` inside doubled.
+private func quote(_ name: String, with mark: Unicode.Scalar) -> String {
     // Without Foundation: its replacingOccurrences cost more than the rest of a record insert did.
-    var quoted = "\""
+    var quoted = String(mark)
     quoted.reserveCapacity(name.utf8.count + 2)
-    if name.utf8.contains(UInt8(ascii: "\"")) {
+    if name.unicodeScalars.contains(mark) {
         for character in name.unicodeScalars {
-            if character == "\"" { quoted.unicodeScalars.append("\"") }
+            if character == mark { quoted.unicodeScalars.append(mark) }
             quoted.unicodeScalars.append(character)
         }
     } else {
         quoted += name
     }
-    quoted += "\""
+    quoted.unicodeScalars.append(mark)
     return quoted
 }
 

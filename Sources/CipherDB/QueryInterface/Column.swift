@@ -2,8 +2,11 @@ import Synchronization
 
 /// A typed column of a table, by name: `Column<Int64>("id")`, `Column<String?>("name")`.
 ///
-/// A column's name is quoted wherever it appears; a column qualified by its table
-/// (`users[id]`) renders as `"users"."id"`, for joins.
+/// A column's name is quoted wherever it appears: in expressions with backquotes
+/// (`` `email` ``: SQLite reads a double-quoted name that names no column as a string, and a
+/// misspelled column would compare a constant), in an insert's column list and an update's `SET`
+/// with double quotes. A column qualified by its table (`users[id]`) renders as
+/// `"users"."id"`, for joins.
 ///
 /// ```swift
 /// let users = Table("users")
@@ -38,7 +41,9 @@ public struct Column<Value: SQLValueType>: TypedSQLExpressible {
         let quoted = quoteIdentifier(name)
         self.quotedName = quoted
         self.quotedNameHash = SQLNode.hash(quoted)
-        self.shape = ColumnShape(node: SQLNode(text: table.map { quoteIdentifier($0) + "." + quoted } ?? quoted))
+        // In expressions a bare name is backquoted (`quoteColumnReference`: never read as a
+        // string); a qualified one cannot be.
+        self.shape = ColumnShape(node: SQLNode(text: table.map { quoteIdentifier($0) + "." + quoted } ?? quoteColumnReference(name)))
     }
 
     /// The quoted, possibly qualified name.

@@ -6,7 +6,7 @@
 ///
 /// ```swift
 /// let query = users.select(id, email).filter(score > 10).filter(name != nil).order(email).limit(5)
-/// query.sql        // SELECT "id", "email" FROM "users" WHERE ("score" > ?) AND ("name" IS NOT NULL) ORDER BY "email" LIMIT ?
+/// query.sql        // SELECT `id`, `email` FROM "users" WHERE (`score` > ?) AND (`name` IS NOT NULL) ORDER BY `email` LIMIT ?
 /// query.arguments  // [10, 5]
 /// ```
 public struct Query: QueryType {

@@ -70,7 +70,7 @@ public final class TableBuilder {
     /// ```swift
     /// t.column(Column<String?>("name"))                           // "name" TEXT
     /// t.column(Column<Int64>("score"), defaultValue: 0)            // "score" INTEGER NOT NULL DEFAULT 0
-    /// t.column(email, unique: true, check: email.like("%@%"))     // … UNIQUE CHECK ("email" LIKE '%@%')
+    /// t.column(email, unique: true, check: email.like("%@%"))     // … UNIQUE CHECK (`email` LIKE '%@%')
     /// t.column(teamID, references: teams, id, onDelete: .cascade) // … REFERENCES "teams" ("id") ON DELETE CASCADE
     /// ```
     ///

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// let update = users.filter(id == 1).update(score += 1, name <- "B")
-/// update.sql   // UPDATE "users" SET "score" = "score" + ?, "name" = ? WHERE "id" = ?
+/// update.sql   // UPDATE "users" SET "score" = `score` + ?, "name" = ? WHERE `id` = ?
 /// ```
 public struct Update: Sendable {
     /// The SQL, with a `?` for each value.
@@ -22,7 +22,7 @@ public struct Update: Sendable {
 ///
 /// ```swift
 /// let delete = users.filter(score < 0).delete()
-/// delete.sql   // DELETE FROM "users" WHERE "score" < ?
+/// delete.sql   // DELETE FROM "users" WHERE `score` < ?
 /// ```
 public struct Delete: Sendable {
     /// The SQL, with a `?` for each value.

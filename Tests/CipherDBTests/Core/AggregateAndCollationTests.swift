@@ -85,7 +85,7 @@ final class AggregateAndCollationTests: DatabaseTestCase {
             return a * b
         }
         let doubled = SQLExpression<Int64>(function: "times", age, SQLExpression<Int64>(value: 2))
-        XCTAssertEqual(doubled.sql, "\"times\"(\"age\", ?)")
+        XCTAssertEqual(doubled.sql, "\"times\"(`age`, ?)")
         XCTAssertEqual(try db.fetchAll(people.select(doubled).filter(team == "blue").order(age)).map { try $0[doubled] }, [50, 104])
         let hostile = SQLExpression<Int64>(function: "times\"(1,1); DROP TABLE people; --", age)
         assertThrows(.sqlite) { _ = try db.fetchAll(self.people.select(hostile)) }

@@ -43,7 +43,7 @@ final class QueryInterfaceArticleExampleTests: DatabaseTestCase {
 
         XCTAssertEqual(unnamed, 1)
         XCTAssertEqual(best, 10)
-        XCTAssertEqual(query.sql, #"SELECT "id", "email" FROM "users" WHERE "email" LIKE ?"#)
+        XCTAssertEqual(query.sql, #"SELECT `id`, `email` FROM "users" WHERE `email` LIKE ?"#)
         XCTAssertEqual(try db.scalar(users.count), 1)
     }
 

@@ -130,8 +130,8 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         let mismatch = captureError { _ = try db.scalar(users.filter(id == 1).select(Column<UUID>("email"))) }
         XCTAssertEqual(mismatch?.kind, .typeMismatch, "ann@x.org is no UUID, and no NULL either")
         XCTAssertTrue(mismatch?.message.contains("email") ?? false, mismatch?.message ?? "")
-        XCTAssertTrue(null?.sql?.hasPrefix("SELECT \"name\" FROM \"users\"") ?? false, null?.sql ?? "no SQL")
-        XCTAssertTrue(mismatch?.sql?.hasPrefix("SELECT \"email\" FROM \"users\"") ?? false, mismatch?.sql ?? "no SQL")
+        XCTAssertTrue(null?.sql?.hasPrefix("SELECT `name` FROM \"users\"") ?? false, null?.sql ?? "no SQL")
+        XCTAssertTrue(mismatch?.sql?.hasPrefix("SELECT `email` FROM \"users\"") ?? false, mismatch?.sql ?? "no SQL")
         let noRow = captureError { _ = try db.scalar(users.filter(id == 99).select(email)) }
         XCTAssertEqual(noRow?.kind, .unexpectedNull)
         XCTAssertTrue(noRow?.message.contains("no row") ?? false, noRow?.message ?? "")
@@ -277,7 +277,7 @@ final class QueryInterfaceFetchTests: DatabaseTestCase {
         let db = try populated()
         defer { db.close() }
         let query = users.select(nickname).order(nickname.desc.nullsFirst, id.asc.nullsLast)
-        XCTAssertEqual(query.sql, #"SELECT "name" FROM "users" ORDER BY "name" DESC NULLS FIRST, "id" ASC NULLS LAST"#)
+        XCTAssertEqual(query.sql, #"SELECT `name` FROM "users" ORDER BY `name` DESC NULLS FIRST, `id` ASC NULLS LAST"#)
         XCTAssertEqual(try db.scalar(query.count), 3, "counting needs no order")
         guard SQLiteFeature.nullsOrdering.isAvailable else {
             assertThrows(.unsupported) { _ = try db.fetchAll(query) }

@@ -72,4 +72,34 @@ final class QueryInterfaceInjectionTests: DatabaseTestCase {
             XCTAssertEqual((error as? DatabaseError)?.kind, .misuse, "\(error)")
         }
     }
+
+    /// A column that the table does not have is an error, never a string: SQLite reads a
+    /// double-quoted name that names no column as text, so `"archived_at" IS NOT NULL` was true
+    /// for every row and a filtered delete emptied the table (review); a CHECK on a misspelled
+    /// column held for any value, and a unique index on one indexed a constant.
+    func testAnUnknownColumnIsAnErrorNotAString() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements("CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT); INSERT INTO users VALUES (1, 'a'), (2, 'b');")
+        let users = Table("users")
+        let archivedAt = Column<Date?>("archived_at")
+        for statement in [users.filter(archivedAt != nil).delete(), users.filter(archivedAt == nil).delete()] {
+            XCTAssertThrowsError(try db.run(statement)) { error in
+                XCTAssertTrue("\(error)".contains("no such column"), "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try db.run(users.filter(Column<String>("emial") == "a").update(Column<String>("email") <- "x")))
+        XCTAssertThrowsError(try db.fetchAll(users.select(Column<String>("emial"))))
+        XCTAssertThrowsError(try db.fetchAll(users.order(Column<String>("emial"))))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM users"), 2, "nothing deleted")
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(email) FROM users"), "a,b", "nothing updated")
+
+        let scores = Table("scores")
+        let score = Column<Int64>("score")
+        XCTAssertThrowsError(try db.run(scores.create { t in t.column(score, check: Column<Int64>("scroe") >= 0) }))
+        XCTAssertThrowsError(try db.run(users.createIndex(Column<String>("emial"), unique: true)))
+        XCTAssertFalse(try db.tableExists("scores"))
+        try db.run(users.insert(Column<String>("email") <- "c"))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM users"), 3, "no index on a constant turns the third row away")
+    }
 }

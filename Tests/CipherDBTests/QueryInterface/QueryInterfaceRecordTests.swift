@@ -28,7 +28,7 @@ final class QueryInterfaceRecordTests: DatabaseTestCase {
         let db = try populated()
         defer { db.close() }
         let request = Player.filter(score > 6).order(score.desc)
-        XCTAssertEqual(request.sql, #"SELECT * FROM "player" WHERE "score" > ? ORDER BY "score" DESC"#)
+        XCTAssertEqual(request.sql, #"SELECT * FROM "player" WHERE `score` > ? ORDER BY `score` DESC"#)
         XCTAssertEqual(try request.fetchAll(db).map(\.name), ["Cy", "Bob"])
         XCTAssertEqual(try request.fetchOne(db), Player(id: 3, name: "Cy", score: 20))
         XCTAssertEqual(try request.fetchCount(db), 2)

@@ -40,7 +40,7 @@ final class QueryInterfaceSchemaChangeTests: DatabaseTestCase {
         let db = try database()
         try makeTables(db)
         XCTAssertEqual(
-            players.create { t in t.check(score <= 1000) }.sql, "CREATE TABLE \"players\" (CHECK (\"score\" <= 1000))")
+            players.create { t in t.check(score <= 1000) }.sql, "CREATE TABLE \"players\" (CHECK (`score` <= 1000))")
         try db.run(players.insert(email <- "a@x", score <- 10))
         assertThrows(.constraint) { _ = try db.run(players.insert(email <- "no at sign")) }
         assertThrows(.constraint) { _ = try db.run(players.insert(email <- "b@x", score <- 1001)) }

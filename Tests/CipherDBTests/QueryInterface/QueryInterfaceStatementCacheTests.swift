@@ -86,10 +86,10 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
             seen.withLock { _ = $0.insert(ObjectIdentifier(node)) }
         }
         XCTAssertEqual(seen.withLock { $0.count }, 2, "one node for =, one for >, whichever thread made them")
-        XCTAssertEqual((score == 1).sql, #""score" = ?"#)
-        XCTAssertEqual((score != 1).sql, #""score" <> ?"#)
-        XCTAssertEqual((score <= 1).sql, #""score" <= ?"#)
-        XCTAssertEqual((score >= 1).sql, #""score" >= ?"#)
+        XCTAssertEqual((score == 1).sql, #"`score` = ?"#)
+        XCTAssertEqual((score != 1).sql, #"`score` <> ?"#)
+        XCTAssertEqual((score <= 1).sql, #"`score` <= ?"#)
+        XCTAssertEqual((score >= 1).sql, #"`score` >= ?"#)
         XCTAssertEqual((score < 1).arguments, [.integer(1)])
 
         weak var shape: ColumnShape?
@@ -127,9 +127,9 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
         let base = users.filter(id > 1)
         let narrower = base.filter(score < 5).order(id).limit(2)
         let distinct = base.distinct
-        XCTAssertEqual(base.sql, #"SELECT * FROM "users" WHERE "id" > ?"#)
-        XCTAssertEqual(narrower.sql, #"SELECT * FROM "users" WHERE ("id" > ?) AND ("score" < ?) ORDER BY "id" LIMIT ?"#)
-        XCTAssertEqual(distinct.sql, #"SELECT DISTINCT * FROM "users" WHERE "id" > ?"#)
+        XCTAssertEqual(base.sql, #"SELECT * FROM "users" WHERE `id` > ?"#)
+        XCTAssertEqual(narrower.sql, #"SELECT * FROM "users" WHERE (`id` > ?) AND (`score` < ?) ORDER BY `id` LIMIT ?"#)
+        XCTAssertEqual(distinct.sql, #"SELECT DISTINCT * FROM "users" WHERE `id` > ?"#)
         XCTAssertEqual(base.arguments, [.integer(1)])
         XCTAssertEqual(narrower.arguments, [.integer(1), .integer(5), .integer(2)])
     }

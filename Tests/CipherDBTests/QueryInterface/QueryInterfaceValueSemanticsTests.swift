@@ -23,10 +23,10 @@ final class QueryInterfaceValueSemanticsTests: DatabaseTestCase {
         let narrower = base.filter(F.score <= 30)
         let named = base.select(F.nickname)
         let ordered = narrower.order(F.id.desc).limit(2)
-        XCTAssertEqual(base.sql, #"SELECT * FROM "users" WHERE "score" >= ?"#)
+        XCTAssertEqual(base.sql, #"SELECT * FROM "users" WHERE `score` >= ?"#)
         XCTAssertEqual(base.arguments, [.integer(10)])
         XCTAssertEqual(narrower.arguments, [.integer(10), .integer(30)])
-        XCTAssertEqual(named.sql, #"SELECT "name" FROM "users" WHERE "score" >= ?"#)
+        XCTAssertEqual(named.sql, #"SELECT `name` FROM "users" WHERE `score` >= ?"#)
         XCTAssertEqual(ordered.arguments, [.integer(10), .integer(30), .integer(2)])
         XCTAssertEqual(try db.fetchAll(base).count, 4)
         XCTAssertEqual(try db.fetchAll(narrower).count, 3)
@@ -47,9 +47,9 @@ final class QueryInterfaceValueSemanticsTests: DatabaseTestCase {
         let selected = query.select(F.id, F.email, F.nickname, F.score, F.id + 1, F.score * 2)
         XCTAssertEqual(
             selected.sql,
-            #"SELECT "id", "email", "name", "score", "id" + ?, "score" * ? FROM "users" WHERE ("score" >= ?) AND ("score" <= ?)"#
-                + #" AND ("score" <= ?) AND ("score" <= ?) AND ("score" <= ?) AND ("score" <= ?) AND ("score" <= ?)"#
-                + #" AND ("score" <= ?) AND ("score" <= ?)"#)
+            #"SELECT `id`, `email`, `name`, `score`, `id` + ?, `score` * ? FROM "users" WHERE (`score` >= ?) AND (`score` <= ?)"#
+                + #" AND (`score` <= ?) AND (`score` <= ?) AND (`score` <= ?) AND (`score` <= ?) AND (`score` <= ?)"#
+                + #" AND (`score` <= ?) AND (`score` <= ?)"#)
         XCTAssertEqual(selected.arguments.prefix(3), [.integer(1), .integer(2), .integer(0)])
         let rows = try db.fetchAll(selected)
         XCTAssertEqual(try rows.map { row throws(DatabaseError) in try row[F.id + 1] }, [2, 3, 4, 5])

@@ -94,7 +94,7 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
         let upsert = users.upsert(email <- "a@x", score <- 5, onConflictOf: email, set: [score <- score + excluded[score]])
         XCTAssertEqual(
             upsert.sql,
-            #"INSERT INTO "users" ("email", "score") VALUES (?, ?) ON CONFLICT ("email") DO UPDATE SET "score" = "score" + "excluded"."score""#
+            #"INSERT INTO "users" ("email", "score") VALUES (?, ?) ON CONFLICT ("email") DO UPDATE SET "score" = `score` + "excluded"."score""#
         )
         let ignore = users.upsert(email <- "a@x", onConflictOf: email, set: [])
         XCTAssertEqual(ignore.sql, #"INSERT INTO "users" ("email") VALUES (?) ON CONFLICT ("email") DO NOTHING"#)
@@ -120,7 +120,7 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
         let union = users.select(email).filter(score < 5).union(users.select(email).filter(score > 10)).order(email)
         XCTAssertEqual(
             union.sql,
-            #"SELECT "email" FROM "users" WHERE "score" < ? UNION SELECT "email" FROM "users" WHERE "score" > ? ORDER BY "email""#)
+            #"SELECT `email` FROM "users" WHERE `score` < ? UNION SELECT `email` FROM "users" WHERE `score` > ? ORDER BY `email`"#)
         XCTAssertEqual(union.arguments, [.integer(5), .integer(10)])
         XCTAssertEqual(try db.fetchAll(union).map { row throws(DatabaseError) in try row[email] }, ["a@x", "b@x"])
         XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email), all: true).count), 4)
