@@ -47,13 +47,15 @@ extension Database {
     /// A ``PreparedStatement`` for `update`, its values bound.
     public func makeStatement(_ update: Update) throws(DatabaseError) -> PreparedStatement {
         if let failure = update.failure { throw failure }
-        return try makeStatement(update.sql, binding: update.bindings)
+        let (sql, bindings) = try writing(update.sql, update.bindings, rowidTarget: update.rowidTarget)
+        return try makeStatement(sql, binding: bindings)
     }
 
     /// A ``PreparedStatement`` for `delete`, its values bound.
     public func makeStatement(_ delete: Delete) throws(DatabaseError) -> PreparedStatement {
         if let failure = delete.failure { throw failure }
-        return try makeStatement(delete.sql, binding: delete.bindings)
+        let (sql, bindings) = try writing(delete.sql, delete.bindings, rowidTarget: delete.rowidTarget)
+        return try makeStatement(sql, binding: bindings)
     }
 
     private func makeStatement(_ sql: String, binding values: [SQLArgument]) throws(DatabaseError) -> PreparedStatement {

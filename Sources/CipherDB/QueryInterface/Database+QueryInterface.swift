@@ -155,7 +155,8 @@ extension Database {
     @discardableResult
     public func run(_ update: Update) throws(DatabaseError) -> Int {
         if let failure = update.failure { throw failure }
-        try execute(update.sql, update.bindings)
+        let (sql, bindings) = try writing(update.sql, update.bindings, rowidTarget: update.rowidTarget)
+        try execute(sql, bindings)
         return changes
     }
 
@@ -163,8 +164,28 @@ extension Database {
     @discardableResult
     public func run(_ delete: Delete) throws(DatabaseError) -> Int {
         if let failure = delete.failure { throw failure }
-        try execute(delete.sql, delete.bindings)
+        let (sql, bindings) = try writing(delete.sql, delete.bindings, rowidTarget: delete.rowidTarget)
+        try execute(sql, bindings)
         return changes
+    }
+
+    /// An update's or delete's SQL and values as they run here: written with `oid` or
+    /// `_rowid_` when it picks rows by rowid and a column of its table is named `rowid`.
+    func writing(
+        _ sql: String, _ bindings: [SQLArgument], rowidTarget: RowidTarget?
+    ) throws(DatabaseError) -> (sql: String, bindings: [SQLArgument]) {
+        guard let rowidTarget else { return (sql, bindings) }
+        let table = rowidTarget.table
+        let rows = try executeQuery(
+            "PRAGMA " + (table.schema.map { quoteIdentifier($0) + "." } ?? "") + "table_info(" + quoteIdentifier(table.name) + ")")
+        defer { rows.close() }
+        var columns: [String] = []
+        while try rows.next() { if let name = rows.string("name") { columns.append(name) } }
+        guard let name = Table.rowidName(freeAmong: columns) else {
+            throw DatabaseError.misuse(
+                "columns of \(table.name) take every name of its rowid (rowid, oid, _rowid_): its rows cannot be picked", sql: sql)
+        }
+        return name == "rowid" ? (sql, bindings) : rowidTarget.render(name)
     }
 
     /// Throws `unsupported` when the running SQLite lacks one of `features`, before SQLite fails

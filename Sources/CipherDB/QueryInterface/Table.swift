@@ -74,3 +74,12 @@ public struct Table: Sendable {
         Column(column.name, table: aliasName ?? name)
     }
 }
+
+extension Table {
+    /// The first of the rowid's three names (`rowid`, `oid`, `_rowid_`) that no column of
+    /// `columns` takes, as SQLite reads them: a column of that name hides the rowid. `nil` when
+    /// columns take all three.
+    static func rowidName(freeAmong columns: [String]) -> String? {
+        ["rowid", "oid", "_rowid_"].first { candidate in !columns.contains { $0.isSameSQLName(as: candidate) } }
+    }
+}

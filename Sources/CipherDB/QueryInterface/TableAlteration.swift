@@ -373,8 +373,7 @@ private struct TableDefinition {
     func rowidName(alsoFreeIn other: TableDefinition) -> String? {
         let words = SQLTokens(tail).tokens.filter { $0.kind == .word }
         if zip(words, words.dropFirst()).contains(where: { $0.isKeyword("WITHOUT") && $1.isKeyword("ROWID") }) { return nil }
-        let columns = columnNames + other.columnNames
-        return ["rowid", "oid", "_rowid_"].first { candidate in !columns.contains { $0.isSameSQLName(as: candidate) } }
+        return Table.rowidName(freeAmong: columnNames + other.columnNames)
     }
 
     /// `CREATE TABLE name (…) tail`.

@@ -12,6 +12,9 @@ public struct Update: Sendable {
     /// Why it cannot run (a query whose rows are not one table's, SQL the running SQLite cannot
     /// parse), thrown by `run` and `makeStatement`.
     var failure: DatabaseError?
+    /// For an update that picks its rows by rowid (a query with an order, a limit or a join):
+    /// its table, and the update written with another name of the rowid.
+    var rowidTarget: RowidTarget?
 
     /// The values bound to the `?`s, in order.
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
@@ -31,33 +34,76 @@ public struct Delete: Sendable {
     /// Why it cannot run (a query whose rows are not one table's, SQL the running SQLite cannot
     /// parse), thrown by `run` and `makeStatement`.
     var failure: DatabaseError?
+    /// As an update's (``Update``).
+    var rowidTarget: RowidTarget?
 
     /// The values bound to the `?`s, in order.
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
 }
 
+/// A write that picks its rows by rowid, and how to write it with another name of the rowid:
+/// a column named `rowid` hides the rowid from SQL, which then reads the column (review: a
+/// limited update of one row changed every row whose column `rowid` matched).
+struct RowidTarget: Sendable {
+    /// The table whose rowids are picked.
+    let table: Table
+    /// The write's SQL and values with the rowid named as given.
+    let render: @Sendable (_ rowidName: String) -> (sql: String, bindings: [SQLArgument])
+}
+
 extension Query {
     /// An update of the query's rows. A query with more than filters (an order, a limit, a join)
-    /// updates the rows whose rowid it selects.
+    /// updates the rows whose rowid it selects (as `oid` or `_rowid_` when it runs on a table
+    /// with a column named `rowid`; ``Update/sql`` shows `rowid`).
     public func update(_ setters: Setter...) -> Update { update(setters) }
 
     /// An update of the query's rows from an array of setters.
     public func update(_ setters: [Setter]) -> Update {
+        let (sql, bindings, features) = renderUpdate(setters, rowidName: "rowid")
+        let query = self
+        return Update(
+            sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql),
+            rowidTarget: isFilterOnly
+                ? nil
+                : table.map { table in
+                    RowidTarget(table: table) { name in
+                        let (sql, bindings, _) = query.renderUpdate(setters, rowidName: name)
+                        return (sql, bindings)
+                    }
+                })
+    }
+
+    private func renderUpdate(_ setters: [Setter], rowidName: String) -> (String, [SQLArgument], Set<SQLiteFeature>) {
         var sql = "UPDATE " + targetName + " SET "
         sql += setters.map { $0.column + " = " + $0.value.sql }.joined(separator: ", ")
         var bindings = setters.flatMap(\.value.bindings)
         var features = Setter.requiredFeatures(of: setters)
-        appendTargetCondition(to: &sql, &bindings, &features)
-        return Update(sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql))
+        appendTargetCondition(to: &sql, &bindings, &features, rowidName: rowidName)
+        return (sql, bindings, features)
     }
 
     /// A delete of the query's rows (a query with more than filters deletes the rows whose rowid it selects, as `update` does).
     public func delete() -> Delete {
+        let (sql, bindings, features) = renderDelete(rowidName: "rowid")
+        let query = self
+        return Delete(
+            sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql),
+            rowidTarget: isFilterOnly
+                ? nil
+                : table.map { table in
+                    RowidTarget(table: table) { name in
+                        let (sql, bindings, _) = query.renderDelete(rowidName: name)
+                        return (sql, bindings)
+                    }
+                })
+    }
+
+    private func renderDelete(rowidName: String) -> (String, [SQLArgument], Set<SQLiteFeature>) {
         var sql = "DELETE FROM " + targetName
         var bindings: [SQLArgument] = []
         var features: Set<SQLiteFeature> = []
-        appendTargetCondition(to: &sql, &bindings, &features)
-        return Delete(sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql))
+        appendTargetCondition(to: &sql, &bindings, &features, rowidName: rowidName)
+        return (sql, bindings, features)
     }
 
     /// Why the query's rows cannot be updated or deleted: they are not the rows of one table (a
@@ -81,7 +127,7 @@ extension Query {
     /// Appends the condition that picks the query's rows, with its values and what it needs of
     /// the running SQLite.
     private func appendTargetCondition(
-        to sql: inout String, _ bindings: inout [SQLArgument], _ features: inout Set<SQLiteFeature>
+        to sql: inout String, _ bindings: inout [SQLArgument], _ features: inout Set<SQLiteFeature>, rowidName: String
     ) {
         if isFilterOnly {
             features.formUnion(requiredFeatures)
@@ -93,10 +139,10 @@ extension Query {
         var rows = self
         // The rowid of the table the query names first, under its alias if it has one: a
         // self join names the same table twice.
-        rows.selection = [SQLExpression(sql: (table.map { $0.qualifier + "." } ?? "") + "rowid")]
+        rows.selection = [SQLExpression(sql: (table.map { $0.qualifier + "." } ?? "") + rowidName)]
         let inner = rows.compiled()
         features.formUnion(rows.requiredFeatures)
-        sql += " WHERE rowid IN (" + inner.sql + ")"
+        sql += " WHERE " + rowidName + " IN (" + inner.sql + ")"
         bindings += inner.bindings
     }
 }

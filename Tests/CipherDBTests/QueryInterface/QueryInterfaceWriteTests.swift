@@ -126,4 +126,29 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
         XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email), all: true).count), 4)
         XCTAssertEqual(try db.scalar(users.select(email).union(users.select(email)).count), 2)
     }
+
+    /// An update or delete through an order and a limit picks rows by rowid, even when a column
+    /// of the table is named `rowid` (review: the column hid the rowid, and all three rows
+    /// whose column matched changed).
+    func testALimitedWritePicksRowsByRowidWhenAColumnIsNamedRowid() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements(#"CREATE TABLE t("rowid" TEXT, x INTEGER); INSERT INTO t VALUES ('dup', 1), ('dup', 2), ('dup', 3);"#)
+        let (t, x) = (Table("t"), Column<Int64>("x"))
+        XCTAssertEqual(try db.run(t.order(x).limit(1).update(x <- 0)), 1)
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(x) FROM t"), "0,2,3")
+        XCTAssertEqual(try db.run(t.order(x.desc).limit(1).delete()), 1)
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(x) FROM t"), "0,2")
+        let prepared = try db.makeStatement(t.order(x).limit(1).update(x <- 7))
+        try prepared.execute()
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(x) FROM t"), "7,2")
+
+        // Columns that take all three names leave the rowid no name: refused, nothing changed.
+        try db.executeUpdate(#"CREATE TABLE u("rowid" TEXT, "oid" TEXT, "_rowid_" TEXT, x INTEGER)"#)
+        try db.executeUpdate("INSERT INTO u VALUES ('a', 'b', 'c', 1), ('a', 'b', 'c', 2)")
+        XCTAssertThrowsError(try db.run(Table("u").order(x).limit(1).delete())) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .misuse)
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM u"), 2)
+    }
 }
