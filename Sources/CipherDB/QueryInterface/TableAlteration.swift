@@ -376,10 +376,15 @@ private struct TableDefinition {
         return Table.rowidName(freeAmong: columnNames + other.columnNames)
     }
 
-    /// `CREATE TABLE name (…) tail`.
+    /// `CREATE TABLE name (…) tail`, the parts on one line; a part that ends with a line comment
+    /// ends its line, or the comment would take what follows (the closing parenthesis).
     func createStatement(named name: String) -> String {
-        "CREATE TABLE \(name) (" + parts.map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ") + ")"
-            + tail
+        let texts = parts.map { part in
+            let text = part.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let last = SQLTokens(text).tokens.last
+            return last?.kind == .comment && last?.text.hasPrefix("--") == true ? text + "\n" : text
+        }
+        return "CREATE TABLE \(name) (" + texts.joined(separator: ", ") + ")" + tail
     }
 }
 

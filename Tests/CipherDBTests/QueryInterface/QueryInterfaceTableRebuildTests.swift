@@ -169,4 +169,18 @@ final class QueryInterfaceTableRebuildTests: DatabaseTestCase {
         XCTAssertNil(row["é"], "no column é any more, and É is another name")
         XCTAssertEqual(row["É"], .text("upper"))
     }
+
+    /// A line comment after the last column stays a comment: the rebuilt table's statement had
+    /// its parts on one line, and the closing parenthesis fell into the comment (review).
+    func testARebuildKeepsATrailingLineComment() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.executeUpdate("CREATE TABLE notes(\n id INTEGER PRIMARY KEY,\n body TEXT,\n extra TEXT -- scratch\n)")
+        try db.executeUpdate("INSERT INTO notes VALUES (1, 'b', 'e')")
+        try db.run(Table("notes").alter { $0.dropColumn(Column<String?>("body")) })
+        XCTAssertEqual(try db.columns(ofTable: "notes"), ["id", "extra"])
+        XCTAssertEqual(try db.stringForQuery("SELECT extra FROM notes WHERE id = 1"), "e")
+        try db.run(Table("notes").alter { $0.renameColumn(Column<String?>("extra"), to: "kept") })
+        XCTAssertEqual(try db.columns(ofTable: "notes"), ["id", "kept"])
+    }
 }
