@@ -293,9 +293,12 @@ public struct Query: QueryType {
         }
     }
 
-    /// Whether the query is only a table and filters (an UPDATE or DELETE can take it as is).
+    /// Whether the query is only a table and filters (an UPDATE or DELETE can take it as is). A
+    /// table under an alias is not: SQLite 3.15's UPDATE and DELETE take no alias, and the
+    /// filters name it.
     var isFilterOnly: Bool {
-        selectsAll && !isDistinct && joins.isEmpty && grouping.isEmpty && havingCondition == nil && compounds.isEmpty
+        table?.aliasName == nil && selectsAll && !isDistinct && joins.isEmpty && grouping.isEmpty && havingCondition == nil
+            && compounds.isEmpty
             && orderings.isEmpty
             && limitCount == nil
             && offsetCount == nil

@@ -151,4 +151,19 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
         }
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM u"), 2)
     }
+
+    /// An update or delete of a table under an alias, through filters alone: the filters name the
+    /// alias, which SQLite 3.15's UPDATE and DELETE cannot take (review: `no such column: m.id`).
+    func testAWriteThroughAnAliasedTable() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements(
+            "CREATE TABLE employees(id INTEGER PRIMARY KEY, pay INTEGER); INSERT INTO employees VALUES (1, 10), (2, 20);")
+        let (id, pay) = (Column<Int64>("id"), Column<Int64>("pay"))
+        let managers = Table("employees").alias("m")
+        XCTAssertEqual(try db.run(managers.filter(managers[id] == 1).update(pay <- 11)), 1)
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(pay) FROM employees"), "11,20")
+        XCTAssertEqual(try db.run(managers.filter(managers[id] == 2).delete()), 1)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM employees"), 1)
+    }
 }
