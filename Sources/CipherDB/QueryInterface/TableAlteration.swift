@@ -237,12 +237,25 @@ extension Database {
     private func schemaObjects(around table: Table) throws(DatabaseError) -> SchemaObjects {
         let schema = quoteIdentifier(table.schema ?? "main")
         let master = table.schema == "temp" ? "sqlite_temp_master" : "sqlite_master"
+        var triggers = try schemaObjects(of: table, type: "trigger", schema: schema, master: master)
+        var allTriggers = try schemaObjects(of: nil, type: "trigger", schema: schema, master: master)
+        var views = try schemaObjects(of: nil, type: "view", schema: schema, master: master)
+        // A connection's temporary triggers and views may name a table of another schema
+        // (`CREATE TEMP TRIGGER … ON main.t`): `DROP TABLE` drops such triggers with the table,
+        // so they are made again, and both are checked. Not when a temporary table has the
+        // name: its triggers are its own.
+        if table.schema != "temp",
+            try intForQuery("SELECT count(*) FROM temp.sqlite_temp_master WHERE type = 'table' AND lower(name) = lower(?)", table.name) == 0
+        {
+            let temp = (schema: "\"temp\"", master: "sqlite_temp_master")
+            triggers += try schemaObjects(of: table, type: "trigger", schema: temp.schema, master: temp.master)
+            allTriggers += try schemaObjects(of: nil, type: "trigger", schema: temp.schema, master: temp.master)
+            views += try schemaObjects(of: nil, type: "view", schema: temp.schema, master: temp.master)
+        }
         return SchemaObjects(
             schema: schema, master: master,
             indexes: try schemaObjects(of: table, type: "index", schema: schema, master: master),
-            triggers: try schemaObjects(of: table, type: "trigger", schema: schema, master: master),
-            allTriggers: try schemaObjects(of: nil, type: "trigger", schema: schema, master: master),
-            views: try schemaObjects(of: nil, type: "view", schema: schema, master: master),
+            triggers: triggers, allTriggers: allTriggers, views: views,
             references: try references(to: table, schema: schema, master: master))
     }
 

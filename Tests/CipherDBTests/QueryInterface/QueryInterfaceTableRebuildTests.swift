@@ -183,4 +183,27 @@ final class QueryInterfaceTableRebuildTests: DatabaseTestCase {
         try db.run(Table("notes").alter { $0.renameColumn(Column<String?>("extra"), to: "kept") })
         XCTAssertEqual(try db.columns(ofTable: "notes"), ["id", "kept"])
     }
+
+    /// A connection's temporary trigger on the table is kept: `DROP TABLE` in the rebuild dropped
+    /// it with the table (review). One that uses the dropped column is a refusal, as a
+    /// permanent one is.
+    func testARebuildKeepsTemporaryTriggers() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.executeStatements(
+            """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT);
+            CREATE TABLE log(x);
+            CREATE TEMP TRIGGER tr AFTER INSERT ON main.t BEGIN INSERT INTO log VALUES (new.id); END;
+            """)
+        try db.run(Table("t").alter { $0.dropColumn(Column<String?>("b")) })
+        try db.executeUpdate("INSERT INTO t(a) VALUES ('x')")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM log"), 1, "the trigger still fires")
+
+        try db.executeUpdate("CREATE TEMP TRIGGER reads_a AFTER UPDATE ON main.t BEGIN INSERT INTO log VALUES (new.a); END")
+        XCTAssertThrowsError(try db.run(Table("t").alter { $0.dropColumn(Column<String?>("a")) })) { error in
+            XCTAssertTrue("\(error)".contains("reads_a"), "\(error)")
+        }
+        XCTAssertEqual(try db.columns(ofTable: "t"), ["id", "a"])
+    }
 }
