@@ -70,12 +70,20 @@ extension Database {
     ///   suspends enforcement); `constraint` when the rebuilt table breaks a foreign key;
     ///   SQLite's errors. Nothing changes when it throws.
     public func run(_ alteration: TableAlteration) throws(DatabaseError) {
-        let native = alteration.changes.allSatisfy { change in
-            switch change {
-            case .drop: return SQLiteFeature.returningAndDropColumn.isAvailable
-            case .rename: return SQLiteFeature.renameColumn.isAvailable
+        try run(alteration, forcingRebuild: false)
+    }
+
+    /// `run(_:)`, by the rebuild even where `ALTER TABLE` could (for tests on newer SQLites,
+    /// whose rebuild meets what SQLite 3.25 to 3.34 meet).
+    func run(_ alteration: TableAlteration, forcingRebuild: Bool) throws(DatabaseError) {
+        let native =
+            !forcingRebuild
+            && alteration.changes.allSatisfy { change in
+                switch change {
+                case .drop: return SQLiteFeature.returningAndDropColumn.isAvailable
+                case .rename: return SQLiteFeature.renameColumn.isAvailable
+                }
             }
-        }
         let table = alteration.table.quotedName
         // The same refusals on both paths: SQLite's own DROP COLUMN lets a view go stale.
         let objects = try schemaObjects(around: alteration.table)
@@ -114,6 +122,12 @@ extension Database {
         let suspendsForeignKeys = foreignKeys && !isInTransaction
         if suspendsForeignKeys { try executeUpdate("PRAGMA foreign_keys = OFF") }
         defer { if suspendsForeignKeys { _ = try? executeUpdate("PRAGMA foreign_keys = ON") } }
+        // From SQLite 3.25, renaming the copy into place re-parses every view and trigger, and one
+        // that names the table (dropped a step before) fails it; the legacy rename leaves them
+        // as they are, as the rebuild wants. SQLite 3.15 has no such pragma (nil: nothing to do).
+        let legacyRename = try intForQuery("PRAGMA legacy_alter_table")
+        if legacyRename == 0 { try executeUpdate("PRAGMA legacy_alter_table = ON") }
+        defer { if legacyRename == 0 { _ = try? executeUpdate("PRAGMA legacy_alter_table = OFF") } }
 
         try inTypedSavePoint { () throws(DatabaseError) in
             // The name as the schema spells it: `Table("Players")` finds `players`, which keeps
@@ -129,7 +143,11 @@ extension Database {
             let original = definition
             var indexes = objects.indexes
             let triggers = objects.triggers
-            var copied: [(from: String, to: String)] = definition.columnNames.map { ($0, $0) }
+            // Generated columns (SQLite 3.31) are SQLite's to compute: an insert into one fails.
+            let generated = try generatedColumns(of: storedName, schema: schema)
+            var copied: [(from: String, to: String)] = definition.columnNames.filter { name in
+                !generated.contains { $0.isSameSQLName(as: name) }
+            }.map { ($0, $0) }
             for change in changes {
                 switch change {
                 case .drop(let column):
@@ -170,6 +188,18 @@ extension Database {
                 }
             }
         }
+    }
+
+    /// The generated columns of a table (`PRAGMA table_xinfo`'s hidden 2 and 3); none before
+    /// SQLite 3.26, which has no such pragma (and 3.31 brought generated columns).
+    private func generatedColumns(of table: String, schema: String) throws(DatabaseError) -> [String] {
+        let rows = try executeQuery("PRAGMA \(schema).table_xinfo(\(quoteIdentifier(table)))")
+        defer { rows.close() }
+        var names: [String] = []
+        while try rows.next() {
+            if let hidden = rows.int("hidden"), hidden == 2 || hidden == 3, let name = rows.string("name") { names.append(name) }
+        }
+        return names
     }
 
     /// `inSavePoint` for a body that throws only ``DatabaseError``.
