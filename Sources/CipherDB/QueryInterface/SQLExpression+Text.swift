@@ -21,6 +21,9 @@ extension TypedSQLExpressible where Value.Unwrapped == String {
     /// ```swift
     /// users.filter(email.like("%@example.com"))
     /// ```
+    ///
+    /// SQLite takes one code point as the escape: a `Character` of several (a letter with a
+    /// combining accent, an emoji with a modifier) makes the statement fail when it runs.
     public func like(_ pattern: String, escape: Character? = nil) -> SQLExpression<Bool> {
         guard let escape else { return .binary("LIKE", self, value: pattern) }
         return SQLExpression(
