@@ -60,17 +60,22 @@ extension Query {
     /// An update of the query's rows from an array of setters.
     public func update(_ setters: [Setter]) -> Update {
         let (sql, bindings, features) = renderUpdate(setters, rowidName: "rowid")
-        let query = self
         return Update(
             sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql),
-            rowidTarget: isFilterOnly
-                ? nil
-                : table.map { table in
-                    RowidTarget(table: table) { name in
-                        let (sql, bindings, _) = query.renderUpdate(setters, rowidName: name)
-                        return (sql, bindings)
-                    }
-                })
+            rowidTarget: rowidTarget { query, name in query.renderUpdate(setters, rowidName: name) })
+    }
+
+    /// How a write picking rows by rowid is written with another name of the rowid; `nil` for
+    /// a write through filters alone, which names no rowid.
+    private func rowidTarget(
+        _ render: @escaping @Sendable (Query, String) -> (String, [SQLArgument], Set<SQLiteFeature>)
+    ) -> RowidTarget? {
+        guard !isFilterOnly, let table else { return nil }
+        let query = self
+        return RowidTarget(table: table) { name in
+            let (sql, bindings, _) = render(query, name)
+            return (sql, bindings)
+        }
     }
 
     private func renderUpdate(_ setters: [Setter], rowidName: String) -> (String, [SQLArgument], Set<SQLiteFeature>) {
@@ -85,17 +90,9 @@ extension Query {
     /// A delete of the query's rows (a query with more than filters deletes the rows whose rowid it selects, as `update` does).
     public func delete() -> Delete {
         let (sql, bindings, features) = renderDelete(rowidName: "rowid")
-        let query = self
         return Delete(
             sql: sql, bindings: bindings, failure: targetFailure ?? Database.unsupportedError(features, sql: sql),
-            rowidTarget: isFilterOnly
-                ? nil
-                : table.map { table in
-                    RowidTarget(table: table) { name in
-                        let (sql, bindings, _) = query.renderDelete(rowidName: name)
-                        return (sql, bindings)
-                    }
-                })
+            rowidTarget: rowidTarget { query, name in query.renderDelete(rowidName: name) })
     }
 
     private func renderDelete(rowidName: String) -> (String, [SQLArgument], Set<SQLiteFeature>) {
