@@ -26,7 +26,7 @@ private func quote(_ name: String, with mark: Unicode.Scalar) -> String {
     // Without Foundation: its replacingOccurrences cost more than the rest of a record insert did.
     var quoted = String(mark)
     quoted.reserveCapacity(name.utf8.count + 2)
-    if name.unicodeScalars.contains(mark) {
+    if name.utf8.contains(UInt8(ascii: mark)) {
         for character in name.unicodeScalars {
             if character == mark { quoted.unicodeScalars.append(mark) }
             quoted.unicodeScalars.append(character)

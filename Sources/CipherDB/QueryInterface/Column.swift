@@ -2,10 +2,9 @@ import Synchronization
 
 /// A typed column of a table, by name: `Column<Int64>("id")`, `Column<String?>("name")`.
 ///
-/// A column's name is quoted wherever it appears: in expressions with backquotes
-/// (`` `email` ``: SQLite reads a double-quoted name that names no column as a string, and a
-/// misspelled column would compare a constant), in an insert's column list and an update's `SET`
-/// with double quotes. A column qualified by its table (`users[id]`) renders as
+/// A column's name is quoted wherever it appears: in expressions between backquotes (SQLite
+/// reads a double-quoted name that names no column as a string, and a misspelled column would
+/// compare a constant), in an insert's column list and an update's `SET` between double quotes. A column qualified by its table (`users[id]`) renders as
 /// `"users"."id"`, for joins.
 ///
 /// ```swift
