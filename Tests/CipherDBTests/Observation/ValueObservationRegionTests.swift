@@ -123,6 +123,19 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         XCTAssertEqual(values.wait(for: 3), [0, 2, 3], "b is followed once the data says so")
         cancellable.cancel()
     }
+
+    /// A fetch that reads no column (`count(*)`, `EXISTS`) still names its table: SQLite 3.15's
+    /// authorizer reports no read of it, and the tables its program opens stand in (so it is not
+    /// fetched again after commits to other tables, as the observation article once said).
+    func testAFetchThatReadsNoColumnRecordsItsTable() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements("CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE team(id INTEGER PRIMARY KEY);")
+        let count = try db.recordingReadTables { try db.intForQuery("SELECT count(*) FROM player") }
+        XCTAssertEqual(count.tables, ["player"])
+        let exists = try db.recordingReadTables { try db.intForQuery("SELECT EXISTS (SELECT 1 FROM team)") }
+        XCTAssertEqual(exists.tables, ["team"])
+    }
 }
 
 /// Statements that drop a table or view while commits are observed (the observation's DELETE

@@ -204,7 +204,7 @@ final class ValueObservationTests: DatabaseTestCase {
         cancellable.cancel()
     }
 
-    func testAQueryThatReadsNoColumnIsFetchedAfterEveryCommit() throws {
+    func testAQueryThatReadsNoColumnSeesCommitsToItsTable() throws {
         let queue = try DatabaseQueue(path: path("star.db"), key: rawKey(0x10))
         try setUpTables(queue)
         let (collector, cancellable) = observeInteger("SELECT count(*) FROM player", in: queue)
