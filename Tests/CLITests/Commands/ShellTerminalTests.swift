@@ -131,6 +131,7 @@ final class ShellTerminalTests: CLITestCase {
             ], pause: 0.8, prompts: [0: 1, 2: 2, 3: 3, 5: 4, 6: 5])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("Error: import interrupted"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("importing rows.csv (bytes)"), "the import's progress on the terminal: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("Error: interrupted"), "the dump: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("\r\n0\r\n"), "the import left nothing behind: \(result.stdout)")
     }
