@@ -87,6 +87,7 @@ extension TableRecord {
     /// `"id" = ?` (or `"a" = ? AND "b" = ?`).
     static func primaryKeyCondition() throws(DatabaseError) -> String {
         guard !databasePrimaryKey.isEmpty else { throw DatabaseError.misuse("\(Self.self) declares no primary key column") }
-        return databasePrimaryKey.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        // Backquoted (`quoteColumnReference`): a key column the table lacks is an error, not a string.
+        return databasePrimaryKey.map { "\(quoteColumnReference($0)) = ?" }.joined(separator: " AND ")
     }
 }

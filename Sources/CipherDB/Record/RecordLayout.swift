@@ -68,7 +68,8 @@ final class RecordLayout {
             }
             keyPositions.append(position)
         }
-        let condition = primaryKey.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        // Backquoted (`quoteColumnReference`): a key column the table lacks is an error, not a string.
+        let condition = primaryKey.map { "\(quoteColumnReference($0)) = ?" }.joined(separator: " AND ")
         var parameters = [Int32](repeating: 0, count: columns.count)
         if write == .update {
             var assignments: [String] = []

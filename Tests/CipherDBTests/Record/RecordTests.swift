@@ -124,6 +124,30 @@ final class RecordTests: DatabaseTestCase {
         }
     }
 
+    /// A record keyed by a column its table does not have (a misspelled key): its fetch by key,
+    /// update and delete fail with `no such column`, where SQLite read the double-quoted name as
+    /// a string and they found nothing, silently (review).
+    func testAKeyColumnTheTableLacksIsAnError() throws {
+        struct Misspelled: Codable, FetchableRecord, PersistableRecord {
+            static let databaseTableName = "membership"
+            static let databasePrimaryKey = ["teem"]
+            var teem: String
+            var role: String
+        }
+        let db = try database()
+        try db.executeUpdate("INSERT INTO membership VALUES ('teem', 1, 'r')")
+        for attempt in [
+            { _ = try Misspelled.fetchOne(db, key: "teem") },
+            { try Misspelled(teem: "teem", role: "x").update(db) },
+            { _ = try Misspelled(teem: "teem", role: "x").delete(db) },
+        ] as [() throws -> Void] {
+            XCTAssertThrowsError(try attempt()) { error in
+                XCTAssertTrue("\(error)".contains("no such column"), "\(error)")
+            }
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM membership"), 1)
+    }
+
     func testCompositePrimaryKeyAndConstraintViolation() throws {
         let db = try database()
         var membership = Membership(team: "red", member: 7, role: "captain")
