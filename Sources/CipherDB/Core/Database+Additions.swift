@@ -128,7 +128,12 @@ extension Database {
 
     /// The column names of `table`, in order.
     public func columns(ofTable table: String) throws(DatabaseError) -> [String] {
-        let rows = try executeQuery("PRAGMA table_info(\(quoteIdentifier(table)))")
+        try columns(ofTable: table, schema: nil)
+    }
+
+    /// The column names of `table` of `schema` (`nil`: the first schema that has it), in order.
+    func columns(ofTable table: String, schema: String?) throws(DatabaseError) -> [String] {
+        let rows = try executeQuery("PRAGMA \(schema.map { quoteIdentifier($0) + "." } ?? "")table_info(\(quoteIdentifier(table)))")
         var names: [String] = []
         while try rows.next() {
             if let name = rows.string("name") { names.append(name) }

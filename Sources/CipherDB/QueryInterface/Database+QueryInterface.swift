@@ -176,12 +176,7 @@ extension Database {
     ) throws(DatabaseError) -> (sql: String, bindings: [SQLArgument]) {
         guard let rowidTarget else { return (sql, bindings) }
         let table = rowidTarget.table
-        let rows = try executeQuery(
-            "PRAGMA " + (table.schema.map { quoteIdentifier($0) + "." } ?? "") + "table_info(" + quoteIdentifier(table.name) + ")")
-        defer { rows.close() }
-        var columns: [String] = []
-        while try rows.next() { if let name = rows.string("name") { columns.append(name) } }
-        guard let name = Table.rowidName(freeAmong: columns) else {
+        guard let name = Table.rowidName(freeAmong: try columns(ofTable: table.name, schema: table.schema)) else {
             throw DatabaseError.misuse(
                 "columns of \(table.name) take every name of its rowid (rowid, oid, _rowid_): its rows cannot be picked", sql: sql)
         }

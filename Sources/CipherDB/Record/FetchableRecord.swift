@@ -84,10 +84,9 @@ extension FetchableRecord where Self: TableRecord {
 }
 
 extension TableRecord {
-    /// `"id" = ?` (or `"a" = ? AND "b" = ?`).
+    /// The key columns each equal to a `?` (see `RecordLayout.keyCondition`).
     static func primaryKeyCondition() throws(DatabaseError) -> String {
         guard !databasePrimaryKey.isEmpty else { throw DatabaseError.misuse("\(Self.self) declares no primary key column") }
-        // Backquoted (`quoteColumnReference`): a key column the table lacks is an error, not a string.
-        return databasePrimaryKey.map { "\(quoteColumnReference($0)) = ?" }.joined(separator: " AND ")
+        return RecordLayout.keyCondition(databasePrimaryKey)
     }
 }

@@ -50,6 +50,12 @@ final class RecordLayout {
         return plan
     }
 
+    /// `columns` each equal to a `?`, joined by `AND`: what picks a record's row. Backquoted
+    /// (`quoteColumnReference`): a key column the table lacks is an error, not a string.
+    static func keyCondition(_ columns: [String]) -> String {
+        columns.map { "\(quoteColumnReference($0)) = ?" }.joined(separator: " AND ")
+    }
+
     private func makePlan(_ write: RecordWrite) throws(DatabaseError) -> Plan {
         let table = quoteIdentifier(tableName)
         let quoted = columns.map(quoteIdentifier)
@@ -68,8 +74,7 @@ final class RecordLayout {
             }
             keyPositions.append(position)
         }
-        // Backquoted (`quoteColumnReference`): a key column the table lacks is an error, not a string.
-        let condition = primaryKey.map { "\(quoteColumnReference($0)) = ?" }.joined(separator: " AND ")
+        let condition = Self.keyCondition(primaryKey)
         var parameters = [Int32](repeating: 0, count: columns.count)
         if write == .update {
             var assignments: [String] = []
