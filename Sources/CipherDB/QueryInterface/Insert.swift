@@ -134,10 +134,10 @@ extension Insert.Row: StatementShape {
             table: table, conflict: conflict,
             setters: setters.map { setter in
                 switch setter.assigned {
-                case .bound: return Setter(column: setter.column, columnHash: setter.columnHash, assigned: .bound(.value(.null)))
+                case .bound: return Setter(column: setter.column, columnHash: setter.columnHash, boundValue: .value(.null))
                 case .expression(let expression):
                     return Setter(
-                        column: setter.column, columnHash: setter.columnHash, assigned: .expression(SQLExpression(node: expression.node)))
+                        column: setter.column, columnHash: setter.columnHash, expression: SQLExpression(node: expression.node))
                 }
             })
     }

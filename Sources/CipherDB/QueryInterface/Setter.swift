@@ -47,18 +47,12 @@ public struct Setter: Sendable {
         self.assignedExpression = nil
     }
 
-    @usableFromInline
-    init(column: String, columnHash: Int, assigned: Assigned) {
+    /// `column = expression`.
+    init(column: String, columnHash: Int, expression: SQLExpression<Void>) {
         self.column = column
         self.columnHash = columnHash
-        switch assigned {
-        case .bound(let value):
-            boundValue = value
-            assignedExpression = nil
-        case .expression(let expression):
-            boundValue = .value(.null)
-            assignedExpression = AssignedExpression(expression)
-        }
+        self.boundValue = .value(.null)
+        self.assignedExpression = AssignedExpression(expression)
     }
 
     /// What is assigned.
@@ -97,7 +91,7 @@ public func <- <Value>(column: Column<Value>, value: Value) -> Setter {
 
 /// `column = expression`.
 public func <- <Value, E: TypedSQLExpressible>(column: Column<Value>, value: E) -> Setter where E.Value.Unwrapped == Value.Unwrapped {
-    Setter(column: column.quotedName, columnHash: column.quotedNameHash, assigned: .expression(value.sqlExpression))
+    Setter(column: column.quotedName, columnHash: column.quotedNameHash, expression: value.sqlExpression)
 }
 
 /// `column = column + ?`.
