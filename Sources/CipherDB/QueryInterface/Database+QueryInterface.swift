@@ -110,30 +110,49 @@ extension Database {
     /// ```swift
     /// let newID = try db.run(users.insert(email <- "a@example.com", name <- nil))
     /// ```
-    @discardableResult
+    // Inlinable, as `Table.insert(_:)` is: the setters' array the caller made is lent to the
+    // run in place, so that it can live on the caller's stack.
+    @inlinable @discardableResult
     public func run(_ insert: Insert) throws(DatabaseError) -> Int64 {
         switch insert.form {
         case .row(let row):
-            let rendered = insertShapes.rendered(row)
-            if let failure = rendered.failure { throw failure }
-            let statement = try prepareStatement(rendered.sql)
-            defer { statement.release() }
-            try statement.bind(row, dateFormatter: dateFormatter)
-            try stepToEnd(statement)
-        case .rendered(let rendered):
-            try Self.require(rendered.requiredFeatures, sql: rendered.sql)
-            // An upsert that updates changes a row without inserting one, and SQLite's last
-            // rowid would still be an earlier insert's: it starts at 0 so that it tells (where
-            // the setter cannot be found, an unchanged last rowid tells instead).
-            let before = lastInsertRowID
-            let isUpsert = rendered.isUpsert
-            if isUpsert, let sqliteHandle { Self.setLastInsertRowID?(sqliteHandle, 0) }
-            try execute(rendered.sql, rendered.bindings)
-            if isUpsert, Self.setLastInsertRowID == nil, lastInsertRowID == before { return 0 }
+            return try row.setters.withUnsafeBufferPointer { setters throws(DatabaseError) in
+                try run(InsertRowParts(table: row.table, conflict: row.conflict, setters: setters))
+            }
+        case .rendered(let rendered): return try run(rendered)
         }
-        // The last rowid stays an earlier statement's when this one inserted nothing.
-        return changes == 0 ? 0 : lastInsertRowID
     }
+
+    /// Runs a one-row insert, its SQL text found by its shape.
+    @usableFromInline
+    func run(_ row: InsertRowParts) throws(DatabaseError) -> Int64 {
+        let rendered = insertShapes.rendered(hash: row.shapeHash, isSame: row.hasSameShape(as:), shape: { row.row })
+        if let failure = rendered.failure { throw failure }
+        let statement = try prepareStatement(rendered.sql)
+        defer { statement.release() }
+        try statement.bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try row.forEachBinding(body) }
+        try stepToEnd(statement)
+        return insertedRowID
+    }
+
+    /// Runs an insert rendered when made (several rows, an upsert, default values).
+    @usableFromInline
+    func run(_ rendered: Insert.Rendered) throws(DatabaseError) -> Int64 {
+        try Self.require(rendered.requiredFeatures, sql: rendered.sql)
+        // An upsert that updates changes a row without inserting one, and SQLite's last
+        // rowid would still be an earlier insert's: it starts at 0 so that it tells (where
+        // the setter cannot be found, an unchanged last rowid tells instead).
+        let before = lastInsertRowID
+        let isUpsert = rendered.isUpsert
+        if isUpsert, let sqliteHandle { Self.setLastInsertRowID?(sqliteHandle, 0) }
+        try execute(rendered.sql, rendered.bindings)
+        if isUpsert, Self.setLastInsertRowID == nil, lastInsertRowID == before { return 0 }
+        return insertedRowID
+    }
+
+    /// The rowid of the row the last insert added, 0 when it added none: the last rowid stays
+    /// an earlier statement's when this one inserted nothing.
+    private var insertedRowID: Int64 { changes == 0 ? 0 : lastInsertRowID }
 
     /// `sqlite3_set_last_insert_rowid` (SQLite 3.18), found at run time: SQLCipher 3.4.1's
     /// SQLite (3.15) has none, and the upserts that need it run only on SQLite 3.24 and later.
@@ -207,15 +226,10 @@ extension Statement {
         try bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try query.forEachBinding(body) }
     }
 
-    /// Binds a one-row insert's values in order, as `bind(_:dateFormatter:)` binds a query's.
-    func bind(_ row: Insert.Row, dateFormatter: DateFormatter?) throws(DatabaseError) {
-        try bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try row.forEachBinding(body) }
-    }
-
     /// Binds the values `forEachValue` gives, in order, checking their count against the
     /// statement's parameters.
     @inline(__always)
-    private func bind(
+    func bind(
         dateFormatter: DateFormatter?,
         _ forEachValue: ((SQLArgument) throws(DatabaseError) -> Void) throws(DatabaseError) -> Void
     ) throws(DatabaseError) {

@@ -21,12 +21,21 @@ public struct Insert: Sendable {
 
     /// A one-row insert, kept as its parts: a database renders its SQL once per shape. Other
     /// inserts (several rows, upserts, default values) are rendered when made.
+    @usableFromInline
     struct Row: Sendable {
-        let table: Table
-        let conflict: ConflictResolution?
-        let setters: [Setter]
+        @usableFromInline let table: Table
+        @usableFromInline let conflict: ConflictResolution?
+        @usableFromInline let setters: [Setter]
+
+        @inlinable
+        init(table: Table, conflict: ConflictResolution?, setters: [Setter]) {
+            self.table = table
+            self.conflict = conflict
+            self.setters = setters
+        }
     }
 
+    @usableFromInline
     enum Form: Sendable {
         case row(Row)
         /// Boxed: a one-row insert, the common form, is then copied without room for this one.
@@ -35,6 +44,7 @@ public struct Insert: Sendable {
 
     /// An insert rendered when made, with what it needs of the running SQLite (checked when it
     /// runs; a one-row insert's needs are its shape's, checked once per shape).
+    @usableFromInline
     struct Rendered: Sendable {
         let sql: String
         let bindings: [SQLArgument]
@@ -43,7 +53,7 @@ public struct Insert: Sendable {
         let isUpsert: Bool
     }
 
-    let form: Form
+    @usableFromInline let form: Form
 
     init(sql: String, bindings: [SQLArgument], setters: [Setter] = [], isUpsert: Bool = false) {
         var features = Setter.requiredFeatures(of: setters)
@@ -51,6 +61,7 @@ public struct Insert: Sendable {
         form = .rendered(Rendered(sql: sql, bindings: bindings, requiredFeatures: features, isUpsert: isUpsert))
     }
 
+    @inlinable
     init(row: Row) {
         form = .row(row)
     }
@@ -78,7 +89,21 @@ public struct Insert: Sendable {
     public var arguments: [DatabaseValue] { bindings.map(\.databaseValue) }
 }
 
-extension Insert.Row: StatementShape {
+/// A one-row insert's parts with its setters lent in place: what a run reads, so that the
+/// setters' array, made by the caller and only read here, can live on the caller's stack.
+@usableFromInline
+struct InsertRowParts {
+    let table: Table
+    let conflict: Insert.ConflictResolution?
+    let setters: UnsafeBufferPointer<Setter>
+
+    @usableFromInline
+    init(table: Table, conflict: Insert.ConflictResolution?, setters: UnsafeBufferPointer<Setter>) {
+        self.table = table
+        self.conflict = conflict
+        self.setters = setters
+    }
+
     // Setters are read in place, by index, and the shape from their `expressionNode`: a copy
     // of a setter or of its `assigned` copies its bound value.
     var shapeHash: Int {
@@ -96,17 +121,46 @@ extension Insert.Row: StatementShape {
         guard table.hasSameShape(as: other.table), conflict == other.conflict, setters.count == other.setters.count else {
             return false
         }
+        return other.setters.withUnsafeBufferPointer { otherSetters in
+            for index in setters.indices {
+                guard setters[index].columnHash == otherSetters[index].columnHash, setters[index].column == otherSetters[index].column
+                else { return false }
+                switch (setters[index].expressionNode, otherSetters[index].expressionNode) {
+                case (nil, nil): break
+                case (let node?, let otherNode?): guard node.hasSameShape(as: otherNode) else { return false }
+                default: return false
+                }
+            }
+            return true
+        }
+    }
+
+    /// Calls `body` with each value bound, in order, read in place.
+    func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
         for index in setters.indices {
-            guard setters[index].columnHash == other.setters[index].columnHash, setters[index].column == other.setters[index].column
-            else { return false }
-            switch (setters[index].expressionNode, other.setters[index].expressionNode) {
-            case (nil, nil): break
-            case (let node?, let otherNode?): guard node.hasSameShape(as: otherNode) else { return false }
-            default: return false
+            if let assigned = setters[index].assignedExpression {
+                try assigned.expression.bindings.forEachValue(body)
+            } else {
+                try body(setters[index].boundValue)
             }
         }
-        return true
     }
+
+    /// The parts as an insert that owns its setters.
+    var row: Insert.Row { Insert.Row(table: table, conflict: conflict, setters: Array(setters)) }
+}
+
+extension Insert.Row: StatementShape {
+    /// The parts, the setters lent in place for the duration of `body`.
+    func withParts<Result, E: Error>(_ body: (InsertRowParts) throws(E) -> Result) throws(E) -> Result {
+        try setters.withUnsafeBufferPointer { setters throws(E) in
+            try body(InsertRowParts(table: table, conflict: conflict, setters: setters))
+        }
+    }
+
+    var shapeHash: Int { withParts { $0.shapeHash } }
+
+    func hasSameShape(as other: Insert.Row) -> Bool { withParts { $0.hasSameShape(as: other) } }
 
     func renderSQL() -> String {
         var sql = "INSERT " + (conflict.map { "OR " + $0.rawValue + " " } ?? "") + "INTO " + table.quotedName
@@ -143,26 +197,30 @@ extension Insert.Row: StatementShape {
     }
 
     func forEachBinding<E: Error>(_ body: (SQLArgument) throws(E) -> Void) throws(E) {
-        for index in setters.indices {
-            if let assigned = setters[index].assignedExpression {
-                try assigned.expression.bindings.forEachValue(body)
-            } else {
-                try body(setters[index].boundValue)
-            }
-        }
+        try withParts { parts throws(E) in try parts.forEachBinding(body) }
     }
 }
 
 extension Table {
     /// An insert of one row; no setters inserts `DEFAULT VALUES`.
+    // Inlinable, as `Database.run(_:)` is: the setters' array, made here and only read by the
+    // run, then stays on the caller's stack (no allocation per insert).
+    @inlinable
     public func insert(or conflict: Insert.ConflictResolution? = nil, _ setters: Setter...) -> Insert {
         insert(or: conflict, setters)
     }
 
     /// An insert of one row from an array of setters.
+    @inlinable
     public func insert(or conflict: Insert.ConflictResolution? = nil, _ setters: [Setter]) -> Insert {
-        guard !setters.isEmpty else { return Insert(sql: insertPrefix(conflict) + " DEFAULT VALUES", bindings: []) }
+        guard !setters.isEmpty else { return insertDefaultValues(or: conflict) }
         return Insert(row: Insert.Row(table: self, conflict: conflict, setters: setters))
+    }
+
+    /// `INSERT ... DEFAULT VALUES`.
+    @usableFromInline
+    func insertDefaultValues(or conflict: Insert.ConflictResolution?) -> Insert {
+        Insert(sql: insertPrefix(conflict) + " DEFAULT VALUES", bindings: [])
     }
 
     /// An insert of several rows in one statement, each given by setters of the same columns in

@@ -204,13 +204,21 @@ final class StatementShapeCache<Shape: StatementShape> {
     /// statement of its shape, the same `String`, so the statement cache compares it by
     /// identity) and whether it can run.
     func rendered(_ shape: Shape) -> Entry {
-        let hash = shape.shapeHash
+        rendered(hash: shape.shapeHash, isSame: { $0.hasSameShape(as: shape) }, shape: { shape })
+    }
+
+    /// The entry of the shape that hashes to `hash` and that `isSame` recognises, found, or
+    /// made now from `shape()`: for a caller that holds its shape's parts in another form (an
+    /// insert's setters lent in place) and makes the shape only when it is new.
+    @inline(__always)
+    func rendered(hash: Int, isSame: (Shape) -> Bool, shape: () -> Shape) -> Entry {
         let mask = Self.slotCount - 1
         var slot = hash & mask
         while let entry = slots[slot] {
-            if entry.hash == hash && entry.shape.hasSameShape(as: shape) { return entry }
+            if entry.hash == hash && isSame(entry.shape) { return entry }
             slot = (slot + 1) & mask
         }
+        let shape = shape()
         let entry = Entry(hash: hash, shape: shape, sql: shape.renderSQL())
         if count >= Self.capacity {
             // Applications that build a shape per call would otherwise grow the cache without
