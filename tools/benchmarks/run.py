@@ -63,7 +63,7 @@ GOALS = [
      "rows": ["verify", "verify, an index in random order"]},
     {"issue": 23, "workload": "rekey / shell PRAGMA rekey, 10 MB / 100 MB / 1 GB, idle and busy",
      "goal": "report both; <= 0.30 idle at every size, CPU <= 1.1x the codec's design floor",
-     "rows": ["rekey, second core idle", "rekey, second core busy"]},
+     "rows": ["rekey, second core idle", "rekey, second core busy", "rekey CPU / codec design floor"]},
     {"issue": 24, "workload": "100k point lookups through a builder query, typed values", "goal": "<= 1.10 of executeQuery with SQL, <= 1.15 of C",
      "rows": ["builder lookups / executeQuery with SQL", "builder lookups (scalar), cached pages"]},
     {"issue": 24, "workload": "Player.filter(...).fetchAll(db) of 100k rows", "goal": "<= 1.5 of C building the same structs",
@@ -147,8 +147,8 @@ def core_instructions(workloads, rows, commits):
 
 
 def run_measured(command, stdin_text=None, env=None, sample_memory=False):
-    """Runs a command; returns (seconds, peak RSS in MiB, CPU seconds, peak private MiB) of that
-    child alone (private memory 0 unless `sample_memory`).
+    """Runs a command; returns (seconds, peak RSS in MiB, CPU seconds, peak private MiB, user CPU
+    seconds) of that child alone (private memory 0 unless `sample_memory`).
 
     The command runs under GNU time, which reports its child's peak RSS. A process Python forks
     keeps the interpreter's high-water mark in its `ru_maxrss` after exec (Linux records the
@@ -179,7 +179,7 @@ def run_measured(command, stdin_text=None, env=None, sample_memory=False):
         if os.waitstatus_to_exitcode(status) != 0:
             raise RuntimeError(f"{command[0]} failed: {stderr.strip()}")
         peak_kib = int(report.read().split()[-1])
-    return elapsed, peak_kib / 1024, usage.ru_utime + usage.ru_stime, private_kib / 1024
+    return elapsed, peak_kib / 1024, usage.ru_utime + usage.ru_stime, private_kib / 1024, usage.ru_utime
 
 
 def private_memory_kib(time_pid):
@@ -271,6 +271,7 @@ def compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra=Non
         "baseline_seconds": baseline_seconds, "subject_seconds": subject_seconds,
         "wall_ratio": subject_seconds / baseline_seconds, "wall_ratio_min": min(ratios), "wall_ratio_max": max(ratios),
         "subject_cpu_seconds": statistics.median(s[2] for s in subject_samples),
+        "subject_user_cpu_seconds": statistics.median(s[4] for s in subject_samples),
         "baseline_cpu_seconds": statistics.median(s[2] for s in baseline_samples),
         "subject_peak_rss_mib": max(s[1] for s in subject_samples),
         "baseline_peak_rss_mib": max(s[1] for s in baseline_samples),
@@ -287,10 +288,44 @@ def compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra=Non
     return row
 
 
-def cli_operations(sizes, folder):
+def codec_floor():
+    """One core's CPU per byte of a file for the crypto that `cipherdb rekey`'s design does to
+    every page, from OpenSSL's own speed at 4 KiB (the pages' size): under the old key an HMAC-SHA1
+    check and an AES-256-CBC decryption; under the new key an encryption and an HMAC; then the
+    read-back that proves the copy, an HMAC check and a decryption again. Three HMACs, two
+    decryptions, one encryption (the shell's `PRAGMA rekey` does two HMACs, one decryption, one
+    encryption: `shell_seconds_per_byte`)."""
+    def bytes_per_second(*algorithm):
+        output = subprocess.run(["openssl", "speed", "-mr", "-seconds", "2", "-bytes", "4096", *algorithm],
+                                capture_output=True, text=True, check=True).stdout
+        return float(re.search(r"^\+F:\d+:[^:]+:([\d.]+)$", output, re.MULTILINE).group(1))
+    hmac = 1 / bytes_per_second("-hmac", "sha1")
+    encrypt = 1 / bytes_per_second("-evp", "aes-256-cbc")
+    decrypt = 1 / bytes_per_second("-decrypt", "-evp", "aes-256-cbc")
+    return {"hmac_sha1_seconds_per_byte": hmac, "aes_encrypt_seconds_per_byte": encrypt,
+            "aes_decrypt_seconds_per_byte": decrypt, "design_seconds_per_byte": 3 * hmac + 2 * decrypt + encrypt,
+            "shell_seconds_per_byte": 2 * hmac + decrypt + encrypt}
+
+
+def rekey_cpu_row(rekey, floor):
+    """The rekey's CPU against its design floor at one size: every CPU second of the process (start,
+    parse, I/O in the kernel included), and its user time alone."""
+    floor_seconds = rekey["file_bytes"] * floor["design_seconds_per_byte"]
+    row = {"name": "rekey CPU / codec design floor", "size": rekey["size"], "file_bytes": rekey["file_bytes"], "goal": 1.1,
+           "floor_cpu_seconds": floor_seconds, "cpu_seconds": rekey["subject_cpu_seconds"],
+           "user_cpu_seconds": rekey["subject_user_cpu_seconds"], "cpu_ratio": rekey["subject_cpu_seconds"] / floor_seconds,
+           "user_cpu_ratio": rekey["subject_user_cpu_seconds"] / floor_seconds,
+           "shell_cpu_over_its_floor": rekey["baseline_cpu_seconds"] / (rekey["file_bytes"] * floor["shell_seconds_per_byte"])}
+    log(f"{row['name']:34} {row['size']:>7}  floor {floor_seconds * 1000:7.1f} ms  cpu {row['cpu_seconds'] * 1000:7.1f} ms "
+        f"({row['cpu_ratio']:.2f}), user {row['user_cpu_seconds'] * 1000:7.1f} ms ({row['user_cpu_ratio']:.2f})  goal 1.10;  "
+        f"shell over its own floor {row['shell_cpu_over_its_floor']:.2f}")
+    return row
+
+
+def cli_operations(sizes, folder, floor):
     key_file, new_key_file = write_keys(folder)
     work = os.path.join(folder, "work.db")
-    results = []
+    results, rekey_cpu = [], []
     for megabytes in sizes:
         source = os.path.join(folder, f"source-{megabytes}.db")
         make_file(source, megabytes)
@@ -325,6 +360,8 @@ def cli_operations(sizes, folder):
                 row = compare(name, baseline_name, goal, runs, fresh, baseline, subject, extra)
             row["subject_megabytes_per_second"] = size / row["subject_seconds"] / 1e6
             results.append(row)
+            if name == "rekey, second core idle":
+                rekey_cpu.append(rekey_cpu_row(row, floor))
         # integrity_check looks up every index entry in its table: in an index of random order,
         # at random pages, which SQLite's page cache size decides (the shell's 2 MB default
         # against verify's 16 MiB, VerifyCommand.integrityCheckCacheBytes).
@@ -340,7 +377,7 @@ def cli_operations(sizes, folder):
         os.unlink(source)
         for path in glob.glob(os.path.join(folder, "*.sql")):
             os.unlink(path)
-    return results
+    return results, rekey_cpu
 
 
 def import_csv(rows, folder):
@@ -462,11 +499,14 @@ def main():
         log(f"\n.import of {import_rows:,} CSV rows and whole-file operations against the sqlcipher shell:"
             "\n  shell, cipherdb, ratio (min-max), goal, peak RSS shell / cipherdb, CPU shell / cipherdb")
         cli = [import_csv(import_rows, folder)]
-        cli += cli_operations(sizes, folder)
+        floor = codec_floor()
+        operations, rekey_cpu = cli_operations(sizes, folder, floor)
+        cli += operations
 
     report = {"sqlcipher": core["sqlcipher"], "rows": core["rows"], "commits": core["commits"], "runs": core["runs"],
               "quick": options.quick, "large": options.large, "machine": machine(), "goals": GOALS,
-              "core": core["workloads"], "latency": latency["latency"], "cli": cli}
+              "core": core["workloads"], "latency": latency["latency"], "cli": cli, "codec_floor": floor,
+              "rekey_cpu": rekey_cpu}
     os.makedirs(options.out, exist_ok=True)
     suffix = "-quick" if options.quick else "-large" if options.large else ""
     with open(os.path.join(options.out, f"results{suffix}.json"), "w") as handle:
