@@ -173,6 +173,43 @@ final class QueryInterfaceStatementCacheTests: DatabaseTestCase {
         }
     }
 
+    /// An application that makes a new insert shape per call (a raw fragment of another text
+    /// each time) keeps the cache of insert shapes bounded too, and every insert still runs its
+    /// own SQL: the row it returns holds the values it was given.
+    func testTheInsertShapeCacheStaysBounded() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, id, email, score) = (Fixture.users, Fixture.id, Fixture.email, Fixture.score)
+        for number in 1...(StatementShapeCache<Insert.Row>.capacity + 40) {
+            let insert = users.insert(email <- "u\(number)@x", score <- SQLExpression<Int64>(literal: "\(number) + 1"))
+            let rowID = try db.run(insert)
+            let row = try XCTUnwrap(try db.fetchOne(users.filter(id == rowID)))
+            XCTAssertEqual(try row[email], "u\(number)@x")
+            XCTAssertEqual(try row[score], Int64(number + 1))
+            XCTAssertLessThanOrEqual(db.insertShapes.count, StatementShapeCache<Insert.Row>.capacity)
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM users"), StatementShapeCache<Insert.Row>.capacity + 40)
+    }
+
+    /// An insert made from an array of setters (not a variadic list) runs as the variadic one
+    /// does, shares its shape, and returns the new rowid; with `or: .ignore` a row in the way
+    /// returns 0 and changes nothing.
+    func testAnInsertFromAnArrayOfSettersRunsAsTheVariadicOne() throws {
+        let db = try openQueryDatabase()
+        defer { db.close() }
+        let (users, id, email, score) = (Fixture.users, Fixture.id, Fixture.email, Fixture.score)
+        let first = try db.run(users.insert(email <- "a@x", score <- 1))
+        let setters = [email <- "b@x", score <- 2]
+        let second = try db.run(users.insert(setters))
+        XCTAssertEqual(second, first + 1)
+        XCTAssertEqual(db.insertShapes.count, 1, "the array's insert is the variadic one's shape")
+        XCTAssertEqual(try db.scalar(users.filter(id == second).select(score)), 2)
+        let skipped = try db.run(users.insert(or: .ignore, [id <- second, email <- "c@x", score <- 3]))
+        XCTAssertEqual(skipped, 0)
+        XCTAssertEqual(try db.scalar(users.filter(id == second).select(email)), "b@x")
+        XCTAssertEqual(try db.scalar(users.count), 2)
+    }
+
     /// One-row inserts are rendered once per shape too: the same columns with other values
     /// share a text; another column order, column set, conflict clause or an expression where
     /// a value was bound each get their own, and every row lands as written.
