@@ -8,6 +8,7 @@
 #   sqlite3           the stock SQLite shell, reads back `cipherdb export --format sql`
 #   valgrind          callgrind instruction counts in `make bench` (and callgrind.h for its build)
 #   time              GNU time: the peak RSS of each process `make bench` measures
+#   openssl           `openssl speed`: the codec's design floor in `make bench`'s rekey CPU row
 #   libcurl4-openssl-dev  libcurl for the keystore's Transit slots (pkg-config: libcurl)
 #   softhsm2          a software PKCS#11 token for the PKCS#11 slot tests
 #   libp11-kit-dev    the PKCS#11 header (p11-kit-1/p11-kit/pkcs11.h) for the PKCS#11 slots
@@ -40,6 +41,7 @@ command -v sqlcipher >/dev/null 2>&1 || missing+=(sqlcipher)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 [ -f /usr/include/valgrind/callgrind.h ] || missing+=(valgrind)
 [ -x /usr/bin/time ] || missing+=(time)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v restic >/dev/null 2>&1 || missing+=(restic)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v mandoc >/dev/null 2>&1 || missing+=(mandoc)
