@@ -29,9 +29,12 @@ final class ShellTerminalTests: CLITestCase {
     /// (keys typed while the shell is busy can be lost, and a slow build is slow everywhere).
     func typed(
         _ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil, prompts: [Int: Int] = [:],
-        options: String = "", env extra: [String: String] = [:]
+        conditions: [Int: String] = [:], options: String = "", env extra: [String: String] = [:]
     ) throws -> CommandResult {
         let typing = keys.enumerated().map { index, key in
+            if let condition = conditions[index] {
+                return "for i in $(seq 2400); do \(condition) && break; sleep 0.05; done; printf '\(key)'"
+            }
             if let count = prompts[index] {
                 return
                     "for i in $(seq 2400); do [ $(grep -ao 'cipherdb> ' \"$DIR/screen.txt\" | wc -l) -ge \(count) ] && break; sleep 0.05; done; printf '\(key)'"
@@ -124,15 +127,34 @@ final class ShellTerminalTests: CLITestCase {
         // 2,000,000 CSV records: splitting and inserting them takes seconds; so does dumping the
         // large table (460 MB of hexadecimal).
         try shell(#"seq 2000000 | sed 's/.*/&,row &/' > "$DIR/rows.csv""#)
+        // The dump goes to a FIFO whose reader copies it to dump.sql, and is interrupted as soon
+        // as its first bytes arrive there (not after a fixed pause, which a fast build outlasts;
+        // a regular file would appear only when complete).
+        try shell(#"mkfifo "$DIR/dump.fifo""#)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", #"exec cat "$0" > "$1""#, path("dump.fifo"), path("dump.sql")]
+        try reader.run()
+        defer {
+            // The shell closed the FIFO when the dump stopped, which ends cat; if it never
+            // opened it, cat waits for a writer: stop it.
+            if reader.isRunning { reader.terminate() }
+            reader.waitUntilExit()
+        }
         let result = try typed(
             [
-                ".import --csv rows.csv imported\\n", "\\003", ".once /dev/null\\n", ".dump\\n", "\\003",
+                ".import --csv rows.csv imported\\n", "\\003", ".once dump.fifo\\n", ".dump\\n", "\\003",
                 "SELECT count(*) FROM sqlite_master WHERE name = \\047imported\\047;\\n", "\\004",
-            ], pause: 0.8, prompts: [0: 1, 2: 2, 3: 3, 5: 4, 6: 5])
+            ], pause: 0.8, prompts: [0: 1, 2: 2, 3: 3, 5: 4, 6: 5], conditions: [4: #"[ -s "$DIR/dump.sql" ]"#])
         XCTAssertEqual(result.status, 0, "the shell ended by Ctrl-D, not by the signal or the timeout: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("Error: import interrupted"), result.stdout)
         XCTAssertTrue(result.stdout.contains("importing rows.csv (bytes)"), "the import's progress on the terminal: \(result.stdout)")
         XCTAssertTrue(result.stdout.contains("Error: interrupted"), "the dump: \(result.stdout)")
+        for _ in 0..<100 where reader.isRunning { usleep(50_000) }
+        let dump = try XCTUnwrap(FileManager.default.contents(atPath: path("dump.sql")))
+        XCTAssertFalse(dump.isEmpty)
+        XCTAssertLessThan(dump.count, 200_000_000, "the dump stopped before the large table's 460 MB")
+        XCTAssertFalse(String(decoding: dump.suffix(64), as: UTF8.self).contains("COMMIT;"), "the dump did not finish")
         XCTAssertTrue(result.stdout.contains("\r\n0\r\n"), "the import left nothing behind: \(result.stdout)")
     }
 
