@@ -134,7 +134,7 @@ final class Authorizer {
             return SQLITE_OK
         case SQLITE_DELETE where deletesRowByRow && !previousActionDrops && !Self.isSchemaTable(first):
             // SQLITE_IGNORE on a DELETE: the rows are deleted, one by one, as the update hook needs.
-            // Not on the DELETEs a DROP TABLE or DROP VIEW asks about (from the schema table
+            // Not on the DELETEs a DROP TABLE (virtual too) or DROP VIEW asks about (from the schema table
             // before its own action, from the table just after it): SQLite would skip the drop
             // without a word.
             return SQLITE_IGNORE
@@ -208,10 +208,11 @@ final class Authorizer {
         return strcasecmp(name, "sqlite_master") == 0 || strcasecmp(name, "sqlite_temp_master") == 0
     }
 
-    /// Whether an authorizer action drops a table or view (SQLite then asks about a DELETE).
+    /// Whether an authorizer action drops a table, virtual table or view (SQLite then asks
+    /// about a DELETE).
     static func drops(_ action: Int32) -> Bool {
         switch action {
-        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW: return true
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_VTABLE: return true
         default: return false
         }
     }

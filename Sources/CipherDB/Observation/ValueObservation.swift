@@ -89,9 +89,23 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
     private let onChange: @Sendable (Value) -> Void
     private let queue = DispatchQueue(label: "cipherdb.observation")
     private let state = Locked(State())
-    /// The tables the last fetch read; `nil` (any change) until the first fetch ends. Read by
-    /// the writer's commit hook.
-    private let tables = Locked<Set<String>?>(nil)
+    /// Which commits concern the observation; read by the writer's commit hook.
+    private let region = Locked(Region())
+
+    /// The tables the last fetch read, and whether a fetch is under way.
+    private struct Region {
+        /// `nil` (any change) until the first fetch ends.
+        var tables: Set<String>?
+        /// While a fetch runs, any commit concerns the observation: the fetch may read a table
+        /// for the first time, in a snapshot from before that commit, and its tables are known
+        /// only when it ends.
+        var isFetching = false
+
+        func concerns(_ changed: Set<String>) -> Bool {
+            if isFetching { return true }
+            return tables.map { !$0.isDisjoint(with: changed) } ?? true
+        }
+    }
 
     init(
         writer: any DatabaseWriter, fetch: @escaping @Sendable (Database) throws -> Value,
@@ -105,7 +119,7 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
 
     func start() {
         let id = ObjectIdentifier(self)
-        let tables = self.tables
+        let region = self.region
         do {
             // Registered before the first fetch: a commit in between fetches again, never lost.
             try writer.writeWithoutTransaction { db in
@@ -114,7 +128,7 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
                     id,
                     CommitObservers.Entry(
                         changed: { [weak self] in self?.scheduleFetch() },
-                        matches: { changed in tables.withLock { $0.map { !$0.isDisjoint(with: changed) } ?? true } }))
+                        matches: { changed in region.withLock { $0.concerns(changed) } }))
             }
         } catch {
             queue.async { self.fail(error) }
@@ -151,6 +165,7 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
     private func fetchAndDeliver() {
         state.withLock { $0.fetchScheduled = false }
         guard !state.withLock({ $0.cancelled }) else { return }
+        region.withLock { $0.isFetching = true }
         do {
             // The writer tells of a commit once it is complete (after its block): a read sees it.
             let fetch = self.fetch
@@ -158,10 +173,14 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
             // A fetch that read no column of any table (`SELECT count(*) FROM t` on SQLite
             // before 3.x reports none to the authorizer), or ran a statement whose tables are
             // unknown, is fetched again after every commit.
-            tables.withLock { $0 = (read?.isEmpty ?? true) ? nil : read }
+            region.withLock { region in
+                region.tables = (read?.isEmpty ?? true) ? nil : read
+                region.isFetching = false
+            }
             guard !state.withLock({ $0.cancelled }) else { return }
             onChange(value)
         } catch {
+            region.withLock { $0.isFetching = false }
             fail(error)
         }
     }

@@ -124,6 +124,46 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         cancellable.cancel()
     }
 
+    /// A commit made while a fetch runs, to a table that fetch reads for the first time, is
+    /// delivered: the running fetch reads a snapshot from before the commit, and its tables are
+    /// not known until it ends, so the commit calls for one more fetch (it was matched against
+    /// the previous fetch's tables, and lost).
+    func testACommitDuringAFetchThatMovesToANewTableIsDelivered() throws {
+        let pool = try DatabasePool(path: path("moving.db"), key: rawKey(0x27))
+        try pool.write { db in
+            try db.executeUpdate("CREATE TABLE choice(name TEXT)")
+            try db.executeUpdate("CREATE TABLE a(x)")
+            try db.executeUpdate("CREATE TABLE b(x)")
+            try db.executeUpdate("INSERT INTO choice VALUES ('a')")
+        }
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        let pausedOnce = Locked(false)
+        let values = Values()
+        let observation = ValueObservation { db in
+            let table = try db.stringForQuery("SELECT name FROM choice") ?? "a"
+            if table == "b",
+                pausedOnce.withLock({ paused in
+                    defer { paused = true }
+                    return !paused
+                })
+            {
+                // The fetch's snapshot is taken (it read `choice`): hold it while b changes.
+                paused.signal()
+                _ = resume.wait(timeout: .now() + 5)
+            }
+            return try db.intForQuery(table == "a" ? "SELECT count(x) FROM a" : "SELECT count(x) FROM b") ?? 0
+        }
+        let cancellable = observation.start(in: pool, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+        try pool.write { db in try db.executeUpdate("UPDATE choice SET name = 'b'") }
+        XCTAssertEqual(paused.wait(timeout: .now() + 5), .success)
+        try pool.write { db in try db.executeUpdate("INSERT INTO b VALUES (1)") }
+        resume.signal()
+        XCTAssertEqual(values.wait(for: 3), [0, 0, 1], "the insert into b, made during the fetch that moved to b")
+        cancellable.cancel()
+    }
+
     /// A fetch that reads no column (`count(*)`, `EXISTS`) still names its table: SQLite 3.15's
     /// authorizer reports no read of it, and the tables its program opens stand in (so it is not
     /// fetched again after commits to other tables, as the observation article once said).
@@ -163,6 +203,26 @@ final class ValueObservationDropTests: DatabaseTestCase {
             return names
         }
         XCTAssertEqual(names, ["t"], "both dropped")
+        cancellable.cancel()
+    }
+
+    /// A virtual table drops while commits are observed: SQLite asks to delete its rows as part
+    /// of the drop, and the observation's row-by-row DELETE policy must let that through (it
+    /// ignored it, and `DROP TABLE` of an FTS table did nothing, without an error).
+    func testAVirtualTableDropsWhileObserved() throws {
+        let queue = try DatabaseQueue(path: path("vtable.db"), key: rawKey(0x28))
+        try queue.write { db in
+            try db.executeUpdate("CREATE TABLE t(x)")
+            try db.executeUpdate("CREATE VIRTUAL TABLE docs USING fts4(body)")
+            try db.executeUpdate("INSERT INTO docs(body) VALUES ('hello')")
+        }
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM t") ?? 0 }
+        let delivered = DispatchSemaphore(value: 0)
+        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: { _ in delivered.signal() })
+        XCTAssertEqual(delivered.wait(timeout: .now() + 5), .success)
+        try queue.write { db in try db.executeUpdate("DROP TABLE docs") }
+        let remaining = try queue.read { db in try db.intForQuery("SELECT count(*) FROM sqlite_master WHERE name LIKE 'docs%'") }
+        XCTAssertEqual(remaining, 0, "the virtual table and its shadow tables are gone")
         cancellable.cancel()
     }
 }
