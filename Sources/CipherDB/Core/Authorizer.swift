@@ -68,6 +68,30 @@ final class Authorizer {
     /// must not be used (``Database/requireHandle(sql:)`` refuses it).
     @exclusivity(unchecked) private(set) var isObserving = false
 
+    /// Forgets the closed connection's policy and state: the next connection starts with no
+    /// authorizer, and one asked for (``Database/refuseKeyPragmas()``, an observation) is
+    /// installed on it anew. Kept, `isInstalled` said yes for a handle that no longer exists,
+    /// and a refusal asked for after a reopen was silently not installed.
+    func connectionClosed() {
+        refusesKeyPragmas = false
+        deletesRowByRow = false
+        isInstalled = false
+        compilingTables = nil
+        compilingWrites = []
+        recordsWrites = false
+        ranWrites = []
+        generation &+= 1
+        readTables = nil
+        previousActionDrops = false
+        compilingChangesSchema = false
+        ranSchemaChange = false
+        readTablesUnknown = false
+        compiledAttach = false
+        refusesNewAttachedFiles = false
+        refusedFileRequest = nil
+        observer = nil
+    }
+
     /// Installs the policy on `handle` unless it is installed; later changes to the flags apply
     /// to statements compiled after them.
     func install(on handle: OpaquePointer) {

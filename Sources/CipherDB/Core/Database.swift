@@ -250,6 +250,9 @@ public final class Database {
         }
         functionBoxes.removeAll()
         traceBox = nil
+        // Both belonged to the closed handle (its authorizer, its commit hooks).
+        authorizer.connectionClosed()
+        commitObservers = nil
         sqliteHandle = nil
         // After SQLite closed its descriptor and released its locks.
         if let sharedFile {
