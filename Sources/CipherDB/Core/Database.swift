@@ -522,6 +522,11 @@ public final class Database {
         sqliteHandle.map { sqlite3_last_insert_rowid($0) } ?? 0
     }
 
+    /// The rowid of the row the statement just run inserted, 0 when it inserted none: SQLite's
+    /// last rowid stays an earlier statement's when this one inserted nothing (an `OR IGNORE`,
+    /// a trigger's `RAISE(IGNORE)`). What a record's and a built insert's `insert`/`run` return.
+    var insertedRowID: Int64 { changes == 0 ? 0 : lastInsertRowID }
+
     /// The number of rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int {
         sqliteHandle.map { Int(sqlite3_changes($0)) } ?? 0

@@ -150,10 +150,6 @@ extension Database {
         return insertedRowID
     }
 
-    /// The rowid of the row the last insert added, 0 when it added none: the last rowid stays
-    /// an earlier statement's when this one inserted nothing.
-    private var insertedRowID: Int64 { changes == 0 ? 0 : lastInsertRowID }
-
     /// `sqlite3_set_last_insert_rowid` (SQLite 3.18), found at run time: SQLCipher 3.4.1's
     /// SQLite (3.15) has none, and the upserts that need it run only on SQLite 3.24 and later.
     private static let setLastInsertRowID: (@convention(c) (OpaquePointer, Int64) -> Void)? = {

@@ -67,20 +67,29 @@ extension PersistableRecord {
     }
 
     /// Inserts the record; returns the new row's rowid (for an `INTEGER PRIMARY KEY` left `nil`,
-    /// the id SQLite chose).
+    /// the id SQLite chose), or 0 when no row was inserted (a conflict the table's `ON CONFLICT
+    /// IGNORE` or a trigger's `RAISE(IGNORE)` skipped). A `WITHOUT ROWID` table has no rowid to
+    /// return.
     ///
     /// - Throws: `constraint` when a row with the same primary key (or another unique value) exists.
     @discardableResult
     public func insert(_ db: Database) throws -> Int64 {
         try perform(.insert, in: db, run: db.stepToEnd)
-        return db.lastInsertRowID
+        return db.insertedRowID
     }
 
     /// Updates the row with the record's primary key.
     ///
     /// - Throws: `recordNotFound` when no row has that key.
     public func update(_ db: Database) throws {
-        guard try perform(.update, in: db, run: db.stepToEnd) != nil else { return }
+        guard try perform(.update, in: db, run: db.stepToEnd) != nil else {
+            // Nothing to set (every column is part of the key): the row only has to exist.
+            guard try exists(db) else {
+                throw DatabaseError(
+                    kind: .recordNotFound, message: "no row of \(Self.databaseTableName) has the primary key of this \(Self.self)")
+            }
+            return
+        }
         guard db.changes > 0 else {
             throw DatabaseError(
                 kind: .recordNotFound, message: "no row of \(Self.databaseTableName) has the primary key of this \(Self.self)")

@@ -32,6 +32,34 @@ final class RecordTests: DatabaseTestCase {
         var role: String
     }
 
+    /// A link table: every column is part of the key.
+    struct Follow: Codable, Equatable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "follow"
+        static let databasePrimaryKey = ["follower", "followed"]
+        var follower: Int64
+        var followed: Int64
+    }
+
+    /// A record whose own `encode(to:)` leaves a nil biography out.
+    struct Profile: Codable, Equatable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "profile"
+        var id: Int64
+        var bio: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encodeIfPresent(bio, forKey: .bio)
+        }
+    }
+
+    /// A tag whose name is unique, a second one ignored.
+    struct Tag: Codable, Equatable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "tag"
+        var id: Int64?
+        var name: String
+    }
+
     private func database() throws -> Database {
         let db = try openDatabase("records.db", key: rawKey(0x7E))
         try db.executeStatements(
@@ -40,6 +68,9 @@ final class RecordTests: DatabaseTestCase {
                 id INTEGER PRIMARY KEY, display_name TEXT NOT NULL UNIQUE, score INTEGER, joined_at REAL NOT NULL,
                 token TEXT NOT NULL, avatar_png BLOB, home_address TEXT, big_counter INTEGER NOT NULL);
             CREATE TABLE membership(team TEXT, member INTEGER, role TEXT, PRIMARY KEY (team, member));
+            CREATE TABLE follow(follower INTEGER, followed INTEGER, PRIMARY KEY (follower, followed));
+            CREATE TABLE profile(id INTEGER PRIMARY KEY, bio TEXT);
+            CREATE TABLE tag(id INTEGER PRIMARY KEY, name TEXT UNIQUE ON CONFLICT IGNORE);
             """)
         return db
     }
@@ -48,6 +79,48 @@ final class RecordTests: DatabaseTestCase {
         Player(
             id: nil, displayName: name, score: 10, joinedAt: Date(timeIntervalSince1970: 1_700_000_000.5), token: UUID(),
             avatarPNG: Data([0x89, 0x50, 0x4E, 0x47]), homeAddress: Address(city: "Lyon", zip: "69001"), bigCounter: UInt64.max - 1)
+    }
+
+    /// A record made only of its key has nothing to set: `update` tells whether its row exists
+    /// (it returned without a word, so `save` never inserted the row).
+    func testARecordOfKeyColumnsOnlyIsSavedAndItsUpdateFindsItsRow() throws {
+        let db = try database()
+        try Follow(follower: 1, followed: 2).save(db)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM follow WHERE follower = 1 AND followed = 2"), 1)
+        try Follow(follower: 1, followed: 2).save(db)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM follow"), 1, "saved again: the row is there, nothing to change")
+        XCTAssertNoThrow(try Follow(follower: 1, followed: 2).update(db))
+        assertThrows(.recordNotFound) { try Follow(follower: 9, followed: 9).update(db) }
+    }
+
+    /// An update that encodes only the key (a nil left out by the record's own `encode(to:)`)
+    /// leaves later updates of the type alone: each writes what its record encodes (when the
+    /// connection's layout of the type was made from a key-only record, later updates found
+    /// nothing to set in it and wrote nothing). A column left out is NULL, as for synthesized
+    /// Codable, which leaves nils out too.
+    func testAnUpdateOfOnlyTheKeyDoesNotStopLaterUpdates() throws {
+        let db = try database()
+        try db.executeUpdate("INSERT INTO profile(id, bio) VALUES (1, 'a')")
+        try Profile(id: 1, bio: nil).update(db)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM profile WHERE id = 1 AND bio IS NULL"), 1)
+        try Profile(id: 1, bio: "b").update(db)
+        XCTAssertEqual(try db.stringForQuery("SELECT bio FROM profile WHERE id = 1"), "b")
+        try Profile(id: 1, bio: nil).update(db)
+        try Profile(id: 1, bio: "c").save(db)
+        XCTAssertEqual(try db.stringForQuery("SELECT bio FROM profile WHERE id = 1"), "c")
+        assertThrows(.recordNotFound) { try Profile(id: 2, bio: nil).update(db) }
+    }
+
+    /// An insert that inserted no row returns 0, not the rowid of an earlier insert (which
+    /// `record.id = try record.insert(db)` then pointed at another row).
+    func testAnInsertThatInsertsNoRowReturnsZero() throws {
+        let db = try database()
+        XCTAssertEqual(try Tag(id: nil, name: "x").insert(db), 1)
+        XCTAssertEqual(try Tag(id: nil, name: "z").insert(db), 2)
+        var duplicate = Tag(id: nil, name: "x")
+        duplicate.id = try duplicate.insert(db)
+        XCTAssertEqual(duplicate.id, 0, "ignored by the UNIQUE ... ON CONFLICT IGNORE")
+        XCTAssertEqual(try db.stringForQuery("SELECT name FROM tag WHERE id = 2"), "z")
     }
 
     func testInsertFetchUpdateDeleteRoundTripEveryType() throws {
