@@ -405,6 +405,11 @@ private final class RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
             guard let value = columnType.decode(from: row, at: index) as? T else { throw failure(T.self, key, at: index) }
             return value
         }
+        // Bytes are written as a blob (`[UInt8]` is `Bindable`), so they are read as one.
+        if T.self == [UInt8].self {
+            guard let data = row.data(at: index), let bytes = [UInt8](data) as? T else { throw failure(T.self, key, at: index) }
+            return bytes
+        }
         // Anything else (nested structs, arrays, enums with raw values) is stored as JSON text.
         guard let text = row.string(at: index) else {
             throw DatabaseError(kind: .unexpectedNull, message: "column \(column(key)) is NULL", sql: row.sql)

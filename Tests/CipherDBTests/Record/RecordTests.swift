@@ -111,6 +111,26 @@ final class RecordTests: DatabaseTestCase {
         assertThrows(.recordNotFound) { try Profile(id: 2, bio: nil).update(db) }
     }
 
+    /// Bytes as `[UInt8]` round-trip: written as a blob, read back from it (they were parsed
+    /// as JSON text and failed, or read as other values when the bytes happened to be JSON).
+    func testBytesAsAnArrayRoundTrip() throws {
+        struct Packet: Codable, Equatable, FetchableRecord, PersistableRecord {
+            static let databaseTableName = "packet"
+            var id: Int64
+            var bytes: [UInt8]
+            var optionalBytes: [UInt8]?
+        }
+        let db = try database()
+        try db.executeUpdate("CREATE TABLE packet(id INTEGER PRIMARY KEY, bytes BLOB, optionalBytes BLOB)")
+        let packets = [
+            Packet(id: 1, bytes: [0x89, 0x50, 0x00, 0xFF], optionalBytes: nil),
+            Packet(id: 2, bytes: Array("[1,2]".utf8), optionalBytes: []),
+        ]
+        for packet in packets { try packet.insert(db) }
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(bytes) FROM packet WHERE id = 1"), "blob")
+        XCTAssertEqual(try Packet.fetchAll(db, sql: "SELECT * FROM packet ORDER BY id"), packets)
+    }
+
     /// An insert that inserted no row returns 0, not the rowid of an earlier insert (which
     /// `record.id = try record.insert(db)` then pointed at another row).
     func testAnInsertThatInsertsNoRowReturnsZero() throws {
