@@ -122,10 +122,14 @@ final class Authorizer {
         if Self.changesSchema(action) {
             if compilingTables != nil { compilingChangesSchema = true } else { ranSchemaChange = true }
         }
-        if action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE, compilingTables != nil, let first,
-            !Self.isSchemaTable(first)
-        {
-            compilingWrites.insert(String(cString: first).sqlFoldedName)
+        if action == SQLITE_INSERT || action == SQLITE_UPDATE || action == SQLITE_DELETE, let first, !Self.isSchemaTable(first) {
+            if compilingTables != nil {
+                compilingWrites.insert(String(cString: first).sqlFoldedName)
+            } else if recordsWrites {
+                // SQLite recompiling a statement as it runs (a trigger made since): its writes
+                // count for this run; later runs recompile it (``generation``).
+                ranWrites.insert(String(cString: first).sqlFoldedName)
+            }
         }
         switch action {
         case SQLITE_PRAGMA where refusesKeyPragmas || refusesNewAttachedFiles:

@@ -330,8 +330,12 @@ public final class Database {
         if cacheable, let cached = statementCache.idleStatement(for: sql) {
             // While an observation records what its fetch reads, a cached statement answers with
             // the tables it recorded when compiled, unless they may be stale: then it compiles anew.
-            if authorizer.readTables == nil
-                || (cached.readTables != nil && cached.readTablesGeneration == authorizer.generation && cached.readTablesAreWhole)
+            // Likewise the tables it writes, on an observed connection: SQLite may have
+            // recompiled it for a trigger made since, which now writes other tables.
+            let writesAreCurrent = !authorizer.recordsWrites || cached.readTablesGeneration == authorizer.generation
+            if writesAreCurrent
+                && (authorizer.readTables == nil
+                    || (cached.readTables != nil && cached.readTablesGeneration == authorizer.generation && cached.readTablesAreWhole))
             {
                 if refusesWrites { try refuseWrite(cached.handle, sql: sql) }
                 cached.isInUse = true

@@ -18,6 +18,15 @@ final class ValueObservationRegionTests: DatabaseTestCase {
             condition.unlock()
         }
 
+        /// Waits until the last value delivered is `value` (or 5 seconds passed); returns them all.
+        func wait(forLast value: Int) -> [Int] {
+            condition.lock()
+            defer { condition.unlock() }
+            let deadline = Date().addingTimeInterval(5)
+            while stored.last != value, condition.wait(until: deadline) {}
+            return stored
+        }
+
         /// Waits until `count` values arrived (or 5 seconds passed); returns them all.
         func wait(for count: Int) -> [Int] {
             condition.lock()
@@ -161,6 +170,32 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         try pool.write { db in try db.executeUpdate("INSERT INTO b VALUES (1)") }
         resume.signal()
         XCTAssertEqual(values.wait(for: 3), [0, 0, 1], "the insert into b, made during the fetch that moved to b")
+        cancellable.cancel()
+    }
+
+    /// A write statement that SQLite recompiles (a trigger made after it was cached now writes
+    /// a WITHOUT ROWID table, of which the update hook says nothing) notes what it writes, on
+    /// its first run after the change and on every later one: its recorded tables were the
+    /// ones from before the trigger, and the trigger's writes were missed.
+    func testAWriteRecompiledForANewTriggerIsObserved() throws {
+        let queue = try DatabaseQueue(path: path("recompiled.db"), key: rawKey(0x29))
+        try queue.write { db in
+            try db.executeUpdate("CREATE TABLE tags(name TEXT PRIMARY KEY, uses INTEGER) WITHOUT ROWID")
+            try db.executeUpdate("CREATE TABLE log(x)")
+        }
+        let values = Values()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(uses) FROM tags") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+        try queue.write { db in try db.executeUpdate("INSERT INTO log VALUES (?)", 1) }
+        try queue.write { db in
+            try db.executeUpdate("CREATE TRIGGER tag_log AFTER INSERT ON log BEGIN INSERT INTO tags VALUES ('t' || NEW.x, 1); END")
+        }
+        try queue.write { db in try db.executeUpdate("INSERT INTO log VALUES (?)", 2) }
+        XCTAssertEqual(values.wait(forLast: 1).last, 1, "the trigger's write, on the run that recompiled the insert")
+        try queue.write { db in try db.executeUpdate("INSERT INTO log VALUES (?)", 3) }
+        let delivered = values.wait(forLast: 2)
+        XCTAssertEqual(delivered.last, 2, "and on the next run of the recompiled insert: \(delivered)")
         cancellable.cancel()
     }
 
