@@ -12,6 +12,10 @@ final class CommitObservers {
         let changed: @Sendable () -> Void
         /// Whether the changed tables (folded, `sqlFoldedName`) concern the observation.
         let matches: @Sendable (Set<String>) -> Bool
+        /// Whether the observation ended (cancelled, failed, released): it leaves at the next
+        /// commit, so that ending one needs no access to the writer (which would open a
+        /// closed connection again).
+        let hasEnded: @Sendable () -> Bool
     }
 
     /// The connection's authorizer, which notes statements that change the schema.
@@ -61,7 +65,8 @@ final class CommitObservers {
     }
 
     func add(_ id: ObjectIdentifier, _ entry: Entry) { entries[id] = entry }
-    func remove(_ id: ObjectIdentifier) { entries[id] = nil }
+    /// How many observations are registered.
+    var count: Int { entries.count }
 
     /// Notes every observation whose tables the transaction changed; called by SQLite just
     /// before the commit completes. They hear of it from ``deliverPending()``, once the commit
@@ -76,6 +81,12 @@ final class CommitObservers {
         if !authorizer.ranWrites.isEmpty {
             changedTables.formUnion(authorizer.ranWrites)
             authorizer.ranWrites.removeAll()
+        }
+        var ended: [ObjectIdentifier] = []
+        for (id, entry) in entries where entry.hasEnded() { ended.append(id) }
+        for id in ended {
+            entries[id] = nil
+            pending[id] = nil
         }
         guard !changedTables.isEmpty || schemaChanged else { return }
         let changed = changedTables

@@ -128,7 +128,8 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
                     id,
                     CommitObservers.Entry(
                         changed: { [weak self] in self?.scheduleFetch() },
-                        matches: { changed in region.withLock { $0.concerns(changed) } }))
+                        matches: { changed in region.withLock { $0.concerns(changed) } },
+                        hasEnded: { [weak self] in self?.hasEnded ?? true }))
             }
         } catch {
             queue.async { self.fail(error) }
@@ -137,19 +138,15 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
         scheduleFetch()
     }
 
+    /// Ends the observation. Its entry leaves the writer's list at the writer's next commit
+    /// (``CommitObservers``): going through the writer now would open a closed connection
+    /// again, and could not be done from inside a writer block.
     func cancel() {
-        let wasCancelled = state.withLock { state -> Bool in
-            defer { state.cancelled = true }
-            return state.cancelled
-        }
-        guard !wasCancelled else { return }
-        let id = ObjectIdentifier(self)
-        let writer = self.writer
-        // Off the caller's thread: cancel may be called from inside a writer block.
-        DispatchQueue.global().async {
-            _ = try? writer.writeWithoutTransaction { db in db.commitObservers?.remove(id) }
-        }
+        state.withLock { $0.cancelled = true }
     }
+
+    /// Whether the observation was cancelled or failed.
+    var hasEnded: Bool { state.withLock { $0.cancelled } }
 
     /// Asks for one more fetch, unless one is already waiting to start.
     func scheduleFetch() {

@@ -199,6 +199,40 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         cancellable.cancel()
     }
 
+    /// Cancelling an observation after its queue was closed does not open the database again
+    /// (the cancel went through the writer, which opens a closed connection: a deleted file was
+    /// made anew and keyed).
+    func testCancellingAfterCloseDoesNotReopen() throws {
+        let file = path("closed.db")
+        let queue = try DatabaseQueue(path: file, key: rawKey(0x2A))
+        try queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
+        let values = Values()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM t") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+        try queue.close()
+        try FileManager.default.removeItem(atPath: file)
+        cancellable.cancel()
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: file), "the cancel made the file again")
+        XCTAssertFalse(queue.isOpen)
+    }
+
+    /// An observation that failed, or was cancelled, leaves its writer's list at the next
+    /// commit (a failed one stayed registered for good, its region checked at every commit).
+    func testAFailedObservationLeavesTheWriter() throws {
+        let queue = try DatabaseQueue(path: path("failed.db"), key: rawKey(0x2B))
+        try queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
+        let failed = DispatchSemaphore(value: 0)
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM missing") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: { _ in failed.signal() }, onChange: { _ in XCTFail("no value") })
+        XCTAssertEqual(failed.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(try queue.read { db in db.commitObservers?.count }, 1)
+        try queue.write { db in try db.executeUpdate("INSERT INTO t VALUES (1)") }
+        XCTAssertEqual(try queue.read { db in db.commitObservers?.count }, 0, "gone at the commit after it failed")
+        cancellable.cancel()
+    }
+
     /// A fetch that reads no column (`count(*)`, `EXISTS`) still names its table: SQLite 3.15's
     /// authorizer reports no read of it, and the tables its program opens stand in (so it is not
     /// fetched again after commits to other tables, as the observation article once said).
