@@ -100,16 +100,19 @@ extension Database {
     /// Starts a savepoint named `name`.
     public func startSavePoint(named name: String) throws(DatabaseError) {
         try executeUpdate("SAVEPOINT \(quoteIdentifier(name))")
+        commitObservers?.savepointStarted(name)
     }
 
     /// Releases (keeps) the savepoint named `name` and the ones inside it.
     public func releaseSavePoint(named name: String) throws(DatabaseError) {
         try executeUpdate("RELEASE SAVEPOINT \(quoteIdentifier(name))")
+        commitObservers?.savepointReleased(name)
     }
 
     /// Undoes everything since the savepoint named `name`; the savepoint stays open.
     public func rollbackToSavePoint(named name: String) throws(DatabaseError) {
         try executeUpdate("ROLLBACK TRANSACTION TO SAVEPOINT \(quoteIdentifier(name))")
+        commitObservers?.rolledBack(toSavepoint: name)
     }
 
     /// Runs `body` inside a savepoint that is released when it returns `.commit`, and rolled back

@@ -60,11 +60,40 @@ final class CommitObservers {
                 observers.changedTables.removeAll()
                 observers.authorizer.ranSchemaChange = false
                 observers.authorizer.ranWrites.removeAll()
+                observers.savepointMarks.removeAll()
             }, context)
         return observers
     }
 
     func add(_ id: ObjectIdentifier, _ entry: Entry) { entries[id] = entry }
+    /// What the transaction had changed when each savepoint the library opened began,
+    /// innermost last (names folded): a rollback to one forgets what was changed since, which
+    /// the commit after it did not change. (A savepoint opened in SQL text has no mark: its
+    /// rollback costs the observations a needless fetch, never a missed one.)
+    @exclusivity(unchecked) private var savepointMarks: [(name: String, tables: Set<String>, writes: Set<String>)] = []
+
+    /// Notes that the savepoint `name` began.
+    func savepointStarted(_ name: String) {
+        savepointMarks.append((name.sqlFoldedName, changedTables, authorizer.ranWrites))
+    }
+
+    /// Forgets what was changed since the savepoint `name` began; the savepoint stays open.
+    func rolledBack(toSavepoint name: String) {
+        let folded = name.sqlFoldedName
+        guard let index = savepointMarks.lastIndex(where: { $0.name == folded }) else { return }
+        changedTables = savepointMarks[index].tables
+        authorizer.ranWrites = savepointMarks[index].writes
+        savepointMarks.removeSubrange((index + 1)...)
+    }
+
+    /// Notes that the savepoint `name` (and those inside it) was released: its changes are
+    /// the enclosing one's now.
+    func savepointReleased(_ name: String) {
+        let folded = name.sqlFoldedName
+        guard let index = savepointMarks.lastIndex(where: { $0.name == folded }) else { return }
+        savepointMarks.removeSubrange(index...)
+    }
+
     /// How many observations are registered.
     var count: Int { entries.count }
 
@@ -88,6 +117,7 @@ final class CommitObservers {
             entries[id] = nil
             pending[id] = nil
         }
+        savepointMarks.removeAll()
         guard !changedTables.isEmpty || schemaChanged else { return }
         let changed = changedTables
         changedTables.removeAll()

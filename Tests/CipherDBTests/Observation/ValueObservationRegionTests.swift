@@ -233,6 +233,39 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         cancellable.cancel()
     }
 
+    /// A savepoint rolled back delivers nothing: what it changed is forgotten at the rollback
+    /// (the commit that followed told every observation of tables it no longer changed, and
+    /// each delivered its unchanged value again).
+    func testARolledBackSavepointDeliversNothing() throws {
+        let queue = try DatabaseQueue(path: path("savepoint.db"), key: rawKey(0x2C))
+        try queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
+        let values = Values()
+        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM t") ?? 0 }
+        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+        try queue.write { db in
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO t VALUES (1)")
+                return .rollback
+            }
+        }
+        try queue.writeWithoutTransaction { db in
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO t VALUES (2)")
+                return .rollback
+            }
+        }
+        try queue.write { db in
+            try db.executeUpdate("INSERT INTO t VALUES (3)")
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO t VALUES (4)")
+                return .rollback
+            }
+        }
+        XCTAssertEqual(values.wait(forLast: 1), [0, 1], "one commit changed t: the last one, keeping what came before its savepoint")
+        cancellable.cancel()
+    }
+
     /// A fetch that reads no column (`count(*)`, `EXISTS`) still names its table: SQLite 3.15's
     /// authorizer reports no read of it, and the tables its program opens stand in (so it is not
     /// fetched again after commits to other tables, as the observation article once said).
