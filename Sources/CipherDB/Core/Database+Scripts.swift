@@ -24,6 +24,7 @@ extension Database {
                 guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
                 cursor = tail
                 guard let compiled else { continue }
+                recordTablesOpened(by: compiled, handle: handle)
                 try refuseAttachKey(compiled)
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
                 if refusesWrites { try refuseWrite(compiled, sql: statement.sql) }
@@ -84,6 +85,7 @@ extension Database {
                 }
                 cursor = tail
                 guard let compiled else { continue }
+                recordTablesOpened(by: compiled, handle: handle)
                 do { try refuseAttachKey(compiled) } catch {
                     failure = error
                     return

@@ -10,6 +10,17 @@ extension Database {
         statement.readTablesAreWhole = true
     }
 
+    /// Adds to the fetch being recorded the tables `compiled` opens, for a statement compiled
+    /// outside `prepareStatement` (a script's): unknown when its `EXPLAIN` cannot be read.
+    func recordTablesOpened(by compiled: OpaquePointer, handle: OpaquePointer) {
+        guard authorizer.readTables != nil else { return }
+        if let opened = tablesOpened(by: compiled, handle: handle) {
+            authorizer.readTables?.formUnion(opened)
+        } else {
+            authorizer.readTablesUnknown = true
+        }
+    }
+
     /// The tables whose b-trees the program of `compiled` opens to read (an index's table for an
     /// index), folded (`sqlFoldedName`); `nil` when its `EXPLAIN` cannot be read.
     ///

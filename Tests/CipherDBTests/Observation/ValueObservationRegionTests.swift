@@ -278,6 +278,22 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         let exists = try db.recordingReadTables { try db.intForQuery("SELECT EXISTS (SELECT 1 FROM team)") }
         XCTAssertEqual(exists.tables, ["team"])
     }
+
+    /// The same through a script (`executeStatements`, `executeScript`): its statements' own
+    /// programs name the tables too (a script's `count(*)` table was missing).
+    func testAScriptThatReadsNoColumnRecordsItsTable() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements("CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE other(x);")
+        let statements = try db.recordingReadTables {
+            try db.executeStatements("SELECT count(*) FROM player; SELECT count(x) FROM other;")
+        }
+        XCTAssertEqual(statements.tables, ["player", "other"])
+        let script = try db.recordingReadTables {
+            try db.executeScript("SELECT count(*) FROM player; SELECT count(x) FROM other;") { _ in }
+        }
+        XCTAssertEqual(script.tables, ["player", "other"])
+    }
 }
 
 /// Statements that drop a table or view while commits are observed (the observation's DELETE
