@@ -71,7 +71,10 @@ public final class DatabaseCancellable: Sendable {
 
     deinit { onCancel() }
 
-    /// Stops the observation: no value is delivered after this returns. Safe to call twice.
+    /// Stops the observation: no fetch starts after this returns, and no value is delivered
+    /// unless its delivery had already begun on the observation's queue (a cancel from another
+    /// thread does not wait for a delivery under way). Safe to call twice, and from inside
+    /// `onChange`.
     public func cancel() { onCancel() }
 }
 
