@@ -37,6 +37,15 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         }
     }
 
+    /// Starts observing the integer `sql` counts on `writer`, and waits for its first value, 0.
+    private func observeCount(_ sql: String, in writer: any DatabaseWriter) -> (Values, DatabaseCancellable) {
+        let values = Values()
+        let observation = ValueObservation { db in try db.intForQuery(sql) ?? 0 }
+        let cancellable = observation.start(in: writer, onError: { XCTFail("\($0)") }, onChange: values.append)
+        XCTAssertEqual(values.wait(for: 1), [0])
+        return (values, cancellable)
+    }
+
     private func checkFetchesLeaveTheWritersStatementsCompiled(_ writer: some DatabaseWriter) throws {
         try writer.write { db in try db.executeUpdate("CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT)") }
         let observation = ValueObservation { db in try db.intForQuery("SELECT count(name) FROM player") ?? 0 }
@@ -80,10 +89,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
             try db.executeUpdate("INSERT INTO b VALUES (1), (2)")
             try db.executeUpdate("CREATE VIEW v AS SELECT x FROM a")
         }
-        let values = Values()
-        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM v") ?? 0 }
-        let cancellable = observation.start(in: writer, onError: { XCTFail("\($0)") }, onChange: values.append)
-        XCTAssertEqual(values.wait(for: 1), [0])
+        let (values, cancellable) = observeCount("SELECT count(x) FROM v", in: writer)
 
         // The view now reads b: a commit that changed no table the last fetch read, but the schema.
         try writer.write { db in
@@ -183,10 +189,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
             try db.executeUpdate("CREATE TABLE tags(name TEXT PRIMARY KEY, uses INTEGER) WITHOUT ROWID")
             try db.executeUpdate("CREATE TABLE log(x)")
         }
-        let values = Values()
-        let observation = ValueObservation { db in try db.intForQuery("SELECT count(uses) FROM tags") ?? 0 }
-        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
-        XCTAssertEqual(values.wait(for: 1), [0])
+        let (values, cancellable) = observeCount("SELECT count(uses) FROM tags", in: queue)
         try queue.write { db in try db.executeUpdate("INSERT INTO log VALUES (?)", 1) }
         try queue.write { db in
             try db.executeUpdate("CREATE TRIGGER tag_log AFTER INSERT ON log BEGIN INSERT INTO tags VALUES ('t' || NEW.x, 1); END")
@@ -206,10 +209,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         let file = path("closed.db")
         let queue = try DatabaseQueue(path: file, key: rawKey(0x2A))
         try queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
-        let values = Values()
-        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM t") ?? 0 }
-        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
-        XCTAssertEqual(values.wait(for: 1), [0])
+        let (values, cancellable) = observeCount("SELECT count(x) FROM t", in: queue)
         try queue.close()
         try FileManager.default.removeItem(atPath: file)
         cancellable.cancel()
@@ -239,10 +239,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
     func testARolledBackSavepointDeliversNothing() throws {
         let queue = try DatabaseQueue(path: path("savepoint.db"), key: rawKey(0x2C))
         try queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
-        let values = Values()
-        let observation = ValueObservation { db in try db.intForQuery("SELECT count(x) FROM t") ?? 0 }
-        let cancellable = observation.start(in: queue, onError: { XCTFail("\($0)") }, onChange: values.append)
-        XCTAssertEqual(values.wait(for: 1), [0])
+        let (values, cancellable) = observeCount("SELECT count(x) FROM t", in: queue)
         try queue.write { db in
             try db.inSavePoint {
                 try db.executeUpdate("INSERT INTO t VALUES (1)")
