@@ -213,7 +213,7 @@ extension Keystore {
     /// left out.
     public func versionsToExport(id: String) throws(KeystoreError) -> [Int] {
         let entry = try info(id: id)
-        let needed = Set(try knownDatabases(id: id).map(\.neededVersion))
+        let needed = Set(try knownDatabases(id: id).flatMap(\.neededVersions))
         let held = Set(entry.versions.filter { $0.state != .destroyed }.map(\.version))
         return [entry.primaryVersion] + needed.subtracting([entry.primaryVersion]).intersection(held).sorted()
     }

@@ -76,7 +76,22 @@ public struct KnownDatabase: Sendable, Hashable, Codable {
     /// The version whose key opens the file now, proven offline (page 1's HMAC); `nil` unless
     /// ``status`` is ``Status/present``.
     public let currentVersion: Int?
+    /// For a ``Status/moved`` record, the version whose key opens the other database now at
+    /// the path (a backup restored there, say), when one does: that database needs it too.
+    public let versionOfFileThere: Int?
+
+    /// Makes the account of one record.
+    init(record: Record, status: Status, currentVersion: Int?, versionOfFileThere: Int? = nil) {
+        self.record = record
+        self.status = status
+        self.currentVersion = currentVersion
+        self.versionOfFileThere = versionOfFileThere
+    }
 
     /// The version the database needs: the one proven now, else the one recorded.
     public var neededVersion: Int { currentVersion ?? record.version }
+
+    /// Every version this record holds: the one the database needs, and that of another
+    /// database now at its path.
+    public var neededVersions: Set<Int> { Set([neededVersion] + (versionOfFileThere.map { [$0] } ?? [])) }
 }

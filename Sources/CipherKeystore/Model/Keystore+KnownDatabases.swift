@@ -111,14 +111,16 @@ extension Keystore {
         let file: DatabaseFile
         do { file = try DatabaseFile(path: record.path) } catch { throw .database(error) }
         if file.kind == .missing { return KnownDatabase(record: record.info, status: .missing, currentVersion: nil) }
-        if !record.identity.isEmpty, let salt = file.salt, salt != record.identity {
-            return KnownDatabase(record: record.info, status: .moved, currentVersion: nil)
-        }
         let found: (version: Int, key: SecretBytes)?
         do {
             found = try matchingVersion(path: record.path, entry: entry, trying: .everyHeldVersion)
         } catch .database {
             found = nil  // damaged or unreadable: no version can be proven
+        }
+        if !record.identity.isEmpty, let salt = file.salt, salt != record.identity {
+            // Another database is at the path now (a restored backup): the recorded one still
+            // needs its version, and the one there needs the version that opens it.
+            return KnownDatabase(record: record.info, status: .moved, currentVersion: nil, versionOfFileThere: found?.version)
         }
         guard let found else { return KnownDatabase(record: record.info, status: .unopenable, currentVersion: nil) }
         return KnownDatabase(record: record.info, status: .present, currentVersion: found.version)
@@ -145,7 +147,7 @@ extension Keystore {
                     draft.body.databases[index].identity = DatabaseRecord.identity(ofFileAt: draft.body.databases[index].path)
                 }
             }
-            if versions.contains(known.neededVersion) { holding.append(known) }
+            if !versions.isDisjoint(with: known.neededVersions) { holding.append(known) }
         }
         guard !holding.isEmpty, !force else { return }
         throw .versionInUse(id: entry.id, action: action, databases: holding)

@@ -177,7 +177,9 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 switch known.status {
                 case .present: return "\(known.record.path) (on version \(known.neededVersion))"
                 case .missing: return "\(known.record.path) (not found; last on version \(known.record.version))"
-                case .moved: return "\(known.record.path) (another file is there now; last on version \(known.record.version))"
+                case .moved:
+                    let there = known.versionOfFileThere.map { ", the file there on version \($0)" } ?? ""
+                    return "\(known.record.path) (another file is there now\(there); last on version \(known.record.version))"
                 case .unopenable: return "\(known.record.path) (no version opens it now; last on version \(known.record.version))"
                 }
             }

@@ -124,6 +124,32 @@ struct KnownDatabasesTests {
         #expect(try store.forgetDatabase(path: database) == 0)
     }
 
+    /// An older database put at a recorded path (a backup restored over a database rotated
+    /// since) holds the version that opens it: retiring that version is refused (the recorded
+    /// one alone was held, and trim destroyed the key of the file now there).
+    @Test func anOlderDatabasePutAtARecordedPathKeepsItsVersion() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
+        try store.addKey(id: "app")
+        let database = dir.file("app.db")
+        let backup = dir.file("backup.db")
+        try makeCheckableDatabase(store, path: database, id: "app", rows: 20)
+        try makeCheckableDatabase(store, path: backup, id: "app", rows: 5)  // another salt, on version 1
+        #expect(try store.forgetDatabase(path: backup) == 1)
+        _ = try store.rotate(id: "app", databasePath: database)  // app.db on version 2
+        try FileManager.default.removeItem(atPath: database)
+        try FileManager.default.moveItem(atPath: backup, toPath: database)
+        #expect(try store.knownDatabases(id: "app").map(\.status) == [.moved])
+        #expect {
+            try store.setMinimumDecryptionVersion(id: "app", 2)
+        } throws: { error in
+            guard case .versionInUse(_, _, let databases) = error as? KeystoreError else { return false }
+            return databases.map(\.status) == [.moved]
+        }
+        let db = try store.openDatabase(path: database, id: "app", flags: .readOnly)
+        defer { db.close() }
+        #expect(try intactRows(db) == 5)
+    }
+
     @Test func aKeystoreThatCannotBeWrittenStillOpensTheDatabaseAndSaysItCouldNotRecord() throws {
         let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
         try store.addKey(id: "app")
