@@ -82,15 +82,9 @@ extension PersistableRecord {
     ///
     /// - Throws: `recordNotFound` when no row has that key.
     public func update(_ db: Database) throws {
-        guard try perform(.update, in: db, run: db.stepToEnd) != nil else {
-            // Nothing to set (every column is part of the key): the row only has to exist.
-            guard try exists(db) else {
-                throw DatabaseError(
-                    kind: .recordNotFound, message: "no row of \(Self.databaseTableName) has the primary key of this \(Self.self)")
-            }
-            return
-        }
-        guard db.changes > 0 else {
+        // Nothing to set (every column is part of the key): the row only has to exist.
+        let found = try perform(.update, in: db, run: db.stepToEnd) != nil ? db.changes > 0 : try exists(db)
+        guard found else {
             throw DatabaseError(
                 kind: .recordNotFound, message: "no row of \(Self.databaseTableName) has the primary key of this \(Self.self)")
         }

@@ -93,5 +93,9 @@ public struct KnownDatabase: Sendable, Hashable, Codable {
 
     /// Every version this record holds: the one the database needs, and that of another
     /// database now at its path.
-    public var neededVersions: Set<Int> { Set([neededVersion] + (versionOfFileThere.map { [$0] } ?? [])) }
+    public var neededVersions: Set<Int> {
+        var versions: Set<Int> = [neededVersion]
+        if let versionOfFileThere { versions.insert(versionOfFileThere) }
+        return versions
+    }
 }
