@@ -89,11 +89,12 @@ extension Keystore {
             let primaryKey = try entry.usableKey(entry.primary)
             var rekeyed: [String] = []
             for path in targets {
+                var started = false
                 do throws(KeystoreError) {
-                    if try rekeyDatabase(path: path, entry: entry, newVersion: entry.primary, newKey: primaryKey) {
+                    if try rekeyDatabase(path: path, id: id, entry: entry, newVersion: entry.primary, newKey: primaryKey, started: &started)
+                    {
                         rekeyed.append(path)
                     }
-                    try recordDatabase(path: path, id: id)
                 } catch {
                     throw .rotationFailed(
                         id: id, path: path, cause: error,
@@ -157,22 +158,25 @@ extension Keystore {
     /// (a read-only keystore, say) is kept in ``lastRecordingError`` and never fails the open.
     /// The caller has just read the body (to choose the key), so the check reads no file.
     func noteDatabase(path: String, id: String, version: Int) {
-        guard !recordIsCurrent(path: path, id: id, version: version) else {
-            recordingError = nil
-            return
-        }
-        let canonical = DatabaseRecord.canonicalPath(path)
-        let identity = DatabaseRecord.identity(ofFileAt: canonical)
         do {
-            try transaction { (draft) throws(KeystoreError) in
-                _ = try draft.body.entryIndex(id)
-                draft.body.databases.removeAll { $0.path == canonical && $0.keyID == id }
-                draft.body.databases.append(
-                    DatabaseRecord(path: canonical, keyID: id, identity: identity, version: version, seen: Self.now()))
-            }
+            try recordVersion(path: path, id: id, version: version)
             recordingError = nil
         } catch {
             recordingError = error
+        }
+    }
+
+    /// Records `path` as on `version` of `id`, durably, unless the body as last read says so
+    /// already (then nothing is written).
+    func recordVersion(path: String, id: String, version: Int) throws(KeystoreError) {
+        guard !recordIsCurrent(path: path, id: id, version: version) else { return }
+        let canonical = DatabaseRecord.canonicalPath(path)
+        let identity = DatabaseRecord.identity(ofFileAt: canonical)
+        try transaction { (draft) throws(KeystoreError) in
+            _ = try draft.body.entryIndex(id)
+            draft.body.databases.removeAll { $0.path == canonical && $0.keyID == id }
+            draft.body.databases.append(
+                DatabaseRecord(path: canonical, keyID: id, identity: identity, version: version, seen: Self.now()))
         }
     }
 

@@ -28,17 +28,19 @@ extension Keystore {
     ///
     /// 1. Under the keystore lock, a new version n+1 is recorded as pending and written durably
     ///    (an interrupted earlier rotation is resumed instead, with its pending version).
-    /// 2. Each database is opened with its current key, its WAL checkpointed (TRUNCATE), rekeyed
-    ///    with `sqlite3_rekey`, closed, and proved by reopening with the new key: SQLCipher's rekey
-    ///    can report success although a write failed. Databases already on the new key are skipped.
+    /// 2. Each database is opened with its current key and recorded on that version (durably),
+    ///    its WAL checkpointed (TRUNCATE), rekeyed with `sqlite3_rekey`, closed, proved by
+    ///    reopening with the new key (SQLCipher's rekey can report success although a write
+    ///    failed), and recorded on n+1. Databases already on the new key are only recorded.
     /// 3. Version n+1 becomes the primary, n stays enabled (for backups), the pending mark is
     ///    cleared; written durably.
     ///
     /// A crash at any point leaves every database on either key, both in the keystore:
     /// ``openDatabase(path:id:flags:)`` finishes or undoes the step, and calling this again resumes.
     /// If the first database cannot be rekeyed (read-only file, full disk), the pending version is
-    /// removed and the keystore is as before, unless the call resumed an interrupted rotation: that
-    /// pending version may already key databases not named here, so it stays pending.
+    /// removed and the keystore is as before (but for the database's record), unless the call
+    /// resumed an interrupted rotation (that pending version may already key databases not named
+    /// here) or the database may have moved and no check proves otherwise: then it stays pending.
     ///
     /// - Throws: ``KeystoreError/rotationFailed(id:path:cause:outcome:)`` with the cause and what was left where.
     @discardableResult
@@ -65,21 +67,23 @@ extension Keystore {
             let entry = try readBody { (body) throws(KeystoreError) -> KeyEntry in body.entries[try body.entryIndex(id)] }
             let newKey = try entry.usableKey(pending)
 
-            // Phase 2: rekey and prove each database.
+            // Phase 2: rekey, prove and record each database.
             var rekeyed: [String] = []
             for path in databasePaths {
+                var started = false
                 do throws(KeystoreError) {
-                    if try rekeyDatabase(path: path, entry: entry, newVersion: pending, newKey: newKey) {
+                    if try rekeyDatabase(path: path, id: id, entry: entry, newVersion: pending, newKey: newKey, started: &started) {
                         rekeyed.append(path)
                     }
                 } catch {
-                    // Nothing uses the pending key yet only if no database was moved to it, in this call
-                    // or an earlier interrupted one: then undo completely. A resumed pending version may
-                    // already key databases that are not in this call's list: it is never removed.
-                    let anyOnPending =
-                        resumed || rekeyed.count > 0
-                        || databasePaths.contains { (try? Self.opens(path: $0, key: newKey, settings: entry.cipherSettings)) == true }
-                    if !anyOnPending {
+                    // The pending version can be removed only if no database is on it: none moved
+                    // in this call or an earlier interrupted one (whose databases may not be in this
+                    // call's list), and this one's rekey never started or is proven not to have
+                    // moved it. A check that fails proves nothing, and the version stays.
+                    let mayBeOnPending =
+                        resumed || !rekeyed.isEmpty
+                        || (started && (try? Self.opens(path: path, key: newKey, settings: entry.cipherSettings)) != false)
+                    if !mayBeOnPending {
                         try? abandonRotation(id: id, pending: pending, removeVersion: true)
                         throw .rotationFailed(
                             id: id, path: path, cause: error,
@@ -91,9 +95,9 @@ extension Keystore {
                 }
             }
 
-            // Phase 3: commit, recording every database as on the new version.
+            // Phase 3: commit (each database was recorded on the new version as it moved).
             do throws(KeystoreError) {
-                try finishRotation(id: id, pending: pending, databasesOnIt: databasePaths)
+                try finishRotation(id: id, pending: pending)
             } catch .notDurable(let path) {
                 throw .notDurable(path: path)
             } catch {
@@ -155,11 +159,26 @@ extension Keystore {
         }
     }
 
-    /// Moves one database to `newKey`. Returns `false` if it was already there.
-    func rekeyDatabase(path: String, entry: KeyEntry, newVersion: Int, newKey: SecretBytes) throws(KeystoreError) -> Bool {
-        if try Self.opens(path: path, key: newKey, settings: entry.cipherSettings) { return false }
-        let (database, _) = try Self.openWithCandidates(path: path, entry: entry, flags: .readWrite)
+    /// Moves one database to `newKey` and records it. Returns `false` if it was already there.
+    ///
+    /// The database is recorded on the version that opens it before its rekey starts, durably, and
+    /// on `newVersion` once the rekey is proven: a crash or failure in between leaves a record, so
+    /// the version the file is on is held (``requireNoDatabaseNeeds(_:of:in:action:force:)``
+    /// proves it again) even when an open of another database withdraws the pending mark.
+    ///
+    /// - Parameter started: set when the rekey starts; from then on the file may be on `newKey`
+    ///   even if this throws.
+    func rekeyDatabase(
+        path: String, id: String, entry: KeyEntry, newVersion: Int, newKey: SecretBytes, started: inout Bool
+    ) throws(KeystoreError) -> Bool {
+        if try Self.opens(path: path, key: newKey, settings: entry.cipherSettings) {
+            try recordVersion(path: path, id: id, version: newVersion)
+            return false
+        }
+        let (database, version) = try Self.openWithCandidates(path: path, entry: entry, flags: .readWrite)
         defer { database.close() }
+        try recordVersion(path: path, id: id, version: version)
+        started = true
         do {
             // Database.rekey checkpoints a WAL itself, and succeeds only once a fresh connection
             // has read the file under the new key: that proof is this rotation's too.
@@ -167,6 +186,7 @@ extension Keystore {
         } catch {
             throw .database(error)
         }
+        try recordVersion(path: path, id: id, version: newVersion)
         return true
     }
 
@@ -224,9 +244,8 @@ extension Keystore {
         }
     }
 
-    /// Makes `pending` the primary and clears the pending mark; records `databasesOnIt` (proven on
-    /// `pending` by the caller) as on that version, in the same write.
-    func finishRotation(id: String, pending: Int, databasesOnIt paths: [String] = []) throws(KeystoreError) {
+    /// Makes `pending` the primary and clears the pending mark.
+    func finishRotation(id: String, pending: Int) throws(KeystoreError) {
         try transaction { (draft) throws(KeystoreError) in
             let index = try draft.body.entryIndex(id)
             var entry = draft.body.entries[index]
@@ -235,12 +254,6 @@ extension Keystore {
             entry.pending = nil
             try entry.validate()
             draft.body.entries[index] = entry
-            for path in paths.map(DatabaseRecord.canonicalPath) {
-                draft.body.databases.removeAll { $0.path == path && $0.keyID == id }
-                draft.body.databases.append(
-                    DatabaseRecord(
-                        path: path, keyID: id, identity: DatabaseRecord.identity(ofFileAt: path), version: pending, seen: Self.now()))
-            }
         }
     }
 

@@ -28,7 +28,8 @@ extension SecretSource {
     ///
     /// The file appears whole or not at all (CipherDB's `PendingFile`): a crash, a full disk or a file-size
     /// limit never leaves a partial key file, and a keystore slot made for the key never outlives
-    /// the file on disk.
+    /// the file on disk. A file whose folder cannot be flushed is removed again and the call throws
+    /// ``KeystoreError/io(operation:path:errno:)``.
     public static func writeKeyFile(_ secret: SecretBytes, to path: String) throws(KeystoreError) {
         guard secret.count == KeystoreCredential.keyFileLength else { throw .invalidKeyMaterial("a key file holds 32 bytes") }
         var existing = stat()
@@ -39,6 +40,11 @@ extension SecretSource {
             defer { pending.discard() }
             try text.withUnsafeBytes { bytes in Result { () throws(DatabaseError) in try pending.write(bytes) } }.get()
             try pending.publish(replacing: false)
+        } catch  where error.kind == .notDurable {
+            // Published by this call, but a power loss could take it back: a slot made for it
+            // could outlive it. Removed, so nothing was made.
+            PathBytes.unlink(path)
+            throw .io(operation: "fsync of the folder of", path: path, errno: EIO)
         } catch {
             if PathBytes.lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
             throw .database(error)

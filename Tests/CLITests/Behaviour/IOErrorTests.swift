@@ -55,8 +55,7 @@ final class IOErrorTests: CLITestCase {
             env: env)
         let database = try bytes("k.db")
         // A clean run (on copies) finds the rekey's own fsync of the database file.
-        try FileManager.default.copyItem(atPath: path("keystore"), toPath: path("probe-keystore"))
-        try FileManager.default.copyItem(atPath: path("k.db"), toPath: path("probe.db"))
+        try makeProbeCopies()
         try cipherdb(
             ["keys", "rotate", "app", "--database", "probe.db", "--keystore", path("probe-keystore")] + unlock,
             env: env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log")]) { $1 })
@@ -81,6 +80,14 @@ final class IOErrorTests: CLITestCase {
 
     /// A rotation over a fresh keystore and one database `k.db` of 500 rows; returns the log of a
     /// clean run of the same rotation (on copies), which lists its fsyncs in order.
+    /// Copies the keystore and k.db for a clean run that logs the calls, with probe.db recorded
+    /// in the copy as k.db is in the keystore: both runs then make the same calls.
+    private func makeProbeCopies() throws {
+        try FileManager.default.copyItem(atPath: path("keystore"), toPath: path("probe-keystore"))
+        try FileManager.default.copyItem(atPath: path("k.db"), toPath: path("probe.db"))
+        try cipherdb(["query", "probe.db", "SELECT 1", "--key-id", "app", "--keystore", path("probe-keystore")] + unlock, env: env)
+    }
+
     private func prepareRotation() throws -> [Substring] {
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
         try cipherdb(["keys", "add", "app"] + unlock, env: env)
@@ -94,8 +101,7 @@ final class IOErrorTests: CLITestCase {
                 "--key-id", "app",
             ] + unlock,
             env: env)
-        try FileManager.default.copyItem(atPath: path("keystore"), toPath: path("probe-keystore"))
-        try FileManager.default.copyItem(atPath: path("k.db"), toPath: path("probe.db"))
+        try makeProbeCopies()
         try cipherdb(
             ["keys", "rotate", "app", "--database", "probe.db", "--keystore", path("probe-keystore")] + unlock,
             env: env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log")]) { $1 })
@@ -210,5 +216,64 @@ final class IOErrorTests: CLITestCase {
         let info = try json(try cipherdb(["keys", "info", "app", "--json"] + unlock, env: env).stdout)
         XCTAssertEqual((info["versions"] as? [Any])?.count, 1)
         try cipherdb(["keys", "rotate", "app", "--database", "k.db"] + unlock, env: env)
+    }
+
+    /// The rekey proves itself by reading the database back under the new key. A disk that failed
+    /// those reads made the rotation fail with the database already on the new version; the check
+    /// "does the new key open it?" then failed on the same disk, was read as "no", and the new
+    /// version was removed: the database was left with no key. A check that cannot tell now keeps
+    /// the version pending, and the next open finishes the rotation.
+    func testADatabaseWhoseMoveCannotBeCheckedKeepsThePendingVersion() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(
+            [
+                "query", "k.db",
+                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) INSERT INTO t SELECT i FROM n",
+                "--key-id", "app",
+            ] + unlock,
+            env: env)
+        // A clean run on copies: the first read of the database after the rekey's last fsync of it.
+        try makeProbeCopies()
+        try cipherdb(
+            ["keys", "rotate", "app", "--database", "probe.db", "--keystore", path("probe-keystore")] + unlock,
+            env: env.merging([
+                "LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log"), "CIPHERDB_FAULT_READS": "1",
+                "CIPHERDB_FAULT_PATH": "probe.db",
+            ]) { $1 })
+        let log = try String(contentsOfFile: path("clean.log"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let lastSync = try XCTUnwrap(log.lastIndex { $0 == "fsync \(path("probe.db"))" }, "\(log)")
+        let firstRead = log[..<lastSync].filter { $0.hasPrefix("read ") }.count + 1
+        XCTAssertTrue(log[lastSync...].contains { $0 == "read \(path("probe.db"))" }, "the proof reads the file after its last fsync")
+
+        let failed = try cipherdb(
+            ["keys", "rotate", "app", "--database", "k.db"] + unlock,
+            env: env.merging([
+                "LD_PRELOAD": injector, "CIPHERDB_FAULT": "read:\(firstRead)-1000000000", "CIPHERDB_FAULT_PATH": "k.db",
+                "CIPHERDB_FAULT_LOG": path("fault.log"),
+            ]) { $1 }, expect: nil)
+        XCTAssertNotEqual(failed.status, 0, failed.stderr)
+        XCTAssertTrue(try String(contentsOfFile: path("fault.log"), encoding: .utf8).contains("FAULT read \(firstRead) \(path("k.db"))"))
+        XCTAssertTrue(failed.stderr.contains("stays pending"), failed.stderr)
+        XCTAssertTrue(
+            try cipherdb(["query", "k.db", "SELECT count(*) FROM t", "--key-id", "app"] + unlock, env: env).stdout.hasSuffix("\n500\n"))
+        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + unlock, env: env).stdout)
+        XCTAssertEqual(info["primary_version"] as? Int, 2, "the open found the database on the pending version and finished the rotation")
+    }
+
+    /// A key file whose folder could not be flushed was reported as "already exists", although
+    /// this command had just written it, and it stayed on disk with no slot for it. It is removed
+    /// now, no slot is added, and the error says what failed.
+    func testAKeyFileThatCannotBeFlushedIsRemovedAndNoSlotIsAdded() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        let before = try bytes("keystore")
+        let failed = try cipherdb(
+            ["keys", "slots", "add", "--key-file", path("new.key")] + unlock, env: faulting("dirsync", 1, log: "slot.log"), expect: 74)
+        XCTAssertTrue(try String(contentsOfFile: path("slot.log"), encoding: .utf8).contains("FAULT dirsync 1"))
+        XCTAssertFalse(failed.stderr.contains("exists"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("new.key"), failed.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("new.key")))
+        XCTAssertEqual(try bytes("keystore"), before)
     }
 }

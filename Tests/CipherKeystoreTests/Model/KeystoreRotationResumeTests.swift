@@ -49,4 +49,62 @@ struct KeystoreRotationResumeTests {
         #expect(try intactRows(db) == 10)
         db.close()
     }
+
+    /// A rotation of two databases that fails on the second leaves the first on the pending
+    /// version. Opening a database still on the primary then withdraws the pending mark, and the
+    /// first database was recorded nowhere (rotations recorded their databases only when all had
+    /// moved): destroying version 2 went through and left it with no key.
+    @Test func aDatabaseMovedByAFailedRotationHoldsItsNewVersion() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
+        try store.addKey(id: "shard")
+        // Keyed with the keystore's key but not through it: not recorded until a rotation names it.
+        let first = dir.file("first.db")
+        let outside = Database(path: first)
+        try outside.open(flags: .readWriteCreate, key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
+        try outside.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)")
+        outside.close()
+        let other = dir.file("other.db")
+        try makeCheckableDatabase(store, path: other, id: "shard", rows: 5)
+        #expect(try store.knownDatabases(id: "shard").map(\.record.path) == [other])
+        let garbage = dir.file("garbage.db")
+        writeBytes(try SecureRandom.bytes(count: 8192), to: garbage)
+
+        #expect(throws: KeystoreError.self) { try store.rotate(id: "shard", databasePaths: [first, garbage]) }
+        #expect(try Keystore.opens(path: first, key: store.key(id: "shard", version: 2), settings: store.cipherSettings(id: "shard")))
+        let known = try store.knownDatabases(id: "shard")
+        #expect(known.first { $0.record.path == first }?.currentVersion == 2)
+        #expect(known.first { $0.record.path == first }?.record.version == 2)
+
+        // The other database is still on version 1: opening it withdraws the pending mark.
+        try store.openDatabase(path: other, id: "shard").close()
+        #expect(try store.info(id: "shard").pendingVersion == nil)
+        #expect(throws: KeystoreError.self) { try store.destroy(id: "shard", version: 2) }
+        let db = try store.openDatabase(path: first, id: "shard")
+        #expect(try db.intForQuery("SELECT count(*) FROM t") == 3)
+        db.close()
+    }
+
+    /// A database a rotation names is recorded, on the version that opens it, before its rekey
+    /// starts: a crash during the rekey can leave it on the pending version, which an open of
+    /// another database may then withdraw; the record keeps that version from being destroyed.
+    @Test func aDatabaseIsRecordedBeforeItsRekeyStarts() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
+        try store.addKey(id: "shard")
+        let first = dir.file("first.db")
+        let outside = Database(path: first)
+        try outside.open(flags: .readWriteCreate, key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
+        try outside.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        outside.close()
+        // Another connection's write transaction makes the rekey fail with busy, after the open.
+        let holder = Database(path: first)
+        try holder.open(key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
+        try holder.executeStatements("BEGIN IMMEDIATE")
+        defer { holder.close() }
+        #expect(throws: KeystoreError.self) { try store.rotate(id: "shard", databasePaths: [first]) }
+        let known = try store.knownDatabases(id: "shard")
+        #expect(known.map(\.record.path) == [first])
+        #expect(known.map(\.currentVersion) == [1])
+        // Nothing moved: the pending version is withdrawn.
+        #expect(try store.info(id: "shard").versions.count == 1)
+    }
 }
