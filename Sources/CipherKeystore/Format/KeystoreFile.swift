@@ -302,6 +302,8 @@ struct KeystoreFile {
             let pending = try PendingFile(beside: path)
             defer { pending.discard() }
             try bytes.withUnsafeBytes { buffer in Result { () throws(DatabaseError) in try pending.write(buffer) } }.get()
+            // Root running a maintenance job must not hand the keystore to root.
+            if !exclusive { try pending.matchOwnerAndMode(of: path) }
             try pending.publish(replacing: !exclusive)
         } catch  where error.kind == .notDurable {
             throw .database(error)  // written by this call: never "already exists"
@@ -355,6 +357,7 @@ final class KeystoreLock {
         let lockPath = keystorePath + ".lock"
         let fd = PathBytes.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .io(operation: "open lock file", path: lockPath, errno: errno) }
+        Self.giveKeystoresOwner(keystorePath: keystorePath, toLockFile: fd)
         let deadline = Self.now() + max(0, timeout)
         while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let code = errno
@@ -374,6 +377,18 @@ final class KeystoreLock {
     deinit {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+
+    /// A lock file this process owns beside a keystore someone else owns (root made it) gets the
+    /// keystore's owner, so that the owner can still take the lock. Only root can give a file
+    /// away; for anyone else this does nothing.
+    private static func giveKeystoresOwner(keystorePath: String, toLockFile fd: Int32) {
+        var lock = stat()
+        var keystore = stat()
+        guard fstat(fd, &lock) == 0, lock.st_uid == geteuid(), PathBytes.stat(keystorePath, &keystore) == 0,
+            lock.st_uid != keystore.st_uid || lock.st_gid != keystore.st_gid
+        else { return }
+        _ = fchown(fd, keystore.st_uid, keystore.st_gid)
     }
 
     private static func now() -> Double {

@@ -387,9 +387,23 @@ public final class Keystore: @unchecked Sendable {
     /// re-wrapped. Slots are re-wrapped with the credentials given; slots without a credential
     /// here are removed, so pass every credential you mean to keep.
     ///
-    /// - Throws: ``KeystoreError/wrongPassphrase`` if a credential opens none of the slots.
+    /// A slot this object had not read when the call began (another process added it since) is
+    /// never removed that way: the call is refused and nothing changes.
+    ///
+    /// - Throws: ``KeystoreError/wrongPassphrase`` if a credential opens none of the slots,
+    ///   ``KeystoreError/refused(_:)`` if a slot without a credential here was added since this
+    ///   object last read the keystore (``refresh()`` reads it again).
     public func rotateMaster(credentials: [KeystoreCredential]) throws(KeystoreError) {
         guard !credentials.isEmpty else { throw .invalidParameter("at least one credential") }
+        try withFileLock { () throws(KeystoreError) in
+            let known = current.slots
+            try rotateMaster(credentials: credentials, keepingOnly: known)
+        }
+    }
+
+    /// ``rotateMaster(credentials:)`` where the slots without a credential that may be removed
+    /// are those in `known`.
+    private func rotateMaster(credentials: [KeystoreCredential], keepingOnly known: [KeySlot]) throws(KeystoreError) {
         try transaction { (draft) throws(KeystoreError) in
             let newMaster: SecretBytes
             newMaster = try Self.randomKey()
@@ -425,6 +439,12 @@ public final class Keystore: @unchecked Sendable {
                     try KeySlot.make(
                         credential: credential, kdf: slot.checkedKDF() ?? .default, slotID: slot.slotID,
                         keystoreID: draft.keystoreID, masterKey: newMaster))
+            }
+            let rewrapped = Set(newSlots.map(\.slotID))
+            if let unseen = draft.slots.first(where: { !rewrapped.contains($0.slotID) && !known.contains($0) }) {
+                throw .refused(
+                    "slot \(unseen.slotID) was added by another process after this keystore was read, and no credential given opens it; nothing was changed: read the keystore again and give the credential of every slot to keep"
+                )
             }
             draft.slots = newSlots.sorted { $0.slotID < $1.slotID }
             draft.masterKey = newMaster

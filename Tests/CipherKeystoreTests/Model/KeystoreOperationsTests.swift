@@ -210,6 +210,46 @@ struct KeystoreOperationsTests {
         #expect(throws: KeystoreError.wrongPassphrase) { try store.rotateMaster(credentials: [passphrase("wrong")]) }
     }
 
+    /// A slot another process added after this object read the keystore has no credential in
+    /// the call, and `rotateMaster` dropped it without a word: whoever held it was locked out.
+    /// Refused now, with nothing changed; a slot this object has read is removed as documented.
+    @Test func rotateMasterRefusesToDropASlotAddedSinceTheKeystoreWasRead() throws {
+        let store = try makeStore()
+        let other = try Keystore.open(at: path, credential: passphrase("master"))
+        let added = try other.addSlot(passphrase("recovery"), kdf: cheapKDF)
+        let before = readBytes(path)
+        #expect {
+            try store.rotateMaster(credentials: [passphrase("master")])
+        } throws: { error in
+            guard case .refused(let message) = error as? KeystoreError else { return false }
+            return message.contains("slot \(added)")
+        }
+        #expect(readBytes(path) == before)
+        _ = try Keystore.open(at: path, credential: passphrase("recovery"))
+        try store.refresh()
+        try store.rotateMaster(credentials: [passphrase("master")])
+        #expect(throws: KeystoreError.wrongPassphrase) { try Keystore.open(at: path, credential: passphrase("recovery")) }
+    }
+
+    /// Run as root (a maintenance job), a write replaced the keystore with a file owned by root
+    /// and created the lock file as root's: the owner could open neither afterwards. The keystore
+    /// keeps its owner and mode, and a lock file made beside it gets its owner.
+    @Test(.enabled(if: geteuid() == 0)) func aWriteByRootKeepsTheKeystoresOwnerAndMode() throws {
+        let store = try makeStore()
+        unlink(path + ".lock")
+        #expect(chown(path, 4242, 4343) == 0)
+        #expect(chmod(path, 0o640) == 0)
+        try store.addKey(id: "app")
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        #expect(status.st_uid == 4242 && status.st_gid == 4343)
+        #expect(status.st_mode & 0o7777 == 0o640)
+        #expect(stat(path + ".lock", &status) == 0)
+        #expect(status.st_uid == 4242 && status.st_gid == 4343)
+        #expect(status.st_mode & 0o777 == 0o600)
+        #expect(try Keystore.open(at: path, credential: passphrase("master")).list().map(\.id) == ["app"])
+    }
+
     @Test func twoWritersLoseNoUpdate() throws {
         let first = try makeStore()
         let second = try Keystore.open(at: path, credential: passphrase("master"))
