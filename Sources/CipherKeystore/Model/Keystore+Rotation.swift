@@ -76,6 +76,9 @@ extension Keystore {
                         rekeyed.append(path)
                     }
                 } catch {
+                    // A record that could not be flushed fails the rotation like any I/O error:
+                    // it is resumed (or was undone), never reported as a change in place.
+                    let cause = error.unflushedAsIOError
                     // The pending version can be removed only if no database is on it: none moved
                     // in this call or an earlier interrupted one (whose databases may not be in this
                     // call's list), and this one's rekey never started or is proven not to have
@@ -83,14 +86,13 @@ extension Keystore {
                     let mayBeOnPending =
                         resumed || !rekeyed.isEmpty
                         || (started && (try? Self.opens(path: path, key: newKey, settings: entry.cipherSettings)) != false)
-                    if !mayBeOnPending {
-                        try? abandonRotation(id: id, pending: pending, removeVersion: true)
+                    if !mayBeOnPending, (try? abandonRotation(id: id, pending: pending, removeVersion: true)) != nil {
                         throw .rotationFailed(
-                            id: id, path: path, cause: error,
+                            id: id, path: path, cause: cause,
                             outcome: "the database keeps version \(previous) and the keystore is unchanged")
                     }
                     throw .rotationFailed(
-                        id: id, path: path, cause: error,
+                        id: id, path: path, cause: cause,
                         outcome: "version \(pending) stays pending: run the rotation again to resume")
                 }
             }
@@ -128,7 +130,7 @@ extension Keystore {
             return unflushed
         }
         return .rotationFailed(
-            id: id, path: path, cause: .io(operation: "fsync of the folder of", path: path, errno: EIO),
+            id: id, path: path, cause: unflushed.unflushedAsIOError,
             outcome: "the rotation did not start: the keystore is as before and no database was rekeyed")
     }
 
@@ -267,5 +269,14 @@ extension Keystore {
                 entry.versions.removeLast()
             }
         }
+    }
+}
+
+extension KeystoreError {
+    /// A change the keystore wrote but could not flush (``notDurable(path:)``), as the I/O error it
+    /// is when the operation around it failed and reports its own outcome; any other error as it is.
+    var unflushedAsIOError: KeystoreError {
+        guard case .notDurable(let path) = self else { return self }
+        return .io(operation: "fsync of the folder of", path: path, errno: EIO)
     }
 }

@@ -44,7 +44,7 @@ extension SecretSource {
             // Published by this call, but a power loss could take it back: a slot made for it
             // could outlive it. Removed, so nothing was made.
             PathBytes.unlink(path)
-            throw .io(operation: "fsync of the folder of", path: path, errno: EIO)
+            throw KeystoreError.notDurable(path: path).unflushedAsIOError
         } catch {
             if PathBytes.lstat(path, &existing) == 0 { throw .alreadyExists(path: path) }
             throw .database(error)

@@ -43,16 +43,7 @@ final class IOErrorTests: CLITestCase {
     }
 
     func testAFailedCommitFsyncDuringRotationIsReportedAndTheOldKeyStillOpens() throws {
-        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
-        try cipherdb(["keys", "add", "app"] + unlock, env: env)
-        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
-        try cipherdb(
-            [
-                "query", "k.db",
-                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) INSERT INTO t SELECT i FROM n",
-                "--key-id", "app",
-            ] + unlock,
-            env: env)
+        try makeKeystoreAndDatabase()
         let database = try bytes("k.db")
         // A clean run (on copies) finds the rekey's own fsync of the database file.
         try makeProbeCopies()
@@ -80,6 +71,20 @@ final class IOErrorTests: CLITestCase {
 
     /// A rotation over a fresh keystore and one database `k.db` of 500 rows; returns the log of a
     /// clean run of the same rotation (on copies), which lists its fsyncs in order.
+    /// A keystore with key `app`, and k.db keyed by it with a table `t` of 500 rows.
+    private func makeKeystoreAndDatabase() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(
+            [
+                "query", "k.db",
+                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) INSERT INTO t SELECT i FROM n",
+                "--key-id", "app",
+            ] + unlock,
+            env: env)
+    }
+
     /// Copies the keystore and k.db for a clean run that logs the calls, with probe.db recorded
     /// in the copy as k.db is in the keystore: both runs then make the same calls.
     private func makeProbeCopies() throws {
@@ -224,16 +229,7 @@ final class IOErrorTests: CLITestCase {
     /// version was removed: the database was left with no key. A check that cannot tell now keeps
     /// the version pending, and the next open finishes the rotation.
     func testADatabaseWhoseMoveCannotBeCheckedKeepsThePendingVersion() throws {
-        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
-        try cipherdb(["keys", "add", "app"] + unlock, env: env)
-        try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
-        try cipherdb(
-            [
-                "query", "k.db",
-                "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) INSERT INTO t SELECT i FROM n",
-                "--key-id", "app",
-            ] + unlock,
-            env: env)
+        try makeKeystoreAndDatabase()
         // A clean run on copies: the first read of the database after the rekey's last fsync of it.
         try makeProbeCopies()
         try cipherdb(

@@ -55,14 +55,7 @@ struct KeystoreRotationResumeTests {
     /// first database was recorded nowhere (rotations recorded their databases only when all had
     /// moved): destroying version 2 went through and left it with no key.
     @Test func aDatabaseMovedByAFailedRotationHoldsItsNewVersion() throws {
-        let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
-        try store.addKey(id: "shard")
-        // Keyed with the keystore's key but not through it: not recorded until a rotation names it.
-        let first = dir.file("first.db")
-        let outside = Database(path: first)
-        try outside.open(flags: .readWriteCreate, key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
-        try outside.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)")
-        outside.close()
+        let (store, first) = try storeWithUnrecordedDatabase(rows: 3)
         let other = dir.file("other.db")
         try makeCheckableDatabase(store, path: other, id: "shard", rows: 5)
         #expect(try store.knownDatabases(id: "shard").map(\.record.path) == [other])
@@ -88,13 +81,7 @@ struct KeystoreRotationResumeTests {
     /// starts: a crash during the rekey can leave it on the pending version, which an open of
     /// another database may then withdraw; the record keeps that version from being destroyed.
     @Test func aDatabaseIsRecordedBeforeItsRekeyStarts() throws {
-        let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
-        try store.addKey(id: "shard")
-        let first = dir.file("first.db")
-        let outside = Database(path: first)
-        try outside.open(flags: .readWriteCreate, key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
-        try outside.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
-        outside.close()
+        let (store, first) = try storeWithUnrecordedDatabase(rows: 1)
         // Another connection's write transaction makes the rekey fail with busy, after the open.
         let holder = Database(path: first)
         try holder.open(key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
@@ -106,5 +93,20 @@ struct KeystoreRotationResumeTests {
         #expect(known.map(\.currentVersion) == [1])
         // Nothing moved: the pending version is withdrawn.
         #expect(try store.info(id: "shard").versions.count == 1)
+    }
+
+    /// A keystore with key `shard`, and first.db keyed with its key but not through the keystore
+    /// (so not recorded until a rotation names it), with a table `t` of `rows` rows.
+    func storeWithUnrecordedDatabase(rows: Int) throws -> (Keystore, String) {
+        let store = try Keystore.create(at: path, credential: passphrase("master"), kdf: cheapKDF)
+        try store.addKey(id: "shard")
+        let first = dir.file("first.db")
+        let outside = Database(path: first)
+        defer { outside.close() }
+        try outside.open(flags: .readWriteCreate, key: .raw(store.key(id: "shard")), settings: store.cipherSettings(id: "shard"))
+        try outside.executeStatements(
+            "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows)) INSERT INTO t SELECT i FROM n"
+        )
+        return (store, first)
     }
 }
