@@ -22,10 +22,12 @@ extension ShellSession {
             func number(_ sql: String) throws(DatabaseError) -> Int { try database.intForQuery(sql) ?? 0 }
             var fields: [(name: String, value: String)]
             if opened.key == nil {
-                guard let header = PathBytes.contents(of: file)?.prefix(100), header.count == 100 else {
+                // Through the connection's shared descriptor: closing one of its own would drop
+                // the shell's locks on the file.
+                let bytes = try DatabaseFile.read(path: file, offset: 0, count: 100)
+                guard bytes.count == 100 else {
                     throw DatabaseError(kind: .ioError, message: "cannot read the header of \(opened.path)")
                 }
-                let bytes = Array(header)
                 func two(_ offset: Int) -> Int { Int(bytes.bigEndianUInt16(at: offset)) }
                 func four(_ offset: Int) -> String { String(bytes.bigEndianUInt32(at: offset)) }
                 fields = [

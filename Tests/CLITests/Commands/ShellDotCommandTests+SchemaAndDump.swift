@@ -170,6 +170,24 @@ extension ShellDotCommandTests {
         }
     }
 
+    /// `.dbinfo` on a plaintext file read its header through a descriptor of its own and closed
+    /// it, which drops every POSIX lock the process holds on the file: inside a transaction, the
+    /// shell's read lock was gone and another process could commit under it.
+    func testDatabaseInfoKeepsTheShellsLocks() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else { throw XCTSkip("needs sqlite3") }
+        try decrypt()
+        let script = #"""
+            { printf 'BEGIN;\nSELECT count(*) > 0 FROM sqlite_master;\n.dbinfo\n'; sleep 1
+              LD_PRELOAD= sqlite3 -cmd ".timeout 200" "$DIR/plain.db" "CREATE TABLE written_under_a_read_lock(x)" > "$DIR/writer.out" 2>&1
+              echo "writer exit $?" >> "$DIR/writer.out"; printf 'COMMIT;\n'; } | "$CIPHERDB" shell "$DIR/plain.db"
+            """#
+        let session = try shell(script)
+        XCTAssertTrue(session.stdout.contains("database page size:"), session.stdout)
+        let writer = try String(contentsOfFile: path("writer.out"), encoding: .utf8)
+        XCTAssertTrue(writer.contains("locked"), writer)
+        XCTAssertFalse(writer.contains("writer exit 0"), writer)
+    }
+
     func testSchemaPutsTablesFirstAndPipesIntoSqlite3() throws {
         let schema = try cipherShell(".schema\n").stdout
         let lines = schema.split(separator: "\n").map(String.init)

@@ -141,7 +141,7 @@ package struct DatabaseFile: Sendable, Equatable {
     /// Up to `count` bytes at `offset` of the file at `path` (fewer at the end of the file).
     /// Through the process's shared descriptor of the file (see `SharedFileDescriptors`): a
     /// descriptor of its own, closed here, would drop the locks of this process's connections.
-    static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
+    package static func read(path: String, offset: Int, count: Int) throws(DatabaseError) -> [UInt8] {
         try SharedFileDescriptors.withDescriptor(path) { descriptor throws(DatabaseError) in
             try read(descriptor: descriptor, offset: offset, count: count, path: path)
         }
