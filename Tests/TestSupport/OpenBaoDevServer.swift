@@ -126,16 +126,17 @@ public final class OpenBaoDevServer: @unchecked Sendable {
         try run(["write", "-f", "\(mount)/keys/\(name)"])
     }
 
-    /// A new token whose policy allows encrypt, decrypt and rewrap with `key` only.
-    public func createToken(forKey key: String, mount: String = "transit") throws -> String {
-        let policy = folder + "/policy-\(key).hcl"
-        try """
-        path "\(mount)/encrypt/\(key)" { capabilities = ["update"] }
-        path "\(mount)/decrypt/\(key)" { capabilities = ["update"] }
-        path "\(mount)/rewrap/\(key)" { capabilities = ["update"] }
-        """.write(toFile: policy, atomically: true, encoding: .utf8)
-        try run(["policy", "write", "cipherdb-\(key)", policy])
-        return try run(["token", "create", "-policy=cipherdb-\(key)", "-field=token"]).trimmingCharacters(in: .whitespacesAndNewlines)
+    /// A new token whose policy allows `operations` (by default encrypt, decrypt and rewrap)
+    /// with `key` only.
+    public func createToken(
+        forKey key: String, mount: String = "transit", operations: [String] = ["encrypt", "decrypt", "rewrap"]
+    ) throws -> String {
+        let name = "cipherdb-\(key)-" + operations.joined(separator: "-")
+        let policy = folder + "/policy-\(name).hcl"
+        try operations.map { "path \"\(mount)/\($0)/\(key)\" { capabilities = [\"update\"] }\n" }.joined()
+            .write(toFile: policy, atomically: true, encoding: .utf8)
+        try run(["policy", "write", name, policy])
+        return try run(["token", "create", "-policy=\(name)", "-field=token"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Revokes a token: the machine holding it can no longer use the service.

@@ -191,8 +191,9 @@ extension PathBytes {
     }
 
     /// The whole contents of the file at `path` (not for secrets: see `SecretSource`), or `nil`
-    /// with `errno` set when it cannot be read.
-    package static func contents(of path: String) -> [UInt8]? {
+    /// with `errno` set when it cannot be read. With `limit`, reading stops after `limit + 1`
+    /// bytes: a result longer than `limit` means the file is larger (hostile input stays bounded).
+    package static func contents(of path: String, limit: Int = .max) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -206,6 +207,7 @@ extension PathBytes {
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<count])
+            if bytes.count > limit { return bytes }
         }
     }
 

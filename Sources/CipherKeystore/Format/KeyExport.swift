@@ -164,6 +164,10 @@ public struct KeyExportBundle: Sendable, Hashable {
         self = first
     }
 
+    /// The most a file of bundles may hold (`keys export` writes a few hundred bytes a version):
+    /// a larger file is refused before it is read.
+    public static let maximumFileLength = 1 << 20
+
     /// Every bundle in `text`, in order: `keys export` writes one armored block per version.
     ///
     /// - Throws: ``KeystoreError/invalidBundle(_:)`` for a block that does not parse, or none at all.

@@ -104,6 +104,12 @@ struct KeystoreFile {
         var file = KeystoreFile(
             keystoreID: keystoreID, generation: generation, masterEpoch: masterEpoch, slots: slots,
             bodyNonce: [], bodyCiphertext: [UInt8](repeating: 0, count: body.count), bodyTag: [])
+        // A file a read would refuse is never written: it would lock everyone out.
+        guard file.fileLength <= maximumFileLength else {
+            throw .refused(
+                "the keystore would grow to \(file.fileLength) bytes, over the \(maximumFileLength >> 20) MiB a keystore may hold; nothing was written (forget the records of databases and snapshots that are gone)"
+            )
+        }
         let header = file.headerBytes(fileLength: file.fileLength)
         let box: AESGCM.SealedBox
         do {

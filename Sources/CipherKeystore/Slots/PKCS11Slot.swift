@@ -118,8 +118,10 @@ struct PKCS11Slot: Sendable, Equatable {
     }
 
     /// Seals `masterKey` with the token's key `keyLabel`, generating that key when `createKey`
-    /// and it is missing. The module loaded is the token's, else `modulePath` (checked); the slot
-    /// remembers `modulePath` (`nil`: a kind 5 slot, which remembers none).
+    /// and it is missing, then opens it once in the same session: a slot the token will not open
+    /// (an existing key without decrypt permission) is never made. The module loaded is the
+    /// token's, else `modulePath` (checked); the slot remembers `modulePath` (`nil`: a kind 5
+    /// slot, which remembers none).
     static func make(
         token: PKCS11Token, tokenLabel: String, keyLabel: String, createKey: Bool, modulePath: String?, slotID: UInt8,
         keystoreID: [UInt8], masterKey: SecretBytes
@@ -135,8 +137,12 @@ struct PKCS11Slot: Sendable, Equatable {
             tokenLabel: tokenLabel, keyLabel: keyLabel, mechanism: mechanismAESGCM, modulePath: modulePath, iv: iv, sealed: [])
         let session = try PKCS11Session(token, tokenLabel: tokenLabel, modulePath: slot.module(for: token, slotID: slotID))
         try session.key(keyLabel, create: createKey)
-        slot.sealed = try session.seal(
-            masterKey, keyLabel: keyLabel, iv: iv, associatedData: slot.associatedData(keystoreID: keystoreID, slotID: slotID))
+        let associatedData = slot.associatedData(keystoreID: keystoreID, slotID: slotID)
+        slot.sealed = try session.seal(masterKey, keyLabel: keyLabel, iv: iv, associatedData: associatedData)
+        let opened = try session.open(slot.sealed, keyLabel: keyLabel, iv: iv, associatedData: associatedData)
+        guard opened.constantTimeEquals(masterKey) else {
+            throw .refused("the token's key \(keyLabel) did not open what it sealed: no slot was made")
+        }
         return slot
     }
 

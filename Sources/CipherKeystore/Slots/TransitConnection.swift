@@ -47,7 +47,8 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
         guard trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://"), trimmed.count > 8,
             !trimmed.contains(where: { $0.isWhitespace || $0 == "?" || $0 == "#" || $0 == "@" })
         else {
-            throw .invalidParameter("the Transit address must be an http:// or https:// URL without credentials, not '\(address)'")
+            throw .invalidParameter(
+                "the Transit address must be an http:// or https:// URL without credentials, not '\(Self.redacted(address))'")
         }
         if trimmed.hasPrefix("http://") {
             guard let host = Self.host(ofHTTPAddress: trimmed), Self.loopbackHosts.contains(host.lowercased()) else {
@@ -110,6 +111,16 @@ public struct TransitConnection: Sendable, CustomStringConvertible {
         let token: SecretBytes
         do { token = try source.read() } catch { throw .secretSource(error) }
         return try TransitConnection(address: address, token: token, caFile: first(of: caVariables, in: lookup)?.1)
+    }
+
+    /// `address` fit to quote in an error: what could be a credential (user information before
+    /// an `@`, a query, a fragment) replaced by `…`.
+    static func redacted(_ address: String) -> String {
+        var text = Substring(address)
+        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] + "…" }
+        let schemeEnd = text.range(of: "://")?.upperBound ?? text.startIndex
+        if let at = text[schemeEnd...].lastIndex(of: "@") { text = text[..<schemeEnd] + "…" + text[text.index(after: at)...] }
+        return String(text)
     }
 
     /// The host of `http://HOST[:PORT][/PATH]` (a bracketed IPv6 address keeps its brackets), or

@@ -86,7 +86,9 @@ struct TransitSlot: Sendable, Equatable {
 
     // MARK: Wrapping
 
-    /// Encrypts `keystoreID ‖ slotID ‖ masterKey` with the service's key `mount`/`key`.
+    /// Encrypts `keystoreID ‖ slotID ‖ masterKey` with the service's key `mount`/`key`, then
+    /// has the service decrypt it once: a slot the service will not open again (a token allowed
+    /// to encrypt but not to decrypt) is never made, so it can never be the slot left standing.
     static func make(
         client: TransitClient, mount: String, key: String, slotID: UInt8, keystoreID: [UInt8], masterKey: SecretBytes
     ) throws(KeystoreError) -> TransitSlot {
@@ -94,7 +96,11 @@ struct TransitSlot: Sendable, Equatable {
         try validate(name: key, what: "key name", allowSlash: false)
         let framed = SecretBytes(copying: keystoreID + [slotID]).appending(masterKey)
         let (ciphertext, version) = try client.encrypt(mount: mount, key: key, plaintext: framed)
-        return TransitSlot(mount: mount, key: key, keyVersion: UInt32(version), ciphertext: ciphertext)
+        let slot = TransitSlot(mount: mount, key: key, keyVersion: UInt32(version), ciphertext: ciphertext)
+        guard try slot.unwrap(client: client, slotID: slotID, keystoreID: keystoreID).constantTimeEquals(masterKey) else {
+            throw .refused("the Transit key \(mount)/\(key) did not decrypt what it encrypted: no slot was made")
+        }
+        return slot
     }
 
     /// Asks the service to decrypt the master key (one `transit/decrypt` request) and checks that

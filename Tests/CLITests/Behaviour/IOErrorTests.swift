@@ -272,4 +272,17 @@ final class IOErrorTests: CLITestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("new.key")))
         XCTAssertEqual(try bytes("keystore"), before)
     }
+
+    /// The keystore write of a new key-file slot was published but its folder not flushed: the
+    /// command then deleted the new key file, the slot's only secret, and said the change was made.
+    /// The file stays, and the keystore opens with it.
+    func testAKeyFileSlotWhoseKeystoreWriteCannotBeFlushedKeepsItsKeyFile() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        let added = try cipherdb(
+            ["keys", "slots", "add", "--key-file", path("new.key")] + unlock, env: faulting("dirsync", 2, log: "slot.log"), expect: 71)
+        XCTAssertTrue(try String(contentsOfFile: path("slot.log"), encoding: .utf8).contains("FAULT dirsync 2"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("new.key")), added.stderr)
+        XCTAssertTrue(added.stderr.contains("new.key"), added.stderr)
+        try cipherdb(["keys", "list", "--keystore-key-file", path("new.key")], env: env)
+    }
 }

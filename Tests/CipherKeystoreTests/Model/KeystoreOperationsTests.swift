@@ -250,6 +250,29 @@ struct KeystoreOperationsTests {
         #expect(try Keystore.open(at: path, credential: passphrase("master")).list().map(\.id) == ["app"])
     }
 
+    /// Nothing caps what a keystore records (databases, snapshots): a write whose sealed file
+    /// went over the 16 MiB a read accepts was written, and every later open failed. Refused
+    /// before anything is written.
+    @Test func aWriteThatWouldOutgrowTheReadLimitIsRefusedUnwritten() throws {
+        let store = try makeStore()
+        try store.addKey(id: "app")
+        let before = readBytes(path)
+        let folder = "/" + String(repeating: "d", count: 4000)
+        #expect {
+            try store.transaction { (draft) throws(KeystoreError) in
+                for index in 0..<4500 {
+                    draft.body.databases.append(
+                        DatabaseRecord(path: "\(folder)/\(index).db", keyID: "app", identity: [], version: 1, seen: 0))
+                }
+            }
+        } throws: { error in
+            guard case .refused(let message) = error as? KeystoreError else { return false }
+            return message.contains("16 MiB")
+        }
+        #expect(readBytes(path) == before)
+        #expect(try Keystore.open(at: path, credential: passphrase("master")).list().map(\.id) == ["app"])
+    }
+
     @Test func twoWritersLoseNoUpdate() throws {
         let first = try makeStore()
         let second = try Keystore.open(at: path, credential: passphrase("master"))

@@ -52,6 +52,25 @@ struct TransitSlotFormatTests {
         }
     }
 
+    /// An address with credentials in it is refused, and the refusal quoted the whole address:
+    /// a password or token in it reached stderr and CI logs.
+    @Test func anAddressWithCredentialsIsRefusedWithoutQuotingThem() throws {
+        let token = SecretBytes(utf8: "s.token")
+        for address in [
+            "https://ops:Pa55word@bao.example:8200", "https://bao.example:8200/?token=hvs.SECRETTOKEN",
+            "https://bao.example/#hvs.SECRETTOKEN",
+            "https://hvs.SECRETTOKEN@bao.example",
+        ] {
+            #expect {
+                try TransitConnection(address: address, token: token)
+            } throws: { error in
+                let message = (error as? KeystoreError)?.description ?? ""
+                return message.contains("without credentials") && !message.contains("Pa55word") && !message.contains("SECRETTOKEN")
+                    && message.contains("bao.example")
+            }
+        }
+    }
+
     /// The token (and, at enrolment and rotation, the master key) never crosses a network in
     /// clear: plain http:// is refused when the connection is made, before any request, unless
     /// the host is this machine's loopback.

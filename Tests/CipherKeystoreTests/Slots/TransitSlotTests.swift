@@ -41,6 +41,21 @@ final class TransitSlotTests: XCTestCase {
         return store
     }
 
+    /// A slot the service will not open again was written: with a token allowed to encrypt but
+    /// not to decrypt, the add succeeded, and removing the passphrase slot then left nothing that
+    /// opens the keystore. The new slot is opened once before it is written.
+    func testASlotTheServiceWillNotOpenIsNotAdded() throws {
+        let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
+        let encryptOnly = try server.createToken(forKey: "fleet", operations: ["encrypt"])
+        let before = readBytes(path)
+        XCTAssertThrowsError(try store.addTransitSlot(connection(token: encryptOnly), key: "fleet")) { error in
+            guard case .transit(let failure) = error as? KeystoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(failure.kind, .permissionDenied, "\(failure)")
+        }
+        XCTAssertEqual(readBytes(path), before)
+        XCTAssertEqual(try Keystore.inspect(at: path).slots.count, 1)
+    }
+
     func testATransitSlotUnlocksWithOneAuditedDecryptPerUnlock() throws {
         let store = try makeStore()
         let key = bytes(of: try store.key(id: "app"))
@@ -49,12 +64,12 @@ final class TransitSlotTests: XCTestCase {
         XCTAssertEqual(summary.slots.map(\.kind), [.scryptPassphrase, .transit])
         XCTAssertEqual(summary.slots[1].transit, TransitSlotInfo(mount: "transit", key: "fleet", keyVersion: 1))
         XCTAssertEqual(server.auditedRequests("encrypt", key: "fleet"), 1)
-        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 0)
+        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 1, "the new slot was opened once before it was written")
         for unlock in 1...3 {
             let wipedBefore = TransitClient.wipedLibcurlBytes
             let opened = try Keystore.open(at: path, credential: .transit(connection()))
             XCTAssertEqual(bytes(of: try opened.key(id: "app")), key)
-            XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), unlock, "one audited decrypt per unlock")
+            XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 1 + unlock, "one audited decrypt per unlock")
             // libcurl's receive buffer (16 KiB) held the answer: freed wiped, with the rest of its memory.
             XCTAssertGreaterThan(TransitClient.wipedLibcurlBytes - wipedBefore, 16_384, "libcurl's buffers are wiped as they are freed")
         }
@@ -63,7 +78,7 @@ final class TransitSlotTests: XCTestCase {
         XCTAssertFalse(contains(file, key))
         // The passphrase slot still works and costs the service nothing.
         _ = try Keystore.open(at: path, credential: passphrase("local"))
-        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 3)
+        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 4)
     }
 
     /// The slot is bound to its keystore and slot id by the plaintext's framing: the same
@@ -200,7 +215,7 @@ final class TransitSlotTests: XCTestCase {
         try makeStore()
         XCTAssertEqual(server.auditedRequests("encrypt", key: "fleet"), 1)
         _ = try Keystore.open(at: path, credential: .transit(connection()))
-        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 1)
+        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 2, "the check when the slot was made, and the unlock")
     }
 
     func testAddressesAndNamesAreChecked() throws {

@@ -38,7 +38,13 @@ struct KeysImportCommand: ParsableCommand {
 
     func run() throws {
         guard PathBytes.access(bundleFile, F_OK) == 0 else { throw CLIError.missingInput(bundleFile, what: "bundle file") }
-        guard let bytes = PathBytes.contents(of: bundleFile), let text = String(validating: bytes, as: UTF8.self) else {
+        guard let bytes = PathBytes.contents(of: bundleFile, limit: KeyExportBundle.maximumFileLength) else {
+            throw CLIError(.ioError, "cannot read \(bundleFile): \(String(cString: strerror(errno)))")
+        }
+        guard bytes.count <= KeyExportBundle.maximumFileLength else {
+            throw CLIError(.dataError, "\(bundleFile) is too large for a key bundle file (over \(KeyExportBundle.maximumFileLength) bytes)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw CLIError(.dataError, "\(bundleFile) is not a key bundle (not text)")
         }
         let found: [KeyExportBundle]
@@ -54,20 +60,34 @@ struct KeysImportCommand: ParsableCommand {
         let transferPassphrase = try transfer.read(confirm: false)
         let settings = Keystore.defaultDatabaseSettings.overridden(by: CipherSettings(pageSize: pageSize))
         // The first bundle is the source's primary: a new entry takes it as its primary.
+        var imported: [Int] = []
         for bundle in bundles {
             do {
                 let info = try store.importKey(
                     bundle: bundle, transferPassphrase: transferPassphrase, id: id ?? bundle.id,
                     version: bundles.count == 1 ? version ?? bundle.version : bundle.version, settings: settings)
                 common.info("imported '\(info.id)' version \(bundle.version) into \(keystore.path)")
+                imported.append(bundle.version)
             } catch .wrongPassphrase {
                 // The keystore is unlocked already: what failed is the bundle's transfer passphrase.
-                throw CLIError(.wrongKey, "wrong transfer passphrase for \(bundleFile)", hint: "nothing was imported")
+                throw CLIError(
+                    .wrongKey, "wrong transfer passphrase for version \(bundle.version) in \(bundleFile)", hint: Self.done(imported))
             } catch .versionExists(let entry, let number) where bundles.count > 1 {
                 common.info("'\(entry)' has version \(number) already; left as it is")
             } catch {
-                throw CLIError.keystore(error, path: keystore.path)
+                let failure = CLIError.keystore(error, path: keystore.path)
+                guard !imported.isEmpty else { throw failure }
+                throw CLIError(failure.status, failure.message, hint: Self.done(imported) + (failure.hint.map { "; " + $0 } ?? ""))
             }
+        }
+    }
+
+    /// What a failed import had done before it failed.
+    private static func done(_ imported: [Int]) -> String {
+        switch imported.count {
+        case 0: return "nothing was imported"
+        case 1: return "version \(imported[0]) was imported before it"
+        default: return "versions \(imported.map(String.init).joined(separator: ", ")) were imported before it"
         }
     }
 }

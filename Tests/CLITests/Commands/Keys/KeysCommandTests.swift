@@ -77,7 +77,8 @@ final class KeysCommandTests: CLITestCase {
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
         let wrongTransfer = try cipherdb(
             ["keys", "import", "app.bundle", "--transfer-passphrase-env", "KS_PASS"] + other, env: env, expect: 77)
-        XCTAssertTrue(wrongTransfer.stderr.contains("wrong transfer passphrase for app.bundle"), wrongTransfer.stderr)
+        XCTAssertTrue(wrongTransfer.stderr.contains("wrong transfer passphrase for version 1 in app.bundle"), wrongTransfer.stderr)
+        XCTAssertTrue(wrongTransfer.stderr.contains("nothing was imported"), wrongTransfer.stderr)
         try cipherdb(
             ["keys", "import", "app.bundle", "--id", "else"] + ["--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
         try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env)
@@ -111,5 +112,36 @@ final class KeysCommandTests: CLITestCase {
         try cipherdb(["verify", "backup.db", "--key-id", "app"] + unlock, env: env)
         XCTAssertTrue(
             try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--verbose"] + unlock, env: env).stderr.contains("version 2"))
+    }
+
+    /// A file of two bundles whose second fails (another transfer passphrase) said "nothing was
+    /// imported" after the first had been imported.
+    func testAnImportThatFailsPartWayNamesWhatWasImported() throws {
+        try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
+        try cipherdb(["keys", "rotate", "app"] + unlock, env: env)
+        for (version, passphrase) in [(2, "T_PASS"), (1, "KS_PASS")] {
+            try cipherdb(
+                [
+                    "keys", "export", "app", "--version", String(version), "--to", "v\(version).bundle", "--transfer-passphrase-env",
+                    passphrase, "--scrypt-log2n", "10",
+                ] + unlock, env: env)
+        }
+        let both = try bytes("v2.bundle") + bytes("v1.bundle")
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("both.bundle"), contents: Data(both)))
+        let other = ["--keystore", path("other"), "--keystore-passphrase-env", "KS_PASS"]
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
+        let failed = try cipherdb(["keys", "import", "both.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 77)
+        XCTAssertFalse(failed.stderr.contains("nothing was imported"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("version 2 was imported"), failed.stderr)
+        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + other, env: env).stdout)
+        XCTAssertEqual((info["versions"] as? [Any])?.count, 1)
+    }
+
+    /// A bundle file is read whole: a huge or endless one (`/dev/zero`) ran the process out of
+    /// memory. Files over the format's limit are refused before they are read.
+    func testAnImportOfAHugeFileIsRefusedUnread() throws {
+        let failed = try cipherdb(
+            ["keys", "import", "/dev/zero", "--transfer-passphrase-env", "T_PASS"] + unlock, env: env, expect: 65)
+        XCTAssertTrue(failed.stderr.contains("too large"), failed.stderr)
     }
 }

@@ -42,16 +42,18 @@ final class TransitCommandTests: CLITestCase {
         XCTAssertEqual(slot["key_version"] as? Int, 1)
 
         // Unlocking through Transit: with the flag, then with no flag at all (no terminal here).
-        try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--keystore-transit"], env: env)
+        // (The first decrypt was the check when the slot was made.)
         XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 1)
-        try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app"], env: env)
+        try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--keystore-transit"], env: env)
         XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 2)
+        try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app"], env: env)
+        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 3)
         // The token from a file instead of the environment.
         try writeFile("token", token + "\n")
         var fileEnv = env
         fileEnv["VAULT_TOKEN"] = nil
         try cipherdb(["keys", "list", "--keystore-transit", "--vault-token-file", "token"], env: fileEnv)
-        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 3)
+        XCTAssertEqual(server.auditedRequests("decrypt", key: "fleet"), 4)
 
         // The admin rotates the Transit key; the slot is re-wrapped, then the old version retired.
         try server.run(["write", "-f", "transit/keys/fleet/rotate"])

@@ -141,6 +141,11 @@ struct KeysSlotsAddCommand: ParsableCommand {
         do {
             let slot = try store.addSlot(.keyFile(secret))
             common.info("added key-file slot \(slot) to \(keystore.path) for \(created ? "new key file" : "key file") \(file)")
+        } catch .notDurable(let path) {
+            // The slot is in the keystore (its folder not flushed): its key file stays with it.
+            throw CLIError(
+                .changedIncompletely, KeystoreError.notDurable(path: path).description,
+                hint: "the slot was added and the key file \(file) is kept (the slot opens with it); run `sync` and check the disk")
         } catch {
             if created { PathBytes.unlink(file) }
             throw CLIError.keystore(error, path: keystore.path)
