@@ -87,7 +87,9 @@ final class Salvager {
             if object.name.hasPrefix("sqlite_") { continue }
             progress.phase("salvaging table \(object.name)")
             var result = TableResult(name: object.name)
-            if let failure = exec(target, object.sql), !failure.contains("already exists") {
+            var ignoredTail = false
+            defer { if ignoredTail { report.schemaProblems.append("table \(object.name): text after its CREATE statement was not run") } }
+            if let failure = create(target, object.sql, ignoredTail: &ignoredTail), !failure.contains("already exists") {
                 result.error = "cannot create it: \(failure)"
                 report.tables.append(result)
                 continue
@@ -110,9 +112,11 @@ final class Salvager {
             report.tables.append(result)
         }
         for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
-            if let failure = exec(target, object.sql) {
+            var ignoredTail = false
+            if let failure = create(target, object.sql, ignoredTail: &ignoredTail) {
                 report.schemaProblems.append("\(object.type) \(object.name): \(failure)")
             }
+            if ignoredTail { report.schemaProblems.append("\(object.type) \(object.name): text after its CREATE statement was not run") }
         }
         if case .success(let rows) = query(source, "PRAGMA user_version"), let first = rows.first?.first,
             case .integer(let version) = first
@@ -405,6 +409,24 @@ final class Salvager {
             return nil
         }
         return statement
+    }
+
+    /// Runs the damaged file's SQL for one schema object as SQLite itself reads it: its first
+    /// statement, which must be a CREATE. Text after it is never run (it would run in the
+    /// rescuer's copy with the rescuer's rights); `ignoredTail` says there was some. Returns
+    /// SQLite's message, or the refusal, on failure.
+    private func create(_ handle: OpaquePointer, _ sql: String, ignoredTail: inout Bool) -> String? {
+        guard sql.drop(while: \.isWhitespace).prefix(6).uppercased() == "CREATE" else { return "not a CREATE statement: not run" }
+        var statement: OpaquePointer?
+        let code = sql.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(handle, text, -1, &statement, &tail)
+            ignoredTail = tail.map { !String(cString: $0).allSatisfy { $0.isWhitespace || $0 == ";" } } ?? false
+            return code
+        }
+        defer { sqlite3_finalize(statement) }
+        guard code == SQLITE_OK, let statement else { return String(cString: sqlite3_errmsg(handle)) }
+        return sqlite3_step(statement) == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(handle))
     }
 
     /// Runs `sql`; returns SQLite's message on failure.

@@ -43,6 +43,7 @@ struct OutputFile {
         // and cp write through one.
         let target = PathBytes.followingSymbolicLinks(path)
         try Self.requireWritableFolder(for: target)
+        try Self.requireNoRecoveryLog(beside: target)
         PendingFile.removeStaleTemporaries(beside: target)
         do {
             pending = try PendingFile(beside: target)
@@ -75,8 +76,16 @@ struct OutputFile {
         throw CLIError(.cannotCreate, "the output \(path) is the file this command reads (\(source)): write it to another file")
     }
 
-    /// Flushes the content and gives it its name.
+    /// Refuses (73) a target beside which a journal or WAL waits (see
+    /// `DatabaseFile.requireNoRecoveryLog(beside:)`).
+    static func requireNoRecoveryLog(beside path: String) throws(CLIError) {
+        do { try DatabaseFile.requireNoRecoveryLog(beside: path) } catch { throw CLIError(.cannotCreate, error.message) }
+    }
+
+    /// Flushes the content and gives it its name, unless a journal or WAL appeared beside the
+    /// target while it was written.
     func publish() throws(CLIError) {
+        try Self.requireNoRecoveryLog(beside: pending.targetPath)
         do {
             try pending.publish(replacing: force)
         } catch  where [.notDurable, .incomplete, .ioError, .diskFull].contains(error.kind) {

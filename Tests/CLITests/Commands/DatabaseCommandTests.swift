@@ -130,6 +130,32 @@ final class DatabaseCommandTests: CLITestCase {
         XCTAssertFalse(try directoryListing().contains { $0.contains("cipherdb-") }, "no temporary file is left behind")
     }
 
+    /// A new file published beside the WAL (or hot journal) of the file it replaces gets that
+    /// log applied by the next open: the copy silently mixes old pages into new ones. decrypt
+    /// (and every command writing through `OutputFile`) exited 0 there; the library's own
+    /// exports refused. Refused now (73) with the old file and its WAL untouched.
+    func testAnOutputBesideALeftoverWALIsRefused() throws {
+        try shell(
+            "sqlite3 \"$DIR/plain.db\" \"CREATE TABLE t(x); INSERT INTO t VALUES (1);\"")
+        let env = passphraseEnvironment()
+        try cipherdb(["encrypt", "plain.db", "enc.db", "--new-passphrase-env", "DB_PASS"] + Self.fastKDF, env: env)
+        // A process in WAL mode committed to old.db and died before any checkpoint.
+        try shell(
+            #"python3 -c "import os, sqlite3; c = sqlite3.connect('$DIR/old.db'); c.execute('PRAGMA journal_mode=WAL'); c.execute('CREATE TABLE stale(x)'); c.commit(); os._exit(0)""#
+        )
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("old.db-wal")))
+        let (database, log) = (try bytes("old.db"), try bytes("old.db-wal"))
+        let refused = try cipherdb(
+            ["decrypt", "enc.db", "old.db", "--force", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 73)
+        XCTAssertTrue(refused.stderr.contains("old.db-wal"), refused.stderr)
+        XCTAssertTrue(try bytes("old.db") == database, "old.db is untouched")
+        XCTAssertTrue(try bytes("old.db-wal") == log, "its WAL is untouched")
+        // A WAL left without its database is refused the same way.
+        try FileManager.default.removeItem(atPath: path("old.db"))
+        try cipherdb(["decrypt", "enc.db", "old.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env, expect: 73)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("old.db")))
+    }
+
     func testRekeyInPlaceAndWithNewSettings() throws {
         let old = passphraseEnvironment("old secret passphrase")
         try makeDatabase("app.db", env: old, rows: 500)

@@ -108,6 +108,33 @@ final class VerifyAndSalvageTests: CLITestCase {
         XCTAssertEqual(try shell("sqlite3 \"$DIR/rescued.db\" \"PRAGMA integrity_check\"").stdout, "ok\n")
     }
 
+    /// Salvage rebuilds the schema from the damaged file's own text. SQLite reads only the first
+    /// statement of an object's SQL, but salvage ran all of it (`sqlite3_exec`): a file made to
+    /// be "rescued" could run any statement in the rescuer's copy (ATTACH another file of theirs
+    /// and copy it in). Only its first statement, a CREATE, is run now, as SQLite reads it.
+    func testSalvageRunsOneCreateStatementAnObject() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        try cipherdb([
+            "query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2); CREATE INDEX t_x ON t(x)", "--raw-key-file", key,
+        ])
+        let loot = path("loot.db")
+        try cipherdb([
+            "query", "app.db",
+            """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = 'CREATE TABLE t(x); CREATE TABLE injected(y)' WHERE name = 't';
+            UPDATE sqlite_master SET sql = 'CREATE INDEX t_x ON t(x); ATTACH ''\(loot)'' AS loot; CREATE TABLE loot.stolen(z)' WHERE name = 't_x';
+            """, "--raw-key-file", key,
+        ])
+        let salvaged = try cipherdb(["salvage", "app.db", "out.db", "--plaintext", "--raw-key-file", key], expect: nil)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: loot), salvaged.stdout + salvaged.stderr)
+        let tables = try shell("sqlite3 \"$DIR/out.db\" \"SELECT name FROM sqlite_master ORDER BY name\"").stdout
+        XCTAssertFalse(tables.contains("injected"), tables)
+        XCTAssertEqual(try shell("sqlite3 \"$DIR/out.db\" \"SELECT count(*) FROM t\"").stdout, "2\n")
+        XCTAssertTrue(salvaged.stdout.contains("text after its CREATE statement was not run"), salvaged.stdout)
+    }
+
     /// A zeroed last overflow page: SQLCipher 3 hands it to SQLite as zeros, and the value it
     /// ended reads as if whole. No copy takes it on as data (exit 65, nothing written); salvage
     /// saves the rows and names the page, exit 65 (a reviewer's finding: all of them exited 0).

@@ -170,14 +170,7 @@ extension Database {
         {
             throw DatabaseError(kind: .fileError, message: "the target \(targetPath) is the database itself")
         }
-        for companion in [DatabaseFile.journalPath(targetPath), DatabaseFile.walPath(targetPath)]
-        where PathBytes.access(companion, F_OK) == 0 {
-            throw DatabaseError(
-                kind: .fileError,
-                message:
-                    "\(companion) is beside the target: SQLite would apply it to the new copy; open \(targetPath) once (or remove it) first"
-            )
-        }
+        try DatabaseFile.requireNoRecoveryLog(beside: targetPath)
     }
 
     /// Refuses what SQLCipher's backup cannot do: copy between a plaintext and an encrypted database.

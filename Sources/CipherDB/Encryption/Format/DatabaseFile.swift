@@ -131,6 +131,19 @@ package struct DatabaseFile: Sendable, Equatable {
     package static func walPath(_ path: String) -> String { path + "-wal" }
     /// The path of the WAL's shared-memory index beside a database.
     package static func sharedMemoryPath(_ path: String) -> String { path + "-shm" }
+    /// Refuses a new file at `path` while a rollback journal or a WAL is beside it: SQLite would
+    /// roll that journal back into, or replay that WAL onto, the new file at its next open.
+    ///
+    /// - Throws: `fileError` naming the companion.
+    package static func requireNoRecoveryLog(beside path: String) throws(DatabaseError) {
+        for companion in [journalPath(path), walPath(path)] where PathBytes.access(companion, F_OK) == 0 {
+            throw DatabaseError(
+                kind: .fileError,
+                message: "\(companion) is beside the target: SQLite would apply it to the new file; open \(path) once (or remove it) first"
+            )
+        }
+    }
+
     /// Every companion SQLite may keep beside a database.
     package static func companionPaths(_ path: String) -> [String] {
         [journalPath(path), walPath(path), sharedMemoryPath(path)]
