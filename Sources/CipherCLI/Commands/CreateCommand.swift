@@ -86,7 +86,7 @@ struct CreateCommand: ParsableCommand {
             opened?.close()
             throw CLIError.database(error, path: database, output: true)
         }
-        try output.publish()
+        try output.publish { resolved.recordWritten(database) }
         let pageSize = CipherLayout(settings: settings).pageSize
         common.info("created \(database) (page size \(pageSize)\(keyDescription(resolved, settings)))")
         LaterOpens.tell(database: database, key: resolved, settings: settings, common: common)

@@ -75,7 +75,7 @@ struct EncryptCommand: ParsableCommand {
         } catch {
             throw CLIError.database(error, path: plaintext, writing: output)
         }
-        try target.publish()
+        try target.publish { resolved.recordWritten(output) }
         progress.complete("encrypted")
         common.info(
             "encrypted \(plaintext) into \(output); "

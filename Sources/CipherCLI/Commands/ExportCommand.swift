@@ -129,7 +129,7 @@ struct ExportCommand: ParsableCommand {
             } catch {
                 throw CLIError.database(error, path: database, writing: output)
             }
-            try target.publish()
+            try target.publish { newResolved.recordWritten(output) }
             progress.complete("exported")
             common.info("exported \(database) to \(output) (\(effective.rawValue))")
             LaterOpens.tell(database: output, key: newResolved, settings: settings, common: common)

@@ -73,6 +73,8 @@ struct RekeyCommand: ParsableCommand {
                 progress.copy($0, checking: "checking the new file")
             }
         } catch {
+            // In place whatever followed: the keystore records it as a success would.
+            if error.kind == .incomplete || error.kind == .notDurable { resolved.recordWritten(database) }
             // A file error here is the replacement that cannot be created beside DB (73).
             throw CLIError.database(error, path: database, output: true)
         }

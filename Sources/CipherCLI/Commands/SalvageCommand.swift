@@ -111,7 +111,7 @@ struct SalvageCommand: ParsableCommand {
                 target: copy, targetName: output, progress: progress
             ).run()
         }
-        try target.publish()
+        try target.publish { targetKey?.recordWritten(output) }
         progress.complete("salvaged")
         LaterOpens.tell(database: output, key: targetKey, settings: settings, common: common)
         var lines = ["salvaged \(database) into \(output):"]

@@ -84,11 +84,18 @@ struct OutputFile {
 
     /// Flushes the content and gives it its name, unless a journal or WAL appeared beside the
     /// target while it was written.
-    func publish() throws(CLIError) {
+    ///
+    /// - Parameter inPlace: runs when the file has its name although publishing failed after it
+    ///   (its folder not flushed, exit 71): what a success would record (a keystore key's
+    ///   database) is recorded then too.
+    func publish(inPlace: () -> Void = {}) throws(CLIError) {
         try Self.requireNoRecoveryLog(beside: pending.targetPath)
         do {
             try pending.publish(replacing: force)
-        } catch  where [.notDurable, .incomplete, .ioError, .diskFull].contains(error.kind) {
+        } catch  where error.kind == .notDurable {
+            inPlace()
+            throw CLIError.database(error, path: path, output: true)
+        } catch  where [.incomplete, .ioError, .diskFull].contains(error.kind) {
             // Written by this run (in place but not flushed), or not written at all: never "exists".
             throw CLIError.database(error, path: path, output: true)
         } catch {

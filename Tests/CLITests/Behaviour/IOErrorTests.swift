@@ -285,4 +285,43 @@ final class IOErrorTests: CLITestCase {
         XCTAssertTrue(added.stderr.contains("new.key"), added.stderr)
         try cipherdb(["keys", "list", "--keystore-key-file", path("new.key")], env: env)
     }
+    /// After the rekeyed file took the name, the connection opens it again. When that open
+    /// failed (the disk failing its reads), the open's own error was reported: 74, "nothing
+    /// changed", with the file already under the new key. A script keeping the new passphrase
+    /// only on success would lose the database. It says 71 (changed) now.
+    func testARekeyWhoseReopenFailsSaysTheFileChanged() throws {
+        try makeDatabase("a.db", rows: 50)
+        try FileManager.default.copyItem(atPath: path("a.db"), toPath: path("probe.db"))
+        let rekey = ["--passphrase-env", "P1", "--new-passphrase-env", "P2"]
+        try cipherdb(
+            ["rekey", "probe.db"] + rekey,
+            env: env.merging(["LD_PRELOAD": injector, "CIPHERDB_FAULT_LOG": path("clean.log"), "CIPHERDB_FAULT_READS": "1"]) { $1 })
+        let log = try String(contentsOfFile: path("clean.log"), encoding: .utf8).split(separator: "\n")
+        let published = try XCTUnwrap(log.lastIndex { $0.hasPrefix("dirsync ") }, "\(log)")
+        let firstRead = log[..<published].filter { $0.hasPrefix("read ") }.count + 1
+        XCTAssertTrue(log[published...].contains { $0 == "read \(path("probe.db"))" }, "the reopen reads the new file")
+
+        let failed = try cipherdb(
+            ["rekey", "a.db"] + rekey,
+            env: env.merging([
+                "LD_PRELOAD": injector, "CIPHERDB_FAULT": "read:\(firstRead)-1000000000", "CIPHERDB_FAULT_LOG": path("fault.log"),
+            ]) { $1 }, expect: 71)
+        XCTAssertTrue(try String(contentsOfFile: path("fault.log"), encoding: .utf8).contains("FAULT read \(firstRead) "))
+        XCTAssertTrue(failed.stderr.contains("a.db"), failed.stderr)
+        XCTAssertTrue(
+            try cipherdb(["query", "a.db", "SELECT count(*) FROM t", "--passphrase-env", "P2"], env: env).stdout.hasSuffix("\n50\n"))
+    }
+    /// A file in place whose folder could not be flushed (71) was not recorded in the keystore
+    /// whose key it has: only a success recorded it, so nothing held its key version back from
+    /// `trim` or `destroy`. It is recorded whenever it is in place.
+    func testAnOutputInPlaceButNotFlushedIsRecordedInTheKeystore() throws {
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try shell("sqlite3 \"$DIR/plain.db\" \"CREATE TABLE t(x); INSERT INTO t VALUES (1);\"")
+        let encrypted = try cipherdb(
+            ["encrypt", "plain.db", "enc.db", "--new-key-id", "app"] + unlock, env: faulting("dirsync", 1, log: "encrypt.log"), expect: 71)
+        XCTAssertTrue(try String(contentsOfFile: path("encrypt.log"), encoding: .utf8).contains("FAULT dirsync 1"), encrypted.stderr)
+        let listed = try json(try cipherdb(["keys", "databases", "--json"] + unlock, env: env).stdout)
+        XCTAssertTrue("\(listed)".contains(path("enc.db")), "\(listed)")
+    }
 }

@@ -105,7 +105,11 @@ extension Database {
             try open(flags: flags, key: newKey, settings: newKey == nil ? .versionDefaults : settings)
         } catch {
             invalidate("the re-encrypted file could not be opened again (\(error.message))")
-            throw error
+            // The new file has the name: whatever failed here, the database changed.
+            throw DatabaseError(
+                kind: .incomplete,
+                message: "\(displayPath) is re-encrypted (the new file is in place, under the new key), but it could not be opened "
+                    + "again: \(error.message)" + (notDurable.map { "; and \($0.message)" } ?? ""))
         }
         // The switch answers "wal" with its row, before its own transaction commits, and the
         // connection then reports WAL whatever the commit did: stepped to the end, a commit that
