@@ -11,7 +11,8 @@ extension SnapshotRepository {
     /// key the manifest names (``SnapshotManifest/key``) and its settings.
     ///
     /// - Parameters:
-    ///   - id: a snapshot id or unique prefix; `nil` for the latest.
+    ///   - id: a snapshot id or unique prefix; `nil` for the latest of the database named like
+    ///     `path` (``latestSnapshot(restoringTo:)``).
     ///   - path: the file to write.
     ///   - replacing: replace a file at `path` (never one with a journal or WAL beside it).
     ///   - progress: bytes written and bytes in all, now and then.
@@ -31,7 +32,10 @@ extension SnapshotRepository {
         // derivation), so the list (for the manifest) and the file's bytes are asked for at once:
         // the bytes as `restic dump`'s archive of the snapshot, which names the file. The manifest
         // then decides: bytes whose size and SHA-256 are not its own are never published.
-        let listing = BackgroundResult { () throws(SnapshotError) -> Snapshot in try self.snapshot(id) }
+        let listing = BackgroundResult { () throws(SnapshotError) -> Snapshot in
+            if let id { return try self.snapshot(id) }
+            return try self.latestSnapshot(restoringTo: path)
+        }
         PendingFile.removeStaleTemporaries(beside: path)
         var pending: PendingFile?
         var streamed: (name: String, digest: String, size: Int)?

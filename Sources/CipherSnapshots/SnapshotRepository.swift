@@ -103,6 +103,26 @@ public struct SnapshotRepository: Sendable {
         return found
     }
 
+    /// The latest snapshot to restore at `path`: of the database named like the file there (a
+    /// repository may hold snapshots of several databases), or the latest of all when the
+    /// repository holds one database's.
+    ///
+    /// - Throws: ``SnapshotError/Kind/snapshotNotFound`` when there is none, or when several
+    ///   databases are in the repository and none is named like `path` (give a snapshot id).
+    public func latestSnapshot(restoringTo path: String) throws(SnapshotError) -> Snapshot {
+        let all = try list()
+        let name = PathBytes.lastComponent(of: path)
+        let databases = Set(all.compactMap { $0.manifest?.database })
+        if let latest = all.last(where: { $0.manifest?.database == name }) ?? (databases.count > 1 ? nil : all.last) {
+            return latest
+        }
+        guard !all.isEmpty else { throw SnapshotError(.snapshotNotFound, "the repository \(displayLocation) holds no snapshot yet") }
+        throw SnapshotError(
+            .snapshotNotFound,
+            "the repository \(displayLocation) holds snapshots of \(databases.sorted().joined(separator: ", ")), none named "
+                + "\(EscapedText.escapingControlCharacters(name)): give the id of the snapshot to restore (`cipherdb snapshot list`)")
+    }
+
     /// Removes snapshots the policy does not keep (`restic forget`), and with `prune` the data
     /// only they used. Returns the snapshots removed.
     ///
