@@ -56,7 +56,7 @@ extension SnapshotRepository {
         if let streamed, let pending, let manifest = snapshot.manifest, snapshot.fileInSnapshot == "/" + streamed.name,
             streamed.size == manifest.byteCount, streamed.digest == manifest.sha256
         {
-            do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+            try Self.publish(pending, at: path, replacing: replacing)
             return snapshot
         }
         // Errors of this machine or the storage end the restore; a dump that found another
@@ -206,7 +206,18 @@ extension SnapshotRepository {
         do { pending = try PendingFile(beside: path) } catch { throw .database(error, "cannot restore to \(path)") }
         defer { pending.discard() }
         try stream(snapshot, into: pending, progress: progress)
-        do { try pending.publish(replacing: replacing) } catch { throw .database(error, "cannot restore to \(path)") }
+        try Self.publish(pending, at: path, replacing: replacing)
+    }
+
+    /// Gives the restored bytes their name; a database they replace keeps its owner, group and
+    /// mode (a restore run as root must not hand an application's database to root).
+    static func publish(_ pending: PendingFile, at path: String, replacing: Bool) throws(SnapshotError) {
+        do {
+            if replacing { try pending.matchOwnerAndMode(of: path) }
+            try pending.publish(replacing: replacing)
+        } catch {
+            throw .database(error, "cannot restore to \(path)")
+        }
     }
 
     /// Refuses a target that exists (unless `replacing`) or has a journal or WAL beside it.
