@@ -209,7 +209,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         let file = path("closed.db")
         let queue = try DatabaseQueue(path: file, key: rawKey(0x2A))
         try queue.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
-        let (values, cancellable) = observeCount("SELECT count(x) FROM t", in: queue)
+        let (_, cancellable) = observeCount("SELECT count(x) FROM t", in: queue)
         try queue.close()
         try FileManager.default.removeItem(atPath: file)
         cancellable.cancel()

@@ -32,8 +32,12 @@ package final class CiphertextSnapshot {
     package let pageCount: Int
     /// `PRAGMA journal_mode` of the database ("wal", "delete", ...).
     package let journalMode: String
-    /// The latest committed frame of each page in the write-ahead log, at the pinned commit.
-    private let logPages: [Int: [UInt8]]
+    /// Where the latest committed frame of each page in the write-ahead log has its page, at the
+    /// pinned commit (read from ``logDescriptor`` when needed: a log can be larger than memory).
+    private let logPages: [Int: Int]
+    /// A descriptor of the write-ahead log, until ``close()``; -1 without pages in a log. The
+    /// read transaction keeps SQLite from restarting the log, so the frames stay where they are.
+    private var logDescriptor: Int32 = -1
     /// The process's shared descriptor of the file, held until ``close()`` (see `SharedFileDescriptors`).
     private var file: SharedFileDescriptors.Identity?
     private let descriptor: Int32
@@ -77,14 +81,18 @@ package final class CiphertextSnapshot {
             journalMode = try reader.journalMode()
             pageSize = try reader.intForQuery("PRAGMA page_size") ?? 0
             pageCount = try reader.intForQuery("PRAGMA page_count") ?? 0
-            var pages: [Int: [UInt8]] = [:]
+            var pages: [Int: Int] = [:]
             if journalMode == "wal", let log = try RecoveryLog.writeAheadLog(databasePath: path) {
                 guard log.pageSize == pageSize || log.committedFrameCount == 0 else {
                     throw DatabaseError(
                         kind: .corrupt,
                         message: "the write-ahead log of \(path) has pages of \(log.pageSize) bytes, the database \(pageSize)")
                 }
-                for frame in log.committedFrames where frame.pageNumber <= pageCount { pages[frame.pageNumber] = frame.page }
+                for frame in log.committedFrames where frame.pageNumber <= pageCount { pages[frame.pageNumber] = frame.pageOffset }
+                if !pages.isEmpty {
+                    logDescriptor = PathBytes.open(log.path, O_RDONLY | O_CLOEXEC)
+                    guard logDescriptor >= 0 else { throw DatabaseFile.fileError("cannot open", log.path) }
+                }
             }
             logPages = pages
             // Retained while the reader holds its lock on the file: closing a descriptor of our
@@ -98,6 +106,7 @@ package final class CiphertextSnapshot {
             pinnedStatus = status
         } catch {
             if let file { SharedFileDescriptors.release(file) }
+            if logDescriptor >= 0 { closeDescriptor(logDescriptor) }
             reader.close()
             throw error
         }
@@ -115,6 +124,10 @@ package final class CiphertextSnapshot {
         if let file {
             SharedFileDescriptors.release(file)
             self.file = nil
+        }
+        if logDescriptor >= 0 {
+            closeDescriptor(logDescriptor)
+            logDescriptor = -1
         }
         pageKey = nil
     }
@@ -178,10 +191,14 @@ package final class CiphertextSnapshot {
             }
         }
         guard !logPages.isEmpty else { return }
+        let logPath = DatabaseFile.walPath(path)
         for number in first..<(first + count) {
-            guard let page = logPages[number] else { continue }
+            guard let offset = logPages[number] else { continue }
             let start = (number - first) * pageSize
-            page.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + pageSize)]).copyMemory(from: $0) }
+            let read = try DatabaseFile.readFully(
+                logDescriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + pageSize)]), count: pageSize,
+                offset: offset, path: logPath)
+            guard read == pageSize else { throw DatabaseError(kind: .corrupt, message: "\(logPath) is shorter than its frames") }
         }
     }
 
@@ -259,4 +276,9 @@ package final class CiphertextSnapshot {
         }
         return true
     }
+}
+
+/// `close(2)`, out of the reach of ``CiphertextSnapshot/close()``.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }

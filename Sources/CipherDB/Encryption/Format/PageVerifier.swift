@@ -306,12 +306,15 @@ public struct PageVerifier: Sendable {
         let verifier = log.pageSize == layout.pageSize ? self : withPageSize(log.pageSize)
         let mac = try makeMAC()
         var badFrames: [BadFrame] = []
-        for frame in log.committedFrames {
-            let outcome = frame.page.withUnsafeBytes { bytes in
-                Result { () throws(DatabaseError) -> Problem? in try verifier.check(page: bytes, number: frame.pageNumber, mac: mac) }
-            }
-            if let problem = try outcome.get() {
-                badFrames.append(BadFrame(frame: frame.index, page: frame.pageNumber, problem: problem))
+        try log.withPageReader { (read) throws(DatabaseError) in
+            for frame in log.committedFrames {
+                let page = try read(frame)
+                let outcome = page.withUnsafeBytes { bytes in
+                    Result { () throws(DatabaseError) -> Problem? in try verifier.check(page: bytes, number: frame.pageNumber, mac: mac) }
+                }
+                if let problem = try outcome.get() {
+                    badFrames.append(BadFrame(frame: frame.index, page: frame.pageNumber, problem: problem))
+                }
             }
         }
         return WALReport(

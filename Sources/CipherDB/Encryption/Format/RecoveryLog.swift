@@ -129,8 +129,29 @@ package enum RecoveryLog {
         /// Frames in the file (whole ones).
         let frameCount: Int
 
+        /// The log's path.
+        let path: String
+
         /// The committed frames.
         var committedFrames: ArraySlice<WALFrame> { validFrames.prefix(committedFrameCount) }
+
+        /// Runs `body` with a reader of frames' pages. Pages are read from the log when asked
+        /// for, never kept: a log can hold far more than memory should (checkpoints held off by
+        /// a long reader).
+        func withPageReader<T>(
+            _ body: (_ page: (WALFrame) throws(DatabaseError) -> [UInt8]) throws(DatabaseError) -> T
+        ) throws(DatabaseError) -> T {
+            let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw DatabaseFile.fileError("cannot open", path) }
+            defer { close(descriptor) }
+            return try body { (frame) throws(DatabaseError) -> [UInt8] in
+                let page = try DatabaseFile.read(descriptor: descriptor, offset: frame.pageOffset, count: pageSize, path: path)
+                guard page.count == pageSize else {
+                    throw DatabaseError(kind: .corrupt, message: "\(path) is shorter than its frame \(frame.index)")
+                }
+                return page
+            }
+        }
     }
 
     /// One frame of a WAL.
@@ -141,8 +162,9 @@ package enum RecoveryLog {
         let pageNumber: Int
         /// Nonzero on a commit frame: the database size in pages after the commit.
         let databaseSizeAfterCommit: Int
-        /// The page (encrypted under the key the writer had).
-        let page: [UInt8]
+        /// Where its page (encrypted under the key the writer had) starts in the log: see
+        /// ``WALContents/withPageReader(_:)``.
+        let pageOffset: Int
     }
 
     /// Reads the WAL beside `databasePath`, or `nil` when there is none or its header is invalid
@@ -190,14 +212,14 @@ package enum RecoveryLog {
             frames.append(
                 WALFrame(
                     index: index, pageNumber: Int(frame.bigEndianUInt32(at: 0)), databaseSizeAfterCommit: commitSize,
-                    page: Array(frame[24...])))
+                    pageOffset: 32 + (index - 1) * frameSize + 24))
             if commitSize != 0 { committed = frames.count }
         }
         // A damaged frame inside the last, uncommitted transaction loses nothing that was committed.
         if firstDamaged != nil, dropped == 0 { firstDamaged = nil }
         return WALContents(
             pageSize: pageSize, validFrames: frames, committedFrameCount: committed,
-            firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount)
+            firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount, path: path)
     }
 
     /// SQLite's WAL checksum over 8-byte steps of `bytes`, continuing from `seed`.
@@ -237,7 +259,7 @@ package enum RecoveryLog {
         if let wal = try writeAheadLog(databasePath: databasePath), wal.pageSize == pageSize,
             let frame = wal.committedFrames.last(where: { $0.pageNumber == 1 })
         {
-            return (frame.page, .writeAheadLog)
+            return (try wal.withPageReader { (page) throws(DatabaseError) in try page(frame) }, .writeAheadLog)
         }
         return nil
     }
