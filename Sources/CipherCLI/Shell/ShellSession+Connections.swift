@@ -60,9 +60,10 @@ extension ShellSession {
     /// The files every open connection has open, its main database's and those it attached,
     /// which results and copies may not be written over.
     var openFiles: [String] {
-        var files: [String] = []
+        // Each main file as made absolute when it was opened: the working folder may have
+        // changed since (`.cd`).
+        var files = ([absolutePath] + idleConnections.values.map(\.absolutePath)).compactMap { $0 }
         for database in [database] + idleConnections.values.map(\.opened.database) {
-            if let path = database.path, !path.isEmpty { files.append(Self.absolute(path)) }
             guard let list = try? database.executeQuery("PRAGMA database_list") else { continue }
             defer { list.close() }
             while (try? list.next()) == true {

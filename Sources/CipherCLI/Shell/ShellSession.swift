@@ -103,12 +103,8 @@ final class ShellSession {
     init(opened: OpenedDatabase, reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)? = nil) {
         self.opened = opened
         self.reopen = reopen
-        absolutePath = opened.isInMemory ? nil : Self.absolute(opened.path)
+        absolutePath = opened.isInMemory ? nil : PathBytes.absolute(opened.path)
         interrupter = ShellInterrupter(opened.database.interruptHandle)
-    }
-
-    static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
     /// `.open ?--readonly? FILE`: closes the database and opens FILE as the command line would
@@ -138,7 +134,7 @@ final class ShellSession {
         let replacement = try reopen(path, readOnly)
         try Self.prepare(replacement)
         database.close()
-        activate(ShellConnection(opened: replacement, absolutePath: Self.absolute(path)))
+        activate(ShellConnection(opened: replacement, absolutePath: PathBytes.absolute(path)))
     }
 
     // MARK: - Reading input

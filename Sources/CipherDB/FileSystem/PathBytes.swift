@@ -190,6 +190,15 @@ extension PathBytes {
         return names
     }
 
+    /// `path` made absolute against the working folder now (as given when it is absolute, or
+    /// when the working folder cannot be read).
+    package static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let folder = getcwd(nil, 0) else { return path }
+        defer { free(folder) }
+        let base = String(cString: folder)
+        return (base == "/" ? "" : base) + "/" + path
+    }
+
     /// The whole contents of the file at `path` (not for secrets: see `SecretSource`), or `nil`
     /// with `errno` set when it cannot be read. With `limit`, reading stops after `limit + 1`
     /// bytes: a result longer than `limit` means the file is larger (hostile input stays bounded).

@@ -27,8 +27,12 @@ import Darwin
 /// try pending.publish(replacing: false)
 /// ```
 package final class PendingFile {
-    /// The final path.
+    /// The final path, as given (for messages).
     package let targetPath: String
+    /// The final path made absolute when the pending file was made: the process's working
+    /// folder may change before it is published (a shell's `.cd`), and the content must still
+    /// land where it was asked for.
+    private let absoluteTargetPath: String
     /// A path that opens the content while it is pending (`/proc/self/fd/N` for an anonymous file).
     package let accessPath: String
     /// The open descriptor of the content.
@@ -48,12 +52,15 @@ package final class PendingFile {
     ///   (a new encrypted database): it then gets a hidden name at once.
     /// - Throws: `fileError` when the folder is missing or not writable.
     package init(beside targetPath: String, anonymous: Bool = true) throws(DatabaseError) {
-        let directory = Self.directory(of: targetPath)
+        let absolute = PathBytes.absolute(targetPath)
+        let directory = Self.directory(of: absolute)
         var folder = stat()
         guard PathBytes.stat(directory, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR else {
-            throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): the folder \(directory) does not exist")
+            throw DatabaseError(
+                kind: .fileError, message: "cannot create \(targetPath): the folder \(Self.directory(of: targetPath)) does not exist")
         }
         self.targetPath = targetPath
+        absoluteTargetPath = absolute
         #if os(Linux)
         let anonymousDescriptor = anonymous ? PathBytes.open(directory, Self.openAnonymousFlag | O_RDWR | O_CLOEXEC, 0o600) : -1
         if anonymousDescriptor >= 0, Database.anonymousFilesReachSQLite, access("/proc/self/fd/\(anonymousDescriptor)", R_OK) == 0 {
@@ -65,7 +72,7 @@ package final class PendingFile {
         }
         if anonymousDescriptor >= 0 { close(anonymousDescriptor) }
         #endif
-        let named = Self.temporaryName(for: targetPath)
+        let named = Self.temporaryName(for: absolute)
         let fd = PathBytes.open(named, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw DatabaseError(kind: .fileError, message: "cannot create \(targetPath): \(String(cString: strerror(errno)))")
@@ -90,19 +97,19 @@ package final class PendingFile {
         guard fsync(descriptor) == 0 else { throw Self.error("cannot flush", targetPath) }
         let linkedName: String
         if isAnonymous {
-            linkedName = replacing ? Self.temporaryName(for: targetPath) : targetPath
+            linkedName = replacing ? Self.temporaryName(for: absoluteTargetPath) : absoluteTargetPath
             guard PathBytes.link(accessPath, linkedName, followingLinks: true) == 0 else {
                 throw Self.error("cannot create", targetPath)
             }
         } else if replacing {
             linkedName = accessPath
         } else {
-            guard PathBytes.link(accessPath, targetPath) == 0 else { throw Self.error("cannot create", targetPath) }
+            guard PathBytes.link(accessPath, absoluteTargetPath) == 0 else { throw Self.error("cannot create", targetPath) }
             PathBytes.unlink(accessPath)
-            linkedName = targetPath
+            linkedName = absoluteTargetPath
         }
         if replacing {
-            guard PathBytes.rename(linkedName, targetPath) == 0 else {
+            guard PathBytes.rename(linkedName, absoluteTargetPath) == 0 else {
                 let failure = Self.error("cannot replace", targetPath)
                 PathBytes.unlink(linkedName)
                 throw failure
@@ -111,7 +118,7 @@ package final class PendingFile {
         isFinished = true
         close(descriptor)
         do {
-            try DurableFile.sync(path: Self.directory(of: targetPath))
+            try DurableFile.sync(path: Self.directory(of: absoluteTargetPath))
         } catch {
             throw DatabaseError(
                 kind: .notDurable,

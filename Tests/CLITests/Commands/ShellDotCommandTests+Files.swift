@@ -28,6 +28,20 @@ extension ShellDotCommandTests {
         XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
     }
 
+    /// An `.output` file is built aside and named when it ends; its name was relative to the
+    /// folder the shell was in then, so a `.cd` in between put it in the new folder, and could
+    /// replace the database itself there (`.output app.db` from another folder, `.cd` to the
+    /// database's). It lands where it was asked for.
+    func testAnOutputFileLandsWhereItWasAskedForAfterACd() throws {
+        XCTAssertEqual(mkdir(path("sub"), 0o700), 0)
+        let database = try bytes("app.db")
+        let result = try cipherShell(".cd sub\n.output app.db\nSELECT 'into sub/app.db';\n.cd ..\n.output\n.once x.txt\nSELECT 1;\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(try bytes("app.db") == database, "the database is untouched")
+        XCTAssertEqual(try String(contentsOfFile: path("sub/app.db"), encoding: .utf8), "into sub/app.db\n")
+        XCTAssertEqual(try String(contentsOfFile: path("x.txt"), encoding: .utf8), "1\n")
+    }
+
     /// `.backup` and `.save` write encrypted copies with the database's key through the
     /// library's backup; `.recover` writes what salvage saves of a damaged file as SQL.
     func testBackupSaveAndRecover() throws {
