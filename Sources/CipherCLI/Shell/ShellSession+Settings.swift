@@ -49,7 +49,7 @@ extension ShellSession {
             let argument = arguments[index]
             let hasValue = index + 1 < arguments.count
             if Self.option(argument, is: "wrap"), hasValue {
-                wrap = Int(arguments[index + 1]) ?? 0
+                wrap = Self.width(arguments[index + 1])
                 index += 1
             } else if Self.option(argument, is: "ww") {
                 wordWrap = true
@@ -111,7 +111,13 @@ extension ShellSession {
     /// `.width NUM1 NUM2 ...`: the columnar modes' minimum widths, column by column (a negative
     /// one right-justifies; 0 takes the wrap width); none clears them.
     func setWidths(_ arguments: [String]) {
-        style.widths = arguments.map { Int($0) ?? 0 }
+        style.widths = arguments.map(Self.width)
+    }
+
+    /// A column or wrap width as typed, within ±1,000,000 (wider than any screen): the
+    /// extremes of `Int` overflowed, or asked for `Int.max` spaces, in the printer.
+    static func width(_ text: String) -> Int {
+        max(-1_000_000, min(1_000_000, Int(text) ?? 0))
     }
 
     /// `.print STRING...`: the words, a space between them, and a newline.

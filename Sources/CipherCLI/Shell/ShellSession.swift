@@ -85,6 +85,10 @@ final class ShellSession {
     var exitCode: Int32?
     /// Whether any statement or command failed (non-interactive runs exit 1 then).
     private(set) var failed = false
+    /// How many errors the session has reported, and how many it had when `.once` named its
+    /// file: more by the end of the next command means that command failed.
+    private var errorsReported = 0
+    private var errorsBeforeOnce = 0
     /// A failure that ends a script: a damaged or undecryptable file will not get better.
     private(set) var fatal: CLIError?
     /// `.output` or `.once` file, else stdout.
@@ -314,6 +318,7 @@ final class ShellSession {
     /// (which sqlite3 prints as it is).
     func reportError(_ message: String, prefixed: Bool = true) {
         failed = true
+        errorsReported += 1
         Console.error(!prefixed || message.hasPrefix("Usage") ? message : "Error: \(message)")
     }
 
@@ -339,14 +344,24 @@ final class ShellSession {
         guard let path else { return }
         destination = try ShellOutput.open(path, once: once, databases: openFiles)
         outputPath = path
+        errorsBeforeOnce = errorsReported
     }
 
-    /// Ends a `.once` redirection after the command it was for.
+    /// Ends a `.once` redirection after the command it was for. A file the command failed to
+    /// finish (an error, Ctrl-C) is discarded, so a good file of that name stays as it was:
+    /// never a half-written file in its place.
     func finishOnce() {
-        guard destination?.once == true else { return }
+        guard let current = destination, current.once else { return }
         if let saved = styleAfterOnce {
             style = saved
             styleAfterOnce = nil
+        }
+        if errorsReported > errorsBeforeOnce, current.file != nil, let path = outputPath {
+            destination = nil
+            outputPath = nil
+            current.abandon()
+            Console.error("note: \(path) was not written: the command failed")
+            return
         }
         do { try closeDestination() } catch { reportError(error.message) }
     }
@@ -368,6 +383,12 @@ struct ShellOutput {
     let file: OutputFile?
     let writer: TextWriter
     let once: Bool
+
+    /// Drops a regular file's content unnamed (a device or FIFO got what was written).
+    func abandon() {
+        try? writer.finish()
+        file?.discard()
+    }
 
     /// Flushes the writer and names the file (a regular file's content appears whole or not
     /// at all: on a failure it is discarded).

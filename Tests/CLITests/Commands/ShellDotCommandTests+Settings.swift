@@ -145,6 +145,28 @@ extension ShellDotCommandTests {
         XCTAssertTrue(try cipherShell(".help -all\n").stdout.contains("   Options:"))
     }
 
+    /// `.width` and `--wrap` at the extremes of a 64-bit integer crashed the shell (`abs(Int.min)`
+    /// traps, `width + 2` overflows, `Int.max` spaces are asked for), losing an open
+    /// transaction; they are held to ±1,000,000 columns.
+    func testExtremeWidthsDoNotCrashTheShell() throws {
+        let result = try cipherShell(
+            """
+            .width -9223372036854775808
+            .mode column
+            SELECT 'a' AS x;
+            .mode box --wrap -9223372036854775808
+            SELECT 'b' AS y;
+            .width 9223372036854775807
+            .mode table
+            SELECT 'c' AS z;
+            .mode list
+            SELECT 'done';
+
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("done\n"), String(result.stdout.suffix(200)))
+    }
+
     /// The modes and their options as sqlite3 3.40's: the columnar modes wrap at 60 characters
     /// (or `--wrap N`, at word ends with `--ww`), `.width` sets minimum widths (negative:
     /// right-justified) that outlive `.mode`, `--quote` and qbox show SQL literals, tcl writes C
