@@ -137,7 +137,7 @@ package struct CLIError: Error, Sendable, CustomStringConvertible {
             return CLIError(.ioError, "\(path): \(error.message)")
         case .sqlite, .newFileRefused, .constraint, .misuse, .invalidArguments, .columnNotFound, .unexpectedNull, .interrupted,
             .typeMismatch,
-            .recordNotFound:
+            .recordNotFound, .transactionRolledBack:
             return CLIError(.sqlFailed, error.message)
         case .reentrantAccess, .poolTimeout:
             return CLIError(.ioError, error.message)

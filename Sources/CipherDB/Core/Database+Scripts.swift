@@ -28,6 +28,7 @@ extension Database {
                 try refuseAttachKey(compiled)
                 let statement = Statement(handle: compiled, sql: String(cString: sqlite3_sql(compiled)), isCached: false)
                 if refusesWrites { try refuseWrite(compiled, sql: statement.sql) }
+                if transactionBlockDepth > 0 { try requireOpenTransaction(handle, sql: statement.sql) }
                 // No arguments can be given here: a parameter would silently be NULL.
                 guard statement.parameterCount == 0 else {
                     throw DatabaseError(

@@ -55,14 +55,26 @@ extension Database {
     ///     return .commit
     /// }
     /// ```
+    ///
+    /// SQLite rolls a transaction back by itself on some errors (an `ON CONFLICT ROLLBACK`
+    /// constraint, `RAISE(ROLLBACK)`, a full disk, an I/O error). A statement that `body` runs
+    /// after that would run and commit on its own: it is refused instead with
+    /// `transactionRolledBack`, and so is the block's end, even when `body` caught the first error.
     public func inTransaction(_ kind: TransactionKind = .deferred, _ body: () throws -> TransactionCompletion) throws {
         try beginTransaction(kind)
         let completion: TransactionCompletion
+        transactionBlockDepth += 1
         do {
+            defer { transactionBlockDepth -= 1 }
             completion = try body()
         } catch {
             rollbackQuietly()
             throw error
+        }
+        guard isInTransaction else {
+            throw DatabaseError(
+                kind: .transactionRolledBack,
+                message: "the transaction ended inside its block (SQLite rolls back by itself on some errors): nothing of it was kept")
         }
         switch completion {
         case .commit:
@@ -86,6 +98,16 @@ extension Database {
         }
         guard let result else { throw DatabaseError.misuse("the transaction produced no value") }
         return result
+    }
+
+    /// Refuses a statement inside an ``inTransaction(_:_:)`` block once the transaction is gone:
+    /// it would run, and commit, on its own.
+    func requireOpenTransaction(_ handle: OpaquePointer, sql: String) throws(DatabaseError) {
+        guard sqlite3_get_autocommit(handle) != 0 else { return }
+        throw DatabaseError(
+            kind: .transactionRolledBack,
+            message: "SQLite rolled the transaction back (after an earlier error in its block): this statement would run outside it",
+            sql: sql)
     }
 
     /// Rolls back when a transaction is open, ignoring errors: used on the way out of a failure,

@@ -107,6 +107,9 @@ public final class Database {
     /// statement starts. `PRAGMA query_only` would do the same, but setting it expires every
     /// prepared statement of the connection: twice per read, the writer's cache included.
     @exclusivity(unchecked) var refusesWrites = false
+    /// How many ``inTransaction(_:_:)`` blocks are running: inside one, a statement is refused
+    /// once SQLite has rolled the transaction back by itself (see `requireOpenTransaction`).
+    @exclusivity(unchecked) var transactionBlockDepth = 0
     /// The observations of commits on this connection (see `ValueObservation`), `nil` until one starts.
     var commitObservers: CommitObservers?
     /// The statements of live ``PreparedStatement``s, finalized when the connection closes.
@@ -326,6 +329,7 @@ public final class Database {
     @usableFromInline
     func prepareStatement(_ sql: String, cached: Bool = true) throws(DatabaseError) -> Statement {
         let handle = try requireHandle(sql: sql)
+        if transactionBlockDepth > 0 { try requireOpenTransaction(handle, sql: sql) }
         let cacheable = cached && shouldCacheStatements
         if cacheable, let cached = statementCache.idleStatement(for: sql) {
             // While an observation records what its fetch reads, a cached statement answers with

@@ -79,6 +79,10 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         case typeMismatch
         /// No row has the record's primary key (an update of a deleted record, say).
         case recordNotFound
+        /// SQLite rolled back the transaction of an ``Database/inTransaction(_:_:)`` block by
+        /// itself (an `ON CONFLICT ROLLBACK` constraint, `RAISE(ROLLBACK)`, a full disk): the
+        /// block's later statements are refused, and nothing of it was kept.
+        case transactionRolledBack
     }
 
     /// What went wrong.

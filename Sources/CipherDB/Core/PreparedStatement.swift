@@ -278,7 +278,8 @@ public final class PreparedStatement {
 
     @inline(__always)
     private func requireRunnable() throws(DatabaseError) -> OpaquePointer {
-        _ = try database.requireHandle(sql: sql)
+        let connection = try database.requireHandle(sql: sql)
+        if database.transactionBlockDepth > 0 { try database.requireOpenTransaction(connection, sql: sql) }
         let handle = try requireIdle()
         guard unboundLow == 0, !boundBeyond64.contains(false) else {
             let missing = unboundIndexes.map(String.init).joined(separator: ", ")

@@ -103,9 +103,12 @@ public struct DatabaseMigrator: Sendable {
         }
     }
 
+    /// Runs one migration in its own transaction, recorded in the same one. As an
+    /// ``Database/inTransaction(_:_:)`` block: once the transaction is gone (the migration
+    /// ended it, or SQLite rolled it back on an error the migration caught), nothing more of it
+    /// runs, it is not recorded, and `migrate` throws.
     private func run(_ migration: Migration, in db: Database) throws {
-        try db.beginTransaction(.immediate)
-        do {
+        try db.inTransaction(.immediate) {
             try migration.migrate(db)
             if let violation = try firstForeignKeyViolation(db) {
                 throw DatabaseError(
@@ -113,10 +116,7 @@ public struct DatabaseMigrator: Sendable {
                     message: "migration \"\(migration.identifier)\" leaves a broken foreign key: \(violation)")
             }
             try db.executeUpdate("INSERT INTO \(Self.tableName)(identifier) VALUES (?)", migration.identifier)
-            try db.commit()
-        } catch {
-            db.rollbackQuietly()
-            throw error
+            return .commit
         }
     }
 

@@ -30,6 +30,44 @@ final class TransactionTests: DatabaseTestCase {
         XCTAssertEqual(db.totalChanges, 4)
     }
 
+    /// SQLite rolls a transaction back by itself on some errors. A block that caught the error
+    /// and went on ran its later statements outside any transaction, each committing on its own:
+    /// the head of the block was lost and its tail kept. They are refused now, and nothing of
+    /// the block is kept; the same with a prepared statement and a script.
+    func testStatementsAfterSQLiteRolledTheTransactionBackAreRefused() throws {
+        let db = try memoryDatabase()
+        try db.executeStatements("CREATE TABLE t(x UNIQUE ON CONFLICT ROLLBACK); CREATE TABLE log(y); INSERT INTO t VALUES (1)")
+        let insert = try db.makeStatement("INSERT INTO log VALUES (?)")
+        for tail in [
+            { try db.executeUpdate("INSERT INTO log VALUES ('b')") }, { try insert.execute("b") },
+            { try db.executeStatements("INSERT INTO log VALUES ('b')") },
+        ] as [() throws -> Void] {
+            XCTAssertThrowsError(
+                try db.inTransaction {
+                    try db.executeUpdate("INSERT INTO log VALUES ('a')")
+                    _ = try? db.executeUpdate("INSERT INTO t VALUES (1)")  // rolls the transaction back
+                    try tail()
+                    return .commit
+                }
+            ) { error in
+                XCTAssertEqual((error as? DatabaseError)?.kind, .transactionRolledBack, "\(error)")
+            }
+            XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM log"), 0)
+            XCTAssertFalse(db.isInTransaction)
+        }
+        // A block that only catches the error still fails, and keeps nothing.
+        XCTAssertThrowsError(
+            try db.inTransaction {
+                try db.executeUpdate("INSERT INTO log VALUES ('a')")
+                _ = try? db.executeUpdate("INSERT INTO t VALUES (1)")
+                return .commit
+            })
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM log"), 0)
+        // Statements outside a block are not affected.
+        try db.executeUpdate("INSERT INTO log VALUES ('c')")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM log"), 1)
+    }
+
     func testASecondBeginInsideATransactionThrows() throws {
         let db = try memoryDatabase()
         try db.executeUpdate("CREATE TABLE t(x)")

@@ -56,6 +56,28 @@ final class DatabaseMigratorTests: DatabaseTestCase {
         XCTAssertFalse(db.isInTransaction)
     }
 
+    /// A migration whose transaction ended inside it (SQLite rolled it back on an error the
+    /// migration caught) went on statement by statement outside any transaction: the rest of it
+    /// and its record committed on their own while `migrate` threw, and the next launch saw it
+    /// as applied with half its changes. Nothing more of it runs now, and it is not recorded.
+    func testAMigrationWhoseTransactionEndedInsideItIsNeitherContinuedNorRecorded() throws {
+        let db = try openDatabase("app.db", key: rawKey(0x4D))
+        var migrator = version1
+        migrator.registerMigration("seed") { db in
+            try db.executeUpdate("CREATE TABLE tag(name TEXT UNIQUE ON CONFLICT ROLLBACK)")
+            try db.executeUpdate("INSERT INTO tag VALUES ('a')")
+            _ = try? db.executeUpdate("INSERT INTO tag VALUES ('a')")  // SQLite rolls the migration back
+            try db.executeUpdate("CREATE TABLE afterwards(x)")
+        }
+        XCTAssertThrowsError(try migrator.migrate(db)) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .transactionRolledBack, "\(error)")
+        }
+        XCTAssertEqual(try migrator.appliedMigrations(db), ["create author", "create book"])
+        XCTAssertFalse(try db.tableExists("afterwards"))
+        XCTAssertFalse(try db.tableExists("tag"))
+        XCTAssertFalse(db.isInTransaction)
+    }
+
     func testABrokenForeignKeyRollsTheMigrationBackAndEnforcementComesBack() throws {
         let db = try openDatabase("app.db", key: rawKey(0x4D))
         try db.executeUpdate("PRAGMA foreign_keys = ON")
