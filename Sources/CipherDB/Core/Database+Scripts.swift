@@ -39,7 +39,13 @@ extension Database {
                 var step = sqlite3_step(compiled)
                 while step == SQLITE_ROW {
                     if let onRow {
-                        guard try onRow(ResultSet.row(of: statement)) else { return }
+                        // A callback: a close() inside it waits until it returns (see close()).
+                        let goesOn = try callbacks.run { try onRow(ResultSet.row(of: statement)) }
+                        if isClosePending {
+                            statement.finalize()
+                            throw closedInsideCallback()
+                        }
+                        guard goesOn else { return }
                     }
                     step = sqlite3_step(compiled)
                 }
@@ -115,15 +121,20 @@ extension Database {
                 register(rows)
                 do {
                     if statement.columnCount > 0 {
-                        try body(rows)
+                        // A callback: a close() inside it waits until it returns (see close()).
+                        try callbacks.run { try body(rows) }
                     } else {
                         while try rows.next() {}
                     }
-                    if isWrite { changed += Int(sqlite3_changes(handle)) }
+                    if isWrite, !isClosePending { changed += Int(sqlite3_changes(handle)) }
                 } catch {
                     failure = error
                 }
                 rows.close()
+                if isClosePending {
+                    failure = closedInsideCallback()
+                    return
+                }
             }
         }
         if let failure { throw failure }
@@ -148,5 +159,11 @@ extension Database {
         }
         let keyword = rest.prefix { $0.isLetter }.uppercased()
         return ["INSERT", "REPLACE", "UPDATE", "DELETE", "WITH"].contains(keyword)
+    }
+
+    /// Completes a close asked for inside a script's callback and says why the script stopped.
+    private func closedInsideCallback() -> DatabaseError {
+        finishPendingClose()
+        return DatabaseError.misuse("the database was closed by a callback of the script: its remaining statements were not run")
     }
 }

@@ -125,7 +125,7 @@ public final class Database {
     let callbacks = CallbackTracker()
     /// Whether ``close()`` was called from inside a callback: the close happens at the next call
     /// that is not inside one.
-    @exclusivity(unchecked) private var isClosePending = false
+    @exclusivity(unchecked) private(set) var isClosePending = false
 
     /// Creates a database object; nothing touches the disk until ``open(flags:key:settings:vfs:)``.
     ///
@@ -268,7 +268,7 @@ public final class Database {
     }
 
     /// Completes a close that was asked for inside a callback, once no callback runs.
-    private func finishPendingClose() {
+    func finishPendingClose() {
         if isClosePending, callbacks.depth == 0 { close() }
     }
 

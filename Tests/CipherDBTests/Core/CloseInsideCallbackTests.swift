@@ -39,4 +39,29 @@ final class CloseInsideCallbackTests: DatabaseTestCase {
         XCTAssertLessThanOrEqual(try db.intForQuery("SELECT count(*) FROM t") ?? 0, 1)
         XCTAssertEqual(try db.quickCheck(), [])
     }
+
+    /// A script's row and result callbacks were not counted as callbacks: `close()` inside one
+    /// closed at once, and the script went on with a finalized statement and a freed connection
+    /// (a use after free). The close waits for the callback, the script stops with `misuse`.
+    func testCloseInsideAScriptsCallbacks() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)")
+        var rowsSeen = 0
+        assertThrows(.misuse) {
+            try db.executeStatements("SELECT x FROM t; INSERT INTO t VALUES (4)") { [unowned db] _ in
+                rowsSeen += 1
+                db.close()
+                return true
+            }
+        }
+        XCTAssertEqual(rowsSeen, 1)
+        XCTAssertFalse(db.isOpen)
+        try db.open(key: rawKey(1))
+        assertThrows(.misuse) {
+            try db.executeScript("SELECT x FROM t; INSERT INTO t VALUES (5); SELECT 2") { [unowned db] _ in db.close() }
+        }
+        XCTAssertFalse(db.isOpen)
+        try db.open(key: rawKey(1))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 3, "nothing after the close ran")
+    }
 }
