@@ -217,8 +217,14 @@ final class ShellSession {
     /// number of the `line` it started on when it came from a file or pipe, as sqlite3 does).
     @discardableResult
     func execute(_ sql: String, line: Int? = nil) -> Bool {
+        // A statement that may hold a key is never shown: not echoed, not in SQLite's log (which
+        // can quote it), not in an error (see report).
+        let mayHoldKey = EditingLineReader.mayHoldKey(sql)
         // `.echo on`: the statements as read, before any runs, to where the results go (as sqlite3).
-        if echoes { write(text: sql) }
+        if echoes { write(text: mayHoldKey ? "-- (a statement that may hold a key is not echoed)" : sql) }
+        let log = SQLiteErrorLog.handler
+        if mayHoldKey { SQLiteErrorLog.handler = nil }
+        defer { if mayHoldKey { SQLiteErrorLog.handler = log } }
         activeIsUntouched = false
         let started = timer ? ShellTimer() : nil
         var succeeded = true
@@ -274,10 +280,13 @@ final class ShellSession {
         }
         var text = failure.phase == .prepare ? "Parse error" : "Runtime error"
         text += line.map { " near line \($0): " } ?? ": "
-        text += error.message
+        // Never show a statement that may hold a key (a mistyped key PRAGMA, say), nor SQLite's
+        // parse error about it, which quotes the token it stopped at: stderr is often logged.
+        let mayHoldKey = EditingLineReader.mayHoldKey(sql)
+        let hidden = mayHoldKey && failure.phase == .prepare
+        text += hidden ? "the statement may hold a key, so SQLite's message, which can quote it, is not shown" : error.message
         if error.resultCode > SQLITE_ERROR { text += " (\(error.resultCode))" }
-        // Never echo a statement that may hold a key (a refused key PRAGMA, say): stderr is often logged.
-        if failure.phase == .prepare, let offset = error.offset, !EditingLineReader.mayHoldKey(sql) {
+        if failure.phase == .prepare, let offset = error.offset, !mayHoldKey {
             text += Self.errorContext(Array(sql.utf8)[failure.start...], offset: offset)
         }
         reportError(text, prefixed: false)

@@ -138,7 +138,8 @@ package struct SQLTokens {
 extension SQLTokens {
     /// The text with every literal a `?`: strings, numbers and blobs (`X'…'`); comments are left
     /// out. What a statement keeps of its shape without any value written in it (a shell's
-    /// history of an encrypted database).
+    /// history of an encrypted database). A double-quoted word becomes `"?"`: SQLite takes
+    /// `"…"` for a string when no column has that name, so it may be a value.
     ///
     /// ```swift
     /// SQLTokens("INSERT INTO t VALUES ('Ada', 42, x'00') -- note").redactingLiterals()
@@ -159,6 +160,7 @@ extension SQLTokens {
             }
             switch token.kind {
             case .string, .number: result += "?"
+            case .quotedIdentifier where token.text.hasPrefix("\""): result += "\"?\""
             case .comment: continue
             case .word where token.text == "x" || token.text == "X": pendingPrefix = token.text
             default: result += token.text

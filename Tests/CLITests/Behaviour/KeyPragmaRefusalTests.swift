@@ -26,6 +26,26 @@ final class KeyPragmaRefusalTests: CLITestCase {
         XCTAssertEqual(try cipherdb(["query", "app.db", "PRAGMA cipher_version", "--csv", "--raw-key-file", key]).status, 0)
     }
 
+    /// A key typed in the shell reached its output in three ways: SQLite's parse error quotes the
+    /// token it stopped at (`PRAGMA key 'hunter2'`, the `=` forgotten), `.log` wrote SQLite's
+    /// own message with the statement, and `.echo on` printed the statement. None of them shows a
+    /// statement that may hold a key now.
+    func testAKeyTypedInTheShellIsNeverEchoedLoggedOrQuoted() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        // Each in a session of its own: a refused key PRAGMA ends a script.
+        for (secret, statement) in [
+            ("hunter2", "PRAGMA key 'hunter2';"), ("hunter3", "PRAGMA rekey = 'hunter3';"),
+            ("hunter4", "ATTACH 'other.db' AS other KEY 'hunter4';"), ("hunter5", "SELECT 1; PRAGMA hexkey \"hunter5\";"),
+        ] {
+            let shell = try cipherdb(
+                ["shell", "app.db", "--raw-key-file", key], stdin: ".log stderr\n.echo on\n\(statement)\n", expect: nil)
+            XCTAssertFalse(shell.stdout.contains(secret), "\(secret) on stdout: \(shell.stdout)")
+            XCTAssertFalse(shell.stderr.contains(secret), "\(secret) on stderr: \(shell.stderr)")
+            XCTAssertNotEqual(shell.status, 0, "the statement is still refused or reported: \(shell.stderr)")
+        }
+    }
+
     /// `ATTACH … KEY 'literal'` put a secret on argv while key PRAGMAs were refused, and a cipher
     /// setting after the key made the intact file read as "wrong key" or "damaged".
     func testAttachKeyAndCipherSettingsAreRefusedAndReadingStaysAllowed() throws {
