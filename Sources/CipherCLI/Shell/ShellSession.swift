@@ -90,7 +90,13 @@ final class ShellSession {
     private var errorsReported = 0
     private var errorsBeforeOnce = 0
     /// A failure that ends a script: a damaged or undecryptable file will not get better.
-    private(set) var fatal: CLIError?
+    private(set) var fatal: CLIError? {
+        didSet { if fatal != nil { fatalCount += 1 } }
+    }
+    /// How many fatal failures the session has had: a reader stops on one of its own, never on
+    /// one from before it started (an interactive session's earlier failure must not end a
+    /// `.read` file, and with it the session, at the file's first failed statement).
+    private var fatalCount = 0
     /// `.output` or `.once` file, else stdout.
     private var destination: ShellOutput?
     /// How many `.read` files are open inside each other.
@@ -145,6 +151,7 @@ final class ShellSession {
 
     /// Runs every line `reader` gives; returns `.stop` when the shell should end (`.quit`, bail).
     func run(_ reader: LineReader) -> Outcome {
+        let fatalBefore = fatalCount
         var pending = ""
         // The line the statements in `pending` start on, for sqlite3's "near line N".
         var startLine = 0
@@ -191,7 +198,7 @@ final class ShellSession {
             pending = ""
             reader.remember(sql)
             let succeeded = execute(sql, line: reader.isInteractive ? nil : startLine)
-            if !succeeded, bail || fatal != nil && !reader.isInteractive { return .stop }
+            if !succeeded, bail || fatalCount > fatalBefore && !reader.isInteractive { return .stop }
         }
         if !pending.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             reportError("incomplete SQL at the end of input (missing ';')")

@@ -87,6 +87,20 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertEqual(second.status, 0)
     }
 
+    /// A refused cipher setting typed at the prompt is a "fatal" failure, which ends a script;
+    /// the flag stayed set, so a `.read` file's first failed statement afterwards ended the
+    /// file and with it the interactive session, rolling back its open transaction. An earlier
+    /// failure no longer counts against a file read later.
+    func testAnEarlierFailureDoesNotEndTheSessionThroughARead() throws {
+        try writeFile("fix.sql", "SELECT no_such_column;\nSELECT 'read on';\n")
+        let result = try typed([
+            "PRAGMA cipher_page_size = 4096;\\n", ".read fix.sql\\n", "SELECT \\047still here\\047;\\n", "\\004",
+        ])
+        XCTAssertTrue(result.stdout.contains("read on\r\n"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("still here\r\n"), result.stdout)
+        XCTAssertEqual(result.status, 0, result.stdout)
+    }
+
     func testNoHistoryWhenAskedForNone() throws {
         _ = try typed(["SELECT 1;\\n", "\\004"], options: "--no-history")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path(".cipherdb_history")), "--no-history")
