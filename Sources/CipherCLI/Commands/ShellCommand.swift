@@ -80,6 +80,10 @@ struct ShellCommand: ParsableCommand {
             session.database.close()
         }
         session.sqliteLogAvailable = logAvailable
+        // The variables the keys were read from never reach `.shell`'s commands.
+        session.secretVariables = Set(
+            [key.passphraseEnv, keystore.passphraseEnv, keystore.pkcs11Options.pinEnvironment, "BAO_TOKEN", "VAULT_TOKEN"].compactMap { $0 }
+        )
         let interactive = Console.stdinIsTerminal
         let reader: LineReader
         var interrupts: DispatchSourceSignal?

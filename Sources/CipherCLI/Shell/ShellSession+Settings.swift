@@ -136,6 +136,10 @@ extension ShellSession {
     /// `.shell CMD ARGS...` and `.system`: the words as sqlite3 joins them (each holding a space
     /// in double quotes) run by `/bin/sh -c`, as `system(3)` runs them; its output goes straight to
     /// the terminal. A non-zero wait status is reported as sqlite3 reports it.
+    ///
+    /// The command gets the signals' default actions and an empty mask (the shell ignores Ctrl-C
+    /// for itself, and an ignored signal stays ignored across `exec`: `.shell tail -f` could not
+    /// be stopped), and the environment without ``secretVariables``.
     func runSystemCommand(_ arguments: [String], name: String) throws(CLIError) {
         guard !arguments.isEmpty else { throw CLIError.usage("Usage: \(name) COMMAND") }
         let command = arguments.map { $0.contains(" ") ? "\"\($0)\"" : $0 }.joined(separator: " ")
@@ -143,7 +147,26 @@ extension ShellSession {
         var pid = pid_t()
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
         defer { for argument in argv { free(argument) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ)
+        var environment: [UnsafeMutablePointer<CChar>?] = []
+        var entry = environ
+        while let variable = entry.pointee {
+            let name = String(cString: variable).prefix { $0 != "=" }
+            if !secretVariables.contains(String(name)) { environment.append(variable) }
+            entry += 1
+        }
+        environment.append(nil)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGQUIT, SIGPIPE, SIGXFSZ, SIGHUP, SIGTERM] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, argv, environment)
         var status: Int32 = 0
         if spawned == 0 {
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}

@@ -79,6 +79,9 @@ final class ShellSession {
     var logSink: ShellLogSink?
     /// Whether SQLite's error log reaches this process (asked for before SQLite started).
     var sqliteLogAvailable = false
+    /// Environment variables that held a key, a passphrase, a PIN or a token: left out of the
+    /// environment of `.shell`'s commands.
+    var secretVariables: Set<String> = []
     /// Whether `.trace` is on.
     var isTracing = false
     /// The status `.exit CODE` asked the process to end with.

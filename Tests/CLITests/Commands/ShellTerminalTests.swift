@@ -101,6 +101,20 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertEqual(result.status, 0, result.stdout)
     }
 
+    /// `.shell`'s command inherited the shell's ignored Ctrl-C (an ignored signal stays ignored
+    /// across exec: `.shell tail -f` could not be stopped) and the variable the passphrase was
+    /// read from. It gets Ctrl-C's default action and an environment without that variable.
+    func testAShellCommandCanBeInterruptedAndDoesNotSeeThePassphraseVariable() throws {
+        let result = try typed([".shell cat /proc/self/status\\n", ".shell env\\n", "\\004"])
+        for field in ["SigIgn:", "SigBlk:"] {
+            let line = try XCTUnwrap(result.stdout.components(separatedBy: "\r\n").first { $0.hasPrefix(field) }, result.stdout)
+            let set = try XCTUnwrap(UInt64(line.dropFirst(field.count).trimmingCharacters(in: .whitespaces), radix: 16), line)
+            XCTAssertEqual(set & (1 << (UInt64(SIGINT) - 1)), 0, "SIGINT is neither ignored nor blocked: \(line)")
+        }
+        XCTAssertTrue(result.stdout.contains("HOME="), "the environment was listed: \(result.stdout)")
+        XCTAssertFalse(result.stdout.contains("DB_PASS="), "no DB_PASS in the environment")
+    }
+
     func testNoHistoryWhenAskedForNone() throws {
         _ = try typed(["SELECT 1;\\n", "\\004"], options: "--no-history")
         XCTAssertFalse(FileManager.default.fileExists(atPath: path(".cipherdb_history")), "--no-history")
