@@ -5,8 +5,8 @@ import Darwin
 #endif
 
 /// Deletes `.excel`'s plaintext file when the shell is ended by a signal: a closed terminal
-/// (SIGHUP) or a termination (SIGTERM) is how an interactive shell usually ends, and its normal
-/// exit path, which deletes the file, never runs then.
+/// (SIGHUP) or a termination (SIGTERM) is how an interactive shell usually ends (a quit or a
+/// broken pipe, less often), and its normal exit path, which deletes the file, never runs then.
 ///
 /// The file's path is kept in a C buffer the handler reads without allocating; the handler
 /// unlinks it (async-signal-safe), puts the signal's default action back and raises it again,
@@ -17,8 +17,10 @@ enum ExcelFileCleanup {
     nonisolated(unsafe) private static var pendingPath: UnsafeMutablePointer<CChar>?
     nonisolated(unsafe) private static var handlersInstalled = false
 
-    /// The signals that end a shell and after which the file must not stay.
-    private static let endingSignals: [Int32] = [SIGHUP, SIGTERM]
+    /// The signals that end a shell and after which the file must not stay: a closed terminal,
+    /// a termination, Ctrl-\ and a reader gone from a pipe (`cipherdb shell … | head`). Ctrl-C
+    /// interrupts the statement on a terminal and is the shell's own.
+    private static let endingSignals: [Int32] = [SIGHUP, SIGTERM, SIGQUIT, SIGPIPE]
 
     /// Makes `path` the file the handler deletes (none for `nil`), installing the handlers on
     /// first use.

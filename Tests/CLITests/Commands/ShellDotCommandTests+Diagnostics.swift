@@ -245,14 +245,16 @@ extension ShellDotCommandTests {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "the plaintext file outlived the shell")
     }
 
-    /// A shell ended by a hangup (a closed terminal) or a termination signal deletes `.excel`'s
-    /// plaintext file too (a reviewer's finding: it stayed in the temporary folder).
+    /// A shell ended by a hangup (a closed terminal), a termination, a quit or a broken pipe
+    /// deletes `.excel`'s plaintext file too (reviewers' findings: it stayed in the temporary folder).
     func testExcelsFileIsDeletedWhenASignalEndsTheShell() throws {
         let folder = path("excel-signals")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var excelEnv = env
         excelEnv["TMPDIR"] = folder
-        for signal in ["HUP", "TERM"] {
+        // QUIT (Ctrl-\) and PIPE (`cipherdb shell ... | head`) left it behind too (a review's finding).
+        let statuses = ["HUP": 129, "TERM": 143, "QUIT": 131, "PIPE": 141]
+        for signal in ["HUP", "TERM", "QUIT", "PIPE"] {
             // The shell started directly (no eval, no subshell), so that $! is its own pid; its
             // input stays open until after the check, so only the signal can have ended it.
             let result = try shell(
@@ -272,7 +274,7 @@ extension ShellDotCommandTests {
                 exec 7>&-
                 """, env: excelEnv)
             XCTAssertTrue(result.stdout.contains("made 1"), "\(signal): \(result.stdout)")
-            XCTAssertTrue(result.stdout.contains("status \(signal == "HUP" ? 129 : 143)"), "\(signal): \(result.stdout)")
+            XCTAssertTrue(result.stdout.contains("status \(statuses[signal] ?? 0)"), "\(signal): \(result.stdout)")
             XCTAssertTrue(result.stdout.contains("left 0"), "\(signal): \(result.stdout)")
         }
     }
