@@ -160,13 +160,23 @@ final class SerializedDatabase: @unchecked Sendable {
     /// Opens the connection if it is closed. Call on the queue only.
     private func openIfNeeded() throws(DatabaseError) -> Database {
         if let database, database.isOpen { return database }
+        // Observations registered on the closed connection (closed by close() or inside a block)
+        // move to the new one; else they would never hear of a commit again.
+        if let closed = database?.observersOfClosedConnection ?? database?.commitObservers { observersToCarry = closed }
         database = nil
         let db = try opener()
         database = db
         interruptHandle.withLock { $0 = db.interruptHandle }
         openFlag.store(true, ordering: .relaxed)
+        if let carried = observersToCarry {
+            observersToCarry = nil
+            try CommitObservers.install(on: db).adopt(carried)
+        }
         return db
     }
+
+    /// The observations of the connection last closed, until the next one opens. Queue only.
+    private var observersToCarry: CommitObservers?
 
     /// Closes result sets left open by a block, and reports them. Call on the queue only.
     func closeLeakedResultSets(_ db: Database) {
@@ -214,6 +224,7 @@ final class SerializedDatabase: @unchecked Sendable {
     private func closeNow() {
         interruptHandle.withLock { $0 = nil }
         database?.close()
+        if let closed = database?.observersOfClosedConnection { observersToCarry = closed }
         database = nil
         openFlag.store(false, ordering: .relaxed)
     }

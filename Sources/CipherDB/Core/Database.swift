@@ -112,6 +112,9 @@ public final class Database {
     @exclusivity(unchecked) var transactionBlockDepth = 0
     /// The observations of commits on this connection (see `ValueObservation`), `nil` until one starts.
     var commitObservers: CommitObservers?
+    /// The observations the connection had when it closed: a queue or pool that opens a new
+    /// connection moves them there (see `SerializedDatabase`).
+    var observersOfClosedConnection: CommitObservers?
     /// The statements of live ``PreparedStatement``s, finalized when the connection closes.
     @exclusivity(unchecked) var preparedStatements: [ObjectIdentifier: Statement] = [:]
     private let interruptTarget = InterruptTarget()
@@ -255,6 +258,7 @@ public final class Database {
         traceBox = nil
         // Both belonged to the closed handle (its authorizer, its commit hooks).
         authorizer.connectionClosed()
+        if let commitObservers { observersOfClosedConnection = commitObservers }
         commitObservers = nil
         sqliteHandle = nil
         // After SQLite closed its descriptor and released its locks.

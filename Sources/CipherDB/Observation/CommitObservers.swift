@@ -66,6 +66,14 @@ final class CommitObservers {
     }
 
     func add(_ id: ObjectIdentifier, _ entry: Entry) { entries[id] = entry }
+
+    /// Takes over the observations of `previous` (a closed connection's of the same writer)
+    /// that have not ended, and has each fetch again: while no hook listened, a commit (another
+    /// process's) may have gone unheard.
+    func adopt(_ previous: CommitObservers) {
+        for (id, entry) in previous.entries where !entry.hasEnded() { entries[id] = entry }
+        for entry in entries.values { entry.changed() }
+    }
     /// What the transaction had changed when each savepoint the library opened began,
     /// innermost last (names folded): a rollback to one forgets what was changed since, which
     /// the commit after it did not change. (A savepoint opened in SQL text has no mark: its

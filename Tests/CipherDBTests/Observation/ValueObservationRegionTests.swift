@@ -202,6 +202,27 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         cancellable.cancel()
     }
 
+    /// A queue (or pool) closed and used again opens a new connection, and the observations
+    /// were registered on the old one: they never heard of a commit again, and said nothing.
+    /// They move to the new connection, and fetch once there (another process may have
+    /// written while it was closed).
+    func testAnObservationGoesOnAfterItsQueueWasClosedAndReopened() throws {
+        for writer in [
+            try DatabaseQueue(path: path("reopened.db"), key: rawKey(0x2D)) as any DatabaseWriter,
+            try DatabasePool(path: path("reopened-pool.db"), key: rawKey(0x2E)),
+        ] {
+            try writer.write { db in try db.executeUpdate("CREATE TABLE t(x)") }
+            let (values, cancellable) = observeCount("SELECT count(x) FROM t", in: writer)
+            if let queue = writer as? DatabaseQueue { try queue.close() }
+            if let pool = writer as? DatabasePool { try pool.close() }
+            try writer.write { db in try db.executeUpdate("INSERT INTO t VALUES (1)") }
+            XCTAssertEqual(values.wait(forLast: 1).last, 1, "\(type(of: writer))")
+            try writer.write { db in try db.executeUpdate("INSERT INTO t VALUES (2)") }
+            XCTAssertEqual(values.wait(forLast: 2).last, 2, "\(type(of: writer))")
+            cancellable.cancel()
+        }
+    }
+
     /// Cancelling an observation after its queue was closed does not open the database again
     /// (the cancel went through the writer, which opens a closed connection: a deleted file was
     /// made anew and keyed).
