@@ -13,8 +13,7 @@ extension SnapshotRepositoryTests {
     /// the target, and a target no snapshot is named like is refused while several databases
     /// are in the repository.
     func testLatestIsTheLatestOfTheDatabaseBeingRestored() throws {
-        let repository = try makeRepository(path("repo"))
-        try ResticTestRepository.copy(to: path("repo"))
+        let repository = try makeStoredRepository()
         let key = passphrase("one passphrase")
         try makeDatabase("app.db", key: key, rows: 5)
         try makeDatabase("notes.db", key: key, rows: 9)

@@ -12,8 +12,7 @@ extension SnapshotRepositoryTests {
     /// database. The database replaced keeps its owner, group and mode.
     func testARestoreOverADatabaseKeepsItsOwnerAndMode() throws {
         try XCTSkipUnless(geteuid() == 0, "giving a file away needs root")
-        let repository = try makeRepository(path("repo"))
-        try ResticTestRepository.copy(to: path("repo"))
+        let repository = try makeStoredRepository()
         let key = passphrase("one passphrase")
         try makeDatabase("app.db", key: key, rows: 4)
         _ = try repository.create(from: path("app.db"), key: key, settings: Self.fast)

@@ -479,6 +479,13 @@ final class SnapshotRepositoryTests: XCTestCase {
 
     func passphrase(_ text: String) -> DatabaseKey { .passphrase(SecretBytes(utf8: text)) }
 
+    /// A repository at `repo` made from the stored test repository.
+    func makeStoredRepository() throws -> SnapshotRepository {
+        let repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        return repository
+    }
+
     func makeRepository(_ location: String, password: String = ResticTestRepository.password) throws -> SnapshotRepository {
         var repository = try SnapshotRepository(location: location, password: SecretBytes(utf8: password))
         repository.cacheDirectory = path("restic-cache")

@@ -71,10 +71,15 @@ final class IOErrorTests: CLITestCase {
 
     /// A rotation over a fresh keystore and one database `k.db` of 500 rows; returns the log of a
     /// clean run of the same rotation (on copies), which lists its fsyncs in order.
-    /// A keystore with key `app`, and k.db keyed by it with a table `t` of 500 rows.
-    private func makeKeystoreAndDatabase() throws {
+    /// A keystore with key `app`.
+    private func makeKeystore() throws {
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
         try cipherdb(["keys", "add", "app"] + unlock, env: env)
+    }
+
+    /// A keystore with key `app`, and k.db keyed by it with a table `t` of 500 rows.
+    private func makeKeystoreAndDatabase() throws {
+        try makeKeystore()
         try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
         try cipherdb(
             [
@@ -94,8 +99,7 @@ final class IOErrorTests: CLITestCase {
     }
 
     private func prepareRotation() throws -> [Substring] {
-        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
-        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try makeKeystore()
         try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
         try cipherdb(
             [
@@ -210,8 +214,7 @@ final class IOErrorTests: CLITestCase {
     /// loss could take it back out of the keystore. The rotation withdrew nothing and said 71 with
     /// no database moved; now it withdraws the version and says nothing changed (74).
     func testARotationWhosePendingVersionCannotBeFlushedDoesNotStart() throws {
-        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
-        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try makeKeystore()
         try cipherdb(["create", "k.db", "--key-id", "app"] + unlock, env: env)
         let database = try bytes("k.db")
         let failed = try cipherdb(
@@ -315,8 +318,7 @@ final class IOErrorTests: CLITestCase {
     /// whose key it has: only a success recorded it, so nothing held its key version back from
     /// `trim` or `destroy`. It is recorded whenever it is in place.
     func testAnOutputInPlaceButNotFlushedIsRecordedInTheKeystore() throws {
-        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + unlock, env: env)
-        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        try makeKeystore()
         try shell("sqlite3 \"$DIR/plain.db\" \"CREATE TABLE t(x); INSERT INTO t VALUES (1);\"")
         let encrypted = try cipherdb(
             ["encrypt", "plain.db", "enc.db", "--new-key-id", "app"] + unlock, env: faulting("dirsync", 1, log: "encrypt.log"), expect: 71)
