@@ -89,7 +89,7 @@ struct OutputFile {
     ///   (its folder not flushed, exit 71): what a success would record (a keystore key's
     ///   database) is recorded then too.
     func publish(inPlace: () -> Void = {}) throws(CLIError) {
-        try Self.requireNoRecoveryLog(beside: pending.targetPath)
+        try Self.requireNoRecoveryLog(beside: pending.absoluteTargetPath)
         do {
             try pending.publish(replacing: force)
         } catch  where error.kind == .notDurable {

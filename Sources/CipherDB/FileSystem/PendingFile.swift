@@ -32,7 +32,7 @@ package final class PendingFile {
     /// The final path made absolute when the pending file was made: the process's working
     /// folder may change before it is published (a shell's `.cd`), and the content must still
     /// land where it was asked for.
-    private let absoluteTargetPath: String
+    package let absoluteTargetPath: String
     /// A path that opens the content while it is pending (`/proc/self/fd/N` for an anonymous file).
     package let accessPath: String
     /// The open descriptor of the content.

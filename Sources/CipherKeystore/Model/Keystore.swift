@@ -397,13 +397,13 @@ public final class Keystore: @unchecked Sendable {
         guard !credentials.isEmpty else { throw .invalidParameter("at least one credential") }
         try withFileLock { () throws(KeystoreError) in
             let known = current.slots
-            try rotateMaster(credentials: credentials, keepingOnly: known)
+            try rotateMaster(credentials: credentials, slotsRead: known)
         }
     }
 
-    /// ``rotateMaster(credentials:)`` where the slots without a credential that may be removed
-    /// are those in `known`.
-    private func rotateMaster(credentials: [KeystoreCredential], keepingOnly known: [KeySlot]) throws(KeystoreError) {
+    /// ``rotateMaster(credentials:)``: a slot without a credential here is removed only if it
+    /// is one of `slotsRead`, the slots as this object read them before the call.
+    private func rotateMaster(credentials: [KeystoreCredential], slotsRead: [KeySlot]) throws(KeystoreError) {
         try transaction { (draft) throws(KeystoreError) in
             let newMaster: SecretBytes
             newMaster = try Self.randomKey()
@@ -441,7 +441,7 @@ public final class Keystore: @unchecked Sendable {
                         keystoreID: draft.keystoreID, masterKey: newMaster))
             }
             let rewrapped = Set(newSlots.map(\.slotID))
-            if let unseen = draft.slots.first(where: { !rewrapped.contains($0.slotID) && !known.contains($0) }) {
+            if let unseen = draft.slots.first(where: { !rewrapped.contains($0.slotID) && !slotsRead.contains($0) }) {
                 throw .refused(
                     "slot \(unseen.slotID) was added by another process after this keystore was read, and no credential given opens it; nothing was changed: read the keystore again and give the credential of every slot to keep"
                 )
