@@ -88,7 +88,7 @@ final class Salvager {
             progress.phase("salvaging table \(object.name)")
             var result = TableResult(name: object.name)
             var ignoredTail = false
-            defer { if ignoredTail { report.schemaProblems.append("table \(object.name): text after its CREATE statement was not run") } }
+            defer { if ignoredTail { report.schemaProblems.append(Self.ignoredTail(of: object)) } }
             if let failure = create(target, object.sql, ignoredTail: &ignoredTail), !failure.contains("already exists") {
                 result.error = "cannot create it: \(failure)"
                 report.tables.append(result)
@@ -116,7 +116,7 @@ final class Salvager {
             if let failure = create(target, object.sql, ignoredTail: &ignoredTail) {
                 report.schemaProblems.append("\(object.type) \(object.name): \(failure)")
             }
-            if ignoredTail { report.schemaProblems.append("\(object.type) \(object.name): text after its CREATE statement was not run") }
+            if ignoredTail { report.schemaProblems.append(Self.ignoredTail(of: object)) }
         }
         if case .success(let rows) = query(source, "PRAGMA user_version"), let first = rows.first?.first,
             case .integer(let version) = first
@@ -427,6 +427,11 @@ final class Salvager {
         defer { sqlite3_finalize(statement) }
         guard code == SQLITE_OK, let statement else { return String(cString: sqlite3_errmsg(handle)) }
         return sqlite3_step(statement) == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(handle))
+    }
+
+    /// The report's line for an object whose SQL went on after its CREATE statement.
+    private static func ignoredTail(of object: (type: String, name: String, sql: String)) -> String {
+        "\(object.type) \(object.name): text after its CREATE statement was not run"
     }
 
     /// Runs `sql`; returns SQLite's message on failure.

@@ -224,6 +224,9 @@ final class EditingLineReader: LineReader {
     /// between), or an ATTACH with a KEY. Deliberately broad: a harmless entry left out of the
     /// history (`PRAGMA foreign_keys`) costs nothing, a key written to it cannot be taken back.
     static func mayHoldKey(_ entry: String) -> Bool {
+        // Both patterns need "key": most statements (every one the shell runs is asked) are
+        // answered without compiling a regular expression.
+        guard entry.range(of: "key", options: .caseInsensitive) != nil else { return false }
         let patterns = [#"\bpragma[\s\S]*key"#, #"\battach\b[\s\S]*\bkey\b"#]
         return patterns.contains { entry.range(of: $0, options: [.regularExpression, .caseInsensitive]) != nil }
     }

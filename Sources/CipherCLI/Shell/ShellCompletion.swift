@@ -329,12 +329,11 @@ extension ShellSession {
     /// nor `.log`, and run only while the shell waits for a line (libedit calls it from
     /// `readline`), never while a statement of the user's runs.
     func completion(of word: String, after before: String) -> ShellCompletion.Answer {
-        let log = SQLiteErrorLog.handler
-        SQLiteErrorLog.handler = nil
+        let resumeLog = SQLiteErrorLog.suspend()
         isCompleting = true
         defer {
             isCompleting = false
-            SQLiteErrorLog.handler = log
+            resumeLog()
         }
         let names = (try? completionCache.names(of: database)) ?? ShellCompletion.Names()
         return ShellCompletion.answer(for: word, after: before, names: names)

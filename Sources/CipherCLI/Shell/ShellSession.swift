@@ -232,9 +232,8 @@ final class ShellSession {
         let mayHoldKey = EditingLineReader.mayHoldKey(sql)
         // `.echo on`: the statements as read, before any runs, to where the results go (as sqlite3).
         if echoes { write(text: mayHoldKey ? "-- (a statement that may hold a key is not echoed)" : sql) }
-        let log = SQLiteErrorLog.handler
-        if mayHoldKey { SQLiteErrorLog.handler = nil }
-        defer { if mayHoldKey { SQLiteErrorLog.handler = log } }
+        let resumeLog = mayHoldKey ? SQLiteErrorLog.suspend() : nil
+        defer { resumeLog?() }
         activeIsUntouched = false
         let started = timer ? ShellTimer() : nil
         var succeeded = true

@@ -16,6 +16,15 @@ package enum SQLiteErrorLog {
 
     private static let current = Locked<(@Sendable (Int32, String) -> Void)?>(nil)
 
+    /// Drops SQLite's messages until the returned closure is called, which puts the handler
+    /// back: for statements whose text must reach no log (one that may hold a key, the shell's
+    /// own completion queries).
+    package static func suspend() -> () -> Void {
+        let saved = handler
+        handler = nil
+        return { handler = saved }
+    }
+
     /// Asks SQLite to send its log here. Returns `false` when SQLite was already initialized,
     /// and the log cannot be had in this process.
     package static func install() -> Bool {
