@@ -83,7 +83,7 @@ public final class DatabasePool: DatabaseWriter {
         guard configuration.maximumReaderCount >= 1 else {
             throw DatabaseError.misuse("maximumReaderCount must be at least 1, not \(configuration.maximumReaderCount)")
         }
-        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:") else {
+        guard Database.namesFile(path) else {
             throw DatabaseError(kind: .unsupported, message: "a database pool needs a database file: WAL mode does not work in memory")
         }
         self.path = path

@@ -30,8 +30,20 @@ extension Database {
             bound = sqlite3_bind_text(compiled, 2, "", 0, cipherdb_sqlite_static())
         }
         guard bound == SQLITE_OK else { throw error(code: bound, sql: sql) }
+        // Retained before SQLite opens the file and locks it, as at open: an offline read of the
+        // file (another connection's key check as it attaches it) must not close the last
+        // descriptor of a file whose locks this connection holds.
+        let namesFile = Self.namesFile(path) && !path.hasPrefix("file:")
+        var file = namesFile ? SharedFileDescriptors.retain(path) : nil
         let stepped = sqlite3_step(compiled)
-        guard stepped == SQLITE_DONE else { throw error(code: stepped, sql: sql) }
+        guard stepped == SQLITE_DONE else {
+            if let file { SharedFileDescriptors.release(file) }
+            throw error(code: stepped, sql: sql)
+        }
+        // A file the attach made.
+        if file == nil, namesFile { file = SharedFileDescriptors.retain(path) }
+        if let previous = attachedFiles.removeValue(forKey: schema.sqlFoldedName) { SharedFileDescriptors.release(previous) }
+        if let file { attachedFiles[schema.sqlFoldedName] = file }
     }
 
     /// Attaches the database at `path` as `schema`, keyed with `key` (`nil`: a plaintext file),
@@ -84,10 +96,16 @@ extension Database {
     /// Detaches the database attached as `schema`.
     public func detachDatabase(_ schema: String) throws(DatabaseError) {
         try executeUpdate("DETACH DATABASE \(quoteIdentifier(schema))")
+        releaseAttachedFile(schema)
+    }
+
+    /// Gives back the shared descriptor of the file attached as `schema`, once SQLite closed it.
+    private func releaseAttachedFile(_ schema: String) {
+        if let file = attachedFiles.removeValue(forKey: schema.sqlFoldedName) { SharedFileDescriptors.release(file) }
     }
 
     /// Detaches `schema`, ignoring errors: used on the way out of a failure.
     func detachQuietly(_ schema: String) {
-        _ = try? executeUpdate("DETACH DATABASE \(quoteIdentifier(schema))")
+        if (try? executeUpdate("DETACH DATABASE \(quoteIdentifier(schema))")) != nil { releaseAttachedFile(schema) }
     }
 }

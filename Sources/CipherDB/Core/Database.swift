@@ -62,6 +62,9 @@ public final class Database {
     var codecKey: (pageKey: SecretBytes, salt: [UInt8]?)?
     /// The database file's shared read descriptor, held while the connection is open.
     private var sharedFile: SharedFileDescriptors.Identity?
+    /// The shared read descriptors of the files attached through ``attachDatabase(at:as:key:settings:)``,
+    /// by folded schema name: SQLite holds locks on them too.
+    var attachedFiles: [String: SharedFileDescriptors.Identity] = [:]
 
     /// The cipher settings the connection was keyed with.
     public var appliedSettings: CipherSettings { appliedSettingsStorage }
@@ -266,6 +269,8 @@ public final class Database {
             SharedFileDescriptors.release(sharedFile)
             self.sharedFile = nil
         }
+        for file in attachedFiles.values { SharedFileDescriptors.release(file) }
+        attachedFiles = [:]
         isKeyed = false
         hasProvenKey = false
         codecKey = nil
@@ -289,9 +294,12 @@ public final class Database {
     }
 
     /// Whether the database lives in a named file.
-    var isFileBacked: Bool {
-        guard let path, !path.isEmpty, path != ":memory:", !path.hasPrefix("file::memory:") else { return false }
-        return true
+    var isFileBacked: Bool { path.map(Self.namesFile) ?? false }
+
+    /// Whether SQLite takes `path` (given to open or `ATTACH`) for a named file: not memory, not
+    /// a temporary database.
+    static func namesFile(_ path: String) -> Bool {
+        !path.isEmpty && path != ":memory:" && !path.hasPrefix("file::memory:")
     }
 
     /// A handle that can interrupt this database's running statement from any thread.

@@ -17,7 +17,8 @@ import Darwin
 /// file (the key check, the page verifier, the page codec) borrows the descriptor kept here, and
 /// each ``Database`` holds a reference from its open to its close: the descriptor is closed only
 /// when no connection of this process can hold a lock on the file, as SQLite defers its own
-/// closes for the same reason.
+/// closes for the same reason. A file attached through `Database.attachDatabase` is held the same
+/// way until it is detached; one attached by an SQL `ATTACH` statement is not known here.
 enum SharedFileDescriptors {
     /// A file, as the kernel names it.
     struct Identity: Hashable, Sendable {
@@ -72,19 +73,27 @@ enum SharedFileDescriptors {
     }
 
     /// Gives back a reference taken with ``retain(_:)``; the last one closes the descriptor(s).
+    ///
+    /// The descriptors are closed inside the lock: closed after it, a thread that took the file
+    /// anew in between (a new entry, a connection that locked the file) lost its locks.
     static func release(_ identity: Identity) {
-        let closing: [Int32] = entries.withLock { entries in
-            guard var entry = entries[identity] else { return [] }
+        entries.withLock { entries in
+            guard var entry = entries[identity] else { return }
             entry.users -= 1
             guard entry.users == 0 else {
                 entries[identity] = entry
-                return []
+                return
             }
             entries[identity] = nil
-            return [entry.descriptor] + (twins.withLock { $0.removeValue(forKey: identity) } ?? [])
+            willCloseLastDescriptor?()
+            for descriptor in [entry.descriptor] + (twins.withLock { $0.removeValue(forKey: identity) } ?? []) {
+                close(descriptor)
+            }
         }
-        for descriptor in closing { close(descriptor) }
     }
+
+    /// Tests only: runs just before the last release of a file closes its descriptor.
+    nonisolated(unsafe) static var willCloseLastDescriptor: (@Sendable () -> Void)?
 
     /// The shared descriptor of a retained file.
     static func descriptor(of identity: Identity) -> Int32? {
