@@ -89,8 +89,7 @@ struct ShellCommand: ParsableCommand {
         var interrupts: DispatchSourceSignal?
         if interactive {
             Console.error("cipherdb shell on \(database) (\(CipherDBCommand.versionText)); .help for help, .quit to leave")
-            let editing = EditingLineReader(
-                historyPath: noHistory ? nil : EditingLineReader.defaultHistoryPath(), redactsLiterals: opened.key != nil)
+            let editing = EditingLineReader(historyPath: noHistory ? nil : EditingLineReader.defaultHistoryPath())
             editing.completer = { [weak session] word, before in
                 session?.completion(of: word, after: before) ?? .candidates([])
             }

@@ -23,8 +23,10 @@ protocol LineReader: AnyObject {
     var lineNumber: Int { get }
     /// Whether prompts are shown and errors do not end the input.
     var isInteractive: Bool { get }
-    /// Remembers a complete statement or dot-command for the history (interactive only).
-    func remember(_ entry: String)
+    /// Remembers a complete statement or dot-command for the history (interactive only);
+    /// `literalsAreSecret`: a database of the session was opened with a key, so the history file
+    /// keeps it without its literals from then on.
+    func remember(_ entry: String, literalsAreSecret: Bool)
 }
 
 /// Why the shell could not take a line.
@@ -72,7 +74,7 @@ final class PlainLineReader: LineReader {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func remember(_ entry: String) {}
+    func remember(_ entry: String, literalsAreSecret: Bool) {}
 }
 
 /// Lines typed on a terminal, with libedit's line editing and a history kept across sessions in a
@@ -84,8 +86,9 @@ final class PlainLineReader: LineReader {
 final class EditingLineReader: LineReader {
     /// The history file, `nil` for no history.
     let historyPath: String?
-    /// Whether the file keeps statements without their literals.
-    let redactsLiterals: Bool
+    /// Whether the file keeps statements without their literals: once a database of the session
+    /// was opened with a key, for the rest of the session.
+    private(set) var redactsLiterals = false
     private static let historyLimit = 2000
     /// The entries read from the file at the start, as the file holds them.
     private var earlierEntries: [String] = []
@@ -95,9 +98,8 @@ final class EditingLineReader: LineReader {
     /// `nil` for nothing.
     var completer: ((_ word: String, _ before: String) -> ShellCompletion.Answer)?
 
-    init(historyPath: String?, redactsLiterals: Bool) {
+    init(historyPath: String?) {
         self.historyPath = historyPath
-        self.redactsLiterals = redactsLiterals
         // The user's character set (LANG, LC_ALL, LC_CTYPE), for libedit to read, edit and
         // complete text beyond ASCII in a UTF-8 terminal; only the character class, so numbers
         // and messages keep the C locale's form.
@@ -177,9 +179,10 @@ final class EditingLineReader: LineReader {
         return array
     }
 
-    func remember(_ entry: String) {
+    func remember(_ entry: String, literalsAreSecret: Bool) {
         let trimmed = entry.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, !Self.mayHoldKey(trimmed) else { return }
+        if literalsAreSecret { redactsLiterals = true }
         add_history(trimmed)
         sessionEntries.append((trimmed, redactsLiterals ? Self.redacted(trimmed) : trimmed))
         save()

@@ -21,8 +21,13 @@ final class ShellSession {
 
     /// The database the shell works on: the active connection's. `.open` replaces it,
     /// `.connection` switches to another.
-    var opened: OpenedDatabase
+    var opened: OpenedDatabase {
+        didSet { if opened.key != nil { hasUsedKey = true } }
+    }
     var database: Database { opened.database }
+    /// Whether a database of this session was opened with a key: from then on, the history keeps
+    /// statements without their literals (they may be what the encryption protects).
+    private(set) var hasUsedKey: Bool
     /// Opens another database the way the command line opened this one (its key flags, or a
     /// prompt on a terminal): `.open`.
     let reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)?
@@ -115,6 +120,7 @@ final class ShellSession {
 
     init(opened: OpenedDatabase, reopen: ((_ path: String, _ readOnly: Bool) throws(CLIError) -> OpenedDatabase)? = nil) {
         self.opened = opened
+        hasUsedKey = opened.key != nil
         self.reopen = reopen
         absolutePath = opened.isInMemory ? nil : PathBytes.absolute(opened.path)
         interrupter = ShellInterrupter(opened.database.interruptHandle)
@@ -187,7 +193,7 @@ final class ShellSession {
                 // A line that starts with '#' is a comment, as in sqlite3.
                 if line.hasPrefix("#") { continue }
                 if trimmed.hasPrefix(".") {
-                    reader.remember(trimmed)
+                    reader.remember(trimmed, literalsAreSecret: hasUsedKey)
                     if dotCommand(trimmed) == .stop { return .stop }
                     continue
                 }
@@ -199,7 +205,7 @@ final class ShellSession {
             guard line.contains(";"), SQLRunner.isComplete(pending) else { continue }
             let sql = pending
             pending = ""
-            reader.remember(sql)
+            reader.remember(sql, literalsAreSecret: hasUsedKey)
             let succeeded = execute(sql, line: reader.isInteractive ? nil : startLine)
             if !succeeded, bail || fatalCount > fatalBefore && !reader.isInteractive { return .stop }
         }

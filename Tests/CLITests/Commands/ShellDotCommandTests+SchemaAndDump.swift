@@ -314,5 +314,5 @@ private final class ScriptedLineReader: LineReader {
         return line
     }
 
-    func remember(_ entry: String) {}
+    func remember(_ entry: String, literalsAreSecret: Bool) {}
 }

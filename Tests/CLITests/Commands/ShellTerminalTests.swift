@@ -29,7 +29,8 @@ final class ShellTerminalTests: CLITestCase {
     /// (keys typed while the shell is busy can be lost, and a slow build is slow everywhere).
     func typed(
         _ keys: [String], pause: Double = 0.6, screen: (key: Int, pattern: String)? = nil, prompts: [Int: Int] = [:],
-        conditions: [Int: String] = [:], options: String = "", env extra: [String: String] = [:]
+        conditions: [Int: String] = [:], options: String = "", env extra: [String: String] = [:],
+        opening target: String = #"\"$DIR/app.db\" --passphrase-env DB_PASS --cipher-kdf-iter 1000"#
     ) throws -> CommandResult {
         let typing = keys.enumerated().map { index, key in
             if let condition = conditions[index] {
@@ -45,7 +46,7 @@ final class ShellTerminalTests: CLITestCase {
         return try shell(
             """
             (sleep 1.0; \(typing); sleep 1.0) | SHELL=/bin/sh HOME="$DIR" XDG_STATE_HOME= timeout 180 script -qefc \
-              "exec \\"$CIPHERDB\\" shell \\"$DIR/app.db\\" --passphrase-env DB_PASS --cipher-kdf-iter 1000 \(options)" "$DIR/screen.txt"
+              "exec \\"$CIPHERDB\\" shell \(target) \(options)" "$DIR/screen.txt"
             """, env: env.merging(extra) { $1 })
     }
 
@@ -85,6 +86,26 @@ final class ShellTerminalTests: CLITestCase {
         XCTAssertTrue(second.stdout.contains("SELECT ? + ?, ?;"), second.stdout)
         XCTAssertFalse(second.stdout.contains("^[[A"), second.stdout)
         XCTAssertEqual(second.status, 0)
+    }
+
+    /// A session that starts on a plaintext database and `.open`s an encrypted one keeps the
+    /// statements typed from then on without their literals: the choice was made once, at the
+    /// start, and the encrypted database's values reached the history file as typed.
+    func testStatementsAfterOpeningAnEncryptedDatabaseAreKeptWithoutLiterals() throws {
+        try cipherdb(["decrypt", "app.db", "plain.db", "--passphrase-env", "DB_PASS"] + Self.fastOpen, env: env)
+        let passphrase = try XCTUnwrap(env["DB_PASS"])
+        let result = try typed(
+            [
+                "SELECT \\047plain-value\\047;\\n", ".open app.db\\n", passphrase + "\\n",
+                "SELECT count(*), \\047secret-value\\047 FROM people;\\n", "\\004",
+            ], screen: (2, "Passphrase for"), opening: #"\"$DIR/plain.db\" --cipher-kdf-iter 1000"#)
+        XCTAssertTrue(result.stdout.contains("2|secret-value"), result.stdout)
+        let history = try String(contentsOfFile: path(".cipherdb_history"), encoding: .utf8)
+            .replacingOccurrences(of: "\\040", with: " ")
+        XCTAssertTrue(history.contains("SELECT 'plain-value';"), "before any key, as typed: \(history)")
+        XCTAssertTrue(history.contains("SELECT count(*), ? FROM people;"), history)
+        XCTAssertFalse(history.contains("secret-value"), "no literal typed on the encrypted database: \(history)")
+        XCTAssertFalse(history.contains(passphrase), history)
     }
 
     /// A refused cipher setting typed at the prompt is a "fatal" failure, which ends a script;
