@@ -94,8 +94,13 @@ final class Authorizer {
 
     /// Installs the policy on `handle` unless it is installed; later changes to the flags apply
     /// to statements compiled after them.
-    func install(on handle: OpaquePointer) {
-        guard !isInstalled else { return }
+    ///
+    /// - Parameter recompilingStatements: installs it again even when it is installed, which
+    ///   expires every statement of the connection: a policy made stricter then applies to the
+    ///   statements compiled before it too (cached ones, a caller's prepared ones), which SQLite
+    ///   compiles again before their next run.
+    func install(on handle: OpaquePointer, recompilingStatements: Bool = false) {
+        guard !isInstalled || recompilingStatements else { return }
         isInstalled = true
         sqlite3_set_authorizer(
             handle,

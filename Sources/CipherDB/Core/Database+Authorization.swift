@@ -9,10 +9,12 @@ extension Database {
     /// key is a literal in the SQL: use ``attachDatabase(at:as:key:settings:)``), and so are cipher
     /// settings given a value (`PRAGMA cipher_page_size = 4096`, `kdf_iter`) and `cipher_migrate`,
     /// which make an intact file read as wrong-keyed or damaged; reading them stays allowed.
+    /// Statements compiled before the call (cached ones, a ``PreparedStatement`` of the caller's)
+    /// are compiled again before their next run, and refused then.
     public func refuseKeyPragmas() throws(DatabaseError) {
         let handle = try requireHandle()
         authorizer.refusesKeyPragmas = true
-        authorizer.install(on: handle)
+        authorizer.install(on: handle, recompilingStatements: true)
     }
 
     /// The first statement of `sql` that ``refuseKeyPragmas()`` would refuse, read from its
@@ -64,7 +66,7 @@ extension Database {
     public func refuseCreatingDatabaseFiles() throws(DatabaseError) {
         let handle = try requireHandle()
         authorizer.refusesNewAttachedFiles = true
-        authorizer.install(on: handle)
+        authorizer.install(on: handle, recompilingStatements: true)
     }
 
     /// Shows `observer` each authorizer request SQLite makes while compiling a statement (its
