@@ -140,9 +140,14 @@ extension Database {
     /// Runs `body` inside a savepoint that is released when it returns `.commit`, and rolled back
     /// (then released) when it returns `.rollback` or throws. Savepoints nest, inside or outside
     /// a transaction.
+    ///
+    /// Outside a transaction, releasing the savepoint commits: when that fails (`busy`, a
+    /// full disk), the savepoint's changes are rolled back before the error is thrown, as a
+    /// transaction's are, rather than left in a transaction that a later commit would keep.
     public func inSavePoint(_ body: () throws -> TransactionCompletion) throws {
         savePointCounter += 1
         let name = "cipherdb_savepoint_\(savePointCounter)"
+        let startsTransaction = !isInTransaction
         try startSavePoint(named: name)
         let completion: TransactionCompletion
         do {
@@ -152,9 +157,19 @@ extension Database {
             _ = try? releaseSavePoint(named: name)
             throw error
         }
-        if completion == .rollback {
-            try rollbackToSavePoint(named: name)
+        do {
+            if completion == .rollback {
+                try rollbackToSavePoint(named: name)
+            }
+            try releaseSavePoint(named: name)
+        } catch {
+            _ = try? rollbackToSavePoint(named: name)
+            if startsTransaction {
+                rollbackQuietly()
+            } else {
+                _ = try? releaseSavePoint(named: name)
+            }
+            throw error
         }
-        try releaseSavePoint(named: name)
     }
 }

@@ -128,4 +128,27 @@ final class SavepointTests: DatabaseTestCase {
         try db.executeUpdate("INSERT INTO t VALUES (2)")
         XCTAssertEqual(try values(db), [2])
     }
+
+    /// Outside a transaction the savepoint's release is the commit. When it failed (another
+    /// connection reading, busy), the changes stayed in an open transaction, and the next
+    /// commit on the connection kept what the caller was told had failed.
+    func testAReleaseThatCannotCommitRollsTheChangesBack() throws {
+        let db = try openDatabase("busy.db", key: rawKey(0x51))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        db.busyTimeout = 0
+        let reader = try openDatabase("busy.db", key: rawKey(0x51))
+        try reader.beginTransaction(.deferred)
+        XCTAssertEqual(try values(reader), [])
+        assertThrows(.busy) {
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO t VALUES (1)")
+                return .commit
+            }
+        }
+        XCTAssertFalse(db.isInTransaction, "nothing left open")
+        try reader.commit()
+        XCTAssertEqual(try values(db), [])
+        try db.executeUpdate("INSERT INTO t VALUES (2)")
+        XCTAssertEqual(try values(reader), [2], "a later commit keeps only its own change")
+    }
 }
