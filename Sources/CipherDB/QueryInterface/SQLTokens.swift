@@ -41,6 +41,12 @@ package struct SQLTokens {
             }
         }
 
+        /// A string literal's text without its quotes (`'it''s'` is `it's`); `nil` for other kinds.
+        var stringValue: String? {
+            guard kind == .string, text.count >= 2 else { return nil }
+            return text.dropFirst().dropLast().replacingOccurrences(of: "''", with: "'")
+        }
+
         /// Whether the token is the word or identifier `name`, compared as SQLite compares
         /// names (ASCII letters without case).
         func names(_ name: String) -> Bool {

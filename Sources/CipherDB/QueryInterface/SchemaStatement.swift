@@ -239,7 +239,7 @@ extension Table {
     /// `CREATE INDEX` on `columns`, named `index_<table>_on_<columns>` unless `name` is given.
     ///
     /// ```swift
-    /// users.createIndex(email, unique: true)   // CREATE UNIQUE INDEX "index_users_on_email" ON "users" ("email")
+    /// users.createIndex(email, unique: true)   // CREATE UNIQUE INDEX "index_users_on_email" ON "users" (`email`)
     /// ```
     public func createIndex<each Value: SQLValueType>(
         _ columns: repeat Column<each Value>, unique: Bool = false, ifNotExists: Bool = false, named name: String? = nil
@@ -249,7 +249,8 @@ extension Table {
         var sql = unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX "
         if ifNotExists { sql += "IF NOT EXISTS " }
         sql +=
-            indexName(name, names) + " ON " + quoteIdentifier(self.name) + " (" + names.map(quoteIdentifier).joined(separator: ", ") + ")"
+            indexName(name, names) + " ON " + quoteIdentifier(self.name) + " (" + names.map(quoteColumnReference).joined(separator: ", ")
+            + ")"
         return SchemaStatement(sql: sql)
     }
 

@@ -139,10 +139,15 @@ extension Database {
                 throw DatabaseError(kind: .sqlite, message: "no such table: \(table.name)")
             }
             stored.close()
+            // Its columns are the module's arguments, and its rows live in the module's tables:
+            // rebuilt as a plain table, it would lose both. SQLite's DROP COLUMN refuses it too.
+            if SQLTokens(createSQL).tokens.filter({ $0.kind == .word }).dropFirst().first?.isKeyword("VIRTUAL") == true {
+                throw DatabaseError(kind: .unsupported, message: "cannot alter the columns of \(storedName): it is a virtual table")
+            }
             var definition = try TableDefinition(createSQL)
             let original = definition
             var indexes = objects.indexes
-            let triggers = objects.triggers
+            let triggers = objects.triggers.map { (schema: $0.schema, sql: $0.sql) }
             // Generated columns (SQLite 3.31) are SQLite's to compute: an insert into one fails.
             let generated = try generatedColumns(of: storedName, schema: schema)
             var copied: [(from: String, to: String)] = definition.columnNames.filter { name in
@@ -175,7 +180,11 @@ extension Database {
                     + "SELECT \(columns.map { quoteIdentifier($0.from) }.joined(separator: ", ")) FROM \(table.quotedName)")
             try executeUpdate("DROP TABLE \(table.quotedName)")
             try executeUpdate("ALTER TABLE \(temporary) RENAME TO \(quoteIdentifier(storedName))")
-            for object in indexes + triggers { try executeUpdate(object.sql) }
+            // Each in its own schema: the schema table keeps the statement without it (and a
+            // temporary trigger without TEMP), so replayed as stored, an attached table's index
+            // would be made on `main`'s table of that name, and a temporary trigger made permanent.
+            for object in indexes { try executeUpdate(SQLTokens(object.sql).qualifyingCreatedName(with: schema)) }
+            for object in triggers { try executeUpdate(SQLTokens(object.sql).qualifyingCreatedName(with: object.schema)) }
             if let sequence {
                 try executeUpdate("UPDATE \(schema).sqlite_sequence SET seq = ? WHERE name = ?", sequence, storedName)
             }
@@ -223,7 +232,8 @@ extension Database {
     /// resolved), with its name in the message.
     private func refuseBreakingChanges(_ alteration: TableAlteration, _ objects: SchemaObjects) throws(DatabaseError) {
         let table = alteration.table
-        let (indexes, triggers, views) = (objects.indexes, objects.allTriggers, objects.views)
+        var indexes = objects.indexes
+        let (triggers, views) = (objects.allTriggers, objects.views)
         for change in alteration.changes {
             let (column, verb, mentioning) =
                 switch change {
@@ -234,6 +244,10 @@ extension Database {
                 if let object = list.first(where: { SQLTokens($0.sql).mentions(column) }) {
                     throw DatabaseError.misuse("cannot \(verb) column \(column) of \(table.name): the \(kind) \(object.name) uses it")
                 }
+            }
+            // Indexes follow a rename: a later drop of the new name is checked against them.
+            if case .rename(let column, let newName) = change {
+                indexes = indexes.map { ($0.name, SQLTokens($0.sql).renamingIndexedColumn(column, to: newName, ofTable: table.name)) }
             }
             // Another table's key; the table's own keys to itself are renamed with the column.
             if case .rename = change,
@@ -254,8 +268,9 @@ extension Database {
         let schema: String
         let master: String
         let indexes: [(name: String, sql: String)]
-        /// The table's own triggers, which the rebuild makes again.
-        let triggers: [(name: String, sql: String)]
+        /// The table's own triggers, which the rebuild makes again, with the quoted schema each is
+        /// in (a temporary trigger may be on a table of another schema).
+        let triggers: [(name: String, sql: String, schema: String)]
         /// Every trigger of the schema, which the checks read.
         let allTriggers: [(name: String, sql: String)]
         let views: [(name: String, sql: String)]
@@ -267,7 +282,7 @@ extension Database {
     private func schemaObjects(around table: Table) throws(DatabaseError) -> SchemaObjects {
         let schema = quoteIdentifier(table.schema ?? "main")
         let master = table.schema == "temp" ? "sqlite_temp_master" : "sqlite_master"
-        var triggers = try schemaObjects(of: table, type: "trigger", schema: schema, master: master)
+        var triggers = try schemaObjects(of: table, type: "trigger", schema: schema, master: master).map { ($0.name, $0.sql, schema) }
         var allTriggers = try schemaObjects(of: nil, type: "trigger", schema: schema, master: master)
         var views = try schemaObjects(of: nil, type: "view", schema: schema, master: master)
         // A connection's temporary triggers and views may name a table of another schema
@@ -278,7 +293,9 @@ extension Database {
             try intForQuery("SELECT count(*) FROM temp.sqlite_temp_master WHERE type = 'table' AND lower(name) = lower(?)", table.name) == 0
         {
             let temp = (schema: "\"temp\"", master: "sqlite_temp_master")
-            triggers += try schemaObjects(of: table, type: "trigger", schema: temp.schema, master: temp.master)
+            triggers += try schemaObjects(of: table, type: "trigger", schema: temp.schema, master: temp.master).map {
+                ($0.name, $0.sql, temp.schema)
+            }
             allTriggers += try schemaObjects(of: nil, type: "trigger", schema: temp.schema, master: temp.master)
             views += try schemaObjects(of: nil, type: "view", schema: temp.schema, master: temp.master)
         }
@@ -334,7 +351,9 @@ private struct TableDefinition {
             guard let first = tokens.first(where: { $0.kind != .space && $0.kind != .comment }) else { return nil }
             let constraintWords = ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"]
             if constraintWords.contains(where: first.isKeyword) { return nil }
-            return first.identifier
+            // SQLite takes a string for a column's name (`CREATE TABLE t('note' TEXT)`; its own
+            // FTS tables do): such a column was taken for a constraint, and its data not copied.
+            return first.kind == .string ? first.stringValue : first.identifier
         }
         var text: String { tokens.map(\.text).joined() }
     }
@@ -407,6 +426,12 @@ private struct TableDefinition {
         for index in parts.indices {
             parts[index].tokens = SQLTokens.renamingColumn(
                 name, to: newName, in: parts[index].tokens, definesColumn: parts[index].column != nil, ofTable: table)
+            // A name given as a string, which the rename of identifiers leaves alone.
+            if let first = parts[index].tokens.firstIndex(where: { $0.kind != .space && $0.kind != .comment }),
+                parts[index].tokens[first].kind == .string, parts[index].column?.isSameSQLName(as: name) == true
+            {
+                parts[index].tokens[first] = SQLTokens.Token(kind: .quotedIdentifier, text: Substring(quoteIdentifier(newName)))
+            }
         }
     }
 
@@ -448,7 +473,8 @@ extension SQLTokens {
         _ name: String, to newName: String, in tokens: [Token], definesColumn: Bool, ofTable table: String,
         outside: ColumnContext = .other
     ) -> [Token] {
-        let replacement = Token(kind: .quotedIdentifier, text: Substring(quoteIdentifier(newName)))
+        // Backquoted: a double-quoted name that named no column would be read as a string.
+        let replacement = Token(kind: .quotedIdentifier, text: Substring(quoteColumnReference(newName)))
         let significant = tokens.indices.filter { tokens[$0].kind != .space && tokens[$0].kind != .comment }
         func isOpen(_ token: Token) -> Bool { token.kind == .other && token.text == "(" }
         func isIdentifier(_ token: Token) -> Bool { token.kind == .word || token.kind == .quotedIdentifier }
@@ -520,6 +546,19 @@ extension SQLTokens {
     /// A `CREATE INDEX` statement with the column `name` renamed where its column list and
     /// `WHERE` clause (what follows `ON table`) name it as a column: not in the index's or the
     /// table's name, nor as a function or a collation.
+    /// A `CREATE INDEX` or `CREATE TRIGGER` statement with its name qualified by `schema` (quoted),
+    /// unless it is qualified already: made in that schema, whatever schema its table is found in.
+    func qualifyingCreatedName(with schema: String) -> String {
+        let leading = ["CREATE", "UNIQUE", "TEMP", "TEMPORARY", "INDEX", "TRIGGER", "IF", "NOT", "EXISTS"]
+        let significant = tokens.indices.filter { tokens[$0].kind != .space && tokens[$0].kind != .comment }
+        guard let position = significant.firstIndex(where: { index in !leading.contains(where: tokens[index].isKeyword) }) else {
+            return tokens.map(\.text).joined()
+        }
+        let name = significant[position]
+        if position + 1 < significant.count, tokens[significant[position + 1]].text == "." { return tokens.map(\.text).joined() }
+        return tokens[..<name].map(\.text).joined() + schema + "." + tokens[name...].map(\.text).joined()
+    }
+
     func renamingIndexedColumn(_ name: String, to newName: String, ofTable table: String) -> String {
         guard let on = tokens.firstIndex(where: { $0.isKeyword("ON") }),
             let open = tokens[on...].firstIndex(where: { $0.kind == .other && $0.text == "(" })

@@ -29,10 +29,10 @@ final class QueryInterfaceSchemaTests: DatabaseTestCase {
         XCTAssertEqual(
             pair.sql, #"CREATE TEMPORARY TABLE "pair" ("a" INTEGER NOT NULL, "b" TEXT NOT NULL, PRIMARY KEY ("a", "b")) WITHOUT ROWID"#)
         XCTAssertEqual(users.drop(ifExists: true).sql, #"DROP TABLE IF EXISTS "users""#)
-        XCTAssertEqual(users.createIndex(score, email).sql, #"CREATE INDEX "index_users_on_score_email" ON "users" ("score", "email")"#)
+        XCTAssertEqual(users.createIndex(score, email).sql, #"CREATE INDEX "index_users_on_score_email" ON "users" (`score`, `email`)"#)
         XCTAssertEqual(
             users.createIndex(email, unique: true, ifNotExists: true).sql,
-            #"CREATE UNIQUE INDEX IF NOT EXISTS "index_users_on_email" ON "users" ("email")"#)
+            #"CREATE UNIQUE INDEX IF NOT EXISTS "index_users_on_email" ON "users" (`email`)"#)
         XCTAssertEqual(users.dropIndex(score, email, ifExists: true).sql, #"DROP INDEX IF EXISTS "index_users_on_score_email""#)
     }
 
