@@ -104,8 +104,19 @@ extension Query {
     }
 
     /// Why the query's rows cannot be updated or deleted: they are not the rows of one table (a
-    /// compound, a compound refined into a sub-query).
+    /// compound, a compound refined into a sub-query), or they are groups, or a limit counts
+    /// distinct values rather than rows. Picked by rowid, a group stood for one arbitrary row
+    /// of it, and a distinct value for one of the rows that share it.
     private var targetFailure: DatabaseError? {
+        if !grouping.isEmpty || havingCondition != nil {
+            return DatabaseError.misuse(
+                "an update or delete needs rows of one table; this query's rows are groups (GROUP BY): "
+                    + "filter the table's rows with the groups in a sub-query instead")
+        }
+        if isDistinct && (limitCount != nil || offsetCount != nil) {
+            return DatabaseError.misuse(
+                "an update or delete needs rows of one table; this query's limit counts distinct values (DISTINCT … LIMIT), not rows")
+        }
         guard table == nil || !compounds.isEmpty else { return nil }
         return DatabaseError.misuse(
             "an update or delete needs the rows of one table; this query's come from a compound (UNION, INTERSECT, EXCEPT): "

@@ -166,4 +166,25 @@ final class QueryInterfaceMoreWriteTests: DatabaseTestCase {
         XCTAssertEqual(try db.run(managers.filter(managers[id] == 2).delete()), 1)
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM employees"), 1)
     }
+
+    /// A grouped query picked its rows by rowid, one arbitrary row per group (a delete of the
+    /// teams with more than one player deleted one red and one blue player); a distinct query
+    /// with a limit, one of the rows that share a value. Both are refused, and nothing changes.
+    func testAWriteThroughGroupsOrLimitedDistinctValuesIsRefused() throws {
+        let db = try memoryDatabase()
+        defer { db.close() }
+        try db.executeStatements(
+            """
+            CREATE TABLE players(id INTEGER PRIMARY KEY, team TEXT, score INTEGER);
+            INSERT INTO players(team, score) VALUES ('red', 1), ('red', 1), ('red', 2), ('blue', 1), ('blue', 2), ('green', 1);
+            """)
+        let players = Table("players")
+        let (team, score) = (Column<String>("team"), Column<Int64>("score"))
+        assertThrows(.misuse) { _ = try db.run(players.group(team, having: count(*) > 1).delete()) }
+        assertThrows(.misuse) { _ = try db.run(players.group(team).update(score <- 0)) }
+        assertThrows(.misuse) { _ = try db.run(players.select(team, score).distinct.limit(1).update(score <- 9)) }
+        XCTAssertEqual(try db.stringForQuery("SELECT group_concat(score) FROM players"), "1,1,2,1,2,1")
+        // Distinct without a limit picks every row it covers.
+        XCTAssertEqual(try db.run(players.select(team).distinct.filter(team == "red").update(score <- 5)), 3)
+    }
 }
