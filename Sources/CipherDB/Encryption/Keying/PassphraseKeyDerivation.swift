@@ -82,12 +82,20 @@ public enum PassphraseKeyDerivation {
         return !isKeyLiteral(passphrase)
     }
 
-    /// Whether `passphrase` is written as SQLCipher's key literal `x'…'`, which SQLCipher takes
-    /// as a raw key (or key and salt), not as a passphrase to derive.
+    /// Whether `passphrase` is written as SQLCipher's key literal, which SQLCipher takes as a raw
+    /// key (or key and salt), not as a passphrase to derive: SQLCipher's own test, `x'` (either
+    /// case) then 64 or 96 hex digits and one more byte. Any other `x'…'` is a passphrase.
     static func isKeyLiteral(_ passphrase: SecretBytes) -> Bool {
         passphrase.withUnsafeBytes { bytes in
-            bytes.count >= 3 && (bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X"))
-                && bytes[1] == UInt8(ascii: "'") && bytes[bytes.count - 1] == UInt8(ascii: "'")
+            let keyDigits = 32 * 2
+            let saltDigits = 16 * 2
+            guard bytes.count == keyDigits + 3 || bytes.count == keyDigits + saltDigits + 3,
+                bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X"), bytes[1] == UInt8(ascii: "'")
+            else { return false }
+            return bytes[2..<(bytes.count - 1)].allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+            }
         }
     }
 }
