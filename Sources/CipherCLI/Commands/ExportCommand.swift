@@ -91,7 +91,11 @@ struct ExportCommand: ParsableCommand {
                 written += bytes.count
                 progress.update(done: written, total: nil)
             }
-            do { try SQLDumper.dump(opened.database, to: sink) } catch {
+            // As every other copy: a page of zeros SQLite would read is refused, not dumped as data.
+            do {
+                try opened.database.refuseZeroedPages()
+                try SQLDumper.dump(opened.database, to: sink)
+            } catch {
                 try? writer.finish()
                 throw CLIError.database(error, path: database)
             }

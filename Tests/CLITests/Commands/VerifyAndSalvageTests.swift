@@ -155,7 +155,11 @@ final class VerifyAndSalvageTests: CLITestCase {
         let verified = try cipherdb(["verify", "app.db", "--raw-key-file", key], expect: 65)
         XCTAssertTrue(verified.stdout.contains("page \(pages): zeroed"), verified.stdout)
         XCTAssertTrue(verified.stdout.contains("integrity_check: ok"), verified.stdout)
-        for command in [["export", "app.db", "copy.db"], ["decrypt", "app.db", "plain.db"], ["backup", "app.db", "backup.db"]] {
+        // An SQL dump too: it wrote the zeroed value's bytes as data, where decrypt refused.
+        for command in [
+            ["export", "app.db", "copy.db"], ["decrypt", "app.db", "plain.db"], ["backup", "app.db", "backup.db"],
+            ["export", "app.db", "dump.sql", "--format", "sql"],
+        ] {
             let result = try cipherdb(command + ["--raw-key-file", key], expect: 65)
             XCTAssertTrue(result.stderr.contains("page \(pages) of app.db is all zeros"), result.stderr)
         }

@@ -7,7 +7,7 @@ extension Database {
     /// into a copy whose every page is authentic and which `integrity_check` may pass (a zeroed
     /// last page of an overflow chain reads as a value with its bytes lost), and a rekey by
     /// export would then replace the only file that shows the damage.
-    func refuseZeroedPages() throws(DatabaseError) {
+    package func refuseZeroedPages() throws(DatabaseError) {
         guard let page = try zeroedPages(limit: 1).first else { return }
         throw DatabaseError(
             kind: .corrupt, resultCode: SQLITE_CORRUPT,
@@ -44,9 +44,10 @@ extension Database {
     ///
     /// Zeros are sound where SQLite leaves a page unwritten (the lock-byte page, a free-list
     /// leaf), where a committed frame of the write-ahead log holds the page, and past the
-    /// database's end. Only an encrypted file whose page key this connection knows, and whose
-    /// free list adds up, is read (the free list is read through the codec): for others the
-    /// answer is empty, as the page check of `verify` tells those apart. The scan runs in a read
+    /// database's end. Only an encrypted file whose page key this connection knows is read (the
+    /// free list is read through the codec): for others the answer is empty, as the page check
+    /// of `verify` tells those apart. When the free list does not add up, no page is taken for
+    /// a free leaf. The scan runs in a read
     /// transaction where there is none, so that no writer commits meanwhile (in rollback-journal
     /// mode).
     package func zeroedPages(limit: Int = .max) throws(DatabaseError) -> [Int] {
@@ -64,9 +65,15 @@ extension Database {
         guard fstat(descriptor, &status) == 0 else { throw DatabaseFile.fileError("cannot read the size of", path) }
         let pageSize = codec.layout.pageSize
         let filePages = Int(status.st_size) / pageSize
-        // Without a free list that adds up (page 1 out of step with its trunks while another
-        // process checkpoints, say), which zeros are sound is not known: nothing is claimed.
-        guard let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages) else { return [] }
+        // Without a free list that adds up (a trunk damaged, or page 1 out of step with its
+        // trunks while another process checkpoints), no zeros are known to be free leaves: all
+        // count. Claiming none let anyone turn the guard off by zeroing one trunk, no key needed.
+        var freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages)
+        if freeList == nil {
+            let recorded = try codec.recordedPageCount(descriptor: descriptor, path: path) ?? filePages
+            freeList = PageCodec.FreeList(databasePages: min(recorded, filePages), leaves: [])
+        }
+        guard let freeList else { return [] }
         let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
         let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
         // Pages past the database's end are not read by SQLite.

@@ -49,6 +49,41 @@ final class DamagedSourceCopyTests: DatabaseTestCase {
         XCTAssertEqual(try directoryListing(), ["zeroed.db"], "no copy, no temporary file")
     }
 
+    /// The guard exempts free-list leaves, which SQLite never writes; with a free-list trunk
+    /// damaged (zeroed, which takes no key), the free list did not add up and the guard
+    /// exempted everything: the zeroed blob tail went into the copy. Now the zeros count.
+    func testADamagedFreeListDoesNotTurnTheGuardOff() throws {
+        let db = try openDatabase("freelist.db", key: rawKey(7), settings: settings)
+        try db.executeUpdate("CREATE TABLE b(id INTEGER PRIMARY KEY, v BLOB)")
+        try db.executeUpdate("INSERT INTO b(v) VALUES (randomblob(5000))")
+        let blobEnd = try XCTUnwrap(db.intForQuery("PRAGMA page_count"))
+        try db.executeUpdate("CREATE TABLE junk(v TEXT)")
+        try db.inTransaction {
+            for _ in 1...60 { try db.executeUpdate("INSERT INTO junk VALUES (?)", String(repeating: "j", count: 500)) }
+            return .commit
+        }
+        try db.executeUpdate("DELETE FROM junk")
+        XCTAssertGreaterThan(try XCTUnwrap(db.intForQuery("PRAGMA freelist_count")), 2)
+        let pages = try XCTUnwrap(db.intForQuery("PRAGMA page_count"))
+        db.close()
+        // The blob's last page, and every page junk had past its root: the free list, trunks included.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path("freelist.db")))
+        for page in [blobEnd] + Array((blobEnd + 2)...pages) {
+            try handle.seek(toOffset: UInt64((page - 1) * 1024))
+            try handle.write(contentsOf: Data(count: 1024))
+        }
+        try handle.close()
+        let damaged = try openDatabase("freelist.db", key: rawKey(7), settings: settings)
+        defer { damaged.close() }
+        let error = captureError { try damaged.export(to: self.path("plain.db"), key: nil) }
+        XCTAssertNotNil(error)
+        if (SQLCipherVersion.current?.major ?? 0) < 4 {
+            XCTAssertEqual(error?.kind, .corrupt)
+            XCTAssertTrue(error?.message.contains("is all zeros") ?? false, error?.message ?? "no error")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("plain.db")))
+    }
+
     func testACopyStoppedByADamagedPageSaysTheFileIsDamaged() throws {
         let db = try openDatabase("flipped.db", key: rawKey(7), settings: settings)
         try db.executeUpdate("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
