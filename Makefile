@@ -42,11 +42,11 @@ demo-offsite: deps
 # run in `make test-long` instead (CI runs both), so that `make test` stays well under ten minutes.
 test: test-sqlcipher3 test-sqlcipher4
 
-# Tests that each spend 10 to 30 s on real work: a file over 1 GiB, opens racing another process's
+# Tests that each spend 10 to 30 s on real work: files over 1 GiB (a rekey, a wrong key's verify), opens racing another process's
 # rotations, an S3 server stopped mid-upload, 230 MB to interrupt with Ctrl-C, kills while a
 # snapshot streams, a damaged SQLCipher 4 header through every command. A regular expression
 # over `Target.Class/test`.
-LONG_TESTS := RotationRaceTests|PageCodecRekeyTests.testAFileOverOneGiB|SnapshotRepositoryTests.testTheServerStoppedMidUpload|ShellTerminalTests.testControlCStops|SnapshotCommandTests.testASnapshotKilledWhileStreaming|SQLCipher4Tests.testAnAlteredPlaintextHeader
+LONG_TESTS := RotationRaceTests|VerifyAndSalvageTests.testAWrongKeyOnAFileOverOneGibibyte|PageCodecRekeyTests.testAFileOverOneGiB|SnapshotRepositoryTests.testTheServerStoppedMidUpload|ShellTerminalTests.testControlCStops|SnapshotCommandTests.testASnapshotKilledWhileStreaming|SQLCipher4Tests.testAnAlteredPlaintextHeader
 
 test-sqlcipher3: deps
 	$(SWIFT) build --build-tests

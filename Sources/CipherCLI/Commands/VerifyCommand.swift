@@ -98,7 +98,7 @@ struct VerifyCommand: ParsableCommand {
             summary: progress.overall(done: report.pageCount, unit: .pages(size: report.layout.pageSize)))
         // A zeroed page 1 fails every page too, but says so itself: its salt, which every page's
         // key is derived from, is gone. Damage (65), not a wrong key.
-        if report.pageCount > 0, report.badPages.count == report.pageCount, !Self.lostSalt(report) {
+        if report.keyAuthenticatesNoPage, !Self.lostSalt(report) {
             throw CLIError(
                 .wrongKey, "the key matches none of the \(report.pageCount) pages of \(database): wrong key (or every page is damaged)",
                 hint: "check the key, and --cipher-kdf-iter if the database was made with another iteration count")

@@ -185,6 +185,20 @@ final class VerifyAndSalvageTests: CLITestCase {
         try cipherdb(["verify", "app.db", "--raw-key-file", try makeRawKeyFile("other.key")], expect: 65)
     }
 
+    /// A wrong key on a file over 1 GiB was "damaged" (65), with a line for every page: the
+    /// lock-byte page, zeros under any key, is not a bad page, so the bad pages were one short of
+    /// all of them. It is a wrong key (77): no page authenticates. The file is sparse past its
+    /// pages (zeros, read fast, no disk used).
+    func testAWrongKeyOnAFileOverOneGibibyteIsAWrongKey() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(3000));", "--raw-key-file", key])
+        try shell("truncate -s 1100M \"$DIR/app.db\"")
+        let result = try cipherdb(["verify", "app.db", "--raw-key-file", try makeRawKeyFile("other.key")], expect: 77)
+        XCTAssertTrue(result.stderr.contains("wrong key"), result.stderr)
+        XCTAssertLessThan(result.stdout.count, 10_000, "no line per page")
+    }
+
     /// A file cut short (a full disk, a partial copy), which SQLite refuses whole: the plain
     /// salvage says to read what is left, and --read-damaged-pages saves the rows of the pages
     /// that are there, naming the missing ones (a reviewer's finding: nothing was saved).

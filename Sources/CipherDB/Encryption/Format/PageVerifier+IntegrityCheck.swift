@@ -127,8 +127,10 @@ extension PageVerifier {
         guard unread.outcome.isSound, zeroedPagesRead == 0, let fileSize = unread.value else {
             return try verify(threads: threads, cancellation: cancellation, progress: progress)
         }
+        // integrity_check read every page SQLite reads through the key.
         return Report(
-            pageCount: fileSize / layout.pageSize, layout: layout, fileSize: fileSize, badPages: [], writeAheadLog: log)
+            pageCount: fileSize / layout.pageSize, layout: layout, fileSize: fileSize, badPages: [], writeAheadLog: log,
+            authenticatesSomePage: true)
     }
 
     /// Runs `work` on another thread while `integrityCheck` runs on this one; returns what `work`

@@ -59,6 +59,12 @@ public struct PageVerifier: Sendable {
         public let writeAheadLog: WALReport?
         /// Whether every page passed, and the WAL (if any) loses nothing.
         public var isIntact: Bool { badPages.isEmpty && writeAheadLog?.isIntact ?? true }
+        /// Whether some page of the file authenticated under the key.
+        let authenticatesSomePage: Bool
+        /// Whether the key authenticates no page of a non-empty file: a wrong key (or settings),
+        /// or every page damaged. Counting bad pages does not tell: zeros where SQLite leaves a
+        /// page unwritten (the lock-byte page of a file over 1 GiB) are not bad under any key.
+        public var keyAuthenticatesNoPage: Bool { pageCount > 0 && !authenticatesSomePage }
     }
 
     /// One bad frame of a write-ahead log.
@@ -245,8 +251,9 @@ public struct PageVerifier: Sendable {
         // So are the file's copies of pages a committed log frame holds: SQLite reads those from
         // the log, and a checkpoint a reader held back may have left holes of zeros for them.
         let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
-        // Per thread: its bad pages, or its error; and the pages done, for progress.
-        let outcomes = Locked<[Result<[BadPage], DatabaseError>]>([])
+        // Per thread: its bad pages and whether a page authenticated, or its error; and the pages
+        // done, for progress.
+        let outcomes = Locked<[Result<(badPages: [BadPage], authenticated: Bool), DatabaseError>]>([])
         let done = Locked(0)
         // Called under `done`'s lock only, so never from two threads at once.
         nonisolated(unsafe) let progress = progress
@@ -255,9 +262,10 @@ public struct PageVerifier: Sendable {
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 16)
             defer { buffer.deallocate() }
-            let outcome = Result { () throws(DatabaseError) -> [BadPage] in
+            let outcome = Result { () throws(DatabaseError) -> (badPages: [BadPage], authenticated: Bool) in
                 let mac = try makeMAC()
                 var badPages: [BadPage] = []
+                var authenticated = false
                 var chunk = thread
                 while chunk < chunkCount {
                     try cancellation?.throwIfCancelled("page verification")
@@ -274,9 +282,11 @@ public struct PageVerifier: Sendable {
                             continue
                         }
                         let page = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + pageSize)])
-                        if let problem = try check(page: page, number: number, mac: mac),
-                            !(problem == .zeroed && (unwritten.contains(number) || pagesInLog.contains(number)))
-                        {
+                        guard let problem = try check(page: page, number: number, mac: mac) else {
+                            authenticated = true
+                            continue
+                        }
+                        if !(problem == .zeroed && (unwritten.contains(number) || pagesInLog.contains(number))) {
                             badPages.append(BadPage(number: number, problem: problem))
                         }
                     }
@@ -286,17 +296,22 @@ public struct PageVerifier: Sendable {
                     }
                     chunk += threads
                 }
-                return badPages
+                return (badPages, authenticated)
             }
             outcomes.withLock { $0.append(outcome) }
         }
         var badPages: [BadPage] = []
-        for outcome in outcomes.withLock({ $0 }) { badPages += try outcome.get() }
+        var authenticated = false
+        for outcome in outcomes.withLock({ $0 }) {
+            let found = try outcome.get()
+            badPages += found.badPages
+            authenticated = authenticated || found.authenticated
+        }
         badPages.sort { $0.number < $1.number }
         try cancellation?.throwIfCancelled("page verification")
         return Report(
             pageCount: pageCount, layout: layout, fileSize: fileSize, badPages: badPages,
-            writeAheadLog: try verifyWriteAheadLog())
+            writeAheadLog: try verifyWriteAheadLog(), authenticatesSomePage: authenticated)
     }
 
     /// Checks the write-ahead log beside the file: its frame checksums, as SQLite checks them, and
