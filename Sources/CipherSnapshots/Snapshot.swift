@@ -88,6 +88,10 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// Whether the policy has a rule.
     var hasRule: Bool { [keepLast, keepDaily, keepWeekly, keepMonthly].contains { $0 != nil } }
 
+    /// Whether every rule keeps at least one snapshot: a count of 0 keeps none, and a policy of
+    /// zeros would delete every snapshot (restic takes 0 for no rule; here it is refused).
+    var keepsSomething: Bool { [keepLast, keepDaily, keepWeekly, keepMonthly].allSatisfy { ($0 ?? 1) >= 1 } }
+
     /// The snapshots of one database the policy keeps, as restic's `forget` decides: the last
     /// N; for each of the last N days (weeks, months) that have snapshots, the latest of it (in
     /// this machine's time zone). A snapshot any rule keeps is kept.

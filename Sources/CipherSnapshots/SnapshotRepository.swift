@@ -135,14 +135,20 @@ public struct SnapshotRepository: Sendable {
         guard policy.hasRule else {
             throw SnapshotError(.invalidArgument, "give at least one retention rule (keep last, daily, weekly or monthly)")
         }
+        guard policy.keepsSomething else {
+            throw SnapshotError(.invalidArgument, "a retention rule keeps 1 or more snapshots: 0 would remove every one")
+        }
         // The policy applies to each database on its own. restic's own grouping (host and
         // path) would not do: a snapshot's path is its database's file name, so two databases
         // of one name in two folders would be one group, and the policy would delete one's
         // snapshots for the other's. The file's identity (its salt) tells them apart; a rekey
         // gives a new one, so a database's snapshots from before a rekey keep their own count.
+        // A file without one (plaintext) is told apart by its origin (host and folder); an
+        // older snapshot of such a file, which has neither, is a group of its own: kept.
         var groups: [String: [Snapshot]] = [:]
         for snapshot in try list() {
-            let group = [snapshot.hostname, snapshot.manifest?.fileIdentity ?? ""] + snapshot.paths
+            let identity = snapshot.manifest.map { $0.fileIdentity.isEmpty ? $0.origin ?? "snapshot " + snapshot.id : $0.fileIdentity }
+            let group = [snapshot.hostname, identity ?? "snapshot " + snapshot.id] + snapshot.paths
             groups[group.joined(separator: "\u{0}"), default: []].append(snapshot)
         }
         let removed = groups.values.flatMap { snapshots in

@@ -41,7 +41,7 @@ struct SnapshotForgetCommand: ParsableCommand {
     func validate() throws {
         let rules = [keepLast, keepDaily, keepWeekly, keepMonthly].compactMap { $0 }
         guard !rules.isEmpty else { throw ValidationError("give at least one of --keep-last, --keep-daily, --keep-weekly, --keep-monthly") }
-        guard rules.allSatisfy({ $0 >= 0 }) else { throw ValidationError("--keep-… take a count of 0 or more") }
+        guard rules.allSatisfy({ $0 >= 1 }) else { throw ValidationError("--keep-… take a count of 1 or more: 0 would keep nothing") }
     }
 
     func run() throws {
