@@ -5,8 +5,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+// close_range's flag (Linux 5.11), spelled here: older C libraries do not declare it.
+#define CDB_CLOSE_RANGE_CLOEXEC (1U << 2)
 
 // The highest descriptor count handled (restic needs five: stdin, stdout, stderr, password, location).
 #define CDB_MAX_CHILD_DESCRIPTORS 16
@@ -59,6 +63,16 @@ pid_t cdb_spawn_tied_child(const char *path, char *const argv[], char *const env
         }
         for (int i = 0; i < count; i++) {
             if (dup2(moved[i], i) < 0) cdb_child_fail(failure);  // dup2 clears O_CLOEXEC on the target
+        }
+        // Every other descriptor closes at the exec: one the caller was handed open (a
+        // passphrase's --passphrase-fd) must not reach the child, which could read it.
+        if (syscall(SYS_close_range, (unsigned)count, ~0U, CDB_CLOSE_RANGE_CLOEXEC) != 0) {
+            long limit = sysconf(_SC_OPEN_MAX);
+            if (limit < 0 || limit > 65536) limit = 65536;
+            for (int fd = count; fd < limit; fd++) {
+                int flags = fcntl(fd, F_GETFD);
+                if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+            }
         }
         const int defaults[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
         for (unsigned i = 0; i < sizeof defaults / sizeof defaults[0]; i++) signal(defaults[i], SIG_DFL);

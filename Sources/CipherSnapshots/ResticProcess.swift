@@ -54,12 +54,17 @@ final class ResticProcess {
     ///   - password: the repository password, written into the pipe.
     ///   - credentials: the storage's key pair, in place of the inherited one; `nil` to inherit it.
     ///   - unreachableTimeout: seconds restic may go on retrying an unreachable storage before it
-    ///     is stopped.
+    ///     is stopped; and restic that shows no sign of work for ``silenceFactor`` times as long
+    ///     (no output, no input taken) is stopped too: a storage that accepted the connection and
+    ///     never answers makes restic wait for ever, with no retry to count.
     ///   - input: produces stdin: called with a writer that returns `false` once restic stopped
     ///     reading; `nil` for `/dev/null` (or `inputFile`).
     ///   - inputFile: a file restic reads as its stdin from the start (when `input` is `nil`). It
     ///     stays open here; its offset is moved to the start first, and restic moves it.
     ///   - outputSink: takes stdout as it comes and returns `false` to stop restic; `nil` to collect it.
+    /// How many times the unreachable timeout restic may stay silent before it is stopped.
+    static let silenceFactor = 5.0
+
     static func run(
         executable: String, arguments: [String], password: SecretBytes, repository: String, unreachableTimeout: Double,
         credentials: StorageCredentials? = nil, withholding withheld: Set<String> = [],
@@ -114,6 +119,7 @@ final class ResticProcess {
         // Each pipe drains on a thread of its own: the reads block until restic writes or ends.
         startThread(in: group) {
             drain(outputRead) { chunk in
+                state.noteActivity()
                 if let outputSink = sink.value {
                     if !state.stopped, !outputSink(chunk) { state.stop(pid: pid, byCaller: true) }
                 } else {
@@ -125,10 +131,13 @@ final class ResticProcess {
             drain(errorRead) { chunk in state.appendErrors(chunk) }
         }
         // The watchdog: restic retries an unreachable backend for minutes; this gives up sooner.
+        // A backend that never answers gets no retry at all: silence counts too.
         let watchdog = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         watchdog.schedule(deadline: .now() + 0.2, repeating: 0.2)
         watchdog.setEventHandler {
             if let since = state.retryingSince, Date().timeIntervalSince(since) > unreachableTimeout {
+                state.stop(pid: pid, byCaller: false)
+            } else if Date().timeIntervalSince(state.lastActivity) > unreachableTimeout * silenceFactor {
                 state.stop(pid: pid, byCaller: false)
             }
         }
@@ -142,6 +151,7 @@ final class ResticProcess {
                     let count = send(socket, base + done, bytes.count - done, Int32(MSG_NOSIGNAL))
                     if count < 0 && errno == EINTR { continue }
                     guard count > 0 else { return false }
+                    state.noteActivity()
                     done += count
                 }
                 return true
@@ -341,10 +351,17 @@ private final class RunState: @unchecked Sendable {
     private var byCallerFlag = false
     private var killTimer: DispatchSourceTimer?
     private var isReaped = false
+    private var lastActivityTime = Date()
 
     var output: [UInt8] { lock.withLock { outputBytes } }
     var errorText: String { lock.withLock { String(decoding: errorBytes, as: UTF8.self) } }
     var retryingSince: Date? { lock.withLock { firstRetry } }
+    /// When restic last wrote something or took input.
+    var lastActivity: Date { lock.withLock { lastActivityTime } }
+
+    func noteActivity() {
+        lock.withLock { lastActivityTime = Date() }
+    }
     var stopped: Bool { lock.withLock { stoppedFlag } }
     var gaveUp: Bool { lock.withLock { gaveUpFlag } }
     var stoppedByCaller: Bool { lock.withLock { byCallerFlag } }
@@ -356,6 +373,7 @@ private final class RunState: @unchecked Sendable {
     /// Keeps stderr (the last 64 KiB) and notes when restic starts retrying the backend.
     func appendErrors(_ chunk: UnsafeRawBufferPointer) {
         lock.withLock {
+            lastActivityTime = Date()
             errorBytes.append(contentsOf: chunk)
             if errorBytes.count > 65536 { errorBytes.removeFirst(errorBytes.count - 65536) }
             pendingLine.append(contentsOf: chunk)

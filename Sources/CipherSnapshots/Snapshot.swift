@@ -19,6 +19,16 @@ public struct Snapshot: Sendable, Equatable {
 
     /// The file name inside the snapshot (what `restic dump` reads).
     var fileInSnapshot: String? { paths.first }
+
+    /// Which database the snapshot is of, as far as it tells: the file's identity (its salt),
+    /// else its origin (a plaintext file), else the snapshot itself (an older snapshot of a
+    /// plaintext file, or one made by something else, stands alone). Names do not tell: two
+    /// databases in two folders may share one.
+    var databaseIdentity: String {
+        guard let manifest else { return "snapshot " + id }
+        if !manifest.fileIdentity.isEmpty { return manifest.fileIdentity }
+        return manifest.origin ?? "snapshot " + id
+    }
 }
 
 /// What `restic snapshots --json` prints for each snapshot.

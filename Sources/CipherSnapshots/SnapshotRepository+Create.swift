@@ -284,18 +284,8 @@ extension SnapshotRepository {
             sqlcipherVersion: SQLCipherVersion.current?.text ?? "", key: reference, pageCount: pinned.pageCount,
             byteCount: pinned.byteCount, sha256: Hex.string(digest), journalMode: pinned.journalMode,
             tables: counts.tables.map { SnapshotManifest.TableCount(name: $0.table, rows: $0.rows) },
-            origin: identity == nil ? try Self.origin(of: pinned.path) : nil)
+            origin: identity == nil ? try SnapshotRepository.origin(of: pinned.path) : nil)
         return (manifest, counts.authenticatePages)
-    }
-
-    /// ``SnapshotManifest/origin`` for the file at `path`.
-    private static func origin(of path: String) throws(SnapshotError) -> String {
-        let host = ProcessInfo.processInfo.hostName
-        do {
-            return Hex.string(try SHA256.hash(Array((host + "\u{0}" + PathBytes.absolute(path)).utf8))).prefix(16).description
-        } catch {
-            throw SnapshotError(.ioError, error.description)
-        }
     }
 
     /// The SHA-256 of `pinned`'s image.

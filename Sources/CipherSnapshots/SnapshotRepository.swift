@@ -105,22 +105,61 @@ public struct SnapshotRepository: Sendable {
 
     /// The latest snapshot to restore at `path`: of the database named like the file there (a
     /// repository may hold snapshots of several databases), or the latest of all when the
-    /// repository holds one database's.
+    /// repository holds one database's. When a database is at `path` (a restore that replaces
+    /// it), the latest snapshot of that very file (its salt, or for a plaintext file its origin):
+    /// a name does not tell two databases apart, and the other one's would replace it.
     ///
-    /// - Throws: ``SnapshotError/Kind/snapshotNotFound`` when there is none, or when several
-    ///   databases are in the repository and none is named like `path` (give a snapshot id).
+    /// - Throws: ``SnapshotError/Kind/snapshotNotFound`` when there is none, when several
+    ///   databases are in the repository and none is named like `path`, when several databases
+    ///   of that name are and no file at `path` tells which, or when the file at `path` has no
+    ///   snapshot of its own (another database, or this one before a rekey): give a snapshot id.
     public func latestSnapshot(restoringTo path: String) throws(SnapshotError) -> Snapshot {
         let all = try list()
         let name = PathBytes.lastComponent(of: path)
         let databases = Set(all.compactMap { $0.manifest?.database })
-        if let latest = all.last(where: { $0.manifest?.database == name }) ?? (databases.count > 1 ? nil : all.last) {
-            return latest
+        let named = all.filter { $0.manifest?.database == name }
+        let candidates = named.isEmpty && databases.count <= 1 ? all : named
+        guard let latest = candidates.last else {
+            guard !all.isEmpty else { throw SnapshotError(.snapshotNotFound, "the repository \(displayLocation) holds no snapshot yet") }
+            throw SnapshotError(
+                .snapshotNotFound,
+                "the repository \(displayLocation) holds snapshots of \(databases.sorted().joined(separator: ", ")), none named "
+                    + "\(EscapedText.escapingControlCharacters(name)): give the id of the snapshot to restore (`cipherdb snapshot list`)")
         }
-        guard !all.isEmpty else { throw SnapshotError(.snapshotNotFound, "the repository \(displayLocation) holds no snapshot yet") }
-        throw SnapshotError(
-            .snapshotNotFound,
-            "the repository \(displayLocation) holds snapshots of \(databases.sorted().joined(separator: ", ")), none named "
-                + "\(EscapedText.escapingControlCharacters(name)): give the id of the snapshot to restore (`cipherdb snapshot list`)")
+        if let here = try Self.databaseIdentity(ofFileAt: path) {
+            if let own = candidates.last(where: { $0.databaseIdentity == here }) { return own }
+            throw SnapshotError(
+                .snapshotNotFound,
+                "no snapshot in \(displayLocation) is of the database at \(EscapedText.escapingControlCharacters(path)) (its salt): "
+                    + "the latest named \(EscapedText.escapingControlCharacters(latest.manifest?.database ?? name)) is of another file, "
+                    + "or of this one before a rekey; give its id to restore it anyway (`cipherdb snapshot list`)")
+        }
+        let distinct = Set(candidates.map { [$0.hostname, $0.databaseIdentity] })
+        guard distinct.count <= 1 else {
+            throw SnapshotError(
+                .snapshotNotFound,
+                "the repository \(displayLocation) holds snapshots of \(distinct.count) databases named "
+                    + "\(EscapedText.escapingControlCharacters(name)): give the id of the snapshot to restore (`cipherdb snapshot list`)")
+        }
+        return latest
+    }
+
+    /// What ``Snapshot/databaseIdentity`` a snapshot of the file at `path` would have; `nil` when
+    /// there is no file there, or it does not read as a database.
+    static func databaseIdentity(ofFileAt path: String) throws(SnapshotError) -> String? {
+        guard PathBytes.access(path, F_OK) == 0, let file = try? DatabaseFile(path: path) else { return nil }
+        if let salt = file.salt { return Hex.string(salt) }
+        return try origin(of: path)
+    }
+
+    /// ``SnapshotManifest/origin`` for the file at `path`.
+    static func origin(of path: String) throws(SnapshotError) -> String {
+        let host = ProcessInfo.processInfo.hostName
+        do {
+            return String(Hex.string(try SHA256.hash(Array((host + "\u{0}" + PathBytes.absolute(path)).utf8))).prefix(16))
+        } catch {
+            throw SnapshotError(.ioError, error.description)
+        }
     }
 
     /// Removes snapshots the policy does not keep (`restic forget`), and with `prune` the data
@@ -147,8 +186,7 @@ public struct SnapshotRepository: Sendable {
         // older snapshot of such a file, which has neither, is a group of its own: kept.
         var groups: [String: [Snapshot]] = [:]
         for snapshot in try list() {
-            let identity = snapshot.manifest.map { $0.fileIdentity.isEmpty ? $0.origin ?? "snapshot " + snapshot.id : $0.fileIdentity }
-            let group = [snapshot.hostname, identity ?? "snapshot " + snapshot.id] + snapshot.paths
+            let group = [snapshot.hostname, snapshot.databaseIdentity] + snapshot.paths
             groups[group.joined(separator: "\u{0}"), default: []].append(snapshot)
         }
         let removed = groups.values.flatMap { snapshots in

@@ -105,6 +105,8 @@ struct TarFileReader {
         guard stored == sum else { throw .malformed("a header's checksum is wrong") }
         let size: Int
         if let pendingSize { size = pendingSize } else { size = try Self.size(header[124..<136]) }
+        // No file is that large, and the padding is added to the size: near Int.max it overflowed (a trap).
+        guard size <= Self.maximumEntrySize else { throw .malformed("an entry of \(size) bytes") }
         let type = header[156]
         remainingInEntry = size
         padding = (Self.blockSize - size % Self.blockSize) % Self.blockSize
@@ -165,6 +167,9 @@ struct TarFileReader {
         let prefix = String(decoding: header[345..<500].prefix { $0 != 0 }, as: UTF8.self)
         return prefix.isEmpty ? name : prefix + "/" + name
     }
+
+    /// The largest entry read (2^62 bytes): far past any database, far from overflowing.
+    static let maximumEntrySize = 1 << 62
 
     /// A size field: octal digits, or base-256 (GNU) when its first byte has the high bit set.
     private static func size(_ field: ArraySlice<UInt8>) throws(Failure) -> Int {

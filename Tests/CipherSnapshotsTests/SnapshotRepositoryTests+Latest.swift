@@ -31,3 +31,35 @@ extension SnapshotRepositoryTests {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("restore/other.db")))
     }
 }
+
+extension SnapshotRepositoryTests {
+    /// Two databases of one name in two folders: "latest" was the newest snapshot named like
+    /// the target, so a forced restore of a/app.db put b/app.db's database there, exit 0. A
+    /// restore that replaces a database takes the newest snapshot of that very file (its salt);
+    /// with no file there to tell, two databases of the name are ambiguous.
+    func testLatestOfADatabaseIsNotAnotherOfItsName() throws {
+        let repository = try makeStoredRepository()
+        let key = passphrase("one passphrase")
+        for folder in ["a", "b", "c"] { try FileManager.default.createDirectory(atPath: path(folder), withIntermediateDirectories: false) }
+        try makeDatabase("a/app.db", key: key, rows: 2)
+        try makeDatabase("b/app.db", key: key, rows: 7)
+        _ = try repository.create(from: path("a/app.db"), key: key, settings: Self.fast)
+        _ = try repository.create(from: path("b/app.db"), key: key, settings: Self.fast)
+        try insert("a/app.db", key: key, rows: 1)
+
+        let restored = try repository.restore(nil, to: path("a/app.db"), replacing: true)
+        XCTAssertEqual(try count("a/app.db", key: key), 2, "a's own snapshot, not b's 7 rows")
+        XCTAssertEqual(restored.manifest?.fileIdentity, try SnapshotRepository.databaseIdentity(ofFileAt: path("a/app.db")))
+        XCTAssertThrowsError(try repository.restore(nil, to: path("c/app.db"))) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .snapshotNotFound)
+            XCTAssertTrue("\(error)".contains("2 databases named app.db"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("c/app.db")))
+        // A database there that no snapshot is of: refused, left as it is.
+        try makeDatabase("c/app.db", key: key, rows: 4)
+        XCTAssertThrowsError(try repository.restore(nil, to: path("c/app.db"), replacing: true)) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .snapshotNotFound)
+        }
+        XCTAssertEqual(try count("c/app.db", key: key), 4)
+    }
+}

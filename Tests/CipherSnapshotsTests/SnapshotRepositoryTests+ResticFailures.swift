@@ -38,3 +38,35 @@ extension SnapshotRepositoryTests {
         }
     }
 }
+
+extension SnapshotRepositoryTests {
+    /// A storage that accepts the connection and never answers: restic waits for ever and
+    /// prints no retry, so nothing timed it out (a create held its read transaction, and every
+    /// writer of the database waited, for as long). restic silent for five times the unreachable
+    /// timeout is stopped: `unreachable`.
+    func testAStorageThatNeverAnswersIsUnreachable() throws {
+        // Listening, never accepting: the kernel completes connections, and no byte comes back.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        XCTAssertTrue(bound)
+        XCTAssertEqual(listen(listener, 16), 0)
+        let port = UInt16(bigEndian: address.sin_port)
+        var repository = try makeRepository("s3:http://127.0.0.1:\(port)/bucket/repo")
+        repository.unreachableTimeout = 1
+        let started = Date()
+        XCTAssertThrowsError(try repository.list()) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .unreachable, "\(error)")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30)
+    }
+}

@@ -71,6 +71,18 @@ final class TarFileReaderTests: XCTestCase {
         XCTAssertEqual(failure(hugeExtended), .malformed("an extended header of 1048576 bytes"))
     }
 
+    /// A size near Int.max (base-256, as a hostile repository could serve it) overflowed as its
+    /// padding was added: a trap that ended the restore. Refused as malformed.
+    func testASizeNearTheLargestIntegerIsRefused() throws {
+        for type in [UInt8(ascii: "5"), UInt8(ascii: "0")] {
+            var archive = try tar(format: "ustar", files: [("a", [1, 2, 3])])
+            archive[156] = type
+            archive.replaceSubrange(124..<136, with: [0x80, 0, 0, 0, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+            Self.fixChecksum(&archive)
+            XCTAssertEqual(failure(archive), .malformed("an entry of \(Int.max) bytes"), "type \(type)")
+        }
+    }
+
     // MARK: - Helpers
 
     private func read(_ archive: [UInt8], chunkSize: Int) throws -> (file: (name: String, size: Int)?, bytes: [UInt8]) {

@@ -73,7 +73,11 @@ public enum SecretSource: Sendable, Hashable, CustomStringConvertible {
         case .file(let path):
             return try Self.readPrivateFile(path, source: description)
         case .fileDescriptor(let fd):
-            guard fcntl(fd, F_GETFD) >= 0 else { throw SecretSourceError(.notOpen, "\(description) is not open") }
+            let flags = fcntl(fd, F_GETFD)
+            guard flags >= 0 else { throw SecretSourceError(.notOpen, "\(description) is not open") }
+            // Read, it stays open (the caller's), but never reaches a program this process starts
+            // (restic, a shell command), which could read what is left of it or read it again.
+            defer { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
             return try Self.read(fd: fd, source: description, line: false)
         case .standardInput:
             return try Self.read(fd: STDIN_FILENO, source: description, line: false)

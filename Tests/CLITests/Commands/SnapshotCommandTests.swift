@@ -430,6 +430,29 @@ final class SnapshotCommandTests: CLITestCase {
         XCTAssertGreaterThan(drillsKilled, 0, "no kill landed while a drill ran")
     }
 
+    /// A descriptor the caller handed over for a secret (--passphrase-fd 8) stayed open in
+    /// restic, which could read the passphrase through it; so did any other descriptor the
+    /// caller left open without close-on-exec. restic gets its five, nothing else.
+    func testNoOtherDescriptorReachesRestic() throws {
+        var env = passphraseEnvironment()
+        env["REPO_PASS"] = repositoryPassword
+        env["XDG_CACHE_HOME"] = path("cache")
+        try makeDatabase("app.db", env: env, rows: 1)
+        try writeFile("pass.txt", try XCTUnwrap(env["DB_PASS"]))
+        chmod(path("pass.txt"), 0o600)
+        let real = try S3TestServer.requireRestic()
+        try FileManager.default.createDirectory(atPath: path("bin"), withIntermediateDirectories: true)
+        try writeFile("bin/restic", "#!/bin/sh\nls -l /proc/$$/fd >> \"\(path("fds.txt"))\"\nexec \"\(real)\" \"$@\"\n")
+        chmod(path("bin/restic"), 0o700)
+        try ResticTestRepository.copy(to: path("repo"))
+        try shell(
+            #"PATH="$DIR/bin:$PATH" "$CIPHERDB" snapshot create "$DIR/app.db" --passphrase-fd 8 --cipher-kdf-iter 1000 "#
+                + #"--repo "$DIR/repo" --repo-password-env REPO_PASS 8<"$DIR/pass.txt" 7<"$DIR/pass.txt""#, env: env)
+        let descriptors = try String(contentsOfFile: path("fds.txt"), encoding: .utf8)
+        XCTAssertTrue(descriptors.contains("2 ->"), descriptors)
+        XCTAssertFalse(descriptors.contains("pass.txt"), descriptors)
+    }
+
     func testExitStatusesAndThePasswordNeverOnArgv() throws {
         var env = passphraseEnvironment()
         env["REPO_PASS"] = repositoryPassword
