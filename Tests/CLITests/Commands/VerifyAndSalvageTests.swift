@@ -199,6 +199,22 @@ final class VerifyAndSalvageTests: CLITestCase {
         XCTAssertLessThan(result.stdout.count, 10_000, "no line per page")
     }
 
+    /// A FIFO named like the database's journal or log blocked every command for ever (the
+    /// open waited for a writer). It is refused as not a regular file, at once.
+    func testAFIFONamedLikeAJournalIsRefusedNotWaitedOn() throws {
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "app.db", "--raw-key-file", key])
+        for suffix in ["-journal", "-wal"] {
+            try shell("mkfifo \"$DIR/app.db\(suffix)\"")
+            let result = try shell(
+                "timeout 20 \"$CIPHERDB\" info \"$DIR/app.db\" --raw-key-file \"$DIR/db.key\"; echo \"status=$?\"", expect: nil)
+            XCTAssertFalse(result.stdout.contains("status=124"), "\(suffix): it waited: \(result.stdout)")
+            XCTAssertFalse(result.stdout.contains("status=0"), result.stdout)
+            XCTAssertTrue(result.stderr.contains("not a regular file"), "\(suffix): \(result.stderr)")
+            try FileManager.default.removeItem(atPath: path("app.db" + suffix))
+        }
+    }
+
     /// A file cut short (a full disk, a partial copy), which SQLite refuses whole: the plain
     /// salvage says to read what is left, and --read-damaged-pages saves the rows of the pages
     /// that are there, naming the missing ones (a reviewer's finding: nothing was saved).

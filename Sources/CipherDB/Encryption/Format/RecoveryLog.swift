@@ -267,8 +267,14 @@ package enum RecoveryLog {
     // MARK: - Bytes
 
     /// The open file at `path` and its size, or `nil` when there is none.
+    /// Opens the log at `path` for reading; `nil` when there is none.
+    ///
+    /// - Throws: `fileError` when it cannot be opened, or is not a regular file: a FIFO named
+    ///   like a journal blocked the open (and every command) for ever, and SQLite would not take
+    ///   one for a journal either.
     private static func openIfPresent(_ path: String) throws(DatabaseError) -> (descriptor: Int32, size: Int)? {
-        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: an open of a FIFO waits for a writer otherwise.
+        let descriptor = PathBytes.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
             throw DatabaseFile.fileError("cannot open", path)
@@ -277,6 +283,10 @@ package enum RecoveryLog {
         guard fstat(descriptor, &status) == 0 else {
             close(descriptor)
             throw DatabaseFile.fileError("cannot read the size of", path)
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw DatabaseError(kind: .fileError, message: "\(path) is not a regular file: no journal or write-ahead log can be read there")
         }
         return (descriptor, Int(status.st_size))
     }
