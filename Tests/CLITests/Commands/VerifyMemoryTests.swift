@@ -98,4 +98,23 @@ final class VerifyMemoryTests: CLITestCase {
         // page cache and the binary).
         XCTAssertLessThan(fields.first ?? .max, 100 << 10, "peak memory in KiB, for a log of \(logSize >> 20) MiB")
     }
+
+    /// A rollback journal was read whole into memory at every keyed open (only its page 1 is
+    /// ever used): 256 MiB of valid records cost 256 MiB more. Only page 1 is kept now.
+    func testAHotJournalIsReadWithoutHoldingItInMemory() throws {
+        try XCTSkipIf(Self.binaryIsSanitized, "AddressSanitizer's shadow memory is not the command's")
+        let key = try makeRawKeyFile("db.key")
+        try cipherdb(["create", "j.db", "--raw-key-file", key, "--page-size", "1024"])
+        // 260,000 valid records of page 2 (zeros: the checksum of a zero page is the seed, 0).
+        try shell(
+            #"python3 -c 'import struct, sys; f = open(sys.argv[1], "wb"); "#
+                + #"f.write(bytes([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]) + struct.pack(">IIIII", 0xFFFFFFFF, 0, 2, 512, 1024) + bytes(484)); "#
+                + #"record = struct.pack(">I", 2) + bytes(1024) + struct.pack(">I", 0); "#
+                + #"[f.write(record * 1000) for _ in range(260)]' "$DIR/j.db-journal""#)
+        let measured = try shell(
+            #"python3 -c 'import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)' "$CIPHERDB" info "$DIR/j.db" --raw-key-file "$DIR/db.key""#
+        )
+        let fields = measured.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        XCTAssertLessThan(fields.first ?? .max, 100 << 10, "peak memory in KiB, for a journal of 256 MiB")
+    }
 }

@@ -19,20 +19,21 @@ package enum RecoveryLog {
     /// The magic bytes a valid rollback journal header starts with.
     static let journalMagic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
 
-    /// One original page recorded in a rollback journal.
-    struct JournalRecord {
-        /// The page number.
-        let pageNumber: Int
-        /// The page as it was before the transaction (encrypted under the old key).
-        let page: [UInt8]
+    /// What a hot rollback journal will restore, as far as the offline checks need it.
+    struct HotJournal {
+        /// Page 1 as it was before the transaction (encrypted under the old key), when the
+        /// journal holds it.
+        let pageOne: [UInt8]?
     }
 
-    /// The records of the first segment of the journal beside `databasePath` that SQLite would
-    /// play back, or `nil` when there is no journal to roll back (absent, empty, zeroed header,
-    /// a bad magic, or a writer in another process still owns it).
+    /// The first segment of the journal beside `databasePath` that SQLite would play back, or
+    /// `nil` when there is no journal to roll back (absent, empty, zeroed header, a bad magic,
+    /// or a writer in another process still owns it).
     ///
-    /// Records are read up to the first one whose checksum fails, as SQLite's playback does.
-    static func hotJournalRecords(databasePath: String) throws(DatabaseError) -> [JournalRecord]? {
+    /// Records are read up to the first one whose checksum fails or whose page number is 0, as
+    /// SQLite's playback does; only page 1 is kept (a journal's size is any file's, and it was
+    /// read whole into memory: a gigabyte of journal took a gigabyte at every open).
+    static func hotJournal(databasePath: String) throws(DatabaseError) -> HotJournal? {
         let path = DatabaseFile.journalPath(databasePath)
         guard let (descriptor, size) = try openIfPresent(path) else { return nil }
         defer { close(descriptor) }
@@ -46,23 +47,26 @@ package enum RecoveryLog {
         guard CipherLayout.isValidPageSize(pageSize), sectorSize >= 32, sectorSize <= 65536 else { return nil }
         let recordSize = 4 + pageSize + 4
         if recordCount == 0xFFFF_FFFF { recordCount = max(0, (size - sectorSize) / recordSize) }
-        var records: [JournalRecord] = []
+        var pageOne: [UInt8]?
         var offset = sectorSize
         for _ in 0..<min(recordCount, max(0, (size - sectorSize) / recordSize)) {
             let record = try DatabaseFile.read(descriptor: descriptor, offset: offset, count: recordSize, path: path)
             guard record.count == recordSize else { break }
-            let page = Array(record[4..<(4 + pageSize)])
+            let pageNumber = Int(record.bigEndianUInt32(at: 0))
+            guard pageNumber != 0 else { break }
+            let page = record[4..<(4 + pageSize)]
             guard journalChecksum(page, seed: checksumSeed) == record.bigEndianUInt32(at: 4 + pageSize) else { break }
-            records.append(JournalRecord(pageNumber: Int(record.bigEndianUInt32(at: 0)), page: page))
+            // The first record of a page is its original: SQLite plays each page back once.
+            if pageNumber == 1, pageOne == nil { pageOne = Array(page) }
             offset += recordSize
         }
-        return records
+        return HotJournal(pageOne: pageOne)
     }
 
     /// Whether SQLite will roll back a journal beside `databasePath` when it next opens it: one
-    /// ``hotJournalRecords(databasePath:)`` finds (its header written, no writer at work).
+    /// ``hotJournal(databasePath:)`` finds (its header written, no writer at work).
     package static func hasHotJournal(databasePath: String) -> Bool {
-        ((try? hotJournalRecords(databasePath: databasePath)) ?? nil) != nil
+        ((try? hotJournal(databasePath: databasePath)) ?? nil) != nil
     }
 
     /// Whether the journal beside `databasePath` was never synced: its magic is still zero, as
@@ -79,11 +83,11 @@ package enum RecoveryLog {
     }
 
     /// SQLite's journal record checksum: the seed plus every 200th byte from the end of the page.
-    static func journalChecksum(_ page: [UInt8], seed: UInt32) -> UInt32 {
+    static func journalChecksum(_ page: ArraySlice<UInt8>, seed: UInt32) -> UInt32 {
         var checksum = seed
         var index = page.count - 200
         while index > 0 {
-            checksum &+= UInt32(page[index])
+            checksum &+= UInt32(page[page.startIndex + index])
             index -= 200
         }
         return checksum
@@ -251,10 +255,8 @@ package enum RecoveryLog {
     /// The page 1 SQLite will see after recovering the journal or WAL beside `databasePath`, or
     /// `nil` when neither holds one (the file's own page 1 is then the one).
     static func recoveredPageOne(databasePath: String, pageSize: Int) throws(DatabaseError) -> (page: [UInt8], source: PageOneSource)? {
-        if let records = try hotJournalRecords(databasePath: databasePath),
-            let record = records.first(where: { $0.pageNumber == 1 }), record.page.count == pageSize
-        {
-            return (record.page, .rollbackJournal)
+        if let page = try hotJournal(databasePath: databasePath)?.pageOne, page.count == pageSize {
+            return (page, .rollbackJournal)
         }
         if let wal = try writeAheadLog(databasePath: databasePath), wal.pageSize == pageSize,
             let frame = wal.committedFrames.last(where: { $0.pageNumber == 1 })
@@ -266,8 +268,7 @@ package enum RecoveryLog {
 
     // MARK: - Bytes
 
-    /// The open file at `path` and its size, or `nil` when there is none.
-    /// Opens the log at `path` for reading; `nil` when there is none.
+    /// Opens the log at `path` for reading, with its size; `nil` when there is none.
     ///
     /// - Throws: `fileError` when it cannot be opened, or is not a regular file: a FIFO named
     ///   like a journal blocked the open (and every command) for ever, and SQLite would not take
