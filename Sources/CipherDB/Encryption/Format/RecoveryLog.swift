@@ -199,18 +199,18 @@ package enum RecoveryLog {
             guard frame.count == frameSize else { break }
             let belongs = (frame.bigEndianUInt32(at: 8), frame.bigEndianUInt32(at: 12)) == salts
             let commitSize = Int(frame.bigEndianUInt32(at: 4))
-            if firstDamaged != nil {
-                // Past the damage SQLite reads nothing: count the commits it loses.
-                if belongs && commitSize != 0 { dropped += 1 }
-                continue
-            }
             guard belongs else { break }  // an older generation's frame: the log ends here
             var next = walChecksum(frame[0..<8], seed: checksum, bigEndian: bigEndianChecksums)
             next = walChecksum(frame[24...], seed: next, bigEndian: bigEndianChecksums)
             guard next == (frame.bigEndianUInt32(at: 16), frame.bigEndianUInt32(at: 20)) else {
                 firstDamaged = index
                 if commitSize != 0 { dropped += 1 }
-                continue
+                // Past the damage SQLite reads nothing: the commits it loses are counted from the
+                // frames' headers alone, read many frames at a time (frame by frame, whole, a
+                // sparse log of 4 GiB took 43 s).
+                dropped += try Self.commitFrames(
+                    descriptor: descriptor, path: path, after: index, of: frameCount, frameSize: frameSize, salts: salts)
+                break
             }
             checksum = next
             frames.append(
@@ -224,6 +224,38 @@ package enum RecoveryLog {
         return WALContents(
             pageSize: pageSize, validFrames: frames, committedFrameCount: committed,
             firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount, path: path)
+    }
+
+    /// `lseek`'s SEEK_DATA (Linux), which Glibc does not show to Swift.
+    private static let seekData: Int32 = 3
+
+    /// How many frames after frame `index` (of `frameCount`, from 1) end a commit of the log's
+    /// generation (`salts`), read from their headers in chunks of about 4 MiB; holes are skipped.
+    private static func commitFrames(
+        descriptor: Int32, path: String, after index: Int, of frameCount: Int, frameSize: Int, salts: (UInt32, UInt32)
+    ) throws(DatabaseError) -> Int {
+        let framesPerChunk = max(1, (4 << 20) / frameSize)
+        var commits = 0
+        var next = index + 1
+        while next <= frameCount {
+            // A hole (a sparse file) reads as zeros, frames of no commit: skipped unread.
+            let dataStart = lseek(descriptor, off_t(32 + (next - 1) * frameSize), seekData)
+            if dataStart < 0, errno == ENXIO { break }  // nothing but a hole to the end
+            if dataStart >= 0 { next = max(next, (Int(dataStart) - 32) / frameSize + 1) }
+            guard next <= frameCount else { break }
+            let count = min(framesPerChunk, frameCount - next + 1)
+            let chunk = try DatabaseFile.read(
+                descriptor: descriptor, offset: 32 + (next - 1) * frameSize, count: count * frameSize, path: path)
+            let whole = chunk.count / frameSize
+            for frame in 0..<whole {
+                let start = chunk.startIndex + frame * frameSize
+                let belongs = (chunk.bigEndianUInt32(at: start + 8), chunk.bigEndianUInt32(at: start + 12)) == salts
+                if belongs && chunk.bigEndianUInt32(at: start + 4) != 0 { commits += 1 }
+            }
+            guard whole == count else { break }
+            next += count
+        }
+        return commits
     }
 
     /// SQLite's WAL checksum over 8-byte steps of `bytes`, continuing from `seed`.
