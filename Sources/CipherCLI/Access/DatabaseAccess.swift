@@ -18,6 +18,7 @@ enum DatabaseAccess {
         // sqlite3's shell runs (SQLITE_CONFIG_MULTITHREAD): a lock and an unlock fewer in every
         // API call (sqlite3_interrupt, which Ctrl-C calls from another thread, takes none).
         if oneThread { flags.insert(.noMutex) }
+        if !readOnly { try refuseDamagedWriteAheadLog(path) }
         switch kind {
         case .missing:
             throw CLIError.missingInput(path, what: "database")
@@ -65,6 +66,21 @@ enum DatabaseAccess {
         throw CLIError.usage(
             "\(path) keeps its header in plaintext and its salt outside the file: give --cipher-plaintext-header-size N and --cipher-salt HEX (printed when it was made)"
         )
+    }
+
+    /// Refuses (65) a database whose write-ahead log SQLite would read only up to a damaged frame:
+    /// a read-write connection closing last checkpoints that far and deletes the log, and the
+    /// commits after the damage, which a careful repair of the frame could still save, are lost.
+    static func refuseDamagedWriteAheadLog(_ path: String) throws(CLIError) {
+        let damage: (frame: Int, droppedCommits: Int)?
+        do { damage = try RecoveryLog.damagedWriteAheadLog(databasePath: path) } catch { throw CLIError.database(error, path: path) }
+        guard let damage else { return }
+        throw CLIError(
+            .dataError,
+            "the write-ahead log beside \(path) is damaged at frame \(damage.frame): SQLite would drop "
+                + "\(damage.droppedCommits) committed transaction(s) after it, and a read-write open would delete the log; nothing was changed",
+            hint: "copy \(path)-wal aside to keep what follows the damage; `cipherdb verify \(path)` reports the log, "
+                + "and `cipherdb salvage \(path) OUT` saves what SQLite reads (the log up to the damage)")
     }
 
     /// Opens an encrypted file with `key`, finding the page size from page 1 when none was given.

@@ -52,4 +52,26 @@ final class VerifyWriteAheadLogTests: CLITestCase {
         XCTAssertEqual(result["ok"] as? Bool, false)
         XCTAssertEqual(try bytes("app.db-wal"), walBefore, "verify changed the log")
     }
+
+    /// Read-write commands on a database whose log breaks at a damaged frame: rekey and decrypt
+    /// exited 0 with the commits after the damage missing, and the close deleted the log, the
+    /// only place they were. Refused (65) before SQLite opens it; the log is left as it was.
+    func testReadWriteCommandsRefuseALogThatWouldDropCommits() throws {
+        let key = try makeWALImage(commits: 6)
+        try flipByte("app.db-wal", at: 32 + 3 * (24 + 1024) + 24 + 500)
+        let before = (try bytes("app.db"), try bytes("app.db-wal"))
+        let newKey = try makeRawKeyFile("new.key")
+        for command in [
+            ["rekey", "app.db", "--raw-key-file", key, "--new-raw-key-file", newKey],
+            ["decrypt", "app.db", "plain.db", "--raw-key-file", key],
+            ["query", "app.db", "SELECT count(*) FROM sqlite_master", "--raw-key-file", key],
+        ] {
+            let result = try cipherdb(command, expect: 65)
+            XCTAssertTrue(
+                result.stderr.contains("damaged at frame 4") && result.stderr.contains("5 committed"), "\(command[0]): \(result.stderr)")
+            XCTAssertEqual(try bytes("app.db"), before.0, command[0])
+            XCTAssertEqual(try bytes("app.db-wal"), before.1, command[0])
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("plain.db")))
+    }
 }

@@ -171,6 +171,15 @@ package enum RecoveryLog {
         let pageOffset: Int
     }
 
+    /// Where the write-ahead log beside `databasePath` breaks, when SQLite would silently drop
+    /// committed transactions after it: its first damaged frame and the commits lost. `nil` for
+    /// no log, or one that loses nothing. A read-write connection that closes last checkpoints
+    /// what precedes the damage and deletes the log: the dropped commits are then gone for good.
+    package static func damagedWriteAheadLog(databasePath: String) throws(DatabaseError) -> (frame: Int, droppedCommits: Int)? {
+        guard let log = try writeAheadLog(databasePath: databasePath), let frame = log.firstDamagedFrame else { return nil }
+        return (frame, log.droppedCommits)
+    }
+
     /// Reads the WAL beside `databasePath`, or `nil` when there is none or its header is invalid
     /// (SQLite then ignores it).
     static func writeAheadLog(databasePath: String) throws(DatabaseError) -> WALContents? {
