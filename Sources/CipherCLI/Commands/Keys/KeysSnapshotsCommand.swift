@@ -1,5 +1,6 @@
 import ArgumentParser
 import CipherKeystore
+import CipherSnapshots
 import Foundation
 
 /// `cipherdb keys snapshots [list] [ID] [--json]`, `keys snapshots forget SNAPSHOT…` and
@@ -56,14 +57,16 @@ struct KeysSnapshotsListCommand: ParsableCommand {
         if json {
             let snapshots = known.map { snapshot in
                 JSONValue.object([
-                    ("repository", .string(snapshot.repository)), ("snapshot", .string(snapshot.snapshotID)),
+                    ("repository", .string(SnapshotRepository.displayLocation(snapshot.repository))),
+                    ("snapshot", .string(snapshot.snapshotID)),
                     ("key_id", .string(snapshot.keyID)), ("version", .int(Int64(snapshot.version))),
                     ("recorded", .string(ISO8601DateFormatter().string(from: snapshot.created))),
                 ])
             }
             let passwords = repositories.map { repository in
                 JSONValue.object([
-                    ("repository", .string(repository.repository)), ("key_id", .string(repository.keyID)),
+                    ("repository", .string(SnapshotRepository.displayLocation(repository.repository))),
+                    ("key_id", .string(repository.keyID)),
                     ("version", .int(Int64(repository.version))),
                     ("recorded", .string(ISO8601DateFormatter().string(from: repository.created))),
                 ])
@@ -79,12 +82,12 @@ struct KeysSnapshotsListCommand: ParsableCommand {
         }
         for snapshot in known {
             Console.out(
-                "\(snapshot.shortID)  '\(snapshot.keyID)' v\(snapshot.version)  \(Console.escapingControlCharacters(snapshot.repository))"
+                "\(snapshot.shortID)  '\(snapshot.keyID)' v\(snapshot.version)  \(SnapshotRepository.displayLocation(snapshot.repository))"
             )
         }
         for repository in repositories {
             Console.out(
-                "password  '\(repository.keyID)' v\(repository.version)  \(Console.escapingControlCharacters(repository.repository))")
+                "password  '\(repository.keyID)' v\(repository.version)  \(SnapshotRepository.displayLocation(repository.repository))")
         }
     }
 }
@@ -117,8 +120,14 @@ struct KeysSnapshotsForgetCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (ids, repository) = (snapshots, repository)
-        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in try store.forgetSnapshots(ids, repository: repository) }
+        let (ids, shown) = (snapshots, repository)
+        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in
+            try store.forgetSnapshots(
+                ids,
+                repository: try shown.map { (shown) throws(KeystoreError) in
+                    try KeysSnapshotsForgetRepositoryCommand.recorded(shown, in: store)
+                })
+        }
         guard !removed.isEmpty else {
             throw CLIError(
                 .noInput, "no recorded snapshot matches \(ids.joined(separator: " "))", hint: "`cipherdb keys snapshots` lists them")
@@ -151,8 +160,10 @@ struct KeysSnapshotsForgetRepositoryCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let (repository, keyID) = (repository, keyID)
-        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in try store.forgetRepository(repository, keyID: keyID) }
+        let (shown, keyID) = (repository, keyID)
+        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in
+            try store.forgetRepository(try Self.recorded(shown, in: store), keyID: keyID)
+        }
         guard !removed.isEmpty else {
             throw CLIError(
                 .noInput, "no recorded repository \(Console.escapingControlCharacters(repository))",
@@ -161,5 +172,13 @@ struct KeysSnapshotsForgetRepositoryCommand: ParsableCommand {
         common.info(
             "forgot the record of \(Console.escapingControlCharacters(repository)): "
                 + removed.map { "'\($0.keyID)' v\($0.version)" }.joined(separator: ", ") + " no longer kept for it")
+    }
+
+    /// The repository as recorded for `shown`, as given or as `keys snapshots` shows it (a
+    /// password in its URL hidden): the listing never shows the password, and must still name it.
+    static func recorded(_ shown: String, in store: Keystore) throws(KeystoreError) -> String {
+        let recorded = Set(try store.knownRepositories(id: nil).map(\.repository) + store.knownSnapshots(id: nil).map(\.repository))
+        if recorded.contains(shown) { return shown }
+        return recorded.first { SnapshotRepository.displayLocation($0) == shown } ?? shown
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CipherKeystore
+import CipherSnapshots
 
 /// `cipherdb snapshot credentials list [--json]`.
 struct SnapshotCredentialsListCommand: ParsableCommand {
@@ -25,7 +26,9 @@ struct SnapshotCredentialsListCommand: ParsableCommand {
         let known = try keystore.withKeystore { (store) throws(KeystoreError) in try store.knownStorageCredentials() }
         if json {
             let entries = known.map {
-                JSONValue.object([("repository", .string($0.repository)), ("access_key_id", .string($0.accessKeyID))])
+                JSONValue.object([
+                    ("repository", .string(SnapshotRepository.displayLocation($0.repository))), ("access_key_id", .string($0.accessKeyID)),
+                ])
             }
             Console.out(JSONValue.object([("keystore", .string(keystore.path)), ("credentials", .array(entries))]).serialized())
             return
@@ -36,7 +39,7 @@ struct SnapshotCredentialsListCommand: ParsableCommand {
         }
         for entry in known {
             Console.out(
-                "\(Console.escapingControlCharacters(entry.repository))  access key id \(Console.escapingControlCharacters(entry.accessKeyID))"
+                "\(SnapshotRepository.displayLocation(entry.repository))  access key id \(Console.escapingControlCharacters(entry.accessKeyID))"
             )
         }
     }

@@ -19,7 +19,12 @@ struct SnapshotCredentialsRemoveCommand: ParsableCommand {
 
     func run() throws {
         let location = try repository.resolved()
-        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in try store.removeStorageCredentials(repository: location)
+        // As given, or as `credentials list` shows it (a password in its URL hidden).
+        let removed = try keystore.withKeystore { (store) throws(KeystoreError) in
+            let stored = try store.knownStorageCredentials().map(\.repository)
+            let recorded =
+                stored.contains(location) ? location : stored.first { SnapshotRepository.displayLocation($0) == location } ?? location
+            return try store.removeStorageCredentials(repository: recorded)
         }
         guard removed else {
             throw CLIError(
