@@ -211,13 +211,10 @@ public struct SnapshotRepository: Sendable {
         var shown = location
         if let scheme = shown.range(of: "://") {
             let authorityEnd = shown[scheme.upperBound...].firstIndex(of: "/") ?? shown.endIndex
-            // user:password@ keeps the user; a lone user@ part is a token (rest:https://TOKEN@host).
-            if let at = shown[scheme.upperBound..<authorityEnd].lastIndex(of: "@") {
-                if let colon = shown[scheme.upperBound..<at].firstIndex(of: ":") {
-                    shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
-                } else {
-                    shown.replaceSubrange(scheme.upperBound..<at, with: "***")
-                }
+            if let at = shown[scheme.upperBound..<authorityEnd].lastIndex(of: "@"),
+                let colon = shown[scheme.upperBound..<at].firstIndex(of: ":")
+            {
+                shown.replaceSubrange(shown.index(after: colon)..<at, with: "***")
             }
         }
         return EscapedText.escapingControlCharacters(shown)

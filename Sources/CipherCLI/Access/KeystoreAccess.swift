@@ -36,7 +36,8 @@ final class KeystoreAccess {
             let found = locked.stored
             readLocks.append(locked.lock)
             if let failure = keystore.lastRecordingError {
-                Console.error("warning: \(path) could not be recorded in the keystore \(options.path): \(failure.description)")
+                Console.error("\(path) could not be recorded in the keystore \(options.path): \(failure.description)")
+                Self.recordFailed = true
             }
             let origin = "keystore \(options.path), id '\(id)' version \(found.version)"
             return ResolvedKey(
@@ -98,8 +99,8 @@ final class KeystoreAccess {
     private var unrecordedRepository: (repository: String, id: String, version: Int)?
 
     /// Records the repository whose password ``repositoryPassword(repository:keyID:)`` gave, now
-    /// that restic accepted it, so that `keys trim` and `destroy` keep its version; a failure is a
-    /// warning (the command did its work).
+    /// that restic accepted it, so that `keys trim` and `destroy` keep its version; a failure is
+    /// reported, and the command, which did its work, ends with 71.
     func recordRepositoryPassword() {
         guard let (repository, id, version) = unrecordedRepository else { return }
         unrecordedRepository = nil
@@ -109,7 +110,8 @@ final class KeystoreAccess {
     }
 
     /// Records that snapshot `snapshotID` in `repository` needs version `version` of `id`, so that
-    /// `keys trim` and `destroy` keep it; a failure is a warning (the snapshot is made).
+    /// `keys trim` and `destroy` keep it; a failure is reported, and the command, whose snapshot is
+    /// made, ends with 71.
     func recordSnapshot(_ snapshotID: String, repository: String, id: String, version: Int) {
         recordOrWarn(
             "snapshot \(snapshotID.prefix(8))", consequence: "`keys trim` will not know that it needs version \(version) of '\(id)'"
@@ -120,8 +122,8 @@ final class KeystoreAccess {
     }
 
     /// Writes a record with `write` once the read locks this command holds, which would keep the
-    /// keystore's write out, are gone. The command did its work already: a failure is a warning
-    /// naming `subject`, then what it means (`consequence`).
+    /// keystore's write out, are gone. The command did its work already: a failure is reported
+    /// naming `subject`, then what it means (`consequence`), and the command ends with 71.
     private func recordOrWarn(_ subject: String, consequence: String? = nil, _ write: (Keystore) throws(KeystoreError) -> Void) {
         readLocks.removeAll()
         let failure: String
@@ -137,6 +139,13 @@ final class KeystoreAccess {
             failure = error.message
         }
         Console.error(
-            "warning: \(subject) could not be recorded in the keystore \(options.path): \(failure)" + (consequence.map { "; " + $0 } ?? ""))
+            "\(subject) could not be recorded in the keystore \(options.path): \(failure)" + (consequence.map { "; " + $0 } ?? ""))
+        Self.recordFailed = true
     }
+
+    /// Set when a record could not be written: the command's work is done, and it ends with 71
+    /// (``ExitStatus/changedIncompletely``), not 0, so that a script sees that the keystore does not
+    /// know what now needs its key versions (a later `keys trim` could retire one). Read once, by
+    /// the tool's `main` as the command returns.
+    nonisolated(unsafe) static var recordFailed = false
 }

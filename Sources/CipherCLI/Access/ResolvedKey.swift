@@ -17,7 +17,7 @@ struct ResolvedKey {
 
     /// Records `database`, just written with this key, in the keystore the key came from (nothing
     /// for other keys): so that no version it needs is retired without a word. A keystore that
-    /// cannot be written gets a warning, never a failure: the database is written.
+    /// cannot be written is reported, and the command ends with 71: the database is written.
     func recordWritten(_ database: String) {
         guard let keyID, let keystore else { return }
         keystore.record(database, id: keyID)

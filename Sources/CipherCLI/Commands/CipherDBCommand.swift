@@ -104,7 +104,8 @@ package enum CipherDBTool {
         do {
             var command = try CipherDBCommand.parseAsRoot(arguments)
             try command.run()
-            status = ExitStatus.ok.rawValue
+            // The work is done; a keystore record of it is not (reported as it failed).
+            status = KeystoreAccess.recordFailed ? ExitStatus.changedIncompletely.rawValue : ExitStatus.ok.rawValue
         } catch let error as CLIError {
             Console.flush()
             Console.error(error.description)

@@ -17,6 +17,24 @@ final class KeysDatabasesCommandTests: CLITestCase {
         try cipherdb(["query", "app.db", "CREATE TABLE t(x); INSERT INTO t VALUES ('kept')", "--key-id", "app"] + unlock, env: env)
     }
 
+    /// A database made with a keystore key that the keystore could not record was a warning
+    /// and exit 0: a script saw success, and `keys trim` could later retire the version it
+    /// needs. The database is made, and the command ends with 71.
+    func testAWriteTheKeystoreCannotRecordEndsWith71() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"), getuid() == 0 else {
+            throw XCTSkip("an immutable folder (chattr +i, as root) makes the keystore unwritable")
+        }
+        try FileManager.default.createDirectory(atPath: path("ks"), withIntermediateDirectories: false)
+        let keystore = ["--keystore", path("ks/keystore")] + unlock
+        try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + keystore, env: env)
+        try cipherdb(["keys", "add", "app"] + keystore, env: env)
+        guard (try? shell("chattr +i \"$DIR/ks\"")) != nil else { throw XCTSkip("this file system has no immutable flag") }
+        defer { _ = try? shell("chattr -i \"$DIR/ks\"") }
+        let made = try cipherdb(["create", "new.db", "--key-id", "app"] + keystore, env: env, expect: 71)
+        XCTAssertTrue(made.stderr.contains("could not be recorded in the keystore"), made.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("new.db")), "the database is made")
+    }
+
     func testRotateWithoutDatabaseThenTrimIsRefusedUntilTheDatabaseMoves() throws {
         let rotated = try cipherdb(["keys", "rotate", "app"] + unlock, env: env)
         XCTAssertTrue(rotated.stderr.contains("\(path("app.db")) (v1)"), rotated.stderr)
