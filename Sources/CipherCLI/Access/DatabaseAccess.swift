@@ -68,19 +68,22 @@ enum DatabaseAccess {
         )
     }
 
-    /// Refuses (65) a database whose write-ahead log SQLite would read only up to a damaged frame:
-    /// a read-write connection closing last checkpoints that far and deletes the log, and the
-    /// commits after the damage, which a careful repair of the frame could still save, are lost.
+    /// Refuses (65) a database whose write-ahead log SQLite would read only up to a damaged frame
+    /// with committed transactions after it (damage in the last transaction alone can be a
+    /// crash's torn write, which SQLite rightly rolls back): a read-write connection closing last
+    /// checkpoints that far and deletes the log, and those commits, which a careful repair of
+    /// the frame could still save, are lost.
     static func refuseDamagedWriteAheadLog(_ path: String) throws(CLIError) {
         let damage: (frame: Int, droppedCommits: Int)?
         do { damage = try RecoveryLog.damagedWriteAheadLog(databasePath: path) } catch { throw CLIError.database(error, path: path) }
         guard let damage else { return }
         throw CLIError(
             .dataError,
-            "the write-ahead log beside \(path) is damaged at frame \(damage.frame): SQLite would drop "
-                + "\(damage.droppedCommits) committed transaction(s) after it, and a read-write open would delete the log; nothing was changed",
-            hint: "copy \(path)-wal aside to keep what follows the damage; `cipherdb verify \(path)` reports the log, "
-                + "and `cipherdb salvage \(path) OUT` saves what SQLite reads (the log up to the damage)")
+            "the write-ahead log beside \(path) is damaged at frame \(damage.frame): SQLite would drop the \(damage.droppedCommits) "
+                + "transactions logged from there on (all but the last surely committed), and a read-write open would delete the log; "
+                + "nothing was changed",
+            hint: "copy \(path)-wal aside to keep them; `cipherdb salvage \(path) OUT` saves what SQLite reads (the log up to the "
+                + "damage), and with \(path)-wal moved away the database opens as it was at its last checkpoint")
     }
 
     /// Opens an encrypted file with `key`, finding the page size from page 1 when none was given.

@@ -68,10 +68,21 @@ final class VerifyWriteAheadLogTests: CLITestCase {
         ] {
             let result = try cipherdb(command, expect: 65)
             XCTAssertTrue(
-                result.stderr.contains("damaged at frame 4") && result.stderr.contains("5 committed"), "\(command[0]): \(result.stderr)")
+                result.stderr.contains("damaged at frame 4") && result.stderr.contains("the 5 transactions"),
+                "\(command[0]): \(result.stderr)")
             XCTAssertEqual(try bytes("app.db"), before.0, command[0])
             XCTAssertEqual(try bytes("app.db-wal"), before.1, command[0])
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("plain.db")))
+    }
+
+    /// Damage in the log's last transaction alone may be a crash's torn write (SQLite writes a
+    /// frame's header and its page apart), which SQLite rightly rolls back: no refusal then.
+    func testATornLastTransactionIsNotRefused() throws {
+        let key = try makeWALImage(commits: 6)
+        // The last frame (8), the last insert's commit frame: its page, not its header.
+        try flipByte("app.db-wal", at: 32 + 7 * (24 + 1024) + 24 + 500)
+        let result = try cipherdb(["query", "app.db", "SELECT count(*) FROM t", "--raw-key-file", key])
+        XCTAssertTrue(result.stdout.hasSuffix("5\n"), "the torn last insert is rolled back: \(result.stdout)")
     }
 }

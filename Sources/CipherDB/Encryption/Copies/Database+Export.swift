@@ -174,7 +174,7 @@ extension Database {
             detachQuietly(Self.exportSchema)
             throw error
         }
-        try executeUpdate("DETACH DATABASE \(Self.exportSchema)")
+        try detachDatabase(Self.exportSchema)
         watcher?.finish()
         progress?(.checking)
         try Self.prove(path: pending.accessPath, displayPath: pending.targetPath, key: key, settings: settings, expectingTables: tableCount)

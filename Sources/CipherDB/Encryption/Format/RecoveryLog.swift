@@ -172,11 +172,15 @@ package enum RecoveryLog {
     }
 
     /// Where the write-ahead log beside `databasePath` breaks, when SQLite would silently drop
-    /// committed transactions after it: its first damaged frame and the commits lost. `nil` for
-    /// no log, or one that loses nothing. A read-write connection that closes last checkpoints
-    /// what precedes the damage and deletes the log: the dropped commits are then gone for good.
+    /// transactions that were surely committed: its first damaged frame, and the transactions
+    /// logged from there on. `nil` for no log, or damage confined to the log's last transaction:
+    /// that one may be a crash's torn write (SQLite writes a frame's header and page apart), which
+    /// SQLite rightly rolls back; a transaction followed by another was committed. A read-write
+    /// connection that closes last checkpoints what precedes the damage and deletes the log: the
+    /// dropped transactions are then gone for good.
     package static func damagedWriteAheadLog(databasePath: String) throws(DatabaseError) -> (frame: Int, droppedCommits: Int)? {
-        guard let log = try writeAheadLog(databasePath: databasePath), let frame = log.firstDamagedFrame else { return nil }
+        guard let log = try writeAheadLog(databasePath: databasePath), let frame = log.firstDamagedFrame, log.droppedCommits >= 2
+        else { return nil }
         return (frame, log.droppedCommits)
     }
 
@@ -235,8 +239,12 @@ package enum RecoveryLog {
             firstDamagedFrame: firstDamaged, droppedCommits: dropped, frameCount: frameCount, path: path)
     }
 
-    /// `lseek`'s SEEK_DATA (Linux), which Glibc does not show to Swift.
+    /// `lseek`'s SEEK_DATA, which Glibc does not show to Swift (Darwin's is another number).
+    #if os(Linux)
     private static let seekData: Int32 = 3
+    #else
+    private static let seekData: Int32 = SEEK_DATA
+    #endif
 
     /// How many frames after frame `index` (of `frameCount`, from 1) end a commit of the log's
     /// generation (`salts`), read from their headers in chunks of about 4 MiB; holes are skipped.
