@@ -87,6 +87,16 @@ final class FileLockTests: DatabaseTestCase {
         XCTAssertEqual(try heldLocks(path("archive.db")), [])
     }
 
+    /// An export attaches its copy and detaches it: the copy's shared descriptor went with the
+    /// detach only through `detachDatabase`, and a plain DETACH kept it (and the copy's disk
+    /// space, once unlinked) until the source connection closed.
+    func testAnExportGivesBackItsCopysDescriptor() throws {
+        let db = try openDatabase("source.db", key: rawKey(0x42))
+        try db.executeUpdate("CREATE TABLE t(x)")
+        try db.export(to: path("copy.db"), key: rawKey(0x43))
+        XCTAssertTrue(db.attachedFiles.isEmpty)
+    }
+
     /// The last release of a file's descriptor closes it before another thread can take the file
     /// anew: closed after, it dropped the locks the new user's connection had just taken.
     func testALastReleaseRacingANewOpenLeavesTheNewConnectionsLocks() throws {
