@@ -20,10 +20,10 @@ public struct Snapshot: Sendable, Equatable {
     /// The file name inside the snapshot (what `restic dump` reads).
     var fileInSnapshot: String? { paths.first }
 
-    /// Which database the snapshot is of, as far as it tells: the file's identity (its salt),
-    /// else its origin (a plaintext file), else the snapshot itself (an older snapshot of a
-    /// plaintext file, or one made by something else, stands alone). Names do not tell: two
-    /// databases in two folders may share one.
+    /// Which database the snapshot is of, for retention, as far as it tells: the file's identity
+    /// (its salt: a rekey starts a new count), else its origin (a plaintext file), else the
+    /// snapshot itself (an older snapshot of a plaintext file, or one made by something else,
+    /// stands alone). Names do not tell: two databases in two folders may share one.
     var databaseIdentity: String {
         guard let manifest else { return "snapshot " + id }
         if !manifest.fileIdentity.isEmpty { return manifest.fileIdentity }

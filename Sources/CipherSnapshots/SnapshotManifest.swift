@@ -106,10 +106,10 @@ public struct SnapshotManifest: Sendable, Codable, Equatable {
     public var journalMode: String
     /// Every table and its rows, in `sqlite_master` order.
     public var tables: [TableCount]
-    /// Where the database was read from, for a file without an identity (plaintext, or a
-    /// plaintext header): SHA-256 of the host name and the file's absolute path, 16 hex digits
-    /// (the path itself is not shown). `nil` for a file with an identity, and in manifests made
-    /// before it existed.
+    /// Where the database was read from: SHA-256 of the host name and the file's absolute path,
+    /// 16 hex digits (the path itself is not shown). It tells apart files without an identity
+    /// (plaintext, a plaintext header), and finds a file's snapshots after its salt changed (a
+    /// rekey) or was damaged. `nil` in manifests made before it existed.
     public var origin: String? = nil
 
     /// The tag prefix that carries a manifest.

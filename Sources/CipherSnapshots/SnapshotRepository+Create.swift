@@ -284,7 +284,7 @@ extension SnapshotRepository {
             sqlcipherVersion: SQLCipherVersion.current?.text ?? "", key: reference, pageCount: pinned.pageCount,
             byteCount: pinned.byteCount, sha256: Hex.string(digest), journalMode: pinned.journalMode,
             tables: counts.tables.map { SnapshotManifest.TableCount(name: $0.table, rows: $0.rows) },
-            origin: identity == nil ? try SnapshotRepository.origin(of: pinned.path) : nil)
+            origin: try SnapshotRepository.origin(of: pinned.path))
         return (manifest, counts.authenticatePages)
     }
 

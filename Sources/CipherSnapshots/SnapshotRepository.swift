@@ -105,14 +105,14 @@ public struct SnapshotRepository: Sendable {
 
     /// The latest snapshot to restore at `path`: of the database named like the file there (a
     /// repository may hold snapshots of several databases), or the latest of all when the
-    /// repository holds one database's. When a database is at `path` (a restore that replaces
-    /// it), the latest snapshot of that very file (its salt, or for a plaintext file its origin):
-    /// a name does not tell two databases apart, and the other one's would replace it.
+    /// repository holds one database's. When a file is at `path` (a restore that replaces it),
+    /// the latest snapshot of that file: one with its salt, else one read from that very path on
+    /// this host (the file damaged, emptied or rekeyed since). A name alone does not tell two
+    /// databases apart, and the other one's would replace it.
     ///
     /// - Throws: ``SnapshotError/Kind/snapshotNotFound`` when there is none, when several
-    ///   databases are in the repository and none is named like `path`, when several databases
-    ///   of that name are and no file at `path` tells which, or when the file at `path` has no
-    ///   snapshot of its own (another database, or this one before a rekey): give a snapshot id.
+    ///   databases are in the repository and none is named like `path`, or when no snapshot is
+    ///   of the file at `path` (give a snapshot id).
     public func latestSnapshot(restoringTo path: String) throws(SnapshotError) -> Snapshot {
         let all = try list()
         let name = PathBytes.lastComponent(of: path)
@@ -126,30 +126,20 @@ public struct SnapshotRepository: Sendable {
                 "the repository \(displayLocation) holds snapshots of \(databases.sorted().joined(separator: ", ")), none named "
                     + "\(EscapedText.escapingControlCharacters(name)): give the id of the snapshot to restore (`cipherdb snapshot list`)")
         }
-        if let here = try Self.databaseIdentity(ofFileAt: path) {
-            if let own = candidates.last(where: { $0.databaseIdentity == here }) { return own }
-            throw SnapshotError(
-                .snapshotNotFound,
-                "no snapshot in \(displayLocation) is of the database at \(EscapedText.escapingControlCharacters(path)) (its salt): "
-                    + "the latest named \(EscapedText.escapingControlCharacters(latest.manifest?.database ?? name)) is of another file, "
-                    + "or of this one before a rekey; give its id to restore it anyway (`cipherdb snapshot list`)")
+        // Nothing there to replace: the latest of the name.
+        guard PathBytes.access(path, F_OK) == 0 else { return latest }
+        if let salt = (try? DatabaseFile(path: path))?.salt,
+            let own = candidates.last(where: { $0.manifest?.fileIdentity == Hex.string(salt) })
+        {
+            return own
         }
-        let distinct = Set(candidates.map { [$0.hostname, $0.databaseIdentity] })
-        guard distinct.count <= 1 else {
-            throw SnapshotError(
-                .snapshotNotFound,
-                "the repository \(displayLocation) holds snapshots of \(distinct.count) databases named "
-                    + "\(EscapedText.escapingControlCharacters(name)): give the id of the snapshot to restore (`cipherdb snapshot list`)")
-        }
-        return latest
-    }
-
-    /// What ``Snapshot/databaseIdentity`` a snapshot of the file at `path` would have; `nil` when
-    /// there is no file there, or it does not read as a database.
-    static func databaseIdentity(ofFileAt path: String) throws(SnapshotError) -> String? {
-        guard PathBytes.access(path, F_OK) == 0, let file = try? DatabaseFile(path: path) else { return nil }
-        if let salt = file.salt { return Hex.string(salt) }
-        return try origin(of: path)
+        let origin = try Self.origin(of: path)
+        if let own = candidates.last(where: { $0.manifest?.origin == origin }) { return own }
+        throw SnapshotError(
+            .snapshotNotFound,
+            "no snapshot in \(displayLocation) is of the file at \(EscapedText.escapingControlCharacters(path)) (by its salt, or "
+                + "taken from that path on this host): the latest named \(EscapedText.escapingControlCharacters(name)) may be of "
+                + "another database; give its id to restore it there (`cipherdb snapshot list`)")
     }
 
     /// ``SnapshotManifest/origin`` for the file at `path`.

@@ -35,8 +35,9 @@ extension SnapshotRepositoryTests {
 extension SnapshotRepositoryTests {
     /// Two databases of one name in two folders: "latest" was the newest snapshot named like
     /// the target, so a forced restore of a/app.db put b/app.db's database there, exit 0. A
-    /// restore that replaces a database takes the newest snapshot of that very file (its salt);
-    /// with no file there to tell, two databases of the name are ambiguous.
+    /// restore that replaces a file takes the newest snapshot of that file: by its salt, else
+    /// by where it was taken from (the file damaged or rekeyed since); a database there that no
+    /// snapshot is of is refused and left as it is. With no file there, the newest of the name.
     func testLatestOfADatabaseIsNotAnotherOfItsName() throws {
         let repository = try makeStoredRepository()
         let key = passphrase("one passphrase")
@@ -47,19 +48,40 @@ extension SnapshotRepositoryTests {
         _ = try repository.create(from: path("b/app.db"), key: key, settings: Self.fast)
         try insert("a/app.db", key: key, rows: 1)
 
-        let restored = try repository.restore(nil, to: path("a/app.db"), replacing: true)
+        try repository.restore(nil, to: path("a/app.db"), replacing: true)
         XCTAssertEqual(try count("a/app.db", key: key), 2, "a's own snapshot, not b's 7 rows")
-        XCTAssertEqual(restored.manifest?.fileIdentity, try SnapshotRepository.databaseIdentity(ofFileAt: path("a/app.db")))
-        XCTAssertThrowsError(try repository.restore(nil, to: path("c/app.db"))) { error in
-            XCTAssertEqual((error as? SnapshotError)?.kind, .snapshotNotFound)
-            XCTAssertTrue("\(error)".contains("2 databases named app.db"), "\(error)")
-        }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: path("c/app.db")))
+        // Damaged where its salt is: found by the path it was taken from.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path("a/app.db")))
+        try handle.write(contentsOf: Data(repeating: 0x78, count: 16))
+        try handle.close()
+        try repository.restore(nil, to: path("a/app.db"), replacing: true)
+        XCTAssertEqual(try count("a/app.db", key: key), 2)
+        // Nothing at the path: the newest of the name.
+        try repository.restore(nil, to: path("c/app.db"))
+        XCTAssertEqual(try count("c/app.db", key: key), 7)
         // A database there that no snapshot is of: refused, left as it is.
+        try FileManager.default.removeItem(atPath: path("c/app.db"))
         try makeDatabase("c/app.db", key: key, rows: 4)
         XCTAssertThrowsError(try repository.restore(nil, to: path("c/app.db"), replacing: true)) { error in
             XCTAssertEqual((error as? SnapshotError)?.kind, .snapshotNotFound)
         }
         XCTAssertEqual(try count("c/app.db", key: key), 4)
+    }
+
+    /// After a rekey the file has a new salt: its older snapshots are still its own (taken from
+    /// its path), and with the file lost the newest of its name is restored.
+    func testLatestAfterARekeyIsTheFilesOwn() throws {
+        let repository = try makeStoredRepository()
+        let key = passphrase("one passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        _ = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        let db = try open("app.db", key: key)
+        _ = try db.reencrypt(to: passphrase("another passphrase"), settings: Self.fast)
+        db.close()
+        try repository.restore(nil, to: path("app.db"), replacing: true)
+        XCTAssertEqual(try count("app.db", key: key), 3, "the snapshot from before the rekey")
+        try FileManager.default.removeItem(atPath: path("app.db"))
+        try repository.restore(nil, to: path("app.db"))
+        XCTAssertEqual(try count("app.db", key: key), 3)
     }
 }

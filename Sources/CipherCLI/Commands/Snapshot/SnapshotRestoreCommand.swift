@@ -9,8 +9,9 @@ struct SnapshotRestoreCommand: ParsableCommand {
         abstract: "Restore a snapshot to a file, checked against its manifest's SHA-256 before it gets its name.",
         discussion: """
             ID is a snapshot id or a unique prefix (`snapshot list`), or `latest`: the newest snapshot of the \
-            database named like PATH (a repository may hold several databases' snapshots); with a database at PATH, \
-            the newest of that very file (its salt), never another database of its name. The bytes are written to an \
+            database named like PATH (a repository may hold several databases' snapshots); with a file at PATH, \
+            the newest of that very file (its salt, or the path it was taken from on this host), never another \
+            database of its name. The bytes are written to an \
             anonymous file beside PATH (a killed restore leaves nothing), hashed, and linked into place only \
             when they match the manifest (exit 65 otherwise). An existing PATH is replaced only with --force, \
             atomically, and never while a journal or WAL sits beside it. The restored database opens with the \
