@@ -54,20 +54,23 @@ final class ResticProcess {
     ///   - password: the repository password, written into the pipe.
     ///   - credentials: the storage's key pair, in place of the inherited one; `nil` to inherit it.
     ///   - unreachableTimeout: seconds restic may go on retrying an unreachable storage before it
-    ///     is stopped; and restic that shows no sign of work for ``silenceFactor`` times as long
-    ///     (no output, no input taken) is stopped too: a storage that accepted the connection and
-    ///     never answers makes restic wait for ever, with no retry to count.
+    ///     is stopped.
+    ///   - watchesSilence: restic that shows no sign of work for ``silenceFactor`` times the
+    ///     unreachable timeout (no output, no input taken) is stopped too: a storage that accepted
+    ///     the connection and never answers makes restic wait for ever, with no retry to count.
     ///   - input: produces stdin: called with a writer that returns `false` once restic stopped
     ///     reading; `nil` for `/dev/null` (or `inputFile`).
     ///   - inputFile: a file restic reads as its stdin from the start (when `input` is `nil`). It
     ///     stays open here; its offset is moved to the start first, and restic moves it.
     ///   - outputSink: takes stdout as it comes and returns `false` to stop restic; `nil` to collect it.
-    /// How many times the unreachable timeout restic may stay silent before it is stopped.
-    static let silenceFactor = 5.0
+    /// How many times the unreachable timeout restic may stay silent before it is stopped: ten
+    /// minutes by default, longer than restic's slowest quiet step short of a prune (the last
+    /// packs of an upload on a slow link, which restic sends without a word).
+    static let silenceFactor = 10.0
 
     static func run(
         executable: String, arguments: [String], password: SecretBytes, repository: String, unreachableTimeout: Double,
-        credentials: StorageCredentials? = nil, withholding withheld: Set<String> = [],
+        credentials: StorageCredentials? = nil, withholding withheld: Set<String> = [], watchesSilence: Bool = true,
         input: ((_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool)? = nil, inputFile: Int32? = nil,
         outputSink: ((UnsafeRawBufferPointer) -> Bool)? = nil
     ) throws(SnapshotError) -> Outcome {
@@ -137,7 +140,7 @@ final class ResticProcess {
         watchdog.setEventHandler {
             if let since = state.retryingSince, Date().timeIntervalSince(since) > unreachableTimeout {
                 state.stop(pid: pid, byCaller: false)
-            } else if Date().timeIntervalSince(state.lastActivity) > unreachableTimeout * silenceFactor {
+            } else if watchesSilence, Date().timeIntervalSince(state.lastActivity) > unreachableTimeout * silenceFactor {
                 state.stop(pid: pid, byCaller: false)
             }
         }

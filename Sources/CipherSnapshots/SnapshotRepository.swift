@@ -245,6 +245,9 @@ public struct SnapshotRepository: Sendable {
             executable: resticExecutable, arguments: (cacheDirectory.map { ["--cache-dir", $0] } ?? []) + arguments,
             password: password, repository: location, unreachableTimeout: unreachableTimeout, credentials: storageCredentials,
             withholding: withheldVariables,
+            // A prune of a large repository works for minutes without a word (restic prints no
+            // progress when its output is not a terminal): its silence is not a hang.
+            watchesSilence: arguments.first != "prune",
             input: input, inputFile: inputFile, outputSink: outputSink)
     }
 

@@ -42,7 +42,7 @@ extension SnapshotRepositoryTests {
 extension SnapshotRepositoryTests {
     /// A storage that accepts the connection and never answers: restic waits for ever and
     /// prints no retry, so nothing timed it out (a create held its read transaction, and every
-    /// writer of the database waited, for as long). restic silent for five times the unreachable
+    /// writer of the database waited, for as long). restic silent for ten times the unreachable
     /// timeout is stopped: `unreachable`.
     func testAStorageThatNeverAnswersIsUnreachable() throws {
         // Listening, never accepting: the kernel completes connections, and no byte comes back.
@@ -62,11 +62,30 @@ extension SnapshotRepositoryTests {
         XCTAssertEqual(listen(listener, 16), 0)
         let port = UInt16(bigEndian: address.sin_port)
         var repository = try makeRepository("s3:http://127.0.0.1:\(port)/bucket/repo")
-        repository.unreachableTimeout = 1
+        repository.unreachableTimeout = 0.5
         let started = Date()
         XCTAssertThrowsError(try repository.list()) { error in
             XCTAssertEqual((error as? SnapshotError)?.kind, .unreachable, "\(error)")
         }
         XCTAssertLessThan(Date().timeIntervalSince(started), 30)
+    }
+
+    /// A prune works for minutes without a word when its output is not a terminal: its silence
+    /// is not taken for a hang (a wrapper keeps restic quiet three times the silence limit).
+    func testAQuietPruneIsNotStopped() throws {
+        var repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let real = try S3TestServer.requireRestic()
+        try "#!/bin/sh\ncase \" $* \" in *\" prune\"*) sleep 3 ;; esac\nexec \"\(real)\" \"$@\"\n".write(
+            toFile: path("quiet-restic"), atomically: true, encoding: .utf8)
+        chmod(path("quiet-restic"), 0o700)
+        repository.resticExecutable = path("quiet-restic")
+        repository.unreachableTimeout = 0.1
+        let key = passphrase("quiet prune")
+        try makeDatabase("app.db", key: key, rows: 1)
+        repository.unreachableTimeout = 60
+        _ = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        repository.unreachableTimeout = 0.1
+        XCTAssertNoThrow(try repository.forget(RetentionPolicy(keepLast: 1), prune: true))
     }
 }

@@ -46,7 +46,8 @@ struct SnapshotRepositoryOptions: ParsableArguments {
     @Option(
         name: .customLong("network-timeout"),
         help: ArgumentHelp(
-            "Give up (exit 69) when the storage stays unreachable this long; restic retries until then (default 60).",
+            "Give up (exit 69) when the storage stays unreachable this long; restic retries until then (default 60). "
+                + "restic silent for ten times as long (a storage that never answers) is stopped too, but for a prune.",
             valueName: "SECONDS"))
     var networkTimeout: Double?
 
