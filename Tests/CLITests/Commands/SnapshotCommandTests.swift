@@ -560,6 +560,14 @@ final class SnapshotCommandTests: CLITestCase {
             XCTAssertFalse(listed.contains("URL-SECRET-78"), listed)
             XCTAssertTrue(listed.contains("someone:***@127.0.0.1"), listed)
         }
+        // Two passwords behind one shown form: which is meant is not known, nothing is removed.
+        let twin = "rest:https://someone:OTHER-SECRET-80@127.0.0.1:9/repo"
+        try cipherdb(
+            ["snapshot", "credentials", "set", "--repo", twin, "--access-key-id", "AKID2", "--secret-access-key-env", "S3_SECRET"] + unlock,
+            env: env)
+        try cipherdb(
+            ["snapshot", "credentials", "remove", "--repo", "rest:https://someone:***@127.0.0.1:9/repo"] + unlock, env: env, expect: 66)
+        try cipherdb(["snapshot", "credentials", "remove", "--repo", twin] + unlock, env: env)
         try cipherdb(["snapshot", "credentials", "remove", "--repo", "rest:https://someone:***@127.0.0.1:9/repo"] + unlock, env: env)
         XCTAssertFalse(try cipherdb(["snapshot", "credentials", "list"] + unlock, env: env).stdout.contains("someone"))
     }

@@ -179,6 +179,8 @@ struct KeysSnapshotsForgetRepositoryCommand: ParsableCommand {
     static func recorded(_ shown: String, in store: Keystore) throws(KeystoreError) -> String {
         let recorded = Set(try store.knownRepositories(id: nil).map(\.repository) + store.knownSnapshots(id: nil).map(\.repository))
         if recorded.contains(shown) { return shown }
-        return recorded.first { SnapshotRepository.displayLocation($0) == shown } ?? shown
+        let matching = Array(recorded.filter { SnapshotRepository.displayLocation($0) == shown })
+        // Two passwords behind one shown form: which is meant is not known.
+        return matching.count == 1 ? matching[0] : shown
     }
 }
