@@ -293,9 +293,17 @@ extension Database {
             try intForQuery("SELECT count(*) FROM temp.sqlite_temp_master WHERE type = 'table' AND lower(name) = lower(?)", table.name) == 0
         {
             let temp = (schema: "\"temp\"", master: "sqlite_temp_master")
-            triggers += try schemaObjects(of: table, type: "trigger", schema: temp.schema, master: temp.master).map {
-                ($0.name, $0.sql, temp.schema)
+            // Only those on this schema's table: the schema table names the table without its
+            // schema, and one on `main.t` is not dropped with `aux.t` (its replay then failed).
+            var unqualifiedMeansThis = table.schema == nil || table.schema?.isSameSQLName(as: "main") == true
+            if !unqualifiedMeansThis {
+                let inMain = try intForQuery(
+                    "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND lower(name) = lower(?)", table.name)
+                unqualifiedMeansThis = inMain == 0
             }
+            triggers += try schemaObjects(of: table, type: "trigger", schema: temp.schema, master: temp.master).filter { trigger in
+                SQLTokens(trigger.sql).triggerTableSchema.map { $0.isSameSQLName(as: table.schema ?? "main") } ?? unqualifiedMeansThis
+            }.map { ($0.name, $0.sql, temp.schema) }
             allTriggers += try schemaObjects(of: nil, type: "trigger", schema: temp.schema, master: temp.master)
             views += try schemaObjects(of: nil, type: "view", schema: temp.schema, master: temp.master)
         }
@@ -546,6 +554,16 @@ extension SQLTokens {
     /// A `CREATE INDEX` statement with the column `name` renamed where its column list and
     /// `WHERE` clause (what follows `ON table`) name it as a column: not in the index's or the
     /// table's name, nor as a function or a collation.
+    /// The schema a `CREATE TRIGGER` statement's `ON` clause names its table in, `nil` when it
+    /// names none.
+    var triggerTableSchema: String? {
+        let significant = tokens.filter { $0.kind != .space && $0.kind != .comment }
+        guard let on = significant.firstIndex(where: { $0.isKeyword("ON") }), on + 2 < significant.count,
+            significant[on + 2].kind == .other, significant[on + 2].text == "."
+        else { return nil }
+        return significant[on + 1].identifier
+    }
+
     /// A `CREATE INDEX` or `CREATE TRIGGER` statement with its name qualified by `schema` (quoted),
     /// unless it is qualified already: made in that schema, whatever schema its table is found in.
     func qualifyingCreatedName(with schema: String) -> String {

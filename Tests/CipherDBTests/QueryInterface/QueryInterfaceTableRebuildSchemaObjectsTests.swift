@@ -74,6 +74,25 @@ final class QueryInterfaceTableRebuildSchemaObjectsTests: DatabaseTestCase {
         XCTAssertNoThrow(try other.executeUpdate("INSERT INTO m VALUES (8)"), "another connection has no such trigger")
     }
 
+    /// Temporary triggers are found by their table's name alone: rebuilding `aux.t` replayed a
+    /// temporary trigger on `main.t`, which still existed, and the rebuild failed. Each schema's
+    /// table keeps its own.
+    func testATemporaryTriggerOnAnotherSchemasTableIsLeftAlone() throws {
+        let db = try openDatabase("main-t.db", key: rawKey(0x64))
+        try db.attachDatabase(at: path("aux-t.db"), as: "aux", key: rawKey(0x65))
+        try db.executeStatements(
+            """
+            CREATE TABLE main.t(a, junk);
+            CREATE TABLE aux.t(a, junk);
+            CREATE TEMP TABLE seen(a);
+            CREATE TEMP TRIGGER main_t_seen AFTER INSERT ON main.t BEGIN INSERT INTO seen VALUES (new.a); END;
+            """)
+        try db.run(Table("t", schema: "aux").alter { $0.dropColumn(junk) }, forcingRebuild: true)
+        XCTAssertEqual(try names(db, "SELECT name FROM temp.sqlite_temp_master WHERE type = 'trigger'"), ["main_t_seen"])
+        try db.executeUpdate("INSERT INTO main.t VALUES (1, 'x')")
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM seen"), 1)
+    }
+
     /// A virtual table's columns are its module's arguments: rebuilt, an FTS table became a
     /// plain table without its index. Refused, as SQLite's own DROP COLUMN refuses it.
     func testAVirtualTableIsRefusedUnchanged() throws {
