@@ -232,6 +232,17 @@ final class VerifyAndSalvageTests: CLITestCase {
         XCTAssertEqual(try bytes("cut.db").count, kept * 1024, "the damaged file is only read")
     }
 
+    /// A log or journal beside the file with --read-damaged-pages was "locked, try again" (75):
+    /// there is nothing to wait for (a crash's log, a PERSIST journal), and the retry can never
+    /// succeed. It says what to do instead (64), and leaves both files as they are.
+    func testReadingDamagedPagesBesideALogSaysWhatToDo() throws {
+        let (key, _) = try makeMultiPageDatabase(rows: 50)
+        try writeFile("app.db-wal", String(repeating: "w", count: 4096))
+        let result = try cipherdb(["salvage", "app.db", "rescued.db", "--read-damaged-pages", "--raw-key-file", key], expect: 64)
+        XCTAssertTrue(result.stderr.contains("without --read-damaged-pages") && result.stderr.contains("aside"), result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("rescued.db")))
+    }
+
     private func savedRowCount(_ name: String, key: String) throws -> String {
         try cipherdb(["query", name, "SELECT count(*) FROM people", "--csv", "--raw-key-file", key]).stdout
             .components(separatedBy: "\r\n").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""

@@ -27,9 +27,9 @@ extension Database {
     ///
     /// - Returns: the numbers of the pages that failed their HMAC, in order, and the pages the
     ///   header records past the file's end.
-    /// - Throws: `wrongKey` when no page authenticates under the key; `busy` when a `-wal` or
-    ///   `-journal` beside the file holds changes the copy would miss; `unsupported` without page
-    ///   HMACs; `plaintextDatabase`, `notADatabase` and file errors.
+    /// - Throws: `wrongKey` when no page authenticates under the key; `unsupported` when a `-wal`
+    ///   or `-journal` beside the file holds changes the copy would miss, and without page HMACs;
+    ///   `plaintextDatabase`, `notADatabase` and file errors.
     package static func copyPassingDamagedPages(
         ofDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings = .versionDefaults, into pending: PendingFile
     ) throws(DatabaseError) -> DamagedPageCopy {
@@ -43,9 +43,12 @@ extension Database {
         }
         for companion in [DatabaseFile.walPath(path), DatabaseFile.journalPath(path)] {
             if let size = try? DatabaseFile(path: companion).size, size > 0 {
+                // Not `busy`: nothing to wait for (a crash's log, a PERSIST journal), and "open it
+                // once with SQLite" is what a damaged page 1 prevents.
                 throw DatabaseError(
-                    kind: .busy,
-                    message: "\(companion) holds changes a page copy of \(path) would miss: open the database once with SQLite first")
+                    kind: .unsupported,
+                    message: "\(companion) holds changes that a copy of \(path)'s pages alone would miss: salvage without "
+                        + "--read-damaged-pages reads them, or move \(companion) aside to salvage the file as it is on disk")
             }
         }
         let salt = try PageKeys.salt(of: file, key: key, settings: settings)
