@@ -33,6 +33,12 @@ final class BackgroundResult<Value: Sendable>: Sendable {
         }
     }
 
+    /// The value when the work has finished with one; `nil` while it runs, or when it failed.
+    var finishedValue: Value? {
+        guard case .success(let value)? = result.withLock({ $0 }) else { return nil }
+        return value
+    }
+
     /// Waits for the work and returns its value or throws its error (the same each time).
     func value() throws(SnapshotError) -> Value {
         done.wait()

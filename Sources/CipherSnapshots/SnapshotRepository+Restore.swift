@@ -43,7 +43,7 @@ extension SnapshotRepository {
         do {
             let file = try PendingFile(beside: path)
             pending = file
-            streamed = try streamArchive(id, into: file, progress: progress)
+            streamed = try streamArchive(id, into: file, listing: listing, progress: progress)
         } catch let error as DatabaseError {
             streamError = .database(error, "cannot restore to \(path)")
         } catch let error as SnapshotError {
@@ -239,8 +239,13 @@ extension SnapshotRepository {
     /// - Throws: ``SnapshotError/Kind/snapshotNotFound`` for an id that is not a restic id
     ///   (hex digits); ``SnapshotError/Kind/notASnapshotOfCipherDB`` for an archive that is not
     ///   one file; the write's `DatabaseError`; restic's errors.
+    ///
+    /// The stream stops once it passes the size of the snapshot `listing` finds (past
+    /// ``bytesBeforeTheSizeIsKnown`` it waits for the listing): the bytes of another, larger
+    /// database's latest snapshot (or a hostile repository's endless file) are not written on.
     private func streamArchive(
-        _ id: String?, into pending: PendingFile, progress: ((_ done: Int, _ total: Int) -> Void)?
+        _ id: String?, into pending: PendingFile, listing: BackgroundResult<Snapshot>,
+        progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws -> (name: String, digest: String, size: Int) {
         // The id goes on restic's command line: hex digits only, so that it cannot be a flag.
         if let id, id.isEmpty || !id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) }) {
@@ -255,7 +260,14 @@ extension SnapshotRepository {
                 arguments, action: "restore the snapshot",
                 outputSink: { chunk in
                     do {
-                        return try reader.consume(chunk) { bytes, size in copy.append(bytes, of: size) }
+                        return try reader.consume(chunk) { bytes, size in
+                            var limit = listing.finishedValue?.manifest?.byteCount
+                            // Past a mebibyte the stream waits for the listing, which gives the size.
+                            if limit == nil, copy.count + bytes.count > Self.bytesBeforeTheSizeIsKnown {
+                                limit = (try? listing.value())?.manifest?.byteCount ?? 0
+                            }
+                            return copy.append(bytes, of: size, limit: limit ?? .max)
+                        }
                     } catch {
                         failure = SnapshotError(.notASnapshotOfCipherDB, "the snapshot is not one file: \(error)")
                         return false
@@ -281,7 +293,7 @@ extension SnapshotRepository {
         do {
             _ = try run(
                 ["dump", snapshot.id, file], action: "restore snapshot \(snapshot.shortID)",
-                outputSink: { chunk in copy.append(chunk, of: manifest.byteCount) })
+                outputSink: { chunk in copy.append(chunk, of: manifest.byteCount, limit: manifest.byteCount) })
         } catch {
             // restic stopped because the copy did: the copy's error is the cause.
             guard copy.failure != nil else { throw error }
@@ -289,6 +301,7 @@ extension SnapshotRepository {
         switch copy.failure {
         case nil: break
         case let error as DatabaseError: throw .database(error, "cannot write \(pending.targetPath)")
+        case let error as SnapshotError: throw error
         case let error?: throw SnapshotError(.ioError, "\(error)")
         }
         let digest = try copy.digest()
@@ -300,6 +313,9 @@ extension SnapshotRepository {
             )
         }
     }
+
+    /// How much of the latest snapshot's stream is written before the listing has given its size.
+    static let bytesBeforeTheSizeIsKnown = 1 << 20
 
     static func noManifest(_ snapshot: Snapshot) -> SnapshotError {
         SnapshotError(
@@ -352,8 +368,14 @@ final class RestoredBytes {
     }
 
     /// Writes, hashes and counts `bytes` of `total`; `false` (with ``failure`` set) when the
-    /// write or the hash fails, which stops restic.
-    func append(_ bytes: UnsafeRawBufferPointer, of total: Int) -> Bool {
+    /// write or the hash fails, or the bytes would pass `limit`, which stops restic.
+    func append(_ bytes: UnsafeRawBufferPointer, of total: Int, limit: Int = .max) -> Bool {
+        // More than the manifest says can only be another file, or a hostile one: not written on
+        // until the disk beside the target (and a live database's there) is full.
+        guard bytes.count <= limit - count else {
+            failure = SnapshotError(.checksumMismatch, "restic sent more than the \(limit) bytes the manifest gives the snapshot")
+            return false
+        }
         do {
             try pending.write(bytes)
             try hasher.update(bytes)

@@ -89,3 +89,41 @@ extension SnapshotRepositoryTests {
         XCTAssertNoThrow(try repository.forget(RetentionPolicy(keepLast: 1), prune: true))
     }
 }
+
+extension SnapshotRepositoryTests {
+    /// A restore streamed whatever restic's dump sent, with no cap: the newest snapshot of any
+    /// database (or a hostile repository's endless file) filled the folder of the target, a live
+    /// database's folder among them. The stream now stops past the manifest's size.
+    func testARestoreWritesNoMoreThanTheManifestSays() throws {
+        var repository = try makeRepository(path("repo"))
+        try ResticTestRepository.copy(to: path("repo"))
+        let key = passphrase("capped restore")
+        try makeDatabase("app.db", key: key, rows: 3)
+        let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast).snapshot
+        let byteCount = try XCTUnwrap(made.manifest?.byteCount)
+        // restic's dump answered with a 40 MB file of that name.
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = [
+            "-c",
+            "import io, sys, tarfile; t = tarfile.open(sys.argv[1], 'w', format=tarfile.USTAR_FORMAT); i = tarfile.TarInfo('app.db'); "
+                + "i.size = 40 << 20; t.addfile(i, io.BytesIO(bytes(i.size))); t.close()", path("big.tar"),
+        ]
+        try python.run()
+        python.waitUntilExit()
+        XCTAssertEqual(python.terminationStatus, 0)
+        let real = try S3TestServer.requireRestic()
+        try "#!/bin/sh\ncase \" $* \" in *\" dump \"*) exec cat \"\(path("big.tar"))\" ;; esac\nexec \"\(real)\" \"$@\"\n".write(
+            toFile: path("lying-restic"), atomically: true, encoding: .utf8)
+        chmod(path("lying-restic"), 0o700)
+        repository.resticExecutable = path("lying-restic")
+        let written = Locked(0)
+        try FileManager.default.createDirectory(atPath: path("out"), withIntermediateDirectories: false)
+        XCTAssertThrowsError(try repository.restore(nil, to: path("out/app.db")) { done, _ in written.value = max(written.value, done) }) {
+            error in XCTAssertEqual((error as? SnapshotError)?.kind, .checksumMismatch, "\(error)")
+        }
+        // Before the listing gives the size, a mebibyte at most.
+        XCTAssertLessThanOrEqual(written.value, max(byteCount, SnapshotRepository.bytesBeforeTheSizeIsKnown), "bytes written")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: path("out")), [])
+    }
+}

@@ -585,7 +585,7 @@ final class SnapshotRepositoryTests: XCTestCase {
 }
 
 /// A value shared with a thread in a test.
-private final class Locked<Value>: @unchecked Sendable {
+final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value
     init(_ value: Value) { stored = value }
