@@ -212,6 +212,13 @@ extension SnapshotRepository {
     /// Gives the restored bytes their name; a database they replace keeps its owner, group and
     /// mode (a restore run as root must not hand an application's database to root).
     static func publish(_ pending: PendingFile, at path: String, replacing: Bool) throws(SnapshotError) {
+        // Again, after a download that may have taken minutes: a log may have appeared beside the
+        // target, or a process may have begun using it, and the rename would cut it off.
+        try checkTarget(path, replacing: replacing)
+        if replacing, RecoveryLog.isInUseElsewhere(databasePath: path) {
+            throw SnapshotError(
+                .targetExists, "another process is using \(path) (it holds SQLite's locks on it): close it before restoring over it")
+        }
         do {
             if replacing { try pending.matchOwnerAndMode(of: path) }
             try pending.publish(replacing: replacing)

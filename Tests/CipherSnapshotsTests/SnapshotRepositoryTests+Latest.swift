@@ -85,3 +85,35 @@ extension SnapshotRepositoryTests {
         XCTAssertEqual(try count("app.db", key: key), 3)
     }
 }
+
+extension SnapshotRepositoryTests {
+    /// A forced restore replaced a database another process was reading (a transaction open in
+    /// rollback-journal mode): its next write failed on a file that was no longer there. The
+    /// target is checked again right before the rename, and SQLite's locks on it refuse it.
+    func testARestoreDoesNotReplaceADatabaseAnotherProcessIsUsing() throws {
+        let repository = try makeStoredRepository()
+        let key = passphrase("one passphrase")
+        try makeDatabase("app.db", key: key, rows: 3)
+        _ = try repository.create(from: path("app.db"), key: key, settings: Self.fast)
+        try insert("app.db", key: key, rows: 2)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path("app.db")))
+        // A reader's SHARED lock, as SQLite takes it, held by another process.
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        reader.arguments = [
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.lockf(fd, fcntl.LOCK_SH, 510, 0x40000002); "
+                + "print('locked', flush=True); time.sleep(60)", path("app.db"),
+        ]
+        let output = Pipe()
+        reader.standardOutput = output
+        try reader.run()
+        defer { reader.terminate() }
+        // Once the lock is taken (the first bytes of its line).
+        XCTAssertTrue(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("lock"))
+        XCTAssertThrowsError(try repository.restore(nil, to: path("app.db"), replacing: true)) { error in
+            XCTAssertEqual((error as? SnapshotError)?.kind, .targetExists, "\(error)")
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("app.db"))), before)
+    }
+}

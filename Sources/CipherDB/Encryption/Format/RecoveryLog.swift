@@ -96,14 +96,25 @@ package enum RecoveryLog {
     /// Whether another process holds the RESERVED lock of the database: its journal then belongs
     /// to a transaction in progress, not to a crash.
     package static func isWriterActive(databasePath: String) -> Bool {
+        isLockedElsewhere(databasePath: databasePath, from: reservedByte, count: 1)
+    }
+
+    /// Whether another process holds any of SQLite's locks on the file at `databasePath`: a
+    /// connection in a transaction (reading or writing), or any connection of a WAL database.
+    /// A connection merely open on a rollback-journal database holds none, and is not seen.
+    package static func isInUseElsewhere(databasePath: String) -> Bool {
+        isLockedElsewhere(databasePath: databasePath, from: pendingByte, count: 2 + sharedSize)
+    }
+
+    private static func isLockedElsewhere(databasePath: String, from start: Int, count: Int) -> Bool {
         // The shared descriptor: one of its own, closed here, would drop this process's locks.
         let outcome = Result { () throws(DatabaseError) -> Bool in
             try SharedFileDescriptors.withDescriptor(databasePath) { descriptor in
                 var lock = flock()
                 lock.l_type = Int16(F_WRLCK)
                 lock.l_whence = Int16(SEEK_SET)
-                lock.l_start = off_t(reservedByte)
-                lock.l_len = 1
+                lock.l_start = off_t(start)
+                lock.l_len = off_t(count)
                 guard fcntl(descriptor, F_GETLK, &lock) == 0 else { return false }
                 return lock.l_type != Int16(F_UNLCK)
             }
@@ -111,9 +122,11 @@ package enum RecoveryLog {
         return (try? outcome.get()) ?? false
     }
 
-    /// SQLite's lock bytes (os_unix.c): PENDING at 1 GiB, RESERVED right after it.
+    /// SQLite's lock bytes (os_unix.c): PENDING at 1 GiB, RESERVED right after it, then the
+    /// SHARED range.
     static let pendingByte = 0x4000_0000
     static let reservedByte = pendingByte + 1
+    static let sharedSize = 510
 
     // MARK: - Write-ahead log
 
