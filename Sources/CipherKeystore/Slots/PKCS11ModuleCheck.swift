@@ -15,6 +15,12 @@ import Darwin
 /// writable by group or others (ssh's StrictModes, sudo's secure path). The resolved path is
 /// what gets loaded, so a symlink swapped after the check changes nothing, and nothing on that
 /// path can change between check and load except by root or this user.
+///
+/// On the system, the module must also be one p11-kit's system configuration registers (a
+/// `module:` line under /usr/share/p11-kit/modules or /etc/pkcs11/modules): this user's files
+/// may be written by others too (a synced folder the keystore lives in, which the sync client
+/// writes as this user), and loading any library runs its constructors. A module outside the
+/// registry is loaded only when the caller names it.
 struct PKCS11ModuleCheck: Sendable {
     /// What `stat` says about one path.
     struct FileStatus: Sendable, Equatable {
@@ -43,6 +49,8 @@ struct PKCS11ModuleCheck: Sendable {
         case ownedByAnotherUser(UInt32)
         case writableByGroup
         case writableByOthers
+        /// p11-kit's system configuration does not register it.
+        case notRegistered
     }
 
     /// A refused path: the path as named, what it resolved to, the file or folder at fault and why.
@@ -72,6 +80,9 @@ struct PKCS11ModuleCheck: Sendable {
                 return "\(subject) is owned by uid \(owner), \(allowed)"
             case .writableByGroup: return "\(subject) is writable by its group"
             case .writableByOthers: return "\(subject) is writable by others"
+            case .notRegistered:
+                return "\(subject) is not a module p11-kit's system configuration registers (/usr/share/p11-kit/modules, "
+                    + "/etc/pkcs11/modules)"
             }
         }
     }
@@ -82,6 +93,8 @@ struct PKCS11ModuleCheck: Sendable {
     var resolve: @Sendable (String) -> Result<String, SystemError>
     /// `stat`, or errno.
     var status: @Sendable (String) -> Result<FileStatus, SystemError>
+    /// The resolved paths of the modules that may be loaded, `nil` for no such list.
+    var registeredModules: (@Sendable () -> Set<String>)? = nil
 
     /// The check against this process's file system and effective user.
     static var system: PKCS11ModuleCheck {
@@ -102,7 +115,7 @@ struct PKCS11ModuleCheck: Sendable {
                 default: type = .other
                 }
                 return .success(FileStatus(type: type, owner: UInt32(info.st_uid), permissions: UInt32(info.st_mode & 0o7777)))
-            })
+            }, registeredModules: { systemRegisteredModules() })
     }
 
     /// The path to load for `path`: its resolved form, when it and every folder above it pass.
@@ -133,9 +146,42 @@ struct PKCS11ModuleCheck: Sendable {
             // With POSIX ACLs the group bits are the mask, an upper bound on every named user's and
             // group's rights: an ACL that lets someone else write shows here too.
             if info.permissions & 0o020 != 0 { throw refuse(current, .writableByGroup, resolved: resolved) }
-            if current == "/" { return resolved }
+            if current == "/" {
+                if let registeredModules, !registeredModules().contains(resolved) {
+                    throw refuse(resolved, .notRegistered, resolved: resolved)
+                }
+                return resolved
+            }
             current = Self.parent(of: current)
         }
+    }
+
+    /// The modules p11-kit's system configuration registers, resolved: the `module:` line of each
+    /// `*.module` file in its system folders, a bare name taken in the system's module folders.
+    static func systemRegisteredModules() -> Set<String> {
+        let configFolders = ["/usr/share/p11-kit/modules", "/etc/pkcs11/modules"]
+        let moduleFolders = [
+            "/usr/lib/x86_64-linux-gnu/pkcs11", "/usr/lib/aarch64-linux-gnu/pkcs11", "/usr/lib64/pkcs11", "/usr/lib/pkcs11",
+        ]
+        var registered: Set<String> = []
+        for folder in configFolders {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            for name in names where name.hasSuffix(".module") {
+                guard let text = try? String(contentsOfFile: folder + "/" + name, encoding: .utf8) else { continue }
+                for line in text.split(whereSeparator: \.isNewline) {
+                    let trimmed = line.trimmingCharacters(in: .whitespaces)
+                    guard trimmed.hasPrefix("module:") else { continue }
+                    let value = trimmed.dropFirst("module:".count).trimmingCharacters(in: .whitespaces)
+                    let candidates = value.hasPrefix("/") ? [value] : moduleFolders.map { $0 + "/" + value }
+                    for candidate in candidates {
+                        guard let resolved = realpath(candidate, nil) else { continue }
+                        registered.insert(String(cString: resolved))
+                        free(resolved)
+                    }
+                }
+            }
+        }
+        return registered
     }
 
     /// `/a/b` for `/a/b/c`, `/` for `/a`.

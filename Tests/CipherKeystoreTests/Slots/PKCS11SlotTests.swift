@@ -302,6 +302,27 @@ final class PKCS11SlotTests: XCTestCase {
         _ = try Keystore.open(at: path, credential: passphrase("local"))
     }
 
+    /// A remembered module in folders only root and this user can write, but not registered with
+    /// p11-kit, was loaded: a keystore in a synced folder, whose header is read before anything
+    /// authenticates it, could name a library the sync client wrote there as this user. Refused
+    /// before loading; the caller can still name it.
+    func testARememberedModuleP11KitDoesNotRegisterIsRefusedBeforeLoading() throws {
+        try XCTSkipUnless(geteuid() == 0, "a folder only root can write (root's home) holds the copy")
+        let folder = "/root/.cipherdb-pkcs11-\(UUID().uuidString)"
+        XCTAssertEqual(mkdir(folder, 0o755), 0)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let copy = folder + "/libsofthsm2.so"
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: SoftHSMToken.module).resolvingSymlinksInPath().path, toPath: copy)
+        XCTAssertEqual(chmod(copy, 0o644), 0)
+        let store = try Keystore.create(at: path, credential: passphrase("local"), kdf: cheapKDF)
+        try addSlot(to: store, remembering: copy)
+        let refused = try XCTUnwrap(pkcs11Failure { _ = try Keystore.open(at: self.path, credential: .pkcs11(self.rememberedModule())) })
+        XCTAssertEqual(refused.kind, .untrustedModule)
+        XCTAssertTrue(refused.message.contains("p11-kit"), refused.message)
+        XCTAssertFalse(try mappedFiles().contains(copy), "the module was never loaded")
+        _ = try Keystore.open(at: path, credential: .pkcs11(credential()))
+    }
+
     /// The remembered path is in the slot's associated data: swapped for another module (one the
     /// check passes), the slot does not open, with or without a module given.
     func testASwappedModulePathFailsAuthentication() throws {
