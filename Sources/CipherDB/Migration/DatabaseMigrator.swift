@@ -107,27 +107,49 @@ public struct DatabaseMigrator: Sendable {
     /// ``Database/inTransaction(_:_:)`` block: once the transaction is gone (the migration
     /// ended it, or SQLite rolled it back on an error the migration caught), nothing more of it
     /// runs, it is not recorded, and `migrate` throws.
+    ///
+    /// Whether it is applied is read again under the transaction's write lock: another process
+    /// (or pool) migrating the same file at once may have applied it since the first read, and
+    /// running it twice failed the second app's launch ("table … already exists").
     private func run(_ migration: Migration, in db: Database) throws {
         try db.inTransaction(.immediate) {
+            guard try db.intForQuery("SELECT count(*) FROM \(Self.tableName) WHERE identifier = ?", migration.identifier) == 0 else {
+                return .commit
+            }
+            // Only references the migration breaks count: one broken before it (written while
+            // foreign keys were off) made every later migration fail, whatever it did.
+            let brokenBefore = try foreignKeyViolations(db)
             try migration.migrate(db)
-            if let violation = try firstForeignKeyViolation(db) {
+            if let violation = try foreignKeyViolations(db).first(where: { !brokenBefore.contains($0) }) {
                 throw DatabaseError(
                     kind: .constraint, resultCode: 19,
-                    message: "migration \"\(migration.identifier)\" leaves a broken foreign key: \(violation)")
+                    message: "migration \"\(migration.identifier)\" leaves a broken foreign key: row \(violation.rowID) of "
+                        + "\(violation.table) refers to a missing row of \(violation.parent)")
             }
             try db.executeUpdate("INSERT INTO \(Self.tableName)(identifier) VALUES (?)", migration.identifier)
             return .commit
         }
     }
 
-    private func firstForeignKeyViolation(_ db: Database) throws(DatabaseError) -> String? {
+    /// One row `PRAGMA foreign_key_check` reports.
+    private struct ForeignKeyViolation: Hashable {
+        let table: String
+        let rowID: String
+        let parent: String
+        let key: Int64
+    }
+
+    private func foreignKeyViolations(_ db: Database) throws(DatabaseError) -> Set<ForeignKeyViolation> {
         let rows = try db.executeQuery("PRAGMA foreign_key_check")
         defer { rows.close() }
-        guard try rows.next() else { return nil }
-        let table = rows.string(at: 0) ?? "?"
-        let rowID = rows.int64(at: 1).map(String.init) ?? "?"
-        let parent = rows.string(at: 2) ?? "?"
-        return "row \(rowID) of \(table) refers to a missing row of \(parent)"
+        var violations: Set<ForeignKeyViolation> = []
+        while try rows.next() {
+            violations.insert(
+                ForeignKeyViolation(
+                    table: rows.string(at: 0) ?? "?", rowID: rows.int64(at: 1).map(String.init) ?? "?", parent: rows.string(at: 2) ?? "?",
+                    key: rows.int64(at: 3) ?? -1))
+        }
+        return violations
     }
 
     // MARK: - Inspecting

@@ -94,6 +94,44 @@ final class DatabaseMigratorTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("PRAGMA foreign_keys"), 1)
     }
 
+    /// Two processes migrating one file: the second read the applied set before the first
+    /// applied "create book", then ran it again ("table book already exists") and its launch
+    /// failed. Whether a migration is applied is read again under its transaction's lock. Here
+    /// the first migration plays the other process: it applies "create book" (its table and
+    /// record) after the set was read.
+    func testAMigrationAppliedMeanwhileIsNotRunAgain() throws {
+        let db = try openDatabase("app.db", key: rawKey(0x4D))
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("create author") { db in
+            try db.executeUpdate("CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+            try db.executeUpdate("CREATE TABLE book(id INTEGER PRIMARY KEY, authorID INTEGER REFERENCES author(id), title TEXT)")
+            try db.executeUpdate("INSERT INTO cipherdb_migrations(identifier) VALUES ('create book')")
+        }
+        migrator.registerMigration("create book") { db in
+            try db.executeUpdate("CREATE TABLE book(id INTEGER PRIMARY KEY, authorID INTEGER REFERENCES author(id), title TEXT)")
+        }
+        try migrator.migrate(db)
+        XCTAssertEqual(try migrator.appliedMigrations(db), ["create author", "create book"])
+    }
+
+    /// A reference broken before a migration (written while foreign keys were off, SQLite's
+    /// default) made every later migration fail, whatever it did. Only what a migration breaks
+    /// counts.
+    func testAReferenceBrokenBeforeAMigrationDoesNotFailIt() throws {
+        let db = try openDatabase("app.db", key: rawKey(0x4D))
+        try version1.migrate(db)
+        try db.executeUpdate("INSERT INTO book(authorID, title) VALUES (42, 'written with foreign keys off')")
+        var migrator = version1
+        migrator.registerMigration("create shelf") { db in try db.executeUpdate("CREATE TABLE shelf(id INTEGER PRIMARY KEY)") }
+        migrator.registerMigration("another orphan") { db in
+            try db.executeUpdate("INSERT INTO book(authorID, title) VALUES (43, 'a migration wrote this')")
+        }
+        XCTAssertThrowsError(try migrator.migrate(db)) { error in
+            XCTAssertTrue("\(error)".contains("another orphan"), "\(error)")
+        }
+        XCTAssertEqual(try migrator.appliedMigrations(db), ["create author", "create book", "create shelf"])
+    }
+
     func testATableCanBeRebuiltWhileOtherTablesReferToIt() throws {
         let db = try openDatabase("app.db", key: rawKey(0x4D))
         try db.executeUpdate("PRAGMA foreign_keys = ON")
