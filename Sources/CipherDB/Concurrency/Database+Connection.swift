@@ -11,6 +11,7 @@ extension Database {
         afterKey: ((Database) throws(DatabaseError) -> Void)? = nil
     ) throws(DatabaseError) -> Database {
         let db = Database(path: path)
+        db.keyIsHeldByOwner = true
         db.busyTimeout = configuration.busyTimeout
         try db.open(flags: flags, key: key, settings: settings, vfs: configuration.vfs)
         do {

@@ -286,6 +286,8 @@ public final class DatabasePool: DatabaseWriter {
         try typedDatabaseError {
             try barrierWrite { db in
                 for reader in readers.allReaders { reader.closeUnchecked() }
+                db.isRekeyedByOwner = true
+                defer { db.isRekeyedByOwner = false }
                 try db.rekey(to: newKey)
                 keys.replace(connection: connectionKey, fallback: fallback)
             }

@@ -145,6 +145,8 @@ public final class DatabaseQueue: DatabaseWriter {
     public func rekey(to newKey: DatabaseKey) throws(DatabaseError) {
         try typedDatabaseError {
             try serialized.sync(entry: "DatabaseQueue.rekey") { db in
+                db.isRekeyedByOwner = true
+                defer { db.isRekeyedByOwner = false }
                 try db.rekey(to: newKey)
                 key.key = newKey
             }

@@ -52,6 +52,28 @@ final class DatabaseQueueTests: DatabaseTestCase {
         XCTAssertEqual(try openDatabase("queue.db", key: rawKey(3)).intForQuery("SELECT x FROM t"), 42)
     }
 
+    /// FMDB's habit, `inDatabase { db.rekey }`, changed the file's key behind the queue's back:
+    /// the queue reopened with the old key, and a pool's readers failed. Refused, with the way to
+    /// do it; the file keeps its key.
+    func testARekeyInsideABlockIsRefusedAndTheQueuesOwnWorks() throws {
+        let queue = try makeQueue()
+        try queue.write { db in try db.executeStatements("CREATE TABLE t(x); INSERT INTO t VALUES (7)") }
+        for change in [
+            { (db: Database) throws in try db.rekey(to: self.rawKey(4)) },
+            { (db: Database) throws in _ = try db.reencrypt(to: self.rawKey(4)) },
+        ] {
+            XCTAssertThrowsError(try queue.inDatabase { db in try change(db) }) { error in
+                XCTAssertEqual((error as? DatabaseError)?.kind, .misuse)
+                XCTAssertTrue("\(error)".contains("rekey(to:)"), "\(error)")
+            }
+        }
+        try queue.close()
+        XCTAssertEqual(try queue.read { db in try db.intForQuery("SELECT x FROM t") }, 7, "the queue's key still opens it")
+        try queue.rekey(to: rawKey(4))
+        try queue.close()
+        XCTAssertEqual(try queue.read { db in try db.intForQuery("SELECT x FROM t") }, 7)
+    }
+
     func testInMemoryQueue() throws {
         let queue = try DatabaseQueue(path: nil)
         try queue.inDatabase { db in try db.executeUpdate("CREATE TABLE t(x)") }

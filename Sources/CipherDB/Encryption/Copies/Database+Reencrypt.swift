@@ -35,7 +35,8 @@ extension Database {
     ///   be put back into WAL mode).
     @discardableResult
     public func reencrypt(to newKey: DatabaseKey?, settings: CipherSettings = .versionDefaults) throws(DatabaseError) -> Rewrite {
-        try reencrypt(to: newKey, settings: settings, progress: nil)
+        try requireKeyChangeThroughOwner("reencrypt")
+        return try reencrypt(to: newKey, settings: settings, progress: nil)
     }
 
     /// ``reencrypt(to:settings:)``, telling `progress` how far the new file has come: the pages
