@@ -98,18 +98,12 @@ extension SnapshotRepositoryTests {
         try insert("app.db", key: key, rows: 2)
         let before = try Data(contentsOf: URL(fileURLWithPath: path("app.db")))
         // A reader's SHARED lock, as SQLite takes it, held by another process.
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        reader.arguments = [
-            "-c",
+        let reader = try startPython(
             "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.lockf(fd, fcntl.LOCK_SH, 510, 0x40000002); "
-                + "print('locked', flush=True); time.sleep(60)", path("app.db"),
-        ]
-        let output = Pipe()
-        reader.standardOutput = output
-        try reader.run()
+                + "print('locked', flush=True); time.sleep(60)", path("app.db"))
         defer { reader.terminate() }
         // Once the lock is taken (the first bytes of its line).
+        let output = try XCTUnwrap(reader.standardOutput as? Pipe)
         XCTAssertTrue(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("lock"))
         XCTAssertThrowsError(try repository.restore(nil, to: path("app.db"), replacing: true)) { error in
             XCTAssertEqual((error as? SnapshotError)?.kind, .targetExists, "\(error)")

@@ -73,14 +73,8 @@ extension SnapshotRepositoryTests {
     /// A prune works for minutes without a word when its output is not a terminal: its silence
     /// is not taken for a hang (a wrapper keeps restic quiet three times the silence limit).
     func testAQuietPruneIsNotStopped() throws {
-        var repository = try makeRepository(path("repo"))
-        try ResticTestRepository.copy(to: path("repo"))
-        let real = try S3TestServer.requireRestic()
-        try "#!/bin/sh\ncase \" $* \" in *\" prune\"*) sleep 3 ;; esac\nexec \"\(real)\" \"$@\"\n".write(
-            toFile: path("quiet-restic"), atomically: true, encoding: .utf8)
-        chmod(path("quiet-restic"), 0o700)
-        repository.resticExecutable = path("quiet-restic")
-        repository.unreachableTimeout = 0.1
+        var repository = try makeStoredRepository()
+        repository.resticExecutable = try resticWrapper("quiet-restic", running: #"case " $* " in *" prune"*) sleep 3 ;; esac"#)
         let key = passphrase("quiet prune")
         try makeDatabase("app.db", key: key, rows: 1)
         repository.unreachableTimeout = 60
@@ -95,28 +89,20 @@ extension SnapshotRepositoryTests {
     /// database (or a hostile repository's endless file) filled the folder of the target, a live
     /// database's folder among them. The stream now stops past the manifest's size.
     func testARestoreWritesNoMoreThanTheManifestSays() throws {
-        var repository = try makeRepository(path("repo"))
-        try ResticTestRepository.copy(to: path("repo"))
+        var repository = try makeStoredRepository()
         let key = passphrase("capped restore")
         try makeDatabase("app.db", key: key, rows: 3)
         let made = try repository.create(from: path("app.db"), key: key, settings: Self.fast).snapshot
         let byteCount = try XCTUnwrap(made.manifest?.byteCount)
         // restic's dump answered with a 40 MB file of that name.
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        python.arguments = [
-            "-c",
+        let python = try startPython(
             "import io, sys, tarfile; t = tarfile.open(sys.argv[1], 'w', format=tarfile.USTAR_FORMAT); i = tarfile.TarInfo('app.db'); "
-                + "i.size = 40 << 20; t.addfile(i, io.BytesIO(bytes(i.size))); t.close()", path("big.tar"),
-        ]
-        try python.run()
+                + "i.size = 40 << 20; t.addfile(i, io.BytesIO(bytes(i.size))); t.close()", path("big.tar"))
         python.waitUntilExit()
         XCTAssertEqual(python.terminationStatus, 0)
-        let real = try S3TestServer.requireRestic()
-        try "#!/bin/sh\ncase \" $* \" in *\" dump \"*) exec cat \"\(path("big.tar"))\" ;; esac\nexec \"\(real)\" \"$@\"\n".write(
-            toFile: path("lying-restic"), atomically: true, encoding: .utf8)
-        chmod(path("lying-restic"), 0o700)
-        repository.resticExecutable = path("lying-restic")
+        repository.resticExecutable = try resticWrapper(
+            "lying-restic",
+            running: #"case " $* " in *" dump "*) exec cat "$BIG_TAR" ;; esac"#.replacingOccurrences(of: "$BIG_TAR", with: path("big.tar")))
         let written = Locked(0)
         try FileManager.default.createDirectory(atPath: path("out"), withIntermediateDirectories: false)
         XCTAssertThrowsError(try repository.restore(nil, to: path("out/app.db")) { done, _ in written.value = max(written.value, done) }) {
@@ -125,5 +111,24 @@ extension SnapshotRepositoryTests {
         // Before the listing gives the size, a mebibyte at most.
         XCTAssertLessThanOrEqual(written.value, max(byteCount, SnapshotRepository.bytesBeforeTheSizeIsKnown), "bytes written")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: path("out")), [])
+    }
+
+    /// A `restic` that runs `shell` (a line of sh, given restic's arguments as `$*`) before the
+    /// real one; its path.
+    func resticWrapper(_ name: String, running shell: String) throws -> String {
+        let real = try S3TestServer.requireRestic()
+        try "#!/bin/sh\n\(shell)\nexec \"\(real)\" \"$@\"\n".write(toFile: path(name), atomically: true, encoding: .utf8)
+        chmod(path(name), 0o700)
+        return path(name)
+    }
+
+    /// Starts `python3 -c script arguments…`, its stdout piped.
+    func startPython(_ script: String, _ arguments: String...) throws -> Process {
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", script] + arguments
+        python.standardOutput = Pipe()
+        try python.run()
+        return python
     }
 }

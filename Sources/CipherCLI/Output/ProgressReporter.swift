@@ -113,7 +113,8 @@ final class ProgressReporter: @unchecked Sendable {
         /// The real ones. `CIPHERDB_PROGRESS_INTERVAL` (seconds) lowers the redraw interval, so
         /// that the terminal tests see several redraws of a small database (not documented).
         static var process: Environment {
-            let interval = ProcessInfo.processInfo.environment["CIPHERDB_PROGRESS_INTERVAL"].flatMap(Double.init) ?? 0.1
+            // One variable read, not ProcessInfo's copy of all of them (the passphrases' among them).
+            let interval = EnvironmentVariable.value("CIPHERDB_PROGRESS_INTERVAL").flatMap(Double.init) ?? 0.1
             return Environment(
                 clock: { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },
                 width: { ProgressReporter.terminalWidth() },

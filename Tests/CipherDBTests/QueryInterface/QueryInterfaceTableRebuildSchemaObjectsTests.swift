@@ -9,6 +9,14 @@ import XCTest
 final class QueryInterfaceTableRebuildSchemaObjectsTests: DatabaseTestCase {
     private let junk = Column<String?>("junk")
 
+    /// A database with a table `t(a, junk)` in `main` and another in the attached `aux`.
+    private func databaseWithTwoTablesT() throws -> Database {
+        let db = try openDatabase("main.db", key: rawKey(0x61))
+        try db.attachDatabase(at: path("aux.db"), as: "aux", key: rawKey(0x62))
+        try db.executeStatements("CREATE TABLE main.t(a, junk); CREATE TABLE aux.t(a, junk);")
+        return db
+    }
+
     private func names(_ db: Database, _ sql: String) throws -> [String] {
         let rows = try db.executeQuery(sql)
         defer { rows.close() }
@@ -34,12 +42,9 @@ final class QueryInterfaceTableRebuildSchemaObjectsTests: DatabaseTestCase {
     /// The schema table keeps an index's and a trigger's SQL without their schema: replayed as
     /// stored, an attached table's index and trigger were made on `main`'s table of that name.
     func testAnAttachedTablesIndexesAndTriggersStayInItsSchema() throws {
-        let db = try openDatabase("main.db", key: rawKey(0x61))
-        try db.attachDatabase(at: path("aux.db"), as: "aux", key: rawKey(0x62))
+        let db = try databaseWithTwoTablesT()
         try db.executeStatements(
             """
-            CREATE TABLE main.t(a, junk);
-            CREATE TABLE aux.t(a, junk);
             CREATE TABLE aux.log(a);
             CREATE INDEX aux.t_a ON t(a);
             CREATE TRIGGER aux.t_logged AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.a); END;
@@ -78,12 +83,9 @@ final class QueryInterfaceTableRebuildSchemaObjectsTests: DatabaseTestCase {
     /// temporary trigger on `main.t`, which still existed, and the rebuild failed. Each schema's
     /// table keeps its own.
     func testATemporaryTriggerOnAnotherSchemasTableIsLeftAlone() throws {
-        let db = try openDatabase("main-t.db", key: rawKey(0x64))
-        try db.attachDatabase(at: path("aux-t.db"), as: "aux", key: rawKey(0x65))
+        let db = try databaseWithTwoTablesT()
         try db.executeStatements(
             """
-            CREATE TABLE main.t(a, junk);
-            CREATE TABLE aux.t(a, junk);
             CREATE TEMP TABLE seen(a);
             CREATE TEMP TRIGGER main_t_seen AFTER INSERT ON main.t BEGIN INSERT INTO seen VALUES (new.a); END;
             """)
