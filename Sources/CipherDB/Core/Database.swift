@@ -66,15 +66,6 @@ public final class Database {
     /// Set while that owner's `rekey(to:)` runs on this connection.
     var isRekeyedByOwner = false
 
-    /// Refuses to change the key of a queue's or pool's connection behind its owner's back: the
-    /// owner would open its other connections (readers, a reopened writer) with the old key.
-    func requireKeyChangeThroughOwner(_ operation: String) throws(DatabaseError) {
-        guard keyIsHeldByOwner, !isRekeyedByOwner else { return }
-        throw DatabaseError.misuse(
-            "\(operation) on a connection of a DatabaseQueue or DatabasePool: use the queue's or pool's rekey(to:), "
-                + "which keeps the key its other connections open with")
-    }
-
     /// The database file's shared read descriptor, held while the connection is open.
     private var sharedFile: SharedFileDescriptors.Identity?
     /// The shared read descriptors of the files attached through ``attachDatabase(at:as:key:settings:)``,

@@ -5,6 +5,15 @@ import Foundation
 // MARK: - Keying
 
 extension Database {
+    /// Refuses to change the key of a queue's or pool's connection behind its owner's back: the
+    /// owner would open its other connections (readers, a reopened writer) with the old key.
+    func requireKeyChangeThroughOwner(_ operation: String) throws(DatabaseError) {
+        guard keyIsHeldByOwner, !isRekeyedByOwner else { return }
+        throw DatabaseError.misuse(
+            "\(operation) on a connection of a DatabaseQueue or DatabasePool: use the queue's or pool's rekey(to:), "
+                + "which keeps the key its other connections open with")
+    }
+
     /// Keys the open connection and proves the key by reading the schema.
     ///
     /// The key goes through `sqlite3_key`, never through SQL text. `settings` are applied after
