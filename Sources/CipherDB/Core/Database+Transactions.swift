@@ -101,13 +101,46 @@ extension Database {
     }
 
     /// Refuses a statement inside an ``inTransaction(_:_:)`` block once the transaction is gone:
-    /// it would run, and commit, on its own.
+    /// it would run, and commit, on its own. Refuses one that would end the transaction too
+    /// (`COMMIT`, `END`, `ROLLBACK` but `ROLLBACK TO`): a migration that committed half way was
+    /// kept half applied and not recorded, and the error said nothing was kept.
     func requireOpenTransaction(_ handle: OpaquePointer, sql: String) throws(DatabaseError) {
+        if let ending = Self.transactionEndingKeyword(sql) {
+            throw DatabaseError.misuse(
+                "\(ending) inside an inTransaction block: the block ends the transaction when it returns (.commit or .rollback) "
+                    + "or throws")
+        }
         guard sqlite3_get_autocommit(handle) != 0 else { return }
         throw DatabaseError(
             kind: .transactionRolledBack,
             message: "SQLite rolled the transaction back (after an earlier error in its block): this statement would run outside it",
             sql: sql)
+    }
+
+    /// `COMMIT`, `END` or `ROLLBACK` when `sql` is a statement that ends the transaction, else
+    /// `nil`. The first word is read without tokenizing the statement: most statements run in a
+    /// transaction block pass this on every run.
+    static func transactionEndingKeyword(_ sql: String) -> String? {
+        var utf8 = sql.utf8[...]
+        while let first = utf8.first, first == 0x20 || (0x09...0x0D).contains(first) { utf8 = utf8.dropFirst() }
+        let word = utf8.prefix { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        // A leading comment, or ROLLBACK (which may be ROLLBACK TO a savepoint): the tokenizer, rarely.
+        let leadsWithComment = utf8.starts(with: "--".utf8) || utf8.starts(with: "/*".utf8)
+        guard leadsWithComment || (3...8).contains(word.count) else { return nil }
+        // Only C, E and R begin such a word: an INSERT or SELECT is answered here, unallocated.
+        if !leadsWithComment, let letter = word.first, ![0x43, 0x45, 0x52].contains(letter & 0xDF) { return nil }
+        if !leadsWithComment {
+            let first = String(decoding: word, as: UTF8.self).uppercased()
+            if first == "COMMIT" || first == "END" { return first }
+            guard first == "ROLLBACK" else { return nil }
+        }
+        let words = SQLTokens(sql).tokens.filter { $0.kind == .word }.prefix(3).map { $0.text.uppercased() }
+        switch words.first {
+        case "COMMIT"?, "END"?: return words.first
+        // ROLLBACK [TRANSACTION] TO [SAVEPOINT] name keeps the transaction.
+        case "ROLLBACK"?: return words.dropFirst().contains("TO") ? nil : "ROLLBACK"
+        default: return nil
+        }
     }
 
     /// Rolls back when a transaction is open, ignoring errors: used on the way out of a failure,

@@ -132,6 +132,32 @@ final class DatabaseMigratorTests: DatabaseTestCase {
         XCTAssertEqual(try migrator.appliedMigrations(db), ["create author", "create book", "create shelf"])
     }
 
+    /// A migration that ran `COMMIT` half way was kept half applied, not recorded, and failed
+    /// every later launch ("table x already exists"), while the error said nothing was kept.
+    /// Ending the transaction inside the block is refused, and nothing of the migration stays.
+    func testAMigrationThatCommitsHalfWayIsRefusedWhole() throws {
+        let db = try openDatabase("app.db", key: rawKey(0x4D))
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("commits") { db in
+            try db.executeStatements("CREATE TABLE x(a); COMMIT; CREATE TABLE y(b);")
+        }
+        XCTAssertThrowsError(try migrator.migrate(db)) { error in
+            XCTAssertEqual((error as? DatabaseError)?.kind, .misuse, "\(error)")
+        }
+        XCTAssertFalse(try db.tableExists("x"))
+        XCTAssertEqual(try migrator.appliedMigrations(db), [])
+        // Savepoints inside a block still roll back to themselves.
+        try db.inTransaction {
+            try db.executeUpdate("CREATE TABLE z(c)")
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO z VALUES (1)")
+                return .rollback
+            }
+            return .commit
+        }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM z"), 0)
+    }
+
     func testATableCanBeRebuiltWhileOtherTablesReferToIt() throws {
         let db = try openDatabase("app.db", key: rawKey(0x4D))
         try db.executeUpdate("PRAGMA foreign_keys = ON")
