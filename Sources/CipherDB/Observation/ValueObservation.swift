@@ -36,7 +36,9 @@ public struct ValueObservation<Value: Sendable>: Sendable {
 
     /// Starts observing: `onChange` gets the first value, then one after each commit that
     /// changed what the fetch read; `onError` gets a fetch's error, after which the observation
-    /// stops. Both are called on a queue of the observation's own, one at a time.
+    /// stops. Both are called on a queue of the observation's own, one at a time. A pool whose
+    /// readers stay busy past ``DatabaseConfiguration/readerWaitTimeout`` is no error: the fetch
+    /// runs again.
     ///
     /// - Returns: what stops the observation: ``DatabaseCancellable/cancel()``, or its release.
     public func start(
@@ -179,6 +181,11 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
             }
             guard !state.withLock({ $0.cancelled }) else { return }
             onChange(value)
+        } catch let error as DatabaseError where error.kind == .poolTimeout {
+            // Every reader was busy past the wait (a long barrier write, backups holding them):
+            // no fault of the observation's, which fetches again rather than ending for good.
+            region.withLock { $0.isFetching = false }
+            scheduleFetch()
         } catch {
             region.withLock { $0.isFetching = false }
             fail(error)

@@ -30,6 +30,12 @@ final class ValueObservationTests: DatabaseTestCase {
             return stored
         }
 
+        var errorCount: Int {
+            condition.lock()
+            defer { condition.unlock() }
+            return errors.count
+        }
+
         /// Waits until `count` values arrived (or 5 seconds passed); returns them all.
         @discardableResult
         func wait(for count: Int) -> [Value] {
@@ -180,6 +186,33 @@ final class ValueObservationTests: DatabaseTestCase {
         while collector.values.last != 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertEqual(collector.values.last, 20)
         XCTAssertLessThan(collector.values.count, 21)
+        cancellable.cancel()
+    }
+
+    /// A fetch that waited longer than `readerWaitTimeout` for a reader (every reader busy with a
+    /// long read) ended the observation for good, with `poolTimeout`. It fetches again, and the
+    /// value arrives once a reader is free.
+    func testAPoolObservationOutlivesBusyReaders() throws {
+        var configuration = DatabaseConfiguration()
+        configuration.maximumReaderCount = 1
+        configuration.readerWaitTimeout = 0.05
+        let pool = try DatabasePool(path: path("busy-readers.db"), key: rawKey(0x0F), configuration: configuration)
+        try setUpTables(pool)
+        let collector = Collector<Int>()
+        let cancellable = playerCount.start(in: pool, onError: collector.fail, onChange: collector.append)
+        XCTAssertEqual(collector.wait(for: 1), [0])
+        // The only reader is held for half a second while a commit asks for a fetch.
+        let held = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? pool.read { _ in
+                held.signal()
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }
+        held.wait()
+        try pool.write { db in try db.executeUpdate("INSERT INTO player(name) VALUES ('a')") }
+        XCTAssertEqual(collector.wait(for: 2), [0, 1])
+        XCTAssertEqual(collector.errorCount, 0)
         cancellable.cancel()
     }
 
