@@ -214,6 +214,9 @@ public final class Keystore: @unchecked Sendable {
         let file = try KeystoreFile.parse(KeystoreFile.readAll(path: path))
         guard file.keystoreID == keystoreID.bytes else { throw .keystoreReplaced }
         guard file.masterEpoch == current.masterEpoch else { throw .masterKeyChanged }
+        // An older write than one this object read: the file was put back (a copy over it).
+        // Taken, destroyed versions would come back, and the next write would keep the rollback.
+        guard file.generation >= current.generation else { throw .tampered }
         body = try KeystoreBody.decode(file.openBody(masterKey: masterKey))
         current = file
     }

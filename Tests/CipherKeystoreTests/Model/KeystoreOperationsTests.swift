@@ -193,6 +193,19 @@ struct KeystoreOperationsTests {
         #expect(readBytes(path) == before)
     }
 
+    /// An open keystore took its file rolled back to an older write (a copy put over it):
+    /// destroyed versions came back, and its next write made the rollback permanent. Within a
+    /// process the generation read last is known: an older file is refused.
+    @Test func anOpenKeystoreRefusesItsFileRolledBack() throws {
+        let store = try makeStore()
+        try store.addKey(id: "db")
+        let older = try readBytes(path)
+        try store.addKey(id: "second")
+        try Data(older).write(to: URL(fileURLWithPath: path))
+        #expect(throws: KeystoreError.tampered) { try store.list() }
+        #expect(throws: KeystoreError.tampered) { try store.addKey(id: "third") }
+    }
+
     @Test func rotateMasterReplacesTheMasterKey() throws {
         let store = try makeStore()
         try store.addKey(id: "db")
