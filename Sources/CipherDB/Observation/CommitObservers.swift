@@ -130,7 +130,12 @@ final class CommitObservers {
         let changed = changedTables
         changedTables.removeAll()
         for (id, entry) in entries where schemaChanged || entry.matches(changed) { pending[id] = entry }
+        Self.didDecideCommit?()
     }
+
+    /// Tests only: runs in the commit hook once the commit's observations are decided, before
+    /// the commit completes (a reader does not see it yet).
+    nonisolated(unsafe) static var didDecideCommit: (@Sendable () -> Void)?
 
     /// Observations told of a commit that are still to hear of it.
     @exclusivity(unchecked) private var pending: [ObjectIdentifier: Entry] = [:]

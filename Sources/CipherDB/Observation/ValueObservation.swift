@@ -101,13 +101,14 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
     private struct Region {
         /// `nil` (any change) until the first fetch ends.
         var tables: Set<String>?
-        /// While a fetch runs, any commit concerns the observation: the fetch may read a table
-        /// for the first time, in a snapshot from before that commit, and its tables are known
-        /// only when it ends.
-        var isFetching = false
+        /// Fetches scheduled or running. While there is one, any commit concerns the observation:
+        /// the fetch may read a table for the first time, in a snapshot from before that commit
+        /// (whose hook runs before it completes), and its tables are known only when it ends. A
+        /// fetch only scheduled counts too: it may start between a commit's hook and its end.
+        var fetchesUnderway = 0
 
         func concerns(_ changed: Set<String>) -> Bool {
-            if isFetching { return true }
+            if fetchesUnderway > 0 { return true }
             return tables.map { !$0.isDisjoint(with: changed) } ?? true
         }
     }
@@ -161,13 +162,16 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
             return true
         }
         guard schedule else { return }
+        region.withLock { $0.fetchesUnderway += 1 }
         queue.async { self.fetchAndDeliver() }
     }
 
     private func fetchAndDeliver() {
         state.withLock { $0.fetchScheduled = false }
-        guard !state.withLock({ $0.cancelled }) else { return }
-        region.withLock { $0.isFetching = true }
+        guard !state.withLock({ $0.cancelled }) else {
+            region.withLock { $0.fetchesUnderway -= 1 }
+            return
+        }
         do {
             // The writer tells of a commit once it is complete (after its block): a read sees it.
             let fetch = self.fetch
@@ -177,17 +181,17 @@ private final class ObservationRun<Value: Sendable>: @unchecked Sendable {
             // unknown, is fetched again after every commit.
             region.withLock { region in
                 region.tables = (read?.isEmpty ?? true) ? nil : read
-                region.isFetching = false
+                region.fetchesUnderway -= 1
             }
             guard !state.withLock({ $0.cancelled }) else { return }
             onChange(value)
         } catch let error as DatabaseError where error.kind == .poolTimeout {
             // Every reader was busy past the wait (a long barrier write, backups holding them):
             // no fault of the observation's, which fetches again rather than ending for good.
-            region.withLock { $0.isFetching = false }
+            region.withLock { $0.fetchesUnderway -= 1 }
             scheduleFetch()
         } catch {
-            region.withLock { $0.isFetching = false }
+            region.withLock { $0.fetchesUnderway -= 1 }
             fail(error)
         }
     }

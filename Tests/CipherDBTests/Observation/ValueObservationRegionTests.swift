@@ -179,6 +179,48 @@ final class ValueObservationRegionTests: DatabaseTestCase {
         cancellable.cancel()
     }
 
+    /// A commit whose hook ran while a fetch was scheduled but not started, and which completed
+    /// only after that fetch took its snapshot, was never delivered: its tables were not yet the
+    /// observation's, and nothing fetched again. A scheduled fetch counts as running. The test
+    /// holds the commit inside its hook (a seam) while the scheduled fetch runs.
+    func testACommitDecidedWhileAFetchWasScheduledIsDelivered() throws {
+        let pool = try DatabasePool(path: path("scheduled.db"), key: rawKey(0x2A))
+        try pool.write { db in
+            try db.executeStatements(
+                "CREATE TABLE choice(name TEXT); CREATE TABLE a(x); CREATE TABLE b(x); INSERT INTO choice VALUES ('a');")
+        }
+        let firstDelivered = DispatchSemaphore(value: 0)
+        let releaseFirst = DispatchSemaphore(value: 0)
+        let values = Values()
+        let observation = ValueObservation { db in
+            let table = try db.stringForQuery("SELECT name FROM choice") ?? "a"
+            return try db.intForQuery(table == "a" ? "SELECT count(x) FROM a" : "SELECT count(x) FROM b") ?? 0
+        }
+        let isFirst = Locked(true)
+        let cancellable = observation.start(in: pool, onError: { XCTFail("\($0)") }) { value in
+            values.append(value)
+            if isFirst.withLock({ first in
+                defer { first = false }
+                return first
+            }) {
+                firstDelivered.signal()
+                _ = releaseFirst.wait(timeout: .now() + 5)  // the queue is busy: the next fetch waits, scheduled
+            }
+        }
+        XCTAssertEqual(firstDelivered.wait(timeout: .now() + 5), .success)
+        try pool.write { db in try db.executeUpdate("UPDATE choice SET name = 'b'") }  // schedules a fetch
+        // The insert into b: decided in its hook, then held there while the scheduled fetch runs.
+        CommitObservers.didDecideCommit = {
+            CommitObservers.didDecideCommit = nil
+            releaseFirst.signal()
+            _ = values.wait(for: 2)
+        }
+        defer { CommitObservers.didDecideCommit = nil }
+        try pool.write { db in try db.executeUpdate("INSERT INTO b VALUES (1)") }
+        XCTAssertEqual(values.wait(for: 3), [0, 0, 1], "the insert into b is delivered")
+        cancellable.cancel()
+    }
+
     /// A write statement that SQLite recompiles (a trigger made after it was cached now writes
     /// a WITHOUT ROWID table, of which the update hook says nothing) notes what it writes, on
     /// its first run after the change and on every later one: its recorded tables were the
