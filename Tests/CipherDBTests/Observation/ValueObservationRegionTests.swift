@@ -197,7 +197,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
             return try db.intForQuery(table == "a" ? "SELECT count(x) FROM a" : "SELECT count(x) FROM b") ?? 0
         }
         let isFirst = Locked(true)
-        let cancellable = observation.start(in: pool, onError: { XCTFail("\($0)") }) { value in
+        let deliver: @Sendable (Int) -> Void = { value in
             values.append(value)
             if isFirst.withLock({ first in
                 defer { first = false }
@@ -207,6 +207,7 @@ final class ValueObservationRegionTests: DatabaseTestCase {
                 _ = releaseFirst.wait(timeout: .now() + 5)  // the queue is busy: the next fetch waits, scheduled
             }
         }
+        let cancellable = observation.start(in: pool, onError: { XCTFail("\($0)") }, onChange: deliver)
         XCTAssertEqual(firstDelivered.wait(timeout: .now() + 5), .success)
         try pool.write { db in try db.executeUpdate("UPDATE choice SET name = 'b'") }  // schedules a fetch
         // The insert into b: decided in its hook, then held there while the scheduled fetch runs.
