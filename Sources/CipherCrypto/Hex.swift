@@ -15,6 +15,16 @@ public enum Hex {
         case upper
     }
 
+    /// The value of the hex digit `byte` (ASCII, either case), or `nil` for any other byte.
+    public static func digitValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
     /// The hex of `bytes`.
     public static func string(_ bytes: some Sequence<UInt8>, case letterCase: LetterCase = .lower) -> String {
         var text: [UInt8] = []

@@ -155,18 +155,10 @@ public final class SecretBytes: @unchecked Sendable {
     public func hexDecoded() throws(CryptoError) -> SecretBytes {
         guard count % 2 == 0 else { throw CryptoError.invalidHex }
         let source = base.assumingMemoryBound(to: UInt8.self)
-        func nibble(_ character: UInt8) -> UInt8? {
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
         var valid = true
         let decoded = SecretBytes(count: count / 2) { buffer in
             for index in 0..<(count / 2) {
-                guard let high = nibble(source[2 * index]), let low = nibble(source[2 * index + 1]) else {
+                guard let high = Hex.digitValue(source[2 * index]), let low = Hex.digitValue(source[2 * index + 1]) else {
                     valid = false
                     return
                 }

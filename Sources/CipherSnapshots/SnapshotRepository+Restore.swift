@@ -255,7 +255,7 @@ extension SnapshotRepository {
         progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws -> (name: String, digest: String, size: Int) {
         // The id goes on restic's command line: hex digits only, so that it cannot be a flag.
-        if let id, id.isEmpty || !id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) }) {
+        if let id, id.isEmpty || !id.utf8.allSatisfy({ Hex.digitValue($0) != nil }) {
             throw SnapshotError(.snapshotNotFound, "not a restic snapshot id")
         }
         let copy = try RestoredBytes(into: pending, progress: progress)

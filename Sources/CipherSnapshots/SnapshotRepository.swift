@@ -195,6 +195,15 @@ public struct SnapshotRepository: Sendable {
     /// The location with control characters escaped, for messages.
     var displayLocation: String { Self.displayLocation(location) }
 
+    /// The location among `stored` that `shown` names: itself when stored, else the one stored
+    /// location that ``displayLocation(_:)`` shows as `shown` (a password in its URL hidden),
+    /// else `shown` (two passwords behind one shown form: which is meant is not known).
+    public static func storedLocation(_ shown: String, among stored: some Collection<String>) -> String {
+        if stored.contains(shown) { return shown }
+        let matching = stored.filter { displayLocation($0) == shown }
+        return matching.count == 1 ? matching[0] : shown
+    }
+
     /// `location` for a message: a password in it (`rest:https://user:secret@host/`) shown as
     /// `***`, as restic shows it, and control characters escaped.
     public static func displayLocation(_ location: String) -> String {

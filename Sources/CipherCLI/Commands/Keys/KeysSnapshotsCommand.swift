@@ -178,9 +178,6 @@ struct KeysSnapshotsForgetRepositoryCommand: ParsableCommand {
     /// password in its URL hidden): the listing never shows the password, and must still name it.
     static func recorded(_ shown: String, in store: Keystore) throws(KeystoreError) -> String {
         let recorded = Set(try store.knownRepositories(id: nil).map(\.repository) + store.knownSnapshots(id: nil).map(\.repository))
-        if recorded.contains(shown) { return shown }
-        let matching = Array(recorded.filter { SnapshotRepository.displayLocation($0) == shown })
-        // Two passwords behind one shown form: which is meant is not known.
-        return matching.count == 1 ? matching[0] : shown
+        return SnapshotRepository.storedLocation(shown, among: Array(recorded))
     }
 }

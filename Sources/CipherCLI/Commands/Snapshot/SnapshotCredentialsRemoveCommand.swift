@@ -22,10 +22,7 @@ struct SnapshotCredentialsRemoveCommand: ParsableCommand {
         // As given, or as `credentials list` shows it (a password in its URL hidden).
         let removed = try keystore.withKeystore { (store) throws(KeystoreError) in
             let stored = try store.knownStorageCredentials().map(\.repository)
-            let shownAlike = stored.filter { SnapshotRepository.displayLocation($0) == location }
-            // Two passwords behind one shown form: which is meant is not known, nothing is removed.
-            let recorded = stored.contains(location) || shownAlike.count != 1 ? location : shownAlike[0]
-            return try store.removeStorageCredentials(repository: recorded)
+            return try store.removeStorageCredentials(repository: SnapshotRepository.storedLocation(location, among: stored))
         }
         guard removed else {
             throw CLIError(

@@ -47,9 +47,8 @@ extension Database {
     /// database's end. Only an encrypted file whose page key this connection knows is read (the
     /// free list is read through the codec): for others the answer is empty, as the page check
     /// of `verify` tells those apart. When the free list does not add up, no page is taken for
-    /// a free leaf. The scan runs in a read
-    /// transaction where there is none, so that no writer commits meanwhile (in rollback-journal
-    /// mode).
+    /// a free leaf. The scan runs in a read transaction where there is none, so that no writer
+    /// commits meanwhile (in rollback-journal mode).
     package func zeroedPages(limit: Int = .max) throws(DatabaseError) -> [Int] {
         guard isFileBacked, codecKey != nil, let path, let file = SharedFileDescriptors.retain(path) else { return [] }
         defer { SharedFileDescriptors.release(file) }
@@ -68,17 +67,16 @@ extension Database {
         // Without a free list that adds up (a trunk damaged, or page 1 out of step with its
         // trunks while another process checkpoints), no zeros are known to be free leaves: all
         // count. Claiming none let anyone turn the guard off by zeroing one trunk, no key needed.
-        var freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages)
-        if freeList == nil {
-            let recorded = try codec.recordedPageCount(descriptor: descriptor, path: path) ?? filePages
-            freeList = PageCodec.FreeList(databasePages: min(recorded, filePages), leaves: [])
-        }
-        guard let freeList else { return [] }
+        let freeList = try codec.readFreeList(descriptor: descriptor, path: path, filePages: filePages)
         let unwritten = PageCodec.UnwrittenPages(pageSize: pageSize, freeList: freeList)
+        var databasePages = freeList?.databasePages ?? filePages
+        if freeList == nil, let recorded = try codec.recordedPageCount(descriptor: descriptor, path: path) {
+            databasePages = min(recorded, filePages)
+        }
         let pagesInLog = Set(try RecoveryLog.writeAheadLog(databasePath: path)?.committedFrames.map(\.pageNumber) ?? [])
         // Pages past the database's end are not read by SQLite.
         return try PageCodec.zeroedPages(
-            descriptor: descriptor, path: path, pageSize: pageSize, pageCount: freeList.databasePages, except: unwritten,
+            descriptor: descriptor, path: path, pageSize: pageSize, pageCount: databasePages, except: unwritten,
             alsoAllowed: pagesInLog, limit: limit)
     }
 }

@@ -152,8 +152,9 @@ extension Database {
     /// - Throws: `notEncrypted` for a plaintext or in-memory database (SQLCipher 3 would return
     ///   success and do nothing), `readOnly`, `invalidKey`, `misuse` inside a transaction or with
     ///   open result sets, or on a connection of a ``DatabaseQueue`` or ``DatabasePool`` (use
-    ///   theirs, which keep the key their connections open with), `busy` when another connection holds a lock (a reader, in rollback mode), `diskFull` when
-    ///   the disk cannot hold the journal, and the proof's error if the new key does not open the file.
+    ///   theirs, which keep the key their connections open with), `busy` when another connection
+    ///   holds a lock (a reader, in rollback mode), `diskFull` when the disk cannot hold the
+    ///   journal, and the proof's error if the new key does not open the file.
     public func rekey(to newKey: DatabaseKey) throws(DatabaseError) {
         let handle = try requireHandle()
         try requireKeyChangeThroughOwner("rekey")

@@ -92,10 +92,7 @@ public enum PassphraseKeyDerivation {
             guard bytes.count == keyDigits + 3 || bytes.count == keyDigits + saltDigits + 3,
                 bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X"), bytes[1] == UInt8(ascii: "'")
             else { return false }
-            return bytes[2..<(bytes.count - 1)].allSatisfy { byte in
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-            }
+            return bytes[2..<(bytes.count - 1)].allSatisfy { Hex.digitValue($0) != nil }
         }
     }
 }
