@@ -26,8 +26,9 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// The file's bytes as they are on disk, whatever its mode (`KeystoreFile.readAll` refuses some).
 func readBytes(_ path: String) -> [UInt8] {
-    (try? KeystoreFile.readAll(path: path)) ?? []
+    FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []
 }
 
 func writeBytes(_ bytes: [UInt8], to path: String) {

@@ -32,6 +32,8 @@ extension CLIError {
             .kdfLimitExceeded, .unsupportedSlot, .unlockBudgetExceeded:
             return CLIError(
                 .dataError, "keystore \(path): \(error.description)", hint: "restore the keystore from a backup; the file was not modified")
+        case .exposed(let file, _):
+            return CLIError(.usage, error.description, hint: "chmod 600 \(file) (or 640 to share it with its group)")
         case .notDurable:
             return CLIError(.changedIncompletely, error.description, hint: "the change was made; run `sync` and check the disk")
         case .lockTimeout:

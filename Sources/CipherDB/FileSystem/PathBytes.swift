@@ -168,10 +168,45 @@ extension PathBytes {
     /// The file `path` names when it is a symbolic link (followed to the end, every byte
     /// kept), else `path` itself: what a file replaced by a new one beside it must be, so that
     /// the link keeps pointing at the replacement instead of being replaced by it.
+    ///
+    /// A link the kernel would not follow for this process (``mayFollow(link:)``) is not
+    /// followed: `path` itself is returned, so the link is what gets replaced.
     package static func followingSymbolicLinks(_ path: String) -> String {
-        guard isSymbolicLink(path), let resolved = withCString(path, { realpath($0, nil) }) else { return path }
+        guard isSymbolicLink(path) else { return path }
+        // realpath reads links itself, past the kernel's rule: check every link of the chain.
+        var link = path
+        for _ in 0..<40 {
+            guard isSymbolicLink(link) else { break }
+            guard mayFollow(link: link) else { return path }
+            guard let target = linkTarget(link) else { break }
+            link = target.hasPrefix("/") ? target : folder(of: link) + "/" + target
+        }
+        guard let resolved = withCString(path, { realpath($0, nil) }) else { return path }
         defer { free(resolved) }
         return string(fromBytes: UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) })
+    }
+
+    /// Whether the kernel follows the symbolic link `link` for this process under Linux's
+    /// `fs.protected_symlinks` (on by default): in a sticky folder anyone may write (`/tmp`),
+    /// only a link of this user's or of the folder's owner. Another user's link there would
+    /// otherwise steer a replacement onto a file of that user's choosing.
+    package static func mayFollow(link: String) -> Bool {
+        guard let linkStatus = status(of: link, following: false), let folderStatus = status(of: folder(of: link), following: true)
+        else { return false }
+        let sharedSticky = folderStatus.st_mode & S_ISVTX != 0 && folderStatus.st_mode & S_IWOTH != 0
+        return !sharedSticky || linkStatus.st_uid == geteuid() || linkStatus.st_uid == folderStatus.st_uid
+    }
+
+    /// What the symbolic link `link` holds, every byte kept; `nil` when it cannot be read.
+    private static func linkTarget(_ link: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = withCString(link) { pointer in
+            buffer.withUnsafeMutableBytes { bytes in
+                bytes.baseAddress.map { readlink(pointer, $0.assumingMemoryBound(to: CChar.self), bytes.count) } ?? -1
+            }
+        }
+        guard length > 0, length < buffer.count else { return nil }
+        return string(fromBytes: buffer[..<length])
     }
 
     /// The names in the folder at `path` (without `.` and `..`), every byte kept; `nil` when it
@@ -238,6 +273,11 @@ extension PathBytes {
 private func systemOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
 private func systemStat(_ path: UnsafePointer<CChar>, _ status: UnsafeMutablePointer<stat>) -> Int32 { stat(path, status) }
 /// Whether `path` names a symbolic link (not followed).
+private func status(of path: String, following: Bool) -> stat? {
+    var status = stat()
+    let result = following ? PathBytes.stat(path, &status) : PathBytes.lstat(path, &status)
+    return result == 0 ? status : nil
+}
 private func isSymbolicLink(_ path: String) -> Bool {
     var status = stat()
     return PathBytes.lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK

@@ -276,7 +276,13 @@ struct KeystoreFile {
 
     // MARK: Durable I/O
 
-    /// Reads the whole file, refusing anything larger than ``maximumFileLength``.
+    /// The permission bits a keystore must not have: any for others, write for the group. A
+    /// keystore the owner's group may read (0640, a service's group) is the owner's choice; its
+    /// slots are sealed, but anyone who can read them can guess a passphrase offline.
+    static let exposingPermissions: mode_t = 0o027
+
+    /// Reads the whole file, refusing anything larger than ``maximumFileLength`` and a file open
+    /// to others (``exposingPermissions``).
     static func readAll(path: String) throws(KeystoreError) -> [UInt8] {
         let fd = PathBytes.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -284,6 +290,9 @@ struct KeystoreFile {
             throw code == ENOENT ? .notFound(path: path) : .io(operation: "open", path: path, errno: code)
         }
         defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .io(operation: "stat", path: path, errno: errno) }
+        guard status.st_mode & exposingPermissions == 0 else { throw .exposed(path: path, mode: UInt32(status.st_mode & 0o7777)) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

@@ -29,6 +29,9 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
     /// The file is larger than any keystore this build writes.
     case tooLarge(bytes: Int)
+    /// Users other than the owner and the owner's group may read or write the file (or its group
+    /// may write it): each such user could guess the passphrase offline, or swap slots in.
+    case exposed(path: String, mode: UInt32)
     /// A slot asks for key-derivation parameters beyond the reader's limits (checked before any KDF runs).
     case kdfLimitExceeded(String)
     /// A slot of a kind this build does not know.
@@ -142,6 +145,9 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedVersion(let version): return "keystore format version \(version) is newer than this build supports"
         case .malformed(let reason): return "the keystore file is malformed: \(reason)"
         case .tooLarge(let bytes): return "the keystore file is too large (\(bytes) bytes)"
+        case .exposed(let path, let mode):
+            return
+                "the keystore \(path) is open to other users (mode \(String(mode, radix: 8))); it must not be readable by others or writable by its group"
         case .kdfLimitExceeded(let reason): return "a key slot's KDF parameters exceed the limits: \(reason)"
         case .unsupportedSlot(let kind): return "unknown key slot kind \(kind)"
         case .wrongPassphrase: return "wrong passphrase or key file"

@@ -79,6 +79,38 @@ final class ExitCodeTests: CLITestCase {
         XCTAssertEqual(try directoryListing(), ["app.db"], "no journal, no output, no temporary file")
     }
 
+    /// `--force` wrote through any symbolic link, reading the link itself where the kernel's
+    /// `fs.protected_symlinks` would have refused to follow it: another user's link in a sticky
+    /// folder anyone may write (`/tmp`) replaced the file it chose. Such a link is now replaced
+    /// itself; a link of the folder's owner is still followed. Root only: the link needs
+    /// another owner.
+    func testForceDoesNotFollowAnotherUsersLinkInASharedStickyFolder() throws {
+        try XCTSkipUnless(geteuid() == 0, "needs root to give the link and the folder other owners")
+        let env = passphraseEnvironment()
+        try makeDatabase("app.db", env: env)
+        let key = ["--passphrase-env", "DB_PASS"] + Self.fastOpen
+        try FileManager.default.createDirectory(atPath: path("shared"), withIntermediateDirectories: false)
+        XCTAssertEqual(chown(path("shared"), 4343, 4343), 0)
+        XCTAssertEqual(chmod(path("shared"), 0o1777), 0)
+        try writeFile("victim", "keep me")
+        XCTAssertEqual(symlink(path("victim"), path("shared/out.db")), 0)
+        XCTAssertEqual(lchown(path("shared/out.db"), 4242, 4242), 0)
+
+        try cipherdb(["export", "app.db", "shared/out.db", "--force"] + key, env: env)
+        XCTAssertEqual(try String(contentsOfFile: path("victim"), encoding: .utf8), "keep me")
+        var link = stat()
+        XCTAssertEqual(lstat(path("shared/out.db"), &link), 0)
+        XCTAssertEqual(link.st_mode & S_IFMT, S_IFREG, "the other user's link was replaced, not followed")
+
+        // The folder owner's link is followed, as the kernel would.
+        XCTAssertEqual(unlink(path("shared/out.db")), 0)
+        XCTAssertEqual(symlink(path("victim"), path("shared/out.db")), 0)
+        XCTAssertEqual(lchown(path("shared/out.db"), 4343, 4343), 0)
+        try cipherdb(["export", "app.db", "shared/out.db", "--force"] + key, env: env)
+        XCTAssertEqual(
+            try cipherdb(["query", "victim", "SELECT count(*) FROM people", "--csv"] + key, env: env).stdout, "count(*)\r\n3\n")
+    }
+
     func testForceRules() throws {
         let env = passphraseEnvironment()
         try makeDatabase("app.db", env: env)

@@ -23,6 +23,30 @@ struct KeystoreFileTests {
         #expect(summary.slots == [KeySlotInfo(slotID: 1, kind: .scryptPassphrase, kdf: "scrypt(N=2^10, r=8, p=1)")])
     }
 
+    /// A keystore copied with `cp` under the usual umask, or chmodded by hand, was opened and
+    /// written as it was: every local user could read the sealed slots and guess the passphrase
+    /// offline. Open to others, or writable by its group, it is refused and left as it is; read
+    /// by its group only (0640, a service's group) it opens.
+    @Test func aKeystoreOpenToOthersIsRefusedUntouched() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("keystore")
+        let store = try Keystore.create(at: path, credential: passphrase("p"), kdf: cheapKDF)
+        try store.addKey(id: "app.db")
+        let before = readBytes(path)
+        for mode: mode_t in [0o644, 0o604, 0o660, 0o601] {
+            #expect(chmod(path, mode) == 0)
+            #expect(throws: KeystoreError.exposed(path: path, mode: UInt32(mode))) {
+                try Keystore.open(at: path, credential: passphrase("p"))
+            }
+            #expect(throws: KeystoreError.exposed(path: path, mode: UInt32(mode))) { try store.addKey(id: "other.db") }
+            #expect(throws: KeystoreError.exposed(path: path, mode: UInt32(mode))) { try Keystore.inspect(at: path) }
+            #expect(readBytes(path) == before)
+            #expect(fileMode(path) == Int(mode))
+        }
+        #expect(chmod(path, 0o640) == 0)
+        #expect(try Keystore.open(at: path, credential: passphrase("p")).list().map(\.id) == ["app.db"])
+    }
+
     @Test func createRefusesToOverwrite() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("keystore")

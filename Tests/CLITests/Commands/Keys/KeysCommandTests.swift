@@ -62,6 +62,23 @@ final class KeysCommandTests: CLITestCase {
         try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app"] + unlock, env: env, expect: 66)
     }
 
+    /// A keystore others may read (a `cp` under the usual umask) was used as it was. Refused
+    /// with 64 and a chmod hint, before any unlock, and left as it is.
+    func testAKeystoreOpenToOthersIsRefusedWithAHint() throws {
+        try cipherdb(["keys", "add", "app"] + unlock, env: env)
+        let before = try bytes("keystore")
+        XCTAssertEqual(chmod(path("keystore"), 0o644), 0)
+        for arguments in [["keys", "list"], ["keys", "add", "other"], ["create", "a.db", "--key-id", "app"]] {
+            let refused = try cipherdb(arguments + unlock, env: env, expect: 64)
+            XCTAssertTrue(refused.stderr.contains("open to other users (mode 644)"), refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("chmod 600"), refused.stderr)
+        }
+        XCTAssertEqual(try bytes("keystore"), before)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("a.db")))
+        XCTAssertEqual(chmod(path("keystore"), 0o600), 0)
+        try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
+    }
+
     func testPasswdExportImportAndErrors() throws {
         try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
         try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
