@@ -102,7 +102,7 @@ extension CLIError {
             return CLIError.crypto(cryptoError)
         case .secretSource(let failure):
             return CLIError.secretSource(failure, flag: nil)
-        case .invalidBundle, .bundleMismatch:
+        case .invalidBundle, .bundleMismatch, .versionConflict:
             return CLIError(.dataError, error.description)
         case .plaintextTransitAddress:
             return CLIError(.usage, error.description, hint: "set BAO_ADDR or VAULT_ADDR to the server's https:// address")

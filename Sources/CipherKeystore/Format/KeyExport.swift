@@ -5,22 +5,42 @@ import Foundation
 /// One key version wrapped for transfer under a transfer passphrase.
 ///
 /// The wrapping is AES-256-GCM under scrypt(transfer passphrase); the associated data is the whole
-/// clear part, which names the source keystore, the entry id and the version, so a bundle cannot
-/// be relabelled as another database or version without failing authentication.
+/// clear part, so nothing in it can be changed without failing authentication: it names the
+/// source keystore, the entry id and the version, and (format 2) the export the bundle belongs to,
+/// its place and the number of bundles in it, whether it is the source's primary, and the entry's
+/// page size. A file's bundles can then be neither relabelled, reordered to pick another primary,
+/// thinned, nor mixed with another export's.
 ///
-/// Layout (big-endian): magic `89 43 44 42 4B 45 58 0A` ("\x89CDBKEX\n"), u16 version = 1,
+/// Layout (big-endian): magic `89 43 44 42 4B 45 58 0A` ("\x89CDBKEX\n"), u16 format (1 or 2),
 /// source keystore id (16), u16 id length, id (UTF-8), u32 key version, u32 log2 N, u32 r, u32 p,
-/// salt (32), nonce (12), wrapped key (32), tag (16).
+/// salt (32); format 2 only: export id (16), u16 index, u16 count, u8 flags (1: the source's
+/// primary), u32 page size (0: SQLCipher's default); then nonce (12), wrapped key (32), tag (16).
+/// One export's bundles share the salt, so they are opened with one key derivation.
 ///
 /// ```swift
-/// let bundle = try keystore.exportKey(id: "app.db", transferPassphrase: transfer)
-/// try other.importKey(bundle: bundle, transferPassphrase: transfer, id: "app.db", version: bundle.version)
+/// let bundles = try keystore.exportKeys(id: "app.db", transferPassphrase: transfer)
+/// try other.importKeys(bundles, transferPassphrase: transfer)
 /// ```
 public struct KeyExportBundle: Sendable, Hashable {
     static let magic: [UInt8] = [0x89, 0x43, 0x44, 0x42, 0x4B, 0x45, 0x58, 0x0A]
-    static let formatVersion: UInt16 = 1
+    /// What this build writes; it reads 1 too (one bundle per export call, no membership).
+    static let formatVersion: UInt16 = 2
     static let armorBegin = "-----BEGIN CIPHERDB KEY-----"
     static let armorEnd = "-----END CIPHERDB KEY-----"
+
+    /// Where a bundle stands in the export that wrote it (format 2), all of it authenticated.
+    public struct Membership: Sendable, Hashable {
+        /// Random, one per export: every bundle of one file carries the same.
+        public let exportID: [UInt8]
+        /// The bundle's place in the export, from 0.
+        public let index: Int
+        /// How many bundles the export wrote.
+        public let count: Int
+        /// Whether the version was the source's primary.
+        public let isPrimary: Bool
+        /// The entry's page size at the source (0: SQLCipher's default).
+        public let pageSize: Int
+    }
 
     /// The keystore the key was exported from.
     public let sourceKeystoreID: KeystoreID
@@ -28,6 +48,8 @@ public struct KeyExportBundle: Sendable, Hashable {
     public let id: String
     /// The key's version number.
     public let version: Int
+    /// The export this bundle belongs to; `nil` for a format 1 bundle, which has none.
+    public let membership: Membership?
     /// The serialized bundle (not secret: the key inside is encrypted).
     public let bytes: [UInt8]
 
@@ -38,6 +60,10 @@ public struct KeyExportBundle: Sendable, Hashable {
     let tag: [UInt8]
     let associatedData: [UInt8]
 
+    /// The largest version number an import accepts. Numbers are u32 in the file; a bundle at
+    /// the very top would leave the entry no next number, blocking rotation for good.
+    public static let largestVersion = Int(Int32.max)
+
     /// Parses a serialized bundle, checking its structure and scrypt limits before any KDF.
     ///
     /// - Throws: ``KeystoreError/invalidBundle(_:)``.
@@ -47,8 +73,8 @@ public struct KeyExportBundle: Sendable, Hashable {
             let parsed = try bytes.withUnsafeBytes { (raw) throws -> KeyExportBundle in
                 var reader = ByteReader(raw)
                 guard try reader.bytes(8) == Self.magic else { throw KeystoreError.invalidBundle("not a CipherDB key bundle") }
-                let version = try reader.u16()
-                guard version == Self.formatVersion else { throw KeystoreError.invalidBundle("unknown bundle version \(version)") }
+                let format = try reader.u16()
+                guard format == 1 || format == 2 else { throw KeystoreError.invalidBundle("unknown bundle version \(format)") }
                 let keystoreID = try reader.bytes(KeystoreFile.keystoreIDLength)
                 let idLength = Int(try reader.u16())
                 guard let id = String(validating: try reader.take(idLength), as: UTF8.self) else {
@@ -60,18 +86,36 @@ public struct KeyExportBundle: Sendable, Hashable {
                 let r = Int(try reader.u32())
                 let p = Int(try reader.u32())
                 guard log2N >= KeySlotKDF.minimumScryptLog2N, let scrypt = try? ScryptParameters(log2N: log2N, r: r, p: p) else {
-                    throw KeystoreError.kdfLimitExceeded("bundle scrypt log2(N)=\(log2N), r=\(r), p=\(p)")
+                    throw KeystoreError.invalidBundle("its scrypt parameters are outside the limits (log2(N)=\(log2N), r=\(r), p=\(p))")
                 }
                 let salt = try reader.bytes(32)
+                var membership: Membership?
+                if format == 2 {
+                    let exportID = try reader.bytes(16)
+                    let index = Int(try reader.u16())
+                    let count = Int(try reader.u16())
+                    let flags = try reader.u8()
+                    let pageSize = Int(try reader.u32())
+                    guard index < count, flags <= 1 else {
+                        throw KeystoreError.invalidBundle("bundle \(index) of \(count), flags \(flags)")
+                    }
+                    guard pageSize == 0 || CipherLayout.isValidPageSize(pageSize) else {
+                        throw KeystoreError.invalidBundle("page size \(pageSize)")
+                    }
+                    membership = Membership(exportID: exportID, index: index, count: count, isPrimary: flags == 1, pageSize: pageSize)
+                }
                 let aadLength = reader.offset
                 let nonce = try reader.bytes(AESGCM.nonceLength)
                 let wrapped = try reader.bytes(32)
                 let tag = try reader.bytes(AESGCM.tagLength)
                 guard reader.remaining == 0 else { throw KeystoreError.invalidBundle("trailing bytes") }
                 guard keyVersion >= 1 else { throw KeystoreError.invalidBundle("version 0") }
+                guard keyVersion <= Self.largestVersion else {
+                    throw KeystoreError.invalidBundle("version \(keyVersion) is above the largest importable, \(Self.largestVersion)")
+                }
                 return KeyExportBundle(
-                    sourceKeystoreID: KeystoreID(bytes: keystoreID), id: id, version: keyVersion, bytes: bytes,
-                    scrypt: scrypt, salt: salt, nonce: nonce, wrapped: wrapped, tag: tag,
+                    sourceKeystoreID: KeystoreID(bytes: keystoreID), id: id, version: keyVersion, membership: membership,
+                    bytes: bytes, scrypt: scrypt, salt: salt, nonce: nonce, wrapped: wrapped, tag: tag,
                     associatedData: Array(bytes[..<aadLength]))
             }
             self = parsed
@@ -83,12 +127,13 @@ public struct KeyExportBundle: Sendable, Hashable {
     }
 
     private init(
-        sourceKeystoreID: KeystoreID, id: String, version: Int, bytes: [UInt8], scrypt: ScryptParameters,
-        salt: [UInt8], nonce: [UInt8], wrapped: [UInt8], tag: [UInt8], associatedData: [UInt8]
+        sourceKeystoreID: KeystoreID, id: String, version: Int, membership: Membership?, bytes: [UInt8],
+        scrypt: ScryptParameters, salt: [UInt8], nonce: [UInt8], wrapped: [UInt8], tag: [UInt8], associatedData: [UInt8]
     ) {
         self.sourceKeystoreID = sourceKeystoreID
         self.id = id
         self.version = version
+        self.membership = membership
         self.bytes = bytes
         self.scrypt = scrypt
         self.salt = salt
@@ -98,50 +143,80 @@ public struct KeyExportBundle: Sendable, Hashable {
         self.associatedData = associatedData
     }
 
-    /// Wraps `key` for transfer.
-    static func seal(
-        key: SecretBytes, keystoreID: KeystoreID, id: String, version: Int,
-        passphrase: SecretBytes, scrypt: ScryptParameters
-    ) throws(KeystoreError) -> KeyExportBundle {
-        guard scrypt.log2N >= KeySlotKDF.minimumScryptLog2N else {
-            throw .kdfLimitExceeded("scrypt N below 2^\(KeySlotKDF.minimumScryptLog2N)")
-        }
-        guard passphrase.count > 0 else { throw .invalidParameter("the transfer passphrase is empty") }
-        do {
-            let salt = try SecureRandom.bytes(count: 32)
-            var writer = ByteWriter()
-            writer.raw(magic)
-            writer.u16(formatVersion)
-            writer.raw(keystoreID.bytes)
-            writer.u16(UInt16(id.utf8.count))
-            writer.raw(Array(id.utf8))
-            writer.u32(UInt32(version))
-            writer.u32(UInt32(scrypt.log2N))
-            writer.u32(UInt32(scrypt.r))
-            writer.u32(UInt32(scrypt.p))
-            writer.raw(salt)
-            let wrappingKey = try Scrypt.deriveKey(password: passphrase, salt: salt, parameters: scrypt, length: 32)
-            let box = try AESGCM.seal(key, key: wrappingKey, associatedData: writer.bytes)
-            writer.raw(box.nonce)
-            writer.raw(box.ciphertext)
-            writer.raw(box.tag)
-            return try KeyExportBundle(bytes: writer.bytes)
-        } catch let error as KeystoreError {
-            throw error
-        } catch let error as CryptoError {
+    /// The key that wraps an export's bundles: scrypt of the transfer passphrase with the
+    /// export's salt. Derived once per export, and once per import of it.
+    static func wrappingKey(
+        passphrase: SecretBytes, salt: [UInt8], scrypt: ScryptParameters
+    ) throws(KeystoreError) -> SecretBytes {
+        do { return try Scrypt.deriveKey(password: passphrase, salt: salt, parameters: scrypt, length: 32) } catch {
             throw .crypto(error)
-        } catch {
-            throw .invalidBundle("sealing failed")
         }
     }
 
-    /// Unwraps the key.
+    /// A new export's salt and wrapping key.
+    static func exportWrapping(
+        passphrase: SecretBytes, scrypt: ScryptParameters
+    ) throws(KeystoreError) -> (salt: [UInt8], key: SecretBytes) {
+        guard scrypt.log2N >= KeySlotKDF.minimumScryptLog2N else {
+            throw .invalidParameter(
+                "the transfer key's scrypt log2(N) is \(scrypt.log2N); it must be at least \(KeySlotKDF.minimumScryptLog2N)")
+        }
+        guard passphrase.count > 0 else { throw .invalidParameter("the transfer passphrase is empty") }
+        let salt: [UInt8]
+        do { salt = try SecureRandom.bytes(count: 32) } catch { throw .crypto(error) }
+        return (salt, try wrappingKey(passphrase: passphrase, salt: salt, scrypt: scrypt))
+    }
+
+    /// Wraps `key` under `wrappingKey` (derived from the transfer passphrase with `salt` and
+    /// `scrypt`) as one bundle of an export.
+    static func seal(
+        key: SecretBytes, keystoreID: KeystoreID, id: String, version: Int, scrypt: ScryptParameters,
+        salt: [UInt8], wrappingKey: SecretBytes, membership: Membership
+    ) throws(KeystoreError) -> KeyExportBundle {
+        var writer = ByteWriter()
+        writer.raw(magic)
+        writer.u16(formatVersion)
+        writer.raw(keystoreID.bytes)
+        writer.u16(UInt16(id.utf8.count))
+        writer.raw(Array(id.utf8))
+        writer.u32(UInt32(version))
+        writer.u32(UInt32(scrypt.log2N))
+        writer.u32(UInt32(scrypt.r))
+        writer.u32(UInt32(scrypt.p))
+        writer.raw(salt)
+        writer.raw(membership.exportID)
+        writer.u16(UInt16(membership.index))
+        writer.u16(UInt16(membership.count))
+        writer.u8(membership.isPrimary ? 1 : 0)
+        writer.u32(UInt32(membership.pageSize))
+        let box: AESGCM.SealedBox
+        do { box = try AESGCM.seal(key, key: wrappingKey, associatedData: writer.bytes) } catch { throw .crypto(error) }
+        writer.raw(box.nonce)
+        writer.raw(box.ciphertext)
+        writer.raw(box.tag)
+        return try KeyExportBundle(bytes: writer.bytes)
+    }
+
+    /// Wraps `key` alone, as an export of one bundle (what tests and tools that build bundles use).
+    static func seal(
+        key: SecretBytes, keystoreID: KeystoreID, id: String, version: Int, passphrase: SecretBytes,
+        scrypt: ScryptParameters, isPrimary: Bool = true, pageSize: Int = 4096
+    ) throws(KeystoreError) -> KeyExportBundle {
+        let wrapping = try exportWrapping(passphrase: passphrase, scrypt: scrypt)
+        let exportID: [UInt8]
+        do { exportID = try SecureRandom.bytes(count: 16) } catch { throw .crypto(error) }
+        return try seal(
+            key: key, keystoreID: keystoreID, id: id, version: version, scrypt: scrypt, salt: wrapping.salt,
+            wrappingKey: wrapping.key,
+            membership: Membership(exportID: exportID, index: 0, count: 1, isPrimary: isPrimary, pageSize: pageSize))
+    }
+
+    /// Unwraps the key with the export's wrapping key (``wrappingKey(passphrase:salt:scrypt:)``).
     ///
     /// - Throws: ``KeystoreError/wrongPassphrase`` when authentication fails: a wrong transfer
-    ///   passphrase or an altered bundle (including a changed id or version).
-    func open(passphrase: SecretBytes) throws(KeystoreError) -> SecretBytes {
+    ///   passphrase or an altered bundle (including a changed id, version, place or page size).
+    func open(wrappingKey: SecretBytes) throws(KeystoreError) -> SecretBytes {
         do {
-            let wrappingKey = try Scrypt.deriveKey(password: passphrase, salt: salt, parameters: scrypt, length: 32)
             return try AESGCM.open(
                 ciphertext: wrapped[...], nonce: nonce[...], tag: tag[...], key: wrappingKey,
                 associatedData: associatedData[...])
@@ -185,82 +260,5 @@ public struct KeyExportBundle: Sendable, Hashable {
         }
         guard !bundles.isEmpty else { throw .invalidBundle("no armored CipherDB key found") }
         return bundles
-    }
-}
-
-// MARK: - Export and import
-
-extension Keystore {
-    /// Exports one version (the primary by default) wrapped under a transfer passphrase.
-    ///
-    /// - Throws: ``KeystoreError/notExportable(id:)`` unless ``markExportable(id:)`` was called.
-    public func exportKey(
-        id: String,
-        version: Int? = nil,
-        transferPassphrase: SecretBytes,
-        scrypt: ScryptParameters = .keystoreDefault
-    ) throws(KeystoreError) -> KeyExportBundle {
-        let (number, key) = try readBody { (body) throws(KeystoreError) -> (Int, SecretBytes) in
-            let entry = body.entries[try body.entryIndex(id)]
-            guard entry.exportable else { throw .notExportable(id: id) }
-            let number = version ?? entry.primary
-            return (number, try entry.usableKey(number))
-        }
-        return try KeyExportBundle.seal(
-            key: key, keystoreID: keystoreID, id: id, version: number,
-            passphrase: transferPassphrase, scrypt: scrypt)
-    }
-
-    /// The versions of `id` that an export should carry so that nothing the keystore keyed is
-    /// stranded on the other side: the primary first, then every version a recorded database
-    /// needs (``knownDatabases(id:)``), oldest first. Destroyed versions cannot be exported and are
-    /// left out.
-    public func versionsToExport(id: String) throws(KeystoreError) -> [Int] {
-        let entry = try info(id: id)
-        let needed = Set(try knownDatabases(id: id).flatMap(\.neededVersions))
-        let held = Set(entry.versions.filter { $0.state != .destroyed }.map(\.version))
-        return [entry.primaryVersion] + needed.subtracting([entry.primaryVersion]).intersection(held).sorted()
-    }
-
-    /// Imports a bundle as version `version` of entry `id`, which must be what the bundle names:
-    /// a bundle for another id or version is refused, and one relabelled fails authentication.
-    ///
-    /// A missing entry is created with the version as its primary; otherwise the version is added,
-    /// enabled, and the primary is unchanged.
-    ///
-    /// - Throws: ``KeystoreError/bundleMismatch(_:)``, ``KeystoreError/wrongPassphrase``,
-    ///   ``KeystoreError/versionExists(id:version:)``.
-    @discardableResult
-    public func importKey(
-        bundle: KeyExportBundle,
-        transferPassphrase: SecretBytes,
-        id: String,
-        version: Int,
-        settings: CipherSettings = Keystore.defaultDatabaseSettings
-    ) throws(KeystoreError) -> KeyEntryInfo {
-        guard bundle.id == id else { throw .bundleMismatch("the bundle holds a key for '\(bundle.id)', not '\(id)'") }
-        guard bundle.version == version else {
-            throw .bundleMismatch("the bundle holds version \(bundle.version), not \(version)")
-        }
-        let pageSize = try Self.validatePageSize(settings)
-        let key = try bundle.open(passphrase: transferPassphrase)
-        return try transaction { (draft) throws(KeystoreError) -> KeyEntryInfo in
-            let imported = KeyVersion(number: version, state: .enabled, origin: .imported, created: Self.now(), key: key)
-            if let index = draft.body.entries.firstIndex(where: { $0.id == id }) {
-                var entry = draft.body.entries[index]
-                guard !entry.versions.contains(where: { $0.number == version }) else { throw .versionExists(id: id, version: version) }
-                entry.versions.append(imported)
-                entry.versions.sort { $0.number < $1.number }
-                try entry.validate()
-                draft.body.entries[index] = entry
-                return entry.info
-            }
-            let entry = KeyEntry(
-                id: id, exportable: false, deletionAllowed: false, primary: version, pending: nil,
-                minimumDecryption: 1, pageSize: pageSize, versions: [imported])
-            try entry.validate()
-            draft.body.entries.append(entry)
-            return entry.info
-        }
     }
 }

@@ -69,6 +69,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case versionNotFound(id: String, version: Int)
     /// The entry has the version already.
     case versionExists(id: String, version: Int)
+    /// An import brings a version the entry holds with another key, or destroyed.
+    case versionConflict(id: String, version: Int)
     /// The version exists but cannot be used: disabled, destroyed, or below the minimum decryption version.
     case versionUnavailable(id: String, version: Int, reason: String)
     /// The key id is empty, too long or contains control characters.
@@ -165,6 +167,8 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keyExists(let id): return "a key with id '\(id)' already exists"
         case .versionNotFound(let id, let version): return "key '\(id)' has no version \(version)"
         case .versionExists(let id, let version): return "key '\(id)' already has version \(version)"
+        case .versionConflict(let id, let version):
+            return "key '\(id)' here has a version \(version) of its own (another key, or destroyed); nothing was imported"
         case .versionUnavailable(let id, let version, let reason): return "version \(version) of key '\(id)' is unavailable: \(reason)"
         case .invalidKeyID(let reason): return "invalid key id: \(reason)"
         case .invalidKeyMaterial(let reason): return "invalid key material: \(reason)"

@@ -9,8 +9,9 @@ struct KeysExportCommand: ParsableCommand {
         abstract: "Export key versions, wrapped under a transfer passphrase, to a file.",
         discussion: """
             Each bundle is sealed with AES-256-GCM under a key from the transfer passphrase (scrypt) and \
-            names the keystore, id and version it came from; `keys import` refuses it under another id or \
-            version. The entry must have been added with --exportable. Unless one version is named, the file holds \
+            names the keystore, id and version it came from, the export it belongs to, its place in it, \
+            whether it is the primary and the page size; `keys import` refuses it under another id or \
+            version, and refuses a file with a bundle missing, added or from another export. The entry must have been added with --exportable. Unless one version is named, the file holds \
             the primary and every version a database the keystore recorded still needs (`keys databases`), \
             one armored block each, so that every such database opens where the file is imported; \
             --primary-only exports the primary alone.
@@ -51,7 +52,8 @@ struct KeysExportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let output = try OutputFile(path: destination, force: force)
+        // Never over the keystore itself, under any name: --force would replace every entry.
+        let output = try OutputFile(path: destination, force: force, source: keystore.path)
         defer { output.discard() }
         let store = try keystore.open()
         let transferPassphrase = try transfer.read(confirm: true)
@@ -59,13 +61,17 @@ struct KeysExportCommand: ParsableCommand {
         do { scrypt = try ScryptParameters(log2N: scryptLog2N, r: 8, p: 1) } catch {
             throw CLIError.usage("--scrypt-log2n \(scryptLog2N): \(error.description)")
         }
-        var bundles: [KeyExportBundle] = []
+        let bundles: [KeyExportBundle]
         do throws(KeystoreError) {
-            var versions: [Int?] = [version]  // nil: the primary
-            if version == nil, !primaryOnly { versions = try store.versionsToExport(id: id) }
-            for number in versions {
-                bundles.append(try store.exportKey(id: id, version: number, transferPassphrase: transferPassphrase, scrypt: scrypt))
+            let versions: [Int]
+            if let version {
+                versions = [version]
+            } else if primaryOnly {
+                versions = [try store.info(id: id).primaryVersion]
+            } else {
+                versions = try store.versionsToExport(id: id)
             }
+            bundles = try store.exportKeys(id: id, versions: versions, transferPassphrase: transferPassphrase, scrypt: scrypt)
         } catch {
             throw CLIError.keystore(error, path: keystore.path)
         }

@@ -8,10 +8,13 @@ import Foundation
 struct KeysImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import a key version from a bundle made by `keys export`.",
+        abstract: "Import key versions from a file made by `keys export`, all or none.",
         discussion: """
-            The bundle is imported under the id and version it names (--id and --version must agree with \
-            it, when given). A new id gets the version as its primary; an existing id gains the version.
+            The file's bundles (one export) are imported under the id and versions they name, all of them or \
+            none: --id must agree with the file, --version imports that version alone. A new id gets the \
+            source's primary as its primary and the source's page size; an existing id gains the versions. A \
+            version held already with the same key is left as it is; one held with another key stops the \
+            import (65).
 
             Examples:
               cipherdb keys import app.key.bundle --transfer-passphrase-env TRANSFER \\
@@ -25,10 +28,12 @@ struct KeysImportCommand: ParsableCommand {
     @Option(name: .customLong("id"), help: ArgumentHelp("The id the bundle must be for (default: the one it names).", valueName: "ID"))
     var id: String?
 
-    @Option(name: .customLong("version"), help: ArgumentHelp("The version the bundle must hold.", valueName: "N"))
+    @Option(name: .customLong("version"), help: ArgumentHelp("Import this version of the file alone.", valueName: "N"))
     var version: Int?
 
-    @Option(name: .customLong("page-size"), help: ArgumentHelp("Page size for a new entry (default 4096).", valueName: "N"))
+    @Option(
+        name: .customLong("page-size"),
+        help: ArgumentHelp("Page size for a new entry from an older bundle without one (default 4096).", valueName: "N"))
     var pageSize: Int?
 
     @OptionGroup(title: "Transfer passphrase") var transfer: TransferPassphraseOptions
@@ -47,47 +52,22 @@ struct KeysImportCommand: ParsableCommand {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw CLIError(.dataError, "\(bundleFile) is not a key bundle (not text)")
         }
-        let found: [KeyExportBundle]
-        do { found = try KeyExportBundle.all(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
-        // --version picks one bundle of a file that holds several; a single bundle must be that version.
-        let bundles = found.count > 1 ? found.filter { version == nil || $0.version == version } : found
-        guard !bundles.isEmpty else {
-            throw CLIError(
-                .dataError,
-                "\(bundleFile) holds no version \(version ?? 0): it holds \(found.map { String($0.version) }.joined(separator: ", "))")
-        }
+        let bundles: [KeyExportBundle]
+        do { bundles = try KeyExportBundle.all(armored: text) } catch { throw CLIError.keystore(error, path: bundleFile) }
         let store = try keystore.open()
         let transferPassphrase = try transfer.read(confirm: false)
-        let settings = Keystore.defaultDatabaseSettings.overridden(by: CipherSettings(pageSize: pageSize))
-        // The first bundle is the source's primary: a new entry takes it as its primary.
-        var imported: [Int] = []
-        for bundle in bundles {
-            do {
-                let info = try store.importKey(
-                    bundle: bundle, transferPassphrase: transferPassphrase, id: id ?? bundle.id,
-                    version: bundles.count == 1 ? version ?? bundle.version : bundle.version, settings: settings)
-                common.info("imported '\(info.id)' version \(bundle.version) into \(keystore.path)")
-                imported.append(bundle.version)
-            } catch .wrongPassphrase {
-                // The keystore is unlocked already: what failed is the bundle's transfer passphrase.
-                throw CLIError(
-                    .wrongKey, "wrong transfer passphrase for version \(bundle.version) in \(bundleFile)", hint: Self.done(imported))
-            } catch .versionExists(let entry, let number) where bundles.count > 1 {
-                common.info("'\(entry)' has version \(number) already; left as it is")
-            } catch {
-                let failure = CLIError.keystore(error, path: keystore.path)
-                guard !imported.isEmpty else { throw failure }
-                throw CLIError(failure.status, failure.message, hint: Self.done(imported) + (failure.hint.map { "; " + $0 } ?? ""))
-            }
+        let result: KeyImport
+        do {
+            result = try store.importKeys(bundles, transferPassphrase: transferPassphrase, id: id, version: version, pageSize: pageSize)
+        } catch .wrongPassphrase {
+            // The keystore is unlocked already: what failed is the bundle's transfer passphrase.
+            throw CLIError(.wrongKey, "wrong transfer passphrase for \(bundleFile), or the file was altered", hint: "nothing was imported")
+        } catch {
+            let failure = CLIError.keystore(error, path: keystore.path)
+            throw CLIError(failure.status, failure.message, hint: (failure.hint.map { $0 + "; " } ?? "") + "nothing was imported")
         }
-    }
-
-    /// What a failed import had done before it failed.
-    private static func done(_ imported: [Int]) -> String {
-        switch imported.count {
-        case 0: return "nothing was imported"
-        case 1: return "version \(imported[0]) was imported before it"
-        default: return "versions \(imported.map(String.init).joined(separator: ", ")) were imported before it"
-        }
+        let entry = result.entry.id
+        for number in result.imported { common.info("imported '\(entry)' version \(number) into \(keystore.path)") }
+        for number in result.alreadyHeld { common.info("'\(entry)' has version \(number) already, with the same key; left as it is") }
     }
 }

@@ -94,7 +94,7 @@ final class KeysCommandTests: CLITestCase {
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
         let wrongTransfer = try cipherdb(
             ["keys", "import", "app.bundle", "--transfer-passphrase-env", "KS_PASS"] + other, env: env, expect: 77)
-        XCTAssertTrue(wrongTransfer.stderr.contains("wrong transfer passphrase for version 1 in app.bundle"), wrongTransfer.stderr)
+        XCTAssertTrue(wrongTransfer.stderr.contains("wrong transfer passphrase for app.bundle"), wrongTransfer.stderr)
         XCTAssertTrue(wrongTransfer.stderr.contains("nothing was imported"), wrongTransfer.stderr)
         try cipherdb(
             ["keys", "import", "app.bundle", "--id", "else"] + ["--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
@@ -131,27 +131,97 @@ final class KeysCommandTests: CLITestCase {
             try cipherdb(["query", "a.db", "SELECT 1", "--key-id", "app", "--verbose"] + unlock, env: env).stderr.contains("version 2"))
     }
 
-    /// A file of two bundles whose second fails (another transfer passphrase) said "nothing was
-    /// imported" after the first had been imported.
-    func testAnImportThatFailsPartWayNamesWhatWasImported() throws {
+    /// A file of two bundles whose second failed (another transfer passphrase) imported the
+    /// first. Two exports in one file are now refused before anything is opened, and an import
+    /// is all or nothing.
+    func testAFileOfTwoExportsIsRefusedAndNothingIsImported() throws {
         try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
         try cipherdb(["keys", "rotate", "app"] + unlock, env: env)
-        for (version, passphrase) in [(2, "T_PASS"), (1, "KS_PASS")] {
-            try cipherdb(
-                [
-                    "keys", "export", "app", "--version", String(version), "--to", "v\(version).bundle", "--transfer-passphrase-env",
-                    passphrase, "--scrypt-log2n", "10",
-                ] + unlock, env: env)
-        }
+        for version in [2, 1] { try exportApp(["--version", String(version)], to: "v\(version).bundle") }
         let both = try bytes("v2.bundle") + bytes("v1.bundle")
         XCTAssertTrue(FileManager.default.createFile(atPath: path("both.bundle"), contents: Data(both)))
+        let other = try makeOtherKeystore()
+        let failed = try cipherdb(["keys", "import", "both.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
+        XCTAssertTrue(failed.stderr.contains("several exports"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("nothing was imported"), failed.stderr)
+        try cipherdb(["keys", "info", "app"] + other, env: env, expect: 66)
+    }
+
+    /// `keys export --to KEYSTORE --force` replaced the keystore with the bundle file: every
+    /// entry gone, exit 0. The keystore is the command's source: refused under any name (73).
+    func testAnExportOverTheKeystoreIsRefusedEvenWithForce() throws {
+        try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
+        let before = try bytes("keystore")
+        XCTAssertEqual(symlink(path("keystore"), path("alias")), 0)
+        for target in ["keystore", "alias"] {
+            let refused = try cipherdb(
+                ["keys", "export", "app", "--to", target, "--force", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"]
+                    + unlock, env: env, expect: 73)
+            XCTAssertTrue(refused.stderr.contains("is the file this command reads"), refused.stderr)
+        }
+        XCTAssertEqual(try bytes("keystore"), before)
+    }
+
+    /// The bundle carried no page size, and the primary was whichever block came first, which
+    /// nothing authenticated: an entry of 1024-byte pages came over as 4096 (its databases read
+    /// as "wrong key"), and swapping two blocks made a retired version the primary. Both are
+    /// now in every bundle, authenticated; a block left out or added fails the import.
+    func testAnImportKeepsTheSourcesPageSizeAndPrimaryWhateverTheBlockOrder() throws {
+        try cipherdb(["keys", "add", "app", "--exportable", "--page-size", "1024"] + unlock, env: env)
+        try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["query", "a.db", "CREATE TABLE t(x); INSERT INTO t VALUES ('v1')", "--key-id", "app"] + unlock, env: env)
+        try cipherdb(["keys", "rotate", "app"] + unlock, env: env)  // a.db stays on version 1
+        try exportApp([], to: "app.bundle")
+        let text = try String(contentsOfFile: path("app.bundle"), encoding: .utf8)
+        let blocks = text.components(separatedBy: "-----END CIPHERDB KEY-----\n").filter { !$0.isEmpty }
+        XCTAssertEqual(blocks.count, 2)
+        let swapped = blocks.reversed().map { $0 + "-----END CIPHERDB KEY-----\n" }.joined()
+        try writeFile("swapped.bundle", swapped)
+        try writeFile("thinned.bundle", blocks[1] + "-----END CIPHERDB KEY-----\n")
+
+        let other = try makeOtherKeystore()
+        let thinned = try cipherdb(
+            ["keys", "import", "thinned.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
+        XCTAssertTrue(thinned.stderr.contains("the export wrote 2 bundle(s), the file holds 1"), thinned.stderr)
+        try cipherdb(
+            ["keys", "import", "swapped.bundle", "--page-size", "4096", "--transfer-passphrase-env", "T_PASS"] + other, env: env,
+            expect: 65)
+        try cipherdb(["keys", "import", "swapped.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env)
+        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + other, env: env).stdout)
+        XCTAssertEqual(info["primary_version"] as? Int, 2)
+        XCTAssertEqual(info["page_size"] as? Int, 1024)
+        XCTAssertEqual(
+            try cipherdb(["query", "a.db", "SELECT x FROM t", "--csv", "--key-id", "app"] + other, env: env).stdout, "x\r\nv1\n")
+        // Again: both versions are held with the same keys, left as they are.
+        let again = try cipherdb(["keys", "import", "app.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env)
+        XCTAssertTrue(again.stderr.contains("has version 2 already, with the same key"), again.stderr)
+    }
+
+    /// A version the keystore holds with another key was "left as it is", exit 0, and the entry
+    /// ended up mixing two keystores' versions: a database of the source then read as "wrong
+    /// key". The import now stops, whole (65).
+    func testAVersionHeldWithAnotherKeyStopsTheImport() throws {
+        try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
+        try cipherdb(["keys", "rotate", "app"] + unlock, env: env)
+        try exportApp(["--version", "1"], to: "v1.bundle")
+        let other = try makeOtherKeystore()
+        try cipherdb(["keys", "add", "app"] + other, env: env)  // its own version 1
+        let before = try bytes("other")
+        let refused = try cipherdb(["keys", "import", "v1.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 65)
+        XCTAssertTrue(refused.stderr.contains("has a version 1 of its own"), refused.stderr)
+        XCTAssertEqual(try bytes("other"), before)
+    }
+
+    private func exportApp(_ arguments: [String], to file: String) throws {
+        try cipherdb(
+            ["keys", "export", "app", "--to", file, "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + arguments + unlock,
+            env: env)
+    }
+
+    private func makeOtherKeystore() throws -> [String] {
         let other = ["--keystore", path("other"), "--keystore-passphrase-env", "KS_PASS"]
         try cipherdb(["keys", "init", "--scrypt-log2n", "10"] + other, env: env)
-        let failed = try cipherdb(["keys", "import", "both.bundle", "--transfer-passphrase-env", "T_PASS"] + other, env: env, expect: 77)
-        XCTAssertFalse(failed.stderr.contains("nothing was imported"), failed.stderr)
-        XCTAssertTrue(failed.stderr.contains("version 2 was imported"), failed.stderr)
-        let info = try json(try cipherdb(["keys", "info", "app", "--json"] + other, env: env).stdout)
-        XCTAssertEqual((info["versions"] as? [Any])?.count, 1)
+        return other
     }
 
     /// A bundle file is read whole: a huge or endless one (`/dev/zero`) ran the process out of
