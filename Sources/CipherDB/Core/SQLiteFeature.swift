@@ -7,7 +7,7 @@ import CSQLCipher
 /// feature asks here and says so in its error instead of failing on SQL the SQLite cannot parse.
 ///
 /// ```swift
-/// guard SQLiteFeature.upsert.isAvailable else { return try record.save(db) }
+/// if SQLiteFeature.upsert.isAvailable { try record.upsert(db) } else { try record.save(db) }
 /// ```
 public enum SQLiteFeature: Sendable, CaseIterable {
     /// `INSERT … ON CONFLICT DO UPDATE` (SQLite 3.24).

@@ -131,8 +131,9 @@ extension Database {
         let statement = try prepareStatement(rendered.sql)
         defer { statement.release() }
         try statement.bind(dateFormatter: dateFormatter) { body throws(DatabaseError) in try row.forEachBinding(body) }
+        let before = lastInsertRowID
         try stepToEnd(statement)
-        return insertedRowID
+        return insertedRowID(into: row.table.quotedName, since: before)
     }
 
     /// Runs an insert rendered when made (several rows, an upsert, default values).

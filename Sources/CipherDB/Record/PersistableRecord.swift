@@ -38,9 +38,11 @@ extension PersistableRecord {
         _ write: RecordWrite, in db: Database, run: (Statement) throws(DatabaseError) -> Result
     ) throws -> Result? {
         let type = ObjectIdentifier(Self.self)
-        if let layout = db.recordLayouts[type], layout.tableName == Self.databaseTableName {
-            let plan = try layout.plan(write)
-            if plan.isEmpty { return nil }
+        // The layout is the last record's: a plan it cannot make (a key it lacks) or an update
+        // with nothing to set in it says nothing of this record, which is then collected.
+        if let layout = db.recordLayouts[type], layout.tableName == Self.databaseTableName, let plan = try? layout.plan(write),
+            !plan.isEmpty
+        {
             let statement = try db.prepareStatement(plan.sql)
             defer { statement.release() }
             let binder = RecordBinder(layout: layout, plan: plan, statement: statement, dateFormatter: db.dateFormatter)
@@ -74,8 +76,9 @@ extension PersistableRecord {
     /// - Throws: `constraint` when a row with the same primary key (or another unique value) exists.
     @discardableResult
     public func insert(_ db: Database) throws -> Int64 {
+        let before = db.lastInsertRowID
         try perform(.insert, in: db, run: db.stepToEnd)
-        return db.insertedRowID
+        return db.insertedRowID(into: Self.table, since: before)
     }
 
     /// Updates the row with the record's primary key.
@@ -90,12 +93,19 @@ extension PersistableRecord {
         }
     }
 
-    /// Updates the row with the record's primary key, or inserts the record when there is none.
-    public func save(_ db: Database) throws {
+    /// Updates the row with the record's primary key, or inserts the record when there is none;
+    /// returns the inserted row's rowid (as ``insert(_:)`` does), `nil` when it updated.
+    ///
+    /// ```swift
+    /// if let id = try player.save(db) { player.id = id }   // a second save then updates
+    /// ```
+    @discardableResult
+    public func save(_ db: Database) throws -> Int64? {
         do {
             try update(db)
+            return nil
         } catch let error as DatabaseError where error.kind == .recordNotFound {
-            try insert(db)
+            return try insert(db)
         }
     }
 

@@ -19,6 +19,8 @@ final class RecordEncoder: Encoder {
     /// UUIDs, data, ``DatabaseValue``) as it binds, anything else as JSON text.
     static func bindable<T: Encodable>(_ value: T) throws -> Bindable {
         if let bindable = value as? Bindable { return bindable }
+        // A nil of a type that is not bindable itself: JSON would store the text `null`.
+        if let optional = value as? any OptionalValue, optional.isNil { return DatabaseValue.null }
         // Sorted keys: the same value is always the same text (equal values compare equal in SQL).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -168,4 +170,13 @@ struct FailingEncoder: Encoder {
     }
     func unkeyedContainer() -> UnkeyedEncodingContainer { FailingContainer<ColumnKey>(message: message) }
     func singleValueContainer() -> SingleValueEncodingContainer { FailingContainer<ColumnKey>(message: message) }
+}
+
+/// An `Optional` seen through a generic value: whether it holds nothing.
+private protocol OptionalValue {
+    var isNil: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var isNil: Bool { self == nil }
 }

@@ -58,6 +58,28 @@ final class RecordLayoutTests: DatabaseTestCase {
         var counter: UInt64
     }
 
+    /// Leaves `bio` out when it is nil, and `id` when it is nil (SQLite picks one).
+    struct Lean: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "lean"
+        var id: Int64?
+        var bio: String?
+
+        enum CodingKeys: String, CodingKey { case id, bio }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if let id { try container.encode(id, forKey: .id) }
+            if let bio { try container.encode(bio, forKey: .bio) }
+        }
+    }
+
+    /// A keyed record of a `WITHOUT ROWID` table.
+    struct Code: Codable, PersistableRecord {
+        static let databaseTableName = "code"
+        var id: String
+        var label: String
+    }
+
     /// A table whose name the app chooses at run time.
     nonisolated(unsafe) static var shardName = "shard_a"
     struct Sharded: Codable, PersistableRecord {
@@ -103,6 +125,8 @@ final class RecordLayoutTests: DatabaseTestCase {
             CREATE TABLE shard_a(id INTEGER PRIMARY KEY, value TEXT);
             CREATE TABLE shard_b(id INTEGER PRIMARY KEY, value TEXT);
             CREATE TABLE derived(label TEXT, id INTEGER PRIMARY KEY);
+            CREATE TABLE lean(id INTEGER PRIMARY KEY, bio TEXT);
+            CREATE TABLE code(id TEXT PRIMARY KEY, label TEXT) WITHOUT ROWID;
             """)
         return db
     }
@@ -172,6 +196,54 @@ final class RecordLayoutTests: DatabaseTestCase {
         XCTAssertTrue(try changed.delete(db))
         XCTAssertFalse(try changed.exists(db))
         XCTAssertFalse(try changed.delete(db))
+    }
+
+    /// After an update that encoded only the key, the layout held the key alone, and the next
+    /// update, which sets `bio`, found "nothing to set" in it: no error, nothing written.
+    func testAnUpdateAfterAKeyOnlyOneWritesWhatItEncodes() throws {
+        let db = try database()
+        try db.executeUpdate("INSERT INTO lean(id, bio) VALUES (1, 'a')")
+        try Lean(id: 1, bio: nil).update(db)
+        try Lean(id: 1, bio: "b").update(db)
+        XCTAssertEqual(try db.stringForQuery("SELECT bio FROM lean WHERE id = 1"), "b")
+        try Lean(id: 1, bio: nil).update(db)
+        try Lean(id: 1, bio: "c").save(db)
+        XCTAssertEqual(try db.stringForQuery("SELECT bio FROM lean WHERE id = 1"), "c")
+    }
+
+    /// After an insert that left the id out (SQLite picks it), the layout lacked the key, and
+    /// every later update, save, delete and exists of the type on that connection threw
+    /// `misuse`, although their records encode the key.
+    func testAnInsertWithoutTheKeyDoesNotStopLaterKeyedWrites() throws {
+        let db = try database()
+        var record = Lean(id: nil, bio: "a")
+        record.id = try record.insert(db)
+        XCTAssertEqual(record.id, 1)
+        record.bio = "b"
+        try record.update(db)
+        XCTAssertEqual(try db.stringForQuery("SELECT bio FROM lean WHERE id = 1"), "b")
+        XCTAssertTrue(try record.exists(db))
+        try record.save(db)
+        XCTAssertTrue(try record.delete(db))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM lean"), 0)
+        // A record that really encodes no key is still refused.
+        assertThrows(.misuse) { try Lean(id: nil, bio: "x").update(db) }
+    }
+
+    /// SQLite leaves its last rowid alone for a `WITHOUT ROWID` table: `insert` returned an
+    /// earlier, unrelated insert's rowid (`x.id = try x.insert(db)` kept a wrong id). It returns
+    /// 0 there, and still the new rowid when a rowid table reuses the last one.
+    func testAnInsertIntoAWithoutRowIDTableReturnsZero() throws {
+        let db = try database()
+        XCTAssertEqual(try Lean(id: 41, bio: "y").insert(db), 41)
+        XCTAssertEqual(try Code(id: "k", label: "z").insert(db), 0)
+        XCTAssertEqual(try db.run(Table("code").insert(Column<String>("id") <- "m", Column<String>("label") <- "w")), 0)
+        XCTAssertEqual(try Lean(id: 42, bio: "y").insert(db), 42)
+        try db.executeUpdate("DELETE FROM lean WHERE id = 42")
+        XCTAssertEqual(try Lean(id: nil, bio: "again").insert(db), 42, "the same rowid as the last insert")
+        XCTAssertEqual(try db.run(Table("lean").insert(Column<String>("bio") <- "q")), 43)
+        try db.executeUpdate("DELETE FROM lean WHERE id = 43")
+        XCTAssertEqual(try db.run(Table("lean").insert(Column<String>("bio") <- "q")), 43)
     }
 
     func testATableNamedAtRunTimeIsFollowed() throws {

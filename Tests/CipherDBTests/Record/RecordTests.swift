@@ -60,6 +60,22 @@ final class RecordTests: DatabaseTestCase {
         var name: String
     }
 
+    /// Encodes its optionals with `encode(_:forKey:)`, nil included, as custom code may.
+    struct Shelf: Codable, Equatable, FetchableRecord, PersistableRecord {
+        struct Size: Codable, Equatable { var width: Int }
+        static let databaseTableName = "shelf"
+        var id: Int64
+        var tags: [String]?
+        var size: Size?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(tags, forKey: .tags)
+            try container.encode(size, forKey: .size)
+        }
+    }
+
     private func database() throws -> Database {
         let db = try openDatabase("records.db", key: rawKey(0x7E))
         try db.executeStatements(
@@ -71,6 +87,7 @@ final class RecordTests: DatabaseTestCase {
             CREATE TABLE follow(follower INTEGER, followed INTEGER, PRIMARY KEY (follower, followed));
             CREATE TABLE profile(id INTEGER PRIMARY KEY, bio TEXT);
             CREATE TABLE tag(id INTEGER PRIMARY KEY, name TEXT UNIQUE ON CONFLICT IGNORE);
+            CREATE TABLE shelf(id INTEGER PRIMARY KEY, tags TEXT, size TEXT);
             """)
         return db
     }
@@ -109,6 +126,21 @@ final class RecordTests: DatabaseTestCase {
         try Profile(id: 1, bio: "c").save(db)
         XCTAssertEqual(try db.stringForQuery("SELECT bio FROM profile WHERE id = 1"), "c")
         assertThrows(.recordNotFound) { try Profile(id: 2, bio: nil).update(db) }
+    }
+
+    /// A nil optional of a type stored as JSON, encoded with `encode(_:forKey:)`, was stored as
+    /// the text `null`, which then failed to decode. It is NULL, on the first write and on the
+    /// later ones that bind into the cached statement.
+    func testANilOptionalStoredAsJSONIsNULL() throws {
+        let db = try database()
+        let shelves = [
+            Shelf(id: 1, tags: nil, size: nil), Shelf(id: 2, tags: ["a"], size: .init(width: 3)), Shelf(id: 3, tags: nil, size: nil),
+        ]
+        for shelf in shelves { try shelf.insert(db) }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM shelf WHERE tags IS NULL AND size IS NULL"), 2)
+        XCTAssertEqual(try Shelf.fetchAll(db, sql: "SELECT * FROM shelf ORDER BY id"), shelves)
+        try Shelf(id: 2, tags: nil, size: nil).update(db)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM shelf WHERE tags IS NULL AND size IS NULL"), 3)
     }
 
     /// Bytes as `[UInt8]` round-trip: written as a blob, read back from it (they were parsed
@@ -172,11 +204,12 @@ final class RecordTests: DatabaseTestCase {
     func testSaveInsertsThenUpdates() throws {
         let db = try database()
         var ford = player("Ford")
-        try ford.save(db)
+        // The new rowid comes back (it was thrown away, so a second save inserted again).
+        ford.id = try ford.save(db)
+        XCTAssertEqual(ford.id, 1)
         XCTAssertEqual(try Player.fetchCount(db), 1)
-        ford.id = 1
         ford.score = 42
-        try ford.save(db)
+        XCTAssertNil(try ford.save(db), "an update returns no rowid")
         XCTAssertEqual(try Player.fetchCount(db), 1)
         XCTAssertEqual(try Player.fetchOne(db, key: 1)?.score, 42)
     }
