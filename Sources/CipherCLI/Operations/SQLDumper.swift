@@ -34,7 +34,8 @@ enum SQLDumper {
     static func dump(
         _ database: Database, tables patterns: [String] = [], options: Options = Options(), to sink: ([UInt8]) -> Void
     ) throws(DatabaseError) {
-        var output = options.dataOnly ? "" : "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"
+        // Bytes, never a String: text that is not UTF-8 is written as it is stored.
+        var output: [UInt8] = options.dataOnly ? [] : Array("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n".utf8)
         let filter = patterns.isEmpty ? "1" : patterns.map { "tbl_name LIKE \(literal($0))" }.joined(separator: " OR ")
         let rows = try database.executeQuery(
             "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND (\(filter)) ORDER BY rowid")
@@ -54,37 +55,61 @@ enum SQLDumper {
             } else if options.dataOnly {
                 // Rows alone, as sqlite3's --data-only writes them (a virtual table's too).
             } else if object.name == "sqlite_sequence" {
-                output += "DELETE FROM sqlite_sequence;\n"
+                output += "DELETE FROM sqlite_sequence;\n".utf8
             } else if isSystemTable {
-                output += "ANALYZE sqlite_master;\n"
+                output += "ANALYZE sqlite_master;\n".utf8
             } else if object.sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") {
                 if !wroteWritableSchema {
-                    output += "PRAGMA writable_schema=ON;\n"
+                    output += "PRAGMA writable_schema=ON;\n".utf8
                     wroteWritableSchema = true
                 }
                 output +=
                     "INSERT INTO sqlite_master(type,name,tbl_name,rootpage,sql) VALUES('table',\(literal(object.name)),\(literal(object.name)),0,\(literal(object.sql)));\n"
+                    .utf8
                 continue
             } else {
-                output += object.sql + ";\n"
+                output += schemaStatement(object.sql).utf8
             }
             let rowid = options.preservesRowids ? try rowidName(of: object.name, in: database) : nil
             try appendRows(of: object.name, rowid: rowid, from: database, to: &output, sink: sink)
         }
-        if wroteWritableSchema { output += "PRAGMA writable_schema=OFF;\n" }
+        if wroteWritableSchema { output += "PRAGMA writable_schema=OFF;\n".utf8 }
         if !options.dataOnly {
             for object in objects where object.type != "table" && !object.name.hasPrefix("sqlite_") {
-                output += object.sql + ";\n"
+                output += schemaStatement(object.sql).utf8
             }
         }
         if patterns.isEmpty, !options.dataOnly {
             let userVersion = try database.userVersion()
-            if userVersion != 0 { output += "PRAGMA user_version=\(userVersion);\n" }
+            if userVersion != 0 { output += "PRAGMA user_version=\(userVersion);\n".utf8 }
             let applicationID = try database.applicationID()
-            if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n" }
+            if applicationID != 0 { output += "PRAGMA application_id=\(applicationID);\n".utf8 }
         }
-        if !options.dataOnly { output += "COMMIT;\n" }
-        sink(Array(output.utf8))
+        if !options.dataOnly { output += "COMMIT;\n".utf8 }
+        sink(output)
+    }
+
+    /// A schema object's SQL as the dump writes it: its first statement, as SQLite compiles it,
+    /// ended by a `;` outside any comment, and a line.
+    ///
+    /// `sqlite_master` keeps a trailing `-- comment` of a CREATE VIEW without its line end, so a
+    /// `;` written after it was inside the comment, and the next statement (the dump's COMMIT)
+    /// joined the view's: the restore failed and lost everything. Text after the first statement,
+    /// which only a crafted file holds (SQLite never runs it), would run at the restore: it is
+    /// left out, and a comment says so.
+    static func schemaStatement(_ sql: String) -> String {
+        var statements = StatementSplitter(sql)
+        guard let first = statements.next() else { return "" }
+        let hasTail = statements.next() != nil
+        var text = statements.text(first)
+        if !(text.hasSuffix(";") && SQLRunner.isComplete(text)) { text = closingTrailingComment(text) + ";" }
+        return text + (hasTail ? "\n-- text after a CREATE statement of the schema was left out\n" : "\n")
+    }
+
+    /// `sql` with what a `;` after it needs to end it: nothing, `*/` for an open block comment,
+    /// a line end for a `--` comment (`sqlite_master` keeps such a comment without one).
+    static func closingTrailingComment(_ sql: String) -> String {
+        ["", "*/", "\n"].lazy.map { sql + $0 }.first { SQLRunner.isComplete($0 + ";") } ?? sql + "\n"
     }
 
     /// The name to read and write `table`'s rowid by, for `--preserve-rowids`: `rowid`, `_rowid_`
@@ -119,7 +144,7 @@ enum SQLDumper {
     }
 
     private static func appendRows(
-        of table: String, rowid: String?, from database: Database, to output: inout String,
+        of table: String, rowid: String?, from database: Database, to bytes: inout [UInt8],
         sink: ([UInt8]) -> Void
     ) throws(DatabaseError) {
         let rows = try database.executeQuery("SELECT \(rowid.map { $0 + ", " } ?? "")* FROM \(quoteIdentifier(table))")
@@ -132,8 +157,6 @@ enum SQLDumper {
         let prefix = Array((text + " VALUES(").utf8)
         // Rows are formatted as bytes: per-character String work made a dump 100 times slower
         // than the shell's `.dump` on blob-heavy tables.
-        var bytes = Array(output.utf8)
-        output = ""
         bytes.reserveCapacity(1 << 17)
         let columns = rows.columnCount
         while try rows.next() {
@@ -149,7 +172,6 @@ enum SQLDumper {
                 bytes.removeAll(keepingCapacity: true)
             }
         }
-        output = String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends the SQL literal for `value` (the same text as `literal(_:)`) as bytes.
@@ -166,7 +188,7 @@ enum SQLDumper {
             bytes.append(UInt8(ascii: "'"))
             Hex.append(data, to: &bytes, case: .upper)
             bytes.append(UInt8(ascii: "'"))
-        case .text(let text) where !text.contains(0):
+        case .text(let text) where !text.contains(0) && !text.contains(0x0D):
             bytes.append(UInt8(ascii: "'"))
             // Runs between quotes in one copy each; each quote doubled.
             var start = 0
@@ -178,8 +200,17 @@ enum SQLDumper {
             bytes.append(contentsOf: text[start...])
             bytes.append(UInt8(ascii: "'"))
         case .text(let text):
-            bytes.append(contentsOf: literal(String(decoding: text, as: UTF8.self)).utf8)
+            appendTextAsBlobCast(text, to: &bytes)
         }
+    }
+
+    /// Text that an SQL string literal cannot carry as it is, as `CAST(X'…' AS TEXT)` of its
+    /// bytes: a NUL (SQL text ends there), a carriage return (a reader of SQL lines, sqlite3's
+    /// and this shell's, drops the one before a line end).
+    private static func appendTextAsBlobCast(_ text: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: "CAST(X'".utf8)
+        Hex.append(text, to: &bytes, case: .upper)
+        bytes.append(contentsOf: "' AS TEXT)".utf8)
     }
 
     /// Appends the decimal digits of `number` (what `String(number)` gives) without making a String.
@@ -218,10 +249,13 @@ enum SQLDumper {
         return text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") } ? text : text + ".0"
     }
 
-    /// A quoted SQL string literal; NUL characters, which SQL text cannot hold, go through a blob cast.
+    /// A quoted SQL string literal; NUL characters and carriage returns go through a blob cast
+    /// (``appendTextAsBlobCast(_:to:)``).
     static func literal(_ text: String) -> String {
-        if text.utf8.contains(0) {
-            return "CAST(X'" + Hex.string(text.utf8, case: .upper) + "' AS TEXT)"
+        if text.utf8.contains(0) || text.utf8.contains(0x0D) {
+            var bytes: [UInt8] = []
+            Array(text.utf8).withUnsafeBytes { appendTextAsBlobCast($0, to: &bytes) }
+            return String(decoding: bytes, as: UTF8.self)
         }
         return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }

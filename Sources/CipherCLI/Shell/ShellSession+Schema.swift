@@ -88,7 +88,9 @@ extension ShellSession {
     /// it: `CREATE VIEW v AS SELECT ...` and `/* v(a,b) */` on the next line.
     private func withColumnsComment(_ sql: String, view: String) throws(DatabaseError) -> String {
         guard sql.hasPrefix("CREATE VIEW ") else { return sql }
-        let columns = try database.executeQuery("PRAGMA table_info(\(quoteIdentifier(view)))")
+        // A view whose table is gone has no columns to tell: shown without them, as sqlite3
+        // does, instead of failing the whole `.schema`.
+        guard let columns = try? database.executeQuery("PRAGMA table_info(\(quoteIdentifier(view)))") else { return sql }
         defer { columns.close() }
         var names: [String] = []
         while try columns.next() { names.append(SQLText.identifierIfNeeded(columns.string(at: 1) ?? "")) }
@@ -218,12 +220,7 @@ extension ShellSession {
     /// becomes `CREATE TABLE IF NOT EXISTS "name"`.
     private static func schemaLine(_ sql: [UInt8], tail: String) -> String {
         var text = String(decoding: sql, as: UTF8.self)
-        if tail.hasPrefix(";"), text.contains("/*") || text.contains("--") {
-            for ending in ["", "*/", "\n"] where SQLRunner.isComplete(text + ending + ";") {
-                text += ending
-                break
-            }
-        }
+        if tail.hasPrefix(";"), text.contains("/*") || text.contains("--") { text = SQLDumper.closingTrailingComment(text) }
         let bytes = Array(text.utf8)
         let quotedTable =
             bytes.count > 13 && text.hasPrefix("CREATE TABLE ") && [UInt8(ascii: "'"), UInt8(ascii: "\"")].contains(bytes[13])
