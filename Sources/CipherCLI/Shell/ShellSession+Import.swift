@@ -78,7 +78,10 @@ extension ShellSession {
         // The table's columns when it exists; a new table's come from the first record.
         var expectedColumns: Int?
         do {
-            if try database.tableExists(table) { expectedColumns = try database.columns(ofTable: table).count }
+            // Found as SQLite finds the INSERT's table: temp first, then main, then attached
+            // (main's schema alone missed a temp table, and a new main one was made).
+            let existing = try database.columns(ofTable: table)
+            if !existing.isEmpty { expectedColumns = existing.count }
         } catch {
             throw CLIError.database(error, path: opened.path)
         }
@@ -134,7 +137,14 @@ extension ShellSession {
                             "\(path):\(reader.recordLine): expected \(columns) columns but found \(record.count) - "
                                 + (record.count < columns ? "filling the rest with NULL" : "extras ignored"))
                     }
-                    try record.insert(into: insert, columns: columns)
+                    do throws(DatabaseError) {
+                        try record.insert(into: insert, columns: columns)
+                    } catch {
+                        // The import is undone whole: the line tells which record stopped it.
+                        throw DatabaseError(
+                            kind: error.kind, resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
+                            message: "\(path):\(reader.recordLine): INSERT failed: \(error.message)", sql: error.sql)
+                    }
                     if number % 4096 == 0 { progress.update("importing \(path) (bytes)", done: input.consumed, total: fileSize) }
                     guard try nextRecord() else { break }
                     number += 1

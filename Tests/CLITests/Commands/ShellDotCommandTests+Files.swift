@@ -272,6 +272,28 @@ extension ShellDotCommandTests {
         XCTAssertTrue(bad.stderr.contains("cannot read nothing.sql"), bad.stderr)
     }
 
+    /// `.import` looked for the table in main's schema only: into an existing TEMP table it
+    /// made a new table in the database file from the first record, as sqlite3 does not. An
+    /// INSERT that failed said which constraint, not which line, and the whole import is undone.
+    func testImportFindsATempTableAndAFailureNamesItsLine() throws {
+        try writeFile("t.csv", "1,2,3\n4,5,6\n")
+        try writeFile("dup.csv", "1\n2\n1\n")
+        let result = try cipherShell(
+            """
+            CREATE TEMP TABLE t(a, b, c);
+            .mode csv
+            .import t.csv t
+            .mode list
+            SELECT count(*) FROM temp.t;
+            SELECT count(*) FROM main.sqlite_master WHERE name = 't';
+            CREATE TABLE u(x UNIQUE);
+            .import dup.csv u
+            SELECT count(*) FROM u;
+            """, expect: 1)
+        XCTAssertEqual(result.stdout, "2\n0\n0\n", result.stderr)
+        XCTAssertTrue(result.stderr.contains("dup.csv:3: INSERT failed: UNIQUE constraint failed: u.x"), result.stderr)
+    }
+
     func testAsciiModeAndImportMatchSqlite3() throws {
         try decrypt()
         // Unit (0x1F) and record (0x1E) separators; fields with commas, quotes and a newline, which
