@@ -162,6 +162,7 @@ final class ShellSession {
     func run(_ reader: LineReader) -> Outcome {
         let fatalBefore = fatalCount
         var pending = ""
+        var endScanner = StatementEndScanner()
         // The line the statements in `pending` start on, for sqlite3's "near line N".
         var startLine = 0
         while true {
@@ -176,6 +177,7 @@ final class ShellSession {
                 read = try reader.readLine(prompt: reader.isInteractive ? prompt : "", limit: room)
             } catch {
                 pending = ""
+                endScanner.reset()
                 if reader.isInteractive {
                     reportError(Self.message(for: error, at: reader.location, limit: limit) + "; the statement is dropped")
                     continue
@@ -200,11 +202,12 @@ final class ShellSession {
             }
             if pending.isEmpty { startLine = reader.lineNumber }
             pending += pending.isEmpty ? line : "\n" + line
-            // Only a line with a ';' can complete a statement (sqlite3 checks the same way): a
-            // statement of many lines is not scanned again for each one.
-            guard line.contains(";"), SQLRunner.isComplete(pending) else { continue }
+            // Only a line that may end the statement has the whole text checked (see
+            // StatementEndScanner): a statement of many lines is not scanned again for each one.
+            guard endScanner.scan(line), SQLRunner.isComplete(pending) else { continue }
             let sql = pending
             pending = ""
+            endScanner.reset()
             reader.remember(sql, literalsAreSecret: hasUsedKey)
             let succeeded = execute(sql, line: reader.isInteractive ? nil : startLine)
             if !succeeded, bail || fatalCount > fatalBefore && !reader.isInteractive { return .stop }
