@@ -76,6 +76,30 @@ final class RecordTests: DatabaseTestCase {
         }
     }
 
+    /// Single values of their own types: stored as the value, as GRDB stores them.
+    struct Swatch: Codable, Equatable, FetchableRecord, PersistableRecord {
+        enum Color: String, Codable { case red, blue }
+        enum Level: Int, Codable {
+            case low = 1
+            case high = 2
+        }
+        struct Name: Codable, Equatable {
+            var text: String
+            init(_ text: String) { self.text = text }
+            init(from decoder: any Decoder) throws { text = try decoder.singleValueContainer().decode(String.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(text)
+            }
+        }
+        static let databaseTableName = "swatch"
+        var id: Int64
+        var color: Color
+        var level: Level?
+        var name: Name
+        var link: URL
+    }
+
     private func database() throws -> Database {
         let db = try openDatabase("records.db", key: rawKey(0x7E))
         try db.executeStatements(
@@ -88,6 +112,7 @@ final class RecordTests: DatabaseTestCase {
             CREATE TABLE profile(id INTEGER PRIMARY KEY, bio TEXT);
             CREATE TABLE tag(id INTEGER PRIMARY KEY, name TEXT UNIQUE ON CONFLICT IGNORE);
             CREATE TABLE shelf(id INTEGER PRIMARY KEY, tags TEXT, size TEXT);
+            CREATE TABLE swatch(id INTEGER PRIMARY KEY, color TEXT, level INTEGER, name TEXT, link TEXT);
             """)
         return db
     }
@@ -141,6 +166,32 @@ final class RecordTests: DatabaseTestCase {
         XCTAssertEqual(try Shelf.fetchAll(db, sql: "SELECT * FROM shelf ORDER BY id"), shelves)
         try Shelf(id: 2, tags: nil, size: nil).update(db)
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM shelf WHERE tags IS NULL AND size IS NULL"), 3)
+    }
+
+    /// An enum with raw values, a wrapper and a URL were stored as JSON text, quotes and escaped
+    /// slashes included: `WHERE color = 'red'` found nothing, and a row written by SQL (or by
+    /// GRDB) as `'blue'` failed to decode. They are stored as their values now; rows stored the
+    /// old way still decode.
+    func testSingleValuesAreStoredAsTheirValuesAndOldJSONStillReads() throws {
+        let db = try database()
+        let link = try XCTUnwrap(URL(string: "https://example.com/a"))
+        let red = Swatch(id: 1, color: .red, level: .high, name: .init("Ann"), link: link)
+        try red.insert(db)
+        try Swatch(id: 2, color: .blue, level: nil, name: .init("Bob"), link: link).insert(db)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM swatch WHERE color = 'red' AND level = 2 AND name = 'Ann'"), 1)
+        XCTAssertEqual(try db.stringForQuery("SELECT link FROM swatch WHERE id = 1"), "https://example.com/a")
+        XCTAssertEqual(try db.stringForQuery("SELECT typeof(level) FROM swatch WHERE id = 1"), "integer")
+        try db.executeUpdate(
+            #"INSERT INTO swatch VALUES (3, 'blue', 1, 'Cy', 'https://example.com/c'), (4, '"red"', '2', '"Di"', '"https:\/\/example.com\/d"')"#
+        )
+        let fetched = try Swatch.fetchAll(db, sql: "SELECT * FROM swatch ORDER BY id")
+        XCTAssertEqual(fetched.first, red)
+        XCTAssertEqual(fetched.map(\.color), [.red, .blue, .blue, .red])
+        XCTAssertEqual(fetched.map(\.level), [.high, nil, .low, .high])
+        XCTAssertEqual(fetched.map(\.name.text), ["Ann", "Bob", "Cy", "Di"])
+        XCTAssertEqual(fetched.map(\.link.absoluteString).last, "https://example.com/d")
+        try db.executeUpdate("UPDATE swatch SET color = 'green' WHERE id = 3")
+        assertThrows(.typeMismatch) { _ = try Swatch.fetchAll(db, sql: "SELECT * FROM swatch WHERE id = 3") }
     }
 
     /// Bytes as `[UInt8]` round-trip: written as a blob, read back from it (they were parsed
