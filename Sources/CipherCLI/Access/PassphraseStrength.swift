@@ -77,6 +77,22 @@ struct PassphraseStrength: Equatable {
         throw weakError(strength)
     }
 
+    /// Refuses a weak transfer passphrase unless `allowed` (then warns): the bundle file travels,
+    /// and whoever gets it can guess offline for a raw database key.
+    static func checkTransfer(_ secret: SecretBytes, allowed: Bool, warn: (String) -> Void) throws(CLIError) {
+        let strength = PassphraseStrength(secret)
+        guard strength.isWeak else { return }
+        let message = "the transfer passphrase is weak: \(strength.summary); whoever gets the file can try guesses offline"
+        if allowed {
+            warn("warning: \(message) (kept: --allow-weak-passphrase)")
+            return
+        }
+        throw CLIError(
+            .usage, message,
+            hint: "use at least \(minimumBits) bits: 5 random words, or 10+ random characters mixing cases, digits and symbols; "
+                + "--allow-weak-passphrase keeps this one anyway")
+    }
+
     /// The refusal of a weak new passphrase.
     static func weakError(_ strength: PassphraseStrength) -> CLIError {
         CLIError(

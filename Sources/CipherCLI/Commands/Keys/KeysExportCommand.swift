@@ -41,6 +41,11 @@ struct KeysExportCommand: ParsableCommand {
     @Option(name: .customLong("scrypt-log2n"), help: ArgumentHelp("log2 of scrypt's N for the transfer key (default 17).", valueName: "N"))
     var scryptLog2N: Int = 17
 
+    @Flag(
+        name: .customLong("allow-weak-passphrase"),
+        help: "Keep a transfer passphrase that looks easy to guess (a warning shows its estimated strength).")
+    var allowWeakPassphrase = false
+
     @Flag(name: .customLong("force"), help: "Replace F if it exists.")
     var force = false
 
@@ -57,6 +62,7 @@ struct KeysExportCommand: ParsableCommand {
         defer { output.discard() }
         let store = try keystore.open()
         let transferPassphrase = try transfer.read(confirm: true)
+        try PassphraseStrength.checkTransfer(transferPassphrase, allowed: allowWeakPassphrase) { Console.error($0) }
         let scrypt: ScryptParameters
         do { scrypt = try ScryptParameters(log2N: scryptLog2N, r: 8, p: 1) } catch {
             throw CLIError.usage("--scrypt-log2n \(scryptLog2N): \(error.description)")

@@ -212,6 +212,21 @@ final class KeysCommandTests: CLITestCase {
         XCTAssertEqual(try bytes("other"), before)
     }
 
+    /// A one-character transfer passphrase was taken: the file travels and holds a raw
+    /// database key. Refused (64) without `--allow-weak-passphrase`, as a new database
+    /// passphrase is; with it, a warning.
+    func testAWeakTransferPassphraseIsRefusedUnlessAllowed() throws {
+        try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
+        var weak = env
+        weak["WEAK"] = "a"
+        let export = ["keys", "export", "app", "--to", "weak.bundle", "--transfer-passphrase-env", "WEAK", "--scrypt-log2n", "10"]
+        let refused = try cipherdb(export + unlock, env: weak, expect: 64)
+        XCTAssertTrue(refused.stderr.contains("the transfer passphrase is weak"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("weak.bundle")))
+        let kept = try cipherdb(export + ["--allow-weak-passphrase"] + unlock, env: weak)
+        XCTAssertTrue(kept.stderr.contains("warning: the transfer passphrase is weak"), kept.stderr)
+    }
+
     private func exportApp(_ arguments: [String], to file: String) throws {
         try cipherdb(
             ["keys", "export", "app", "--to", file, "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"] + arguments + unlock,
