@@ -73,8 +73,14 @@ extension FetchableRecord where Self: TableRecord {
     }
 
     /// The row whose (single-column) primary key is `key`, or `nil`.
+    ///
+    /// - Throws: `misuse` when the type's primary key is not one column.
     public static func fetchOne(_ db: Database, key: some Bindable) throws -> Self? {
-        try fetchOne(db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(try primaryKeyCondition())", arguments: [key])
+        guard databasePrimaryKey.count == 1 else {
+            throw DatabaseError.misuse("\(Self.self) needs a one-column primary key for fetchOne(_:key:); it has \(databasePrimaryKey)")
+        }
+        return try fetchOne(
+            db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(try primaryKeyCondition())", arguments: [key])
     }
 
     /// The number of rows of the table.

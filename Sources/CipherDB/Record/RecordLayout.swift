@@ -60,6 +60,8 @@ final class RecordLayout {
         let table = quoteIdentifier(tableName)
         let quoted = columns.map(quoteIdentifier)
         if write == .insert {
+            // A record that encodes no column (every property left out) takes the defaults.
+            if columns.isEmpty { return Plan(sql: "INSERT INTO \(table) DEFAULT VALUES", parameters: [], isEmpty: false) }
             let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
             return Plan(
                 sql: "INSERT INTO \(table)(\(quoted.joined(separator: ", "))) VALUES (\(marks))",

@@ -246,6 +246,29 @@ final class RecordLayoutTests: DatabaseTestCase {
         XCTAssertEqual(try db.run(Table("lean").insert(Column<String>("bio") <- "q")), 43)
     }
 
+    /// A record that encodes no column made `INSERT INTO "lean"() VALUES ()`, a syntax error;
+    /// it inserts the defaults. A composite key's `fetchOne(_:key:)` failed on its argument
+    /// count; it is `misuse`, as `filter(key:)` is.
+    func testAnEmptyRecordInsertsDefaultsAndACompositeKeyIsNoKeyForFetchOne() throws {
+        let db = try database()
+        XCTAssertEqual(try Lean(id: nil, bio: nil).insert(db), 1)
+        XCTAssertEqual(try Lean(id: nil, bio: nil).insert(db), 2)
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM lean WHERE bio IS NULL"), 2)
+        struct Pair: Codable, FetchableRecord, PersistableRecord {
+            static let databaseTableName = "lean"
+            static let databasePrimaryKey = ["id", "bio"]
+            var id: Int64
+            var bio: String?
+        }
+        assertThrows(.misuse) { _ = try Pair.fetchOne(db, key: 1) }
+        struct Keyless: Codable, PersistableRecord {
+            static let databaseTableName = "lean"
+            static let databasePrimaryKey: [String] = []
+            var bio: String
+        }
+        assertThrows(SQLiteFeature.upsert.isAvailable ? .misuse : .unsupported) { try Keyless(bio: "x").upsert(db) }
+    }
+
     func testATableNamedAtRunTimeIsFollowed() throws {
         let db = try database()
         defer { Self.shardName = "shard_a" }
