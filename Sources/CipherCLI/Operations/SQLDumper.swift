@@ -36,7 +36,9 @@ enum SQLDumper {
     ) throws(DatabaseError) {
         // Bytes, never a String: text that is not UTF-8 is written as it is stored.
         var output: [UInt8] = options.dataOnly ? [] : Array("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n".utf8)
-        let filter = patterns.isEmpty ? "1" : patterns.map { "tbl_name LIKE \(literal($0))" }.joined(separator: " OR ")
+        // A pattern names a table (its rows, indexes and triggers come with it) or any object.
+        let filter =
+            patterns.isEmpty ? "1" : patterns.map { "tbl_name LIKE \(literal($0)) OR name LIKE \(literal($0))" }.joined(separator: " OR ")
         let rows = try database.executeQuery(
             "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND (\(filter)) ORDER BY rowid")
         var objects: [(type: String, name: String, table: String, sql: String)] = []

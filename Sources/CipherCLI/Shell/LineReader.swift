@@ -71,6 +71,8 @@ final class PlainLineReader: LineReader {
         case .nulByte: throw .nulByte
         }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        // A byte order mark before the first line (an editor's UTF-8 file) is not SQL, as sqlite3 reads it.
+        if lineNumber == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
         return String(decoding: bytes, as: UTF8.self)
     }
 

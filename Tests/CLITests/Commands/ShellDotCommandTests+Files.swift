@@ -294,6 +294,20 @@ extension ShellDotCommandTests {
         XCTAssertTrue(result.stderr.contains("dup.csv:3: INSERT failed: UNIQUE constraint failed: u.x"), result.stderr)
     }
 
+    /// A UTF-8 byte order mark before a script's first line was read as SQL (`near "\u{FEFF}SELECT"`),
+    /// from `.read` and from stdin; sqlite3 skips it. `.dump` of an index's name dumped nothing:
+    /// patterns matched table names only, where sqlite3's `.dump` matches any object.
+    func testAByteOrderMarkIsSkippedAndDumpMatchesAnIndexByName() throws {
+        try writeFile("bom.sql", bytes: [0xEF, 0xBB, 0xBF] + Array("SELECT 'from the file';\n".utf8))
+        let read = try cipherShell(".read bom.sql\n")
+        XCTAssertEqual(read.stdout, "from the file\n", read.stderr)
+        let piped = try cipherdb(["shell", "app.db"] + open, env: env, stdin: "\u{FEFF}SELECT 'from stdin';\n")
+        XCTAssertEqual(piped.stdout, "from stdin\n", piped.stderr)
+        let dump = try cipherShell(".dump people_by_age\n")
+        XCTAssertTrue(dump.stdout.contains("CREATE INDEX people_by_age ON people(age);"), dump.stdout)
+        XCTAssertFalse(dump.stdout.contains("INSERT INTO"), dump.stdout)
+    }
+
     func testAsciiModeAndImportMatchSqlite3() throws {
         try decrypt()
         // Unit (0x1F) and record (0x1E) separators; fields with commas, quotes and a newline, which
