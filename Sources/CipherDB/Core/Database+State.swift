@@ -16,11 +16,13 @@ extension Database {
     /// when it made none or `table` has no rowid: SQLite leaves its last rowid alone for a
     /// `WITHOUT ROWID` table. `before` is ``lastInsertRowID`` before the insert; only when the
     /// insert left it equal (a rowid table may reuse the last rowid) is the table looked at.
+    /// `table` is an autoclosure: quoting a name per insert cost a record's insert 1,000
+    /// instructions, and it is needed only in that rare case.
     @usableFromInline
-    func insertedRowID(into table: String, since before: Int64) -> Int64 {
+    func insertedRowID(into table: @autoclosure () -> String, since before: Int64) -> Int64 {
         let rowID = insertedRowID
         guard rowID != 0, rowID == before else { return rowID }
-        return hasRowID(table) ? rowID : 0
+        return hasRowID(table()) ? rowID : 0
     }
 
     /// Whether `table` (quoted, maybe qualified) has a rowid: a `WITHOUT ROWID` table has no
