@@ -70,13 +70,35 @@ extension Keystore {
 
     /// The versions of `id` that an export should carry so that nothing the keystore keyed is
     /// stranded on the other side: the primary first, then every version a recorded database
-    /// needs (``knownDatabases(id:)``), oldest first. Destroyed versions cannot be exported and are
-    /// left out.
+    /// needs (``knownDatabases(id:)``), oldest first, that may open one (see
+    /// ``versionsNeededButNotExportable(id:)`` for the others).
     public func versionsToExport(id: String) throws(KeystoreError) -> [Int] {
-        let entry = try info(id: id)
+        try exportSelection(id: id).versions
+    }
+
+    /// The versions recorded databases need that an export cannot carry, each with why:
+    /// disabled, destroyed, or below the minimum decryption version. A default export left them
+    /// in and failed whole.
+    public func versionsNeededButNotExportable(id: String) throws(KeystoreError) -> [(version: Int, reason: String)] {
+        try exportSelection(id: id).leftOut
+    }
+
+    private func exportSelection(id: String) throws(KeystoreError) -> (versions: [Int], leftOut: [(version: Int, reason: String)]) {
         let needed = Set(try knownDatabases(id: id).flatMap(\.neededVersions))
-        let held = Set(entry.versions.filter { $0.state != .destroyed }.map(\.version))
-        return [entry.primaryVersion] + needed.subtracting([entry.primaryVersion]).intersection(held).sorted()
+        return try readBody { (body) throws(KeystoreError) -> ([Int], [(version: Int, reason: String)]) in
+            let entry = body.entries[try body.entryIndex(id)]
+            var versions = [entry.primary]
+            var leftOut: [(version: Int, reason: String)] = []
+            for number in needed.subtracting([entry.primary]).sorted() {
+                guard entry.versions.contains(where: { $0.number == number }) else { continue }
+                if let reason = try entry.unusableReason(number) {
+                    leftOut.append((number, reason))
+                } else {
+                    versions.append(number)
+                }
+            }
+            return (versions, leftOut)
+        }
     }
 
     /// Imports a bundle as version `version` of entry `id`, which must be what the bundle names:

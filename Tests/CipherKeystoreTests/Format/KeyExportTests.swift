@@ -118,3 +118,27 @@ struct KeyExportTests {
         #expect(try store.rotate(id: "app") == KeyExportBundle.largestVersion + 1)
     }
 }
+
+/// A default export of an entry whose recorded database needs a disabled version failed whole
+/// (`versionUnavailable`) and wrote nothing. That version is left out, and said.
+@Suite("Key export selection")
+struct KeyExportSelectionTests {
+    let dir = TemporaryDirectory()
+
+    @Test func aNeededVersionThatIsDisabledIsLeftOutAndNamed() throws {
+        let store = try Keystore.create(at: dir.file("keystore"), credential: passphrase("s"), kdf: cheapKDF)
+        try store.addKey(id: "app")
+        try store.markExportable(id: "app")
+        let db = try store.openDatabase(path: dir.file("a.db"), id: "app")
+        try db.executeUpdate("CREATE TABLE t(x)")
+        db.close()
+        try store.rotate(id: "app")  // a.db stays on version 1
+        #expect(try store.versionsToExport(id: "app") == [2, 1])
+        try store.disable(id: "app", version: 1, force: true)
+        #expect(try store.versionsToExport(id: "app") == [2])
+        #expect(try store.versionsNeededButNotExportable(id: "app").map(\.version) == [1])
+        #expect(try store.versionsNeededButNotExportable(id: "app").map(\.reason) == ["disabled"])
+        let bundles = try store.exportKeys(id: "app", transferPassphrase: SecretBytes(utf8: "transfer words"), scrypt: cheapScrypt)
+        #expect(bundles.map(\.version) == [2])
+    }
+}

@@ -84,5 +84,12 @@ struct KeysExportCommand: ParsableCommand {
         try output.write(bundles.map(\.armored).joined())
         try output.publish()
         common.info("exported '\(id)' version(s) \(bundles.map { String($0.version) }.joined(separator: ", ")) to \(destination)")
+        if version == nil, !primaryOnly, let leftOut = try? store.versionsNeededButNotExportable(id: id) {
+            for (number, reason) in leftOut {
+                Console.error(
+                    "note: version \(number) is not in \(destination) (\(reason)): recorded databases on it will not open where it is imported"
+                )
+            }
+        }
     }
 }
