@@ -6,6 +6,14 @@ import Testing
 
 @Suite("Keystore file format")
 struct KeystoreFileTests {
+    /// A keystore at `dir/keystore`, passphrase "p", holding one key `id`.
+    private func keystoreWithOneKey(in dir: TemporaryDirectory, id: String) throws -> (path: String, store: Keystore) {
+        let path = dir.file("keystore")
+        let store = try Keystore.create(at: path, credential: passphrase("p"), kdf: cheapKDF)
+        try store.addKey(id: id)
+        return (path, store)
+    }
+
     @Test func createOpenRoundTrip() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("nested/dir/keystore")
@@ -29,9 +37,7 @@ struct KeystoreFileTests {
     /// by its group only (0640, a service's group) it opens.
     @Test func aKeystoreOpenToOthersIsRefusedUntouched() throws {
         let dir = TemporaryDirectory()
-        let path = dir.file("keystore")
-        let store = try Keystore.create(at: path, credential: passphrase("p"), kdf: cheapKDF)
-        try store.addKey(id: "app.db")
+        let (path, store) = try keystoreWithOneKey(in: dir, id: "app.db")
         let before = readBytes(path)
         for mode: mode_t in [0o644, 0o604, 0o660, 0o601] {
             #expect(chmod(path, mode) == 0)
@@ -138,9 +144,7 @@ struct KeystoreFileTests {
     /// body's AES-GCM authentication catches it, or a structural check before the KDF.
     @Test func everyFlipWithARecomputedChecksumIsRefused() throws {
         let dir = TemporaryDirectory()
-        let path = dir.file("keystore")
-        let store = try Keystore.create(at: path, credential: passphrase("p"), kdf: cheapKDF)
-        try store.addKey(id: "a")
+        let (path, store) = try keystoreWithOneKey(in: dir, id: "a")
         let good = readBytes(path)
         let probe = dir.file("probe")
         var seen: [String: Int] = [:]
