@@ -27,8 +27,8 @@ extension Int64: ColumnDecodable {
 }
 
 extension Int32: ColumnDecodable {
-    /// The column as an integer.
-    public static func decode(from row: ResultSet, at index: Int) -> Int32? { row.int32(at: index) }
+    /// The column as an integer; `nil` (a type mismatch) when it does not fit, never truncated.
+    public static func decode(from row: ResultSet, at index: Int) -> Int32? { row.int64(at: index).flatMap { Int32(exactly: $0) } }
 }
 
 extension UInt64: ColumnDecodable {

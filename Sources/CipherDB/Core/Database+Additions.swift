@@ -169,6 +169,7 @@ extension Database {
     /// Compiles `sql` without running it and throws the error SQLite reports, if any.
     public func validateSQL(_ sql: String) throws(DatabaseError) {
         let handle = try requireHandle(sql: sql)
+        try Self.requireNoNULByte(sql)
         var compiled: OpaquePointer?
         let code = sqlite3_prepare_v2(handle, sql, -1, &compiled, nil)
         sqlite3_finalize(compiled)

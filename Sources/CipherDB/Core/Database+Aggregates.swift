@@ -87,7 +87,9 @@ extension Database {
                     return
                 }
                 let pointer = slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-                if pointer.pointee == nil { pointer.pointee = Unmanaged.passRetained(box.start()).toOpaque() }
+                // The initial state is the app's code too: run as a callback, so that a close
+                // from it waits for the statement (it finalized the running statement).
+                if pointer.pointee == nil { pointer.pointee = Unmanaged.passRetained(box.callbacks.run { box.start() }).toOpaque() }
                 guard let stored = pointer.pointee else { return }
                 let state = Unmanaged<AnyObject>.fromOpaque(stored).takeUnretainedValue()
                 var arguments: [DatabaseValue] = []
@@ -109,7 +111,7 @@ extension Database {
                     state = Unmanaged<AnyObject>.fromOpaque(stored).takeRetainedValue()
                     slot?.pointee = nil
                 } else {
-                    state = box.start()
+                    state = box.callbacks.run { box.start() }
                 }
                 do {
                     let value = try box.callbacks.run { try box.finish(state)?.databaseValue ?? .null }

@@ -12,6 +12,7 @@ extension Database {
         onRow: (([String: DatabaseValue]) throws -> Bool)? = nil
     ) throws {
         let handle = try requireHandle(sql: sql)
+        try Self.requireNoNULByte(sql)
         try sql.withCString { text in
             var cursor: UnsafePointer<CChar>? = text
             while let current = cursor, current.pointee != 0 {
@@ -72,6 +73,7 @@ extension Database {
     @discardableResult
     public func executeScript(_ sql: String, onResult body: (ResultSet) throws -> Void) throws -> Int {
         let handle = try requireHandle(sql: sql)
+        try Self.requireNoNULByte(sql)
         var changed = 0
         var failure: (any Error)?
         sql.withCString { text in

@@ -107,8 +107,8 @@ extension Database {
     func requireOpenTransaction(_ handle: OpaquePointer, sql: String) throws(DatabaseError) {
         if let ending = Self.transactionEndingKeyword(sql) {
             throw DatabaseError.misuse(
-                "\(ending) inside an inTransaction block: the block ends the transaction when it returns (.commit or .rollback) "
-                    + "or throws")
+                "\(ending) inside an inTransaction or inSavePoint block: the block ends the transaction when it returns "
+                    + "(.commit or .rollback) or throws")
         }
         guard sqlite3_get_autocommit(handle) != 0 else { return }
         throw DatabaseError(
@@ -183,7 +183,11 @@ extension Database {
         let startsTransaction = !isInTransaction
         try startSavePoint(named: name)
         let completion: TransactionCompletion
+        // Its statements are checked as a transaction block's: a COMMIT in the block committed
+        // what the block's error then could not take back.
+        transactionBlockDepth += 1
         do {
+            defer { transactionBlockDepth -= 1 }
             completion = try body()
         } catch {
             _ = try? rollbackToSavePoint(named: name)

@@ -366,6 +366,7 @@ public final class Database {
             }
             statementCache.remove(cached)
         }
+        try Self.requireNoNULByte(sql)
         var compiled: OpaquePointer?
         var trailingSQL = false
         let (code, attribution) = authorizer.attributing {
@@ -451,6 +452,14 @@ public final class Database {
         defer { statement.release() }
         try statement.bind(arguments, dateFormatter: dateFormatter)
         try stepToEnd(statement)
+    }
+
+    /// Refuses SQL text that holds a NUL byte: SQLite reads C strings, so it ran the text before
+    /// the NUL and nothing after it, without an error (`INSERT …;\0 DROP …` ran the INSERT alone,
+    /// past the check that refuses a second statement).
+    static func requireNoNULByte(_ sql: String) throws(DatabaseError) {
+        guard sql.utf8.contains(0) else { return }
+        throw DatabaseError(kind: .invalidArguments, message: "the SQL text holds a NUL byte, which SQL cannot hold", sql: nil)
     }
 
     /// Steps `statement` until it is done, stepping over any rows.

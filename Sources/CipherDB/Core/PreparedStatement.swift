@@ -61,7 +61,7 @@ public final class PreparedStatement {
     /// Whether the statement leaves the database as it is (a SELECT, most PRAGMAs).
     public var isReadOnly: Bool { statement.handle.map { sqlite3_stmt_readonly($0) != 0 } ?? true }
     /// Whether ``close()`` ran, or the database closed.
-    public var isClosed: Bool { statement.handle == nil }
+    public var isClosed: Bool { statement.handle == nil || !statement.isPrepared }
 
     // MARK: - Binding
 
@@ -220,10 +220,17 @@ public final class PreparedStatement {
     }
 
     /// Finalizes the statement; later calls throw `misuse`. Safe to call twice; done by `deinit`.
+    ///
+    /// A result set of the statement that is still open keeps reading it: the statement is
+    /// finalized when that result set closes (it was finalized under it, and its next step read
+    /// freed memory).
     public func close() {
-        guard statement.handle != nil else { return }
-        statement.finalize()
+        guard statement.handle != nil, statement.isPrepared else { return }
+        statement.isPrepared = false
         database.preparedStatements[ObjectIdentifier(statement)] = nil
+        // An open result set releases the statement when it closes, which finalizes it now
+        // that no prepared statement keeps it.
+        if !statement.isInUse { statement.finalize() }
     }
 
     // MARK: - State checks
@@ -253,7 +260,7 @@ public final class PreparedStatement {
     @inline(__always)
     private func requireOpen() throws(DatabaseError) -> OpaquePointer {
         _ = try database.requireHandle(sql: sql)
-        guard let handle = statement.handle else {
+        guard let handle = statement.handle, statement.isPrepared else {
             throw DatabaseError.misuse("the prepared statement was finalized (closed, or its database closed)", sql: sql)
         }
         return handle
@@ -263,14 +270,14 @@ public final class PreparedStatement {
     @inlinable @inline(__always)
     @discardableResult
     func requireIdle() throws(DatabaseError) -> OpaquePointer {
-        guard let handle = statement.handle, !statement.isInUse else { throw notIdleError() }
+        guard let handle = statement.handle, statement.isPrepared, !statement.isInUse else { throw notIdleError() }
         return handle
     }
 
     /// The error of a statement that is finalized or has a result set open.
     @usableFromInline
     func notIdleError() -> DatabaseError {
-        guard statement.handle != nil else {
+        guard statement.handle != nil, statement.isPrepared else {
             return DatabaseError.misuse("the prepared statement was finalized (closed, or its database closed)", sql: sql)
         }
         return DatabaseError.misuse("a result set of this prepared statement is still open: close it first", sql: sql)

@@ -21,7 +21,7 @@ final class Statement {
     /// Whether the statement belongs to the database's cache (and is finalized by it).
     @exclusivity(unchecked) var isCached: Bool
     /// Whether a ``PreparedStatement`` owns the statement (and finalizes it).
-    @exclusivity(unchecked) var isPrepared = false
+    @usableFromInline @exclusivity(unchecked) var isPrepared = false
     /// The number of parameters, read once.
     @usableFromInline let parameterCount: Int32
     /// The number of result columns, read once and again after SQLite recompiles the statement.
@@ -32,6 +32,8 @@ final class Statement {
     /// Column indexes by exact name, then by folded name (`sqlFoldedName`): built once per statement, on first use.
     @exclusivity(unchecked) private var exactColumnIndexes: [String: Int32]?
     @exclusivity(unchecked) private var foldedColumnIndexes: [String: Int32] = [:]
+    /// The names the lookups were built from, in column order.
+    @exclusivity(unchecked) private var indexedNames: [String] = []
     /// The names, folded, that more than one column has (a join's `id`s).
     @exclusivity(unchecked) private var repeatedColumnNames: Set<String> = []
     /// The names looked up so far, in the order of their first lookup, and where the next lookup
@@ -139,10 +141,14 @@ final class Statement {
         guard let handle else { return false }
         let count = sqlite3_column_count(handle)
         let marker = count > 0 ? sqlite3_column_name(handle, 0) : nil
-        guard count != columnCount || marker != columnNamesMarker else { return false }
+        // Same count and address: unchanged, unless SQLite recompiled twice since the last
+        // look (a step that did not look, a one-value getter's) and the new names landed where
+        // the first ones were. Lookups built from names are kept only if the names are the same.
+        guard count != columnCount || marker != columnNamesMarker || !namesStillMatch(handle) else { return false }
         columnCount = count
         columnNamesMarker = marker
         exactColumnIndexes = nil
+        indexedNames = []
         foldedColumnIndexes = [:]
         repeatedColumnNames = []
         recentLookups = []
@@ -150,11 +156,29 @@ final class Statement {
         return true
     }
 
+    /// Whether the columns' names are, byte for byte, those the lookups were built from (true
+    /// when none were built: nothing can be stale).
+    private func namesStillMatch(_ handle: OpaquePointer) -> Bool {
+        guard exactColumnIndexes != nil else { return true }
+        for (index, name) in indexedNames.enumerated() {
+            guard let current = sqlite3_column_name(handle, Int32(index)) else { return false }
+            let length = strlen(current)
+            let same = current.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+                name.utf8.elementsEqual(UnsafeBufferPointer(start: bytes, count: length))
+            }
+            if !same { return false }
+        }
+        return true
+    }
+
     private func buildColumnIndexes() {
         var exact: [String: Int32] = [:]
         exact.reserveCapacity(Int(columnCount))
+        indexedNames = []
         for index in 0..<columnCount {
-            guard let name = columnName(at: index) else { continue }
+            let name = columnName(at: index)
+            indexedNames.append(name ?? "")
+            guard let name else { continue }
             if exact[name] == nil { exact[name] = index }
             let folded = name.sqlFoldedName
             if foldedColumnIndexes[folded] == nil {
@@ -207,14 +231,20 @@ final class Statement {
                 }
                 try bind(value, at: Int32(offset + 1), handle: handle, dateFormatter: dateFormatter)
             }
-            if values.count != names.count {
-                let known = Set(names.compactMap { $0?.bare })
-                let unknown = values.keys.filter { !known.contains(String(bareParameterName($0))) }.sorted()
-                if !unknown.isEmpty {
-                    throw DatabaseError(
-                        kind: .invalidArguments, resultCode: SQLITE_RANGE,
-                        message: "the statement has no parameter named \(unknown.joined(separator: ", "))", sql: sql)
-                }
+            // Checked whatever the counts: `:a` and `$a` are two parameters of one name, so a
+            // wrong name could make the counts match, and `a` and `:a` are two keys of one name.
+            let known = Set(names.compactMap { $0?.bare })
+            let unknown = values.keys.filter { !known.contains(String(bareParameterName($0))) }.sorted()
+            if !unknown.isEmpty {
+                throw DatabaseError(
+                    kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                    message: "the statement has no parameter named \(unknown.joined(separator: ", "))", sql: sql)
+            }
+            let bareKeys = values.keys.map { String(bareParameterName($0)) }
+            if Set(bareKeys).count != bareKeys.count {
+                throw DatabaseError(
+                    kind: .invalidArguments, resultCode: SQLITE_RANGE,
+                    message: "two arguments name the same parameter (\(values.keys.sorted().joined(separator: ", ")))", sql: sql)
             }
         }
     }

@@ -11,11 +11,14 @@ extension Database {
     public func fetchAll(_ query: some QueryType) throws(DatabaseError) -> [Row] {
         let rows = try executeQuery(query)
         defer { rows.close() }
+        // The names after the first step: a step may recompile the statement (a schema change),
+        // and the names read before it were the old compile's.
+        guard try rows.next() else { return [] }
         let names = (0..<rows.columnCount).map { rows.columnName(at: $0) ?? "" }
         var result: [Row] = []
-        while try rows.next() {
+        repeat {
             result.append(Row(columnNames: names, values: rows.values, dateFormatter: dateFormatter))
-        }
+        } while try rows.next()
         return result
     }
 

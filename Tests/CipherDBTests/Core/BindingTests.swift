@@ -56,7 +56,12 @@ final class BindingTests: DatabaseTestCase {
         }
         XCTAssertEqual(try db.int64ForQuery("SELECT ?", Int64.max), Int64.max)
         XCTAssertEqual(try db.intForQuery("SELECT ?", Int.min), Int.min)
-        XCTAssertEqual(try db.scalar(Int32.self, "SELECT ?", arguments: [UInt32.max]), -1, "int32 truncates as sqlite3_column_int does")
+        // The FMDB-style getter truncates as sqlite3_column_int does; a typed read does not.
+        XCTAssertEqual(try db.scalar(Int32.self, "SELECT ?", arguments: [UInt32.max]), nil, "does not fit: not truncated")
+        let rows = try db.executeQuery("SELECT ?", UInt32.max)
+        XCTAssertTrue(try rows.next())
+        XCTAssertEqual(rows.int32(at: 0), -1, "int32(at:) truncates as sqlite3_column_int does")
+        rows.close()
         XCTAssertEqual(try db.scalar(Int64.self, "SELECT ?", arguments: [UInt32.max]), 4_294_967_295)
     }
 
@@ -304,6 +309,27 @@ final class BindingTests: DatabaseTestCase {
         XCTAssertEqual(try db.scalar(String.self, "SELECT a FROM n WHERE c = @c", arguments: ["c": 3]), "Text3")
     }
 
+    /// SQLite reads SQL as a C string: the text after a NUL byte was dropped without an error,
+    /// a second statement after it included.
+    func testSQLWithANULByteIsRefused() throws {
+        let db = try tableDatabase()
+        assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t VALUES (1, 2)\u{0}; DROP TABLE t") }
+        assertThrows(.invalidArguments) { _ = try db.intForQuery("SELECT 1\u{0} + 41") }
+        assertThrows(.invalidArguments) { try db.executeStatements("INSERT INTO t VALUES (1, 2);\u{0} DROP TABLE t;") }
+        assertThrows(.invalidArguments) { try db.validateSQL("SELECT 1\u{0}") }
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 0)
+    }
+
+    /// The checked getter truncated: 3,000,000,000 read as an `Int32` was -1,294,967,296.
+    func testATypedInt32ReadOfAValueThatDoesNotFitIsAMismatch() throws {
+        let db = try tableDatabase()
+        let rows = try db.executeQuery("SELECT 3000000000, 7")
+        XCTAssertTrue(try rows.next())
+        XCTAssertThrowsError(try rows.get(at: 0, as: Int32.self))
+        XCTAssertEqual(try rows.get(at: 1, as: Int32.self), 7)
+        rows.close()
+    }
+
     func testUnknownOrMissingNamesThrow() throws {
         let db = try tableDatabase()
         assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t VALUES (:a, :b)", ["a": 1]) }
@@ -312,6 +338,10 @@ final class BindingTests: DatabaseTestCase {
         assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t VALUES (1, 2)", ["a": 1]) }
         assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t VALUES (?, :b)", ["b": 1]) }
         assertThrows(.invalidArguments) { _ = try db.executeQuery("SELECT * FROM t WHERE a = :a", ["b": 1]) }
+        // A wrong name was ignored when the counts matched: `:a` and `$a` are two parameters of
+        // one name, and `a` and `:a` two keys for one parameter.
+        assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t VALUES (:a, $a)", ["a": 1, "zz": 2]) }
+        assertThrows(.invalidArguments) { try db.executeUpdate("INSERT INTO t VALUES (:a, 0)", ["a": 1, ":a": 2]) }
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 0)
         XCTAssertEqual(db.openResultSetCount, 0)
     }

@@ -28,6 +28,22 @@ final class CloseInsideCallbackTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 10)
     }
 
+    /// An aggregate's initial state ran outside the callback tracking: a close from it
+    /// finalized the running statement at once, and the process crashed.
+    func testCloseInsideAnAggregatesInitialState() throws {
+        let db = try openDatabase(key: rawKey(1))
+        try db.executeStatements("CREATE TABLE t(a); INSERT INTO t VALUES (1), (2)")
+        try db.createAggregate(
+            "close_me", argumentCount: 1, initial: { [unowned db] in
+                db.close()
+                return 0
+            }, step: { state, _ in state += 1 }, result: { $0 })
+        assertThrows(oneOf: [.interrupted, .misuse]) { _ = try db.intForQuery("SELECT close_me(a) FROM t") }
+        XCTAssertFalse(db.isOpen)
+        try db.open(key: rawKey(1))
+        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM t"), 2)
+    }
+
     func testCloseInsideATraceHandler() throws {
         let db = try openDatabase(key: rawKey(1))
         try db.executeUpdate("CREATE TABLE t(x)")

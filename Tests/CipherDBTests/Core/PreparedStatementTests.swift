@@ -202,6 +202,32 @@ final class PreparedStatementTests: DatabaseTestCase {
         again.close()
     }
 
+    /// `close()`, or the end of a prepared statement's life, finalized it under a result set
+    /// that was still open: its next step read freed memory (a garbage row, or a crash). The
+    /// result set reads on, and the statement is finalized when it closes.
+    func testAResultSetOutlivesItsStatementsClose() throws {
+        let db = try encryptedDatabase()
+        try db.executeUpdate("INSERT INTO t(id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
+        func query() throws -> ResultSet { try db.makeStatement("SELECT id, name FROM t ORDER BY id").executeQuery() }
+        let rows = try query()  // the prepared statement is gone here
+        var names: [String] = []
+        while try rows.next() { names.append(rows.string(at: 1) ?? "?") }
+        XCTAssertEqual(names, ["a", "b", "c", "d", "e"])
+        rows.close()
+
+        let scan = try db.makeStatement("SELECT id FROM t ORDER BY id")
+        let open = try scan.executeQuery()
+        XCTAssertTrue(try open.next())
+        scan.close()
+        XCTAssertTrue(scan.isClosed)
+        assertThrows(.misuse) { _ = try scan.executeQuery() }
+        var ids = [open.int(at: 0) ?? 0]
+        while try open.next() { ids.append(open.int(at: 0) ?? 0) }
+        XCTAssertEqual(ids, [1, 2, 3, 4, 5])
+        open.close()
+        assertThrows(.misuse) { _ = try scan.executeQuery() }
+    }
+
     func testClosingTheDatabaseFinalizesItAndLaterUseIsMisuse() throws {
         let db = try encryptedDatabase()
         let insert = try db.makeStatement("INSERT INTO t(name) VALUES (?)")

@@ -19,6 +19,21 @@ final class SavepointTests: DatabaseTestCase {
         return db
     }
 
+    /// A COMMIT inside an inSavePoint block committed; the block's error then kept the row.
+    /// It is refused as it is in an inTransaction block, and nothing is kept.
+    func testACommitInsideASavepointBlockIsRefused() throws {
+        let db = try tableDatabase()
+        assertThrows(.misuse) {
+            try db.inSavePoint {
+                try db.executeUpdate("INSERT INTO t VALUES (1)")
+                try db.executeUpdate("COMMIT")
+                return .commit
+            }
+        }
+        XCTAssertEqual(try values(db), [])
+        XCTAssertFalse(db.isInTransaction)
+    }
+
     func testRollbackToASavepointUndoesOnlyItsPart() throws {
         let db = try tableDatabase()
         try db.beginTransaction()

@@ -108,6 +108,31 @@ final class StatementCacheTests: DatabaseTestCase {
         second.close()
     }
 
+    /// A cached statement told a recompile by its column count and the address of its first
+    /// name. A step that found no row recompiled it without looking; a second recompile could
+    /// then put the new names where the first ones were, and lookups by name read another
+    /// column (b's value read as a), about once in a hundred rounds here. Names are compared
+    /// by their bytes too now.
+    func testColumnLookupsByNameFollowEveryRecompile() throws {
+        let db = try memoryDatabase()
+        let sql = "SELECT * FROM t WHERE a = ?"
+        try db.executeStatements("CREATE TABLE t(a, b); INSERT INTO t(a, b) VALUES (10, 20)")
+        var wrong: [Int] = []
+        for round in 0..<1500 {
+            let columns = round % 2 == 0 ? "b, a" : "a, b"
+            try db.executeStatements("DROP TABLE t; CREATE TABLE t(\(columns)); INSERT INTO t(a, b) VALUES (10, 20)")
+            let none = try db.executeQuery(sql, -1)  // recompiled by a step that finds no row
+            XCTAssertFalse(try none.next())
+            none.close()
+            try db.executeUpdate("CREATE TABLE o\(round)(x)")  // recompiled again at the next step
+            let rows = try db.executeQuery(sql, 10)
+            XCTAssertTrue(try rows.next())
+            if rows.int("a") != 10 { wrong.append(round) }
+            rows.close()
+        }
+        XCTAssertEqual(wrong, [], "rounds that read another column for a")
+    }
+
     func testClosingTheDatabaseEmptiesTheCache() throws {
         let db = try openDatabase()
         try db.executeUpdate("CREATE TABLE t(x)")

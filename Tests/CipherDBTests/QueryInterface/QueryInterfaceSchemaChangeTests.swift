@@ -36,6 +36,20 @@ final class QueryInterfaceSchemaChangeTests: DatabaseTestCase {
         try openDatabase(file, key: passphrase("schema changes"))
     }
 
+    /// `fetchAll` read the column names before the first step, which recompiles a cached
+    /// statement after a schema change: the rows paired the old names with the new values
+    /// (`row["a"]` was b's value, and three values had two names).
+    func testFetchAllNamesTheColumnsOfTheStatementAsItRuns() throws {
+        let db = try database()
+        try db.executeStatements("CREATE TABLE t(a, b); INSERT INTO t VALUES (10, 20)")
+        let all = Table("t").select(SQLExpression<Void>(literal: "*"))
+        XCTAssertEqual(try db.fetchAll(all).first?["a"], .integer(10))
+        try db.executeStatements("DROP TABLE t; CREATE TABLE t(b, a, c); INSERT INTO t(a, b, c) VALUES (10, 20, 30)")
+        let row = try XCTUnwrap(try db.fetchAll(all).first)
+        XCTAssertEqual(row.columnNames, ["b", "a", "c"])
+        XCTAssertEqual(row["a"], .integer(10))
+    }
+
     func testCheckConstraintsHoldTheirValuesAsLiterals() throws {
         let db = try database()
         try makeTables(db)
