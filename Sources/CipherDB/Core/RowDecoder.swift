@@ -413,19 +413,37 @@ private final class RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         guard let text = row.string(at: index) else {
             throw DatabaseError(kind: .unexpectedNull, message: "column \(column(key)) is NULL", sql: row.sql)
         }
-        // A single value (an enum with raw values, a wrapper, a URL) is stored as that value;
-        // anything else (nested structs, arrays) as JSON text, and so were single values before
-        // (quoted): text that looks like JSON is read as JSON first.
-        let looksLikeJSON = row.storageClass(at: index) == "TEXT" && text.utf8.first.map { "\"{[".utf8.contains($0) } == true
-        if !looksLikeJSON, let value = SingleColumnDecoder.value(T.self, in: row, at: index) { return value }
+        // An enum with raw values is stored as its raw value, a URL as its text; anything else
+        // (nested structs, arrays) as JSON text, and so were those two before (quoted): a column
+        // that looks like a JSON string is read as JSON first.
+        let looksLikeJSONString = row.storageClass(at: index) == "TEXT" && text.utf8.first == UInt8(ascii: "\"")
+        if !looksLikeJSONString, let value = Self.plainValue(T.self, row: row, at: index) { return value }
         do {
             return try JSONDecoder().decode(T.self, from: Data(text.utf8))
         } catch {
-            if looksLikeJSON, let value = SingleColumnDecoder.value(T.self, in: row, at: index) { return value }
+            if looksLikeJSONString, let value = Self.plainValue(T.self, row: row, at: index) { return value }
             throw DatabaseError(
                 kind: .typeMismatch, message: "column \(column(key)) does not hold a \(T.self), as a value or as JSON: \(error)",
                 sql: row.sql)
         }
+    }
+
+    /// The column as a URL or as an enum's raw value (see `RecordEncoder.bindable`), `nil` when
+    /// `T` is neither or the column holds no such value. A raw value is read only from its own
+    /// storage class (text for a `String`, an integer for an integer), never converted.
+    private static func plainValue<T>(_ type: T.Type, row: ResultSet, at index: Int) -> T? {
+        if T.self == URL.self { return row.string(at: index).flatMap(URL.init(string:)) as? T }
+        guard let rawType = T.self as? any RawRepresentable.Type else { return nil }
+        return rawValue(rawType, row: row, at: index) as? T
+    }
+
+    private static func rawValue<R: RawRepresentable>(_ type: R.Type, row: ResultSet, at index: Int) -> R? {
+        let storage = row.storageClass(at: index)
+        guard let rawType = R.RawValue.self as? ColumnDecodable.Type else { return nil }
+        let isText = R.RawValue.self == String.self
+        let isInteger = R.RawValue.self is any FixedWidthInteger.Type
+        guard (isText && storage == "TEXT") || (isInteger && storage == "INTEGER") else { return nil }
+        return (rawType.decode(from: row, at: index) as? R.RawValue).flatMap(R.init(rawValue:))
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -438,63 +456,4 @@ private final class RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 
     func superDecoder() throws -> Decoder { RowDecoder(row: row, plan: plan) }
     func superDecoder(forKey key: Key) throws -> Decoder { RowDecoder(row: row, plan: plan) }
-}
-
-/// Decodes a value from one column as a single value: what a raw-value enum or a wrapper asks
-/// of a single-value container, read from the column by SQLite's conversions. A type that asks
-/// for a keyed or unkeyed container is not one (it is read from JSON).
-private final class SingleColumnDecoder: Decoder, SingleValueDecodingContainer {
-    private let row: ResultSet
-    private let index: Int
-    var codingPath: [CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    private init(row: ResultSet, index: Int) {
-        self.row = row
-        self.index = index
-    }
-
-    /// The column at `index` as a `T`, `nil` when `T` is not a single value or rejects it.
-    static func value<T: Decodable>(_ type: T.Type, in row: ResultSet, at index: Int) -> T? {
-        if T.self == URL.self { return row.string(at: index).flatMap(URL.init(string:)) as? T }
-        return try? T(from: SingleColumnDecoder(row: row, index: index))
-    }
-
-    private func notASingleValue() -> DecodingError {
-        DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a column holds a single value"))
-    }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> { throw notASingleValue() }
-    func unkeyedContainer() throws -> UnkeyedDecodingContainer { throw notASingleValue() }
-    func singleValueContainer() throws -> SingleValueDecodingContainer { self }
-
-    private func read<T>(_ value: T?) throws -> T {
-        guard let value else {
-            throw DecodingError.typeMismatch(T.self, .init(codingPath: [], debugDescription: "the column does not hold a \(T.self)"))
-        }
-        return value
-    }
-
-    private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T { try read(row.int64(at: index).flatMap { T(exactly: $0) }) }
-
-    func decodeNil() -> Bool { row.isNull(at: index) }
-    func decode(_ type: Bool.Type) throws -> Bool { try read(row.bool(at: index)) }
-    func decode(_ type: String.Type) throws -> String { try read(row.string(at: index)) }
-    func decode(_ type: Double.Type) throws -> Double { try read(row.double(at: index)) }
-    func decode(_ type: Float.Type) throws -> Float { try read(row.double(at: index).map(Float.init)) }
-    func decode(_ type: Int.Type) throws -> Int { try integer(Int.self) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try integer(Int8.self) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try integer(Int16.self) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try integer(Int32.self) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try read(row.int64(at: index)) }
-    func decode(_ type: UInt.Type) throws -> UInt { try read(row.uint64(at: index).flatMap { UInt(exactly: $0) }) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(UInt8.self) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(UInt16.self) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(UInt32.self) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try read(row.uint64(at: index)) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if T.self == Data.self, let data = row.data(at: index) { return try read(data as? T) }
-        if let value = Self.value(T.self, in: row, at: index) { return value }
-        throw notASingleValue()
-    }
 }

@@ -16,15 +16,15 @@ final class RecordEncoder: Encoder {
     init(naming: ColumnNaming) { self.naming = naming }
 
     /// What a property of a type other than the standard scalars stores: a ``Bindable`` (dates,
-    /// UUIDs, data, ``DatabaseValue``) as it binds; a value that encodes as one single value (an
-    /// enum with raw values, a wrapper) as that value, and a URL as its text, as GRDB stores them
-    /// (so that `WHERE color = 'red'` finds them); anything else as JSON text.
+    /// UUIDs, data, ``DatabaseValue``) as it binds; an enum with raw values (any
+    /// `RawRepresentable` whose raw value binds) as its raw value, and a URL as its text, as
+    /// GRDB stores them (so that `WHERE color = 'red'` finds them); anything else as JSON text.
     static func bindable<T: Encodable>(_ value: T) throws -> Bindable {
         if let bindable = value as? Bindable { return bindable }
         // A nil of a type that is not bindable itself: JSON would store the text `null`.
         if let optional = value as? any OptionalValue, optional.isNil { return DatabaseValue.null }
         if let url = value as? URL { return url.absoluteString }
-        if let single = SingleValueCapture.value(of: value) { return single }
+        if let raw = value as? any RawRepresentable, let bindable = raw.rawValue as? Bindable { return bindable }
         // Sorted keys: the same value is always the same text (equal values compare equal in SQL).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -183,55 +183,4 @@ private protocol OptionalValue {
 
 extension Optional: OptionalValue {
     fileprivate var isNil: Bool { self == nil }
-}
-
-/// Encodes a value to see whether it is one single value: what it puts in a single-value
-/// container, or `nil` when it asks for a keyed or unkeyed one (it is then stored as JSON).
-private final class SingleValueCapture: Encoder, SingleValueEncodingContainer {
-    private var captured: Bindable?
-    private var isComposite = false
-    var codingPath: [CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    /// The single value `value` encodes as, `nil` when it is not one.
-    static func value<T: Encodable>(of value: T) -> Bindable? {
-        let capture = SingleValueCapture()
-        do { try value.encode(to: capture) } catch { return nil }
-        return capture.isComposite ? nil : capture.captured
-    }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        isComposite = true
-        return KeyedEncodingContainer(FailingContainer<Key>(message: "a composite value"))
-    }
-
-    func unkeyedContainer() -> UnkeyedEncodingContainer {
-        isComposite = true
-        return FailingContainer<ColumnKey>(message: "a composite value")
-    }
-
-    func singleValueContainer() -> SingleValueEncodingContainer { self }
-
-    private func capture(_ value: Bindable) {
-        // A second value would make it composite: keep the JSON form then.
-        if captured != nil { isComposite = true }
-        captured = value
-    }
-
-    func encodeNil() throws { capture(DatabaseValue.null) }
-    func encode(_ value: Bool) throws { capture(value) }
-    func encode(_ value: String) throws { capture(value) }
-    func encode(_ value: Double) throws { capture(value) }
-    func encode(_ value: Float) throws { capture(value) }
-    func encode(_ value: Int) throws { capture(value) }
-    func encode(_ value: Int8) throws { capture(value) }
-    func encode(_ value: Int16) throws { capture(value) }
-    func encode(_ value: Int32) throws { capture(value) }
-    func encode(_ value: Int64) throws { capture(value) }
-    func encode(_ value: UInt) throws { capture(value) }
-    func encode(_ value: UInt8) throws { capture(value) }
-    func encode(_ value: UInt16) throws { capture(value) }
-    func encode(_ value: UInt32) throws { capture(value) }
-    func encode(_ value: UInt64) throws { capture(value) }
-    func encode<T: Encodable>(_ value: T) throws { capture(try RecordEncoder.bindable(value)) }
 }

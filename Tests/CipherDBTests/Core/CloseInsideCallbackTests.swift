@@ -34,7 +34,8 @@ final class CloseInsideCallbackTests: DatabaseTestCase {
         let db = try openDatabase(key: rawKey(1))
         try db.executeStatements("CREATE TABLE t(a); INSERT INTO t VALUES (1), (2)")
         try db.createAggregate(
-            "close_me", argumentCount: 1, initial: { [unowned db] in
+            "close_me", argumentCount: 1,
+            initial: { [unowned db] in
                 db.close()
                 return 0
             }, step: { state, _ in state += 1 }, result: { $0 })

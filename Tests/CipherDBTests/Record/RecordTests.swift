@@ -168,30 +168,91 @@ final class RecordTests: DatabaseTestCase {
         XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM shelf WHERE tags IS NULL AND size IS NULL"), 3)
     }
 
-    /// An enum with raw values, a wrapper and a URL were stored as JSON text, quotes and escaped
-    /// slashes included: `WHERE color = 'red'` found nothing, and a row written by SQL (or by
-    /// GRDB) as `'blue'` failed to decode. They are stored as their values now; rows stored the
-    /// old way still decode.
-    func testSingleValuesAreStoredAsTheirValuesAndOldJSONStillReads() throws {
+    /// An enum with raw values and a URL were stored as JSON text, quotes and escaped slashes
+    /// included: `WHERE color = 'red'` found nothing, and a row written by SQL (or by GRDB) as
+    /// `'blue'` failed to decode. They are stored as their raw value and text now, read back
+    /// only from their own storage class; rows stored the old way still decode. Other single
+    /// values (a wrapper) stay JSON, so nothing SQLite would convert loosely is read as them.
+    func testEnumsAndURLsAreStoredAsTheirValuesAndOldJSONStillReads() throws {
         let db = try database()
         let link = try XCTUnwrap(URL(string: "https://example.com/a"))
         let red = Swatch(id: 1, color: .red, level: .high, name: .init("Ann"), link: link)
         try red.insert(db)
-        try Swatch(id: 2, color: .blue, level: nil, name: .init("Bob"), link: link).insert(db)
-        XCTAssertEqual(try db.intForQuery("SELECT count(*) FROM swatch WHERE color = 'red' AND level = 2 AND name = 'Ann'"), 1)
+        try Swatch(id: 2, color: .blue, level: nil, name: .init(#""quoted""#), link: link).insert(db)
+        XCTAssertEqual(try db.intForQuery(#"SELECT count(*) FROM swatch WHERE color = 'red' AND level = 2 AND name = '"Ann"'"#), 1)
         XCTAssertEqual(try db.stringForQuery("SELECT link FROM swatch WHERE id = 1"), "https://example.com/a")
         XCTAssertEqual(try db.stringForQuery("SELECT typeof(level) FROM swatch WHERE id = 1"), "integer")
         try db.executeUpdate(
-            #"INSERT INTO swatch VALUES (3, 'blue', 1, 'Cy', 'https://example.com/c'), (4, '"red"', '2', '"Di"', '"https:\/\/example.com\/d"')"#
+            #"INSERT INTO swatch VALUES (3, 'blue', 1, '"Cy"', 'https://example.com/c'), (4, '"red"', '2', '"Di"', '"https:\/\/example.com\/d"')"#
         )
         let fetched = try Swatch.fetchAll(db, sql: "SELECT * FROM swatch ORDER BY id")
         XCTAssertEqual(fetched.first, red)
         XCTAssertEqual(fetched.map(\.color), [.red, .blue, .blue, .red])
         XCTAssertEqual(fetched.map(\.level), [.high, nil, .low, .high])
-        XCTAssertEqual(fetched.map(\.name.text), ["Ann", "Bob", "Cy", "Di"])
+        XCTAssertEqual(fetched.map(\.name.text), ["Ann", #""quoted""#, "Cy", "Di"])
         XCTAssertEqual(fetched.map(\.link.absoluteString).last, "https://example.com/d")
+        // Not a case, and not its storage class: refused, never converted.
         try db.executeUpdate("UPDATE swatch SET color = 'green' WHERE id = 3")
         assertThrows(.typeMismatch) { _ = try Swatch.fetchAll(db, sql: "SELECT * FROM swatch WHERE id = 3") }
+        try db.executeUpdate("UPDATE swatch SET color = 'blue', level = 2.5 WHERE id = 3")
+        assertThrows(.typeMismatch) { _ = try Swatch.fetchAll(db, sql: "SELECT * FROM swatch WHERE id = 3") }
+    }
+
+    /// Single values that are not raw-value enums stay JSON: read from the column with SQLite's
+    /// conversions, a date wrapper came back 31 years off and a JSON-like enum's number read as
+    /// `true` (a review of the first version of the change above).
+    func testOtherSingleValuesRoundTripAsJSON() throws {
+        struct Stamp: Codable, Equatable {
+            var date: Date
+            init(_ date: Date) { self.date = date }
+            init(from decoder: any Decoder) throws { date = try decoder.singleValueContainer().decode(Date.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(date)
+            }
+        }
+        enum Value: Codable, Equatable {
+            case flag(Bool)
+            case number(Int)
+            case text(String)
+            case none
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if container.decodeNil() {
+                    self = .none
+                } else if let flag = try? container.decode(Bool.self) {
+                    self = .flag(flag)
+                } else if let number = try? container.decode(Int.self) {
+                    self = .number(number)
+                } else {
+                    self = .text(try container.decode(String.self))
+                }
+            }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                switch self {
+                case .flag(let flag): try container.encode(flag)
+                case .number(let number): try container.encode(number)
+                case .text(let text): try container.encode(text)
+                case .none: try container.encodeNil()
+                }
+            }
+        }
+        struct Note: Codable, Equatable, FetchableRecord, PersistableRecord {
+            static let databaseTableName = "note"
+            var id: Int64
+            var stamp: Stamp
+            var value: Value
+        }
+        let db = try database()
+        try db.executeUpdate("CREATE TABLE note(id INTEGER PRIMARY KEY, stamp, value)")
+        let notes = [
+            Note(id: 1, stamp: .init(Date(timeIntervalSince1970: 1_700_000_000)), value: .number(42)),
+            Note(id: 2, stamp: .init(Date(timeIntervalSince1970: 0)), value: .text("hello")),
+            Note(id: 3, stamp: .init(Date(timeIntervalSince1970: 5)), value: .none),
+        ]
+        for note in notes { try note.insert(db) }
+        XCTAssertEqual(try Note.fetchAll(db, sql: "SELECT * FROM note ORDER BY id"), notes)
     }
 
     /// Bytes as `[UInt8]` round-trip: written as a blob, read back from it (they were parsed
