@@ -67,7 +67,7 @@ extension KeystoreOptions {
     func unlock() throws(CLIError) -> (keystore: Keystore, credential: KeystoreCredential) {
         if hasCredential { return try unlock(with: credential()) }
         var firstFailure: CLIError?
-        for automatic in automaticSources() {
+        for automatic in try automaticSources() {
             do {
                 return try unlock(with: credential(from: automatic))
             } catch {
@@ -96,9 +96,15 @@ extension KeystoreOptions {
     }
 
     /// What to try before prompting: the kinds of slot the keystore has and the environment names.
-    private func automaticSources() -> [AutomaticSource] {
-        // A keystore that cannot be read is reported by the unlock that follows, as without flags before.
-        guard let summary = try? Keystore.inspect(at: path) else { return [] }
+    private func automaticSources() throws(CLIError) -> [AutomaticSource] {
+        // A keystore that cannot be read is reported by the unlock that follows, as without flags
+        // before; one open to others at once, before any prompt (a key-file keystore asked for a
+        // passphrase it does not have).
+        let summary: KeystoreSummary
+        do { summary = try Keystore.inspect(at: path) } catch {
+            if case .exposed = error { throw CLIError.keystore(error, path: path) }
+            return []
+        }
         let kinds = Set(summary.slots.map(\.kind))
         var sources: [AutomaticSource] = []
         if kinds.contains(.keyFile), let file = EnvironmentVariable.value(Self.keyFileVariable), !file.isEmpty {

@@ -201,14 +201,17 @@ enum SQLDumper {
             }
             bytes.append(contentsOf: text[start...])
             bytes.append(UInt8(ascii: "'"))
+        case .text(let text) where !text.contains(0):
+            // A carriage return as char(13), as sqlite3's dump writes it: a reader of the dump's
+            // lines drops the one before a line end.
+            bytes.append(contentsOf: SQLText.escapedStringLiteralBytes(Array(text)))
         case .text(let text):
             appendTextAsBlobCast(text, to: &bytes)
         }
     }
 
-    /// Text that an SQL string literal cannot carry as it is, as `CAST(X'…' AS TEXT)` of its
-    /// bytes: a NUL (SQL text ends there), a carriage return (a reader of SQL lines, sqlite3's
-    /// and this shell's, drops the one before a line end).
+    /// Text that an SQL string literal cannot carry, as `CAST(X'…' AS TEXT)` of its bytes: a NUL
+    /// (SQL text ends there).
     private static func appendTextAsBlobCast(_ text: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: "CAST(X'".utf8)
         Hex.append(text, to: &bytes, case: .upper)
@@ -251,14 +254,15 @@ enum SQLDumper {
         return text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") } ? text : text + ".0"
     }
 
-    /// A quoted SQL string literal; NUL characters and carriage returns go through a blob cast
-    /// (``appendTextAsBlobCast(_:to:)``).
+    /// A quoted SQL string literal; NUL characters go through a blob cast
+    /// (``appendTextAsBlobCast(_:to:)``), carriage returns through `char(13)`.
     static func literal(_ text: String) -> String {
-        if text.utf8.contains(0) || text.utf8.contains(0x0D) {
+        if text.utf8.contains(0) {
             var bytes: [UInt8] = []
             Array(text.utf8).withUnsafeBytes { appendTextAsBlobCast($0, to: &bytes) }
             return String(decoding: bytes, as: UTF8.self)
         }
+        if text.utf8.contains(0x0D) { return SQLText.escapedStringLiteral(Array(text.utf8)) }
         return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 }

@@ -19,27 +19,35 @@ enum SQLText {
     /// Like ``stringLiteral(_:)``, with newlines and carriage returns written as `\n` and `\r`
     /// inside `replace(..., '\n', char(10))`, so the statement stays on one line (insert mode).
     static func escapedStringLiteral(_ bytes: [UInt8]) -> String {
+        String(decoding: escapedStringLiteralBytes(bytes), as: UTF8.self)
+    }
+
+    /// ``escapedStringLiteral(_:)`` as bytes: the text's own bytes kept, UTF-8 or not (a dump).
+    static func escapedStringLiteralBytes(_ bytes: [UInt8]) -> [UInt8] {
         let newlines = bytes.filter { $0 == 0x0A }.count
         let returns = bytes.filter { $0 == 0x0D }.count
-        guard newlines + returns > 0 else { return stringLiteral(bytes) }
+        guard newlines + returns > 0 else {
+            var quoted: [UInt8] = [UInt8(ascii: "'")]
+            for byte in bytes { quoted += byte == UInt8(ascii: "'") ? [byte, byte] : [byte] }
+            return quoted + [UInt8(ascii: "'")]
+        }
         let newline = newlines > 0 ? unusedMarker(in: bytes, "\\n", "\\012") : ""
         let carriageReturn = returns > 0 ? unusedMarker(in: bytes, "\\r", "\\015") : ""
-        var output = ""
-        if newlines > 0 { output += "replace(" }
-        if returns > 0 { output += "replace(" }
-        var body: [UInt8] = [UInt8(ascii: "'")]
+        var output: [UInt8] = []
+        if newlines > 0 { output += "replace(".utf8 }
+        if returns > 0 { output += "replace(".utf8 }
+        output.append(UInt8(ascii: "'"))
         for byte in bytes {
             switch byte {
-            case 0x0A: body += Array(newline.utf8)
-            case 0x0D: body += Array(carriageReturn.utf8)
-            case UInt8(ascii: "'"): body += [byte, byte]
-            default: body.append(byte)
+            case 0x0A: output += newline.utf8
+            case 0x0D: output += carriageReturn.utf8
+            case UInt8(ascii: "'"): output += [byte, byte]
+            default: output.append(byte)
             }
         }
-        body.append(UInt8(ascii: "'"))
-        output += String(decoding: body, as: UTF8.self)
-        if returns > 0 { output += ",'\(carriageReturn)',char(13))" }
-        if newlines > 0 { output += ",'\(newline)',char(10))" }
+        output.append(UInt8(ascii: "'"))
+        if returns > 0 { output += ",'\(carriageReturn)',char(13))".utf8 }
+        if newlines > 0 { output += ",'\(newline)',char(10))".utf8 }
         return output
     }
 

@@ -169,21 +169,40 @@ extension PathBytes {
     /// kept), else `path` itself: what a file replaced by a new one beside it must be, so that
     /// the link keeps pointing at the replacement instead of being replaced by it.
     ///
-    /// A link the kernel would not follow for this process (``mayFollow(link:)``) is not
-    /// followed: `path` itself is returned, so the link is what gets replaced.
+    /// The path is resolved a component at a time, as `realpath` does, but every link on the
+    /// way, a folder's included, must be one the kernel would follow for this process
+    /// (``mayFollow(link:)``); otherwise, or when the target does not exist, `path` itself is
+    /// returned, so the link is what gets replaced.
     package static func followingSymbolicLinks(_ path: String) -> String {
-        guard isSymbolicLink(path) else { return path }
-        // realpath reads links itself, past the kernel's rule: check every link of the chain.
-        var link = path
-        for _ in 0..<40 {
-            guard isSymbolicLink(link) else { break }
-            guard mayFollow(link: link) else { return path }
-            guard let target = linkTarget(link) else { break }
-            link = target.hasPrefix("/") ? target : folder(of: link) + "/" + target
+        guard isSymbolicLink(path), let resolved = resolvingLinks(absolute(path)), access(resolved, F_OK) == 0 else {
+            return path
         }
-        guard let resolved = withCString(path, { realpath($0, nil) }) else { return path }
-        defer { free(resolved) }
-        return string(fromBytes: UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) })
+        return resolved
+    }
+
+    /// `path` (absolute) with every symbolic link, `.` and `..` resolved; `nil` when a link is
+    /// one ``mayFollow(link:)`` refuses, cannot be read, or the chain is longer than 40 links.
+    private static func resolvingLinks(_ path: String) -> String? {
+        var pending = Array(path.split(separator: "/", omittingEmptySubsequences: true).reversed())
+        var resolved = ""  // "" is the root
+        var links = 0
+        while let component = pending.popLast() {
+            if component == "." { continue }
+            if component == ".." {
+                resolved = resolved.isEmpty ? "" : folder(of: resolved) == "/" ? "" : folder(of: resolved)
+                continue
+            }
+            let candidate = resolved + "/" + component
+            guard isSymbolicLink(candidate) else {
+                resolved = candidate
+                continue
+            }
+            links += 1
+            guard links <= 40, mayFollow(link: candidate), let target = linkTarget(candidate) else { return nil }
+            if target.hasPrefix("/") { resolved = "" }
+            pending.append(contentsOf: target.split(separator: "/", omittingEmptySubsequences: true).reversed())
+        }
+        return resolved.isEmpty ? "/" : resolved
     }
 
     /// Whether the kernel follows the symbolic link `link` for this process under Linux's

@@ -61,8 +61,9 @@ public struct KeyExportBundle: Sendable, Hashable {
     let associatedData: [UInt8]
 
     /// The largest version number an import accepts. Numbers are u32 in the file; a bundle at
-    /// the very top would leave the entry no next number, blocking rotation for good.
-    public static let largestVersion = Int(Int32.max)
+    /// the very top would leave the entry no next number, blocking rotation for good. Only
+    /// imports are held to it: rotations past it still export.
+    public static let largestVersion = Int(Int32.max) - 1
 
     /// Parses a serialized bundle, checking its structure and scrypt limits before any KDF.
     ///
@@ -110,9 +111,6 @@ public struct KeyExportBundle: Sendable, Hashable {
                 let tag = try reader.bytes(AESGCM.tagLength)
                 guard reader.remaining == 0 else { throw KeystoreError.invalidBundle("trailing bytes") }
                 guard keyVersion >= 1 else { throw KeystoreError.invalidBundle("version 0") }
-                guard keyVersion <= Self.largestVersion else {
-                    throw KeystoreError.invalidBundle("version \(keyVersion) is above the largest importable, \(Self.largestVersion)")
-                }
                 return KeyExportBundle(
                     sourceKeystoreID: KeystoreID(bytes: keystoreID), id: id, version: keyVersion, membership: membership,
                     bytes: bytes, scrypt: scrypt, salt: salt, nonce: nonce, wrapped: wrapped, tag: tag,

@@ -217,7 +217,8 @@ struct KeyImportPlan {
 
     init(_ bundles: [KeyExportBundle], id requestedID: String?, version: Int?, pageSize: Int?) throws(KeystoreError) {
         guard let first = bundles.first else { throw .invalidBundle("no bundle") }
-        if let pageSize { _ = try Keystore.validatePageSize(CipherSettings(pageSize: pageSize)) }
+        // 0 is SQLCipher's default page size, as an entry records it.
+        if let pageSize, pageSize != 0 { _ = try Keystore.validatePageSize(CipherSettings(pageSize: pageSize)) }
         let ids = Set(bundles.map(\.id))
         guard ids.count == 1 else {
             throw .bundleMismatch(
@@ -227,8 +228,11 @@ struct KeyImportPlan {
             throw .bundleMismatch("the bundle holds a key for '\(first.id)', not '\(requestedID)'")
         }
         var seen: Set<Int> = []
-        for bundle in bundles where !seen.insert(bundle.version).inserted {
-            throw .invalidBundle("version \(bundle.version) appears more than once")
+        for bundle in bundles {
+            guard seen.insert(bundle.version).inserted else { throw .invalidBundle("version \(bundle.version) appears more than once") }
+            guard bundle.version <= KeyExportBundle.largestVersion else {
+                throw .invalidBundle("version \(bundle.version) is above the largest importable, \(KeyExportBundle.largestVersion)")
+            }
         }
         let memberships = bundles.compactMap(\.membership)
         if memberships.isEmpty {

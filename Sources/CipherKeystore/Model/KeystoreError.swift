@@ -168,7 +168,7 @@ public enum KeystoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .versionNotFound(let id, let version): return "key '\(id)' has no version \(version)"
         case .versionExists(let id, let version): return "key '\(id)' already has version \(version)"
         case .versionConflict(let id, let version):
-            return "key '\(id)' here has a version \(version) of its own (another key, or destroyed); nothing was imported"
+            return "key '\(id)' here has a version \(version) of its own (another key, or destroyed)"
         case .versionUnavailable(let id, let version, let reason): return "version \(version) of key '\(id)' is unavailable: \(reason)"
         case .invalidKeyID(let reason): return "invalid key id: \(reason)"
         case .invalidKeyMaterial(let reason): return "invalid key material: \(reason)"

@@ -102,6 +102,16 @@ final class ExitCodeTests: CLITestCase {
         XCTAssertEqual(lstat(path("shared/out.db"), &link), 0)
         XCTAssertEqual(link.st_mode & S_IFMT, S_IFREG, "the other user's link was replaced, not followed")
 
+        // Nor through another user's link to a folder on the way (`mine.db -> shared/evil/k.db`,
+        // `shared/evil -> ../victims`): realpath read that link too.
+        try FileManager.default.createDirectory(atPath: path("victims"), withIntermediateDirectories: false)
+        try writeFile("victims/k.db", "keep me too")
+        XCTAssertEqual(symlink("../victims", path("shared/evil")), 0)
+        XCTAssertEqual(lchown(path("shared/evil"), 4242, 4242), 0)
+        XCTAssertEqual(symlink("shared/evil/k.db", path("mine.db")), 0)
+        try cipherdb(["export", "app.db", "mine.db", "--force"] + key, env: env)
+        XCTAssertEqual(try String(contentsOfFile: path("victims/k.db"), encoding: .utf8), "keep me too")
+
         // The folder owner's link is followed, as the kernel would.
         XCTAssertEqual(unlink(path("shared/out.db")), 0)
         XCTAssertEqual(symlink(path("victim"), path("shared/out.db")), 0)

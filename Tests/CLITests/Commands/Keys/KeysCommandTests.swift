@@ -77,6 +77,15 @@ final class KeysCommandTests: CLITestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("a.db")))
         XCTAssertEqual(chmod(path("keystore"), 0o600), 0)
         try cipherdb(["create", "a.db", "--key-id", "app"] + unlock, env: env)
+
+        // Unlocked by a key file named in the environment (no flag): the check swallowed the
+        // refusal and asked for a passphrase this keystore does not have.
+        let keyFile = try makeRawKeyFile("ks.key", hex: true)
+        try cipherdb(["keys", "init", "--keystore", path("byfile"), "--keystore-key-file", keyFile, "--scrypt-log2n", "10"], env: env)
+        XCTAssertEqual(chmod(path("byfile"), 0o644), 0)
+        let byFile = try cipherdb(
+            ["keys", "list", "--keystore", path("byfile")], env: env.merging(["CIPHERDB_KEYSTORE_KEY_FILE": keyFile]) { $1 }, expect: 64)
+        XCTAssertTrue(byFile.stderr.contains("open to other users (mode 644)"), byFile.stderr)
     }
 
     func testPasswdExportImportAndErrors() throws {
