@@ -22,6 +22,8 @@ final class Statement {
     @exclusivity(unchecked) var isCached: Bool
     /// Whether a ``PreparedStatement`` owns the statement (and finalizes it).
     @usableFromInline @exclusivity(unchecked) var isPrepared = false
+    /// When the statement cache last handed it out (its clock's tick).
+    @exclusivity(unchecked) var lastUse: UInt64 = 0
     /// The number of parameters, read once.
     @usableFromInline let parameterCount: Int32
     /// The number of result columns, read once and again after SQLite recompiles the statement.

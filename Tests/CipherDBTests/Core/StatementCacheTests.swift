@@ -133,6 +133,30 @@ final class StatementCacheTests: DatabaseTestCase {
         XCTAssertEqual(wrong, [], "rounds that read another column for a")
     }
 
+    /// The cache kept every SQL text it saw: a value built into the SQL made a statement each
+    /// (200,000 of them held 450 MB). It keeps at most `StatementCache.limit`, finalizing the
+    /// idle ones used longest ago; a statement in use is never taken, and a recent one stays.
+    func testTheCacheIsBoundedAndKeepsWhatIsInUseAndRecent() throws {
+        let db = try tableDatabase()
+        let open = try db.executeQuery("SELECT value FROM t ORDER BY key")
+        XCTAssertTrue(try open.next())
+        let base = compiledStatementCount(db)
+        for value in 0..<2_000 {
+            XCTAssertEqual(try db.intForQuery("SELECT \(value)"), value)
+            XCTAssertEqual(try db.intForQuery("SELECT value FROM t WHERE key = 1"), 2)  // used all along
+        }
+        XCTAssertLessThanOrEqual(compiledStatementCount(db), 512 + 1, "the open result set's statement is kept beyond the limit")
+        XCTAssertGreaterThan(compiledStatementCount(db), base)
+        // The statement in use still reads, and the often used one was never compiled again.
+        var values = [open.int(at: 0) ?? 0]
+        while try open.next() { values.append(open.int(at: 0) ?? 0) }
+        XCTAssertEqual(values, [2, 4, 6])
+        open.close()
+        let before = compiledStatementCount(db)
+        XCTAssertEqual(try db.intForQuery("SELECT value FROM t WHERE key = 1"), 2)
+        XCTAssertEqual(compiledStatementCount(db), before, "the recently used statement stayed cached")
+    }
+
     func testClosingTheDatabaseEmptiesTheCache() throws {
         let db = try openDatabase()
         try db.executeUpdate("CREATE TABLE t(x)")
