@@ -80,6 +80,10 @@ public final class Database {
     public private(set) var openFlags: OpenFlags = .readWriteCreate
 
     /// Whether prepared statements are cached by SQL text (the default). Turning it off finalizes the cache.
+    ///
+    /// The cache keeps up to 512 statements; past that, the idle ones used longest ago are
+    /// finalized. Bind values as arguments rather than building them into the SQL text, or each
+    /// value is a statement compiled anew.
     @exclusivity(unchecked) public var shouldCacheStatements = true {
         didSet { if !shouldCacheStatements { statementCache.removeIdle() } }
     }
