@@ -106,9 +106,9 @@ public final class Database {
     /// ``ResultSet/nextOpen``): opening and closing one costs a few stores, where a table of weak
     /// references cost a side-table allocation and two hashes per query. A result set unlinks
     /// itself when it closes, and it closes before it is freed, so no link ever dangles.
-    @exclusivity(unchecked) private var firstOpenResultSet: Unmanaged<ResultSet>?
+    @exclusivity(unchecked) var firstOpenResultSet: Unmanaged<ResultSet>?
     /// The number of result sets in that list.
-    @exclusivity(unchecked) public private(set) var openResultSetCount = 0
+    @exclusivity(unchecked) public internal(set) var openResultSetCount = 0
     /// The reader ``withRowReader(_:_:_:)`` lends, while no read holds it.
     @exclusivity(unchecked) var idleRowReader: ResultSet?
     /// What the connection's one SQLite authorizer does (see `Authorizer`).
@@ -507,51 +507,6 @@ public final class Database {
         let resultSet = ResultSet(statement: statement, database: self)
         register(resultSet)
         return resultSet
-    }
-
-    // MARK: - Result set bookkeeping
-
-    /// Adds a result set that was just made to the list of open ones.
-    ///
-    /// The links are unmanaged references: an open result set keeps its database alive, not
-    /// the other way round, and following a link costs no retain and release (each pair was
-    /// about 40 instructions of a point lookup).
-    @inline(__always)
-    func register(_ resultSet: ResultSet) {
-        let link = Unmanaged.passUnretained(resultSet)
-        resultSet.nextOpen = firstOpenResultSet
-        firstOpenResultSet?._withUnsafeGuaranteedRef { $0.previousOpen = link }
-        firstOpenResultSet = link
-        openResultSetCount += 1
-    }
-
-    /// Removes a result set that closes from the list of open ones.
-    @inline(__always)
-    func resultSetDidClose(_ resultSet: ResultSet) {
-        let link = Unmanaged.passUnretained(resultSet)
-        let next = resultSet.nextOpen
-        if let previous = resultSet.previousOpen {
-            previous._withUnsafeGuaranteedRef { $0.nextOpen = next }
-        } else if firstOpenResultSet?.toOpaque() == link.toOpaque() {
-            firstOpenResultSet = next
-        } else {
-            return  // not in the list
-        }
-        let previous = resultSet.previousOpen
-        next?._withUnsafeGuaranteedRef { $0.previousOpen = previous }
-        resultSet.previousOpen = nil
-        resultSet.nextOpen = nil
-        openResultSetCount -= 1
-    }
-
-    /// Closes every open result set.
-    public func closeOpenResultSets() {
-        while let link = firstOpenResultSet {
-            let resultSet = link.takeUnretainedValue()
-            resultSet.close()
-            // close() unlinks it; unlink here too should it not have been linked through close.
-            if firstOpenResultSet?.toOpaque() == link.toOpaque() { resultSetDidClose(resultSet) }
-        }
     }
 
     // MARK: - Errors
