@@ -249,3 +249,17 @@ final class EditingLineReader: LineReader {
         return home + "/.cipherdb_history"
     }
 }
+
+extension ShellSession {
+    /// The message for a line `reader` could not take at `location`.
+    static func message(for error: LineReadError, at location: String, limit: Int) -> String {
+        switch error {
+        case .tooLong:
+            return "\(location): longer than \(limit) bytes, the longest SQL text SQLite takes on this connection (.limit sql_length)"
+        case .nulByte:
+            return "\(location): a NUL byte, which no SQL text holds"
+        case .unreadable(let failure):
+            return failure.message
+        }
+    }
+}

@@ -218,18 +218,6 @@ final class ShellSession {
         return .proceed
     }
 
-    /// The message for a line `reader` could not take at `location`.
-    static func message(for error: LineReadError, at location: String, limit: Int) -> String {
-        switch error {
-        case .tooLong:
-            return "\(location): longer than \(limit) bytes, the longest SQL text SQLite takes on this connection (.limit sql_length)"
-        case .nulByte:
-            return "\(location): a NUL byte, which no SQL text holds"
-        case .unreadable(let failure):
-            return failure.message
-        }
-    }
-
     // MARK: - Statements
 
     /// Runs `sql` and prints its rows; `false` when it failed (the error was printed, with the
