@@ -33,7 +33,11 @@ extension Keystore {
     /// the count, whether it is the primary and the entry's page size, all authenticated, and all
     /// share one salt, so the import derives the wrapping key once.
     ///
-    /// - Parameter versions: the versions, in order; `nil` for ``versionsToExport(id:)``.
+    /// - Parameters:
+    ///   - id: the entry.
+    ///   - versions: the versions, in order; `nil` for ``versionsToExport(id:)``.
+    ///   - transferPassphrase: what the bundles' key is derived from.
+    ///   - scrypt: the derivation's cost.
     /// - Throws: ``KeystoreError/notExportable(id:)``, ``KeystoreError/versionUnavailable(id:version:reason:)``.
     public func exportKeys(
         id: String,
@@ -143,6 +147,9 @@ extension Keystore {
     /// another page size is refused.
     ///
     /// - Parameters:
+    ///   - bundles: a file's bundles, in its order (``KeyExportBundle/all(armored:)``).
+    ///   - transferPassphrase: the passphrase the export used.
+    ///   - id: the id the bundles must be for; `nil` for the one they name.
     ///   - version: import only this version of the file.
     ///   - pageSize: the page size for a new entry from format 1 bundles; given for format 2, it
     ///     must be the bundles' own.
