@@ -115,15 +115,18 @@ extension Database {
 
     // MARK: - Schema
 
-    /// Whether a table (or view) named `name` exists, compared case-insensitively.
+    /// Whether a table (or view) named `name` exists in the main database (as FMDB's looks: not
+    /// in `temp` or attached ones), compared case-insensitively.
     public func tableExists(_ name: String) throws(DatabaseError) -> Bool {
         try intForQuery(
             "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND lower(name) = lower(?)", name) ?? 0 > 0
     }
 
-    /// Whether table `table` has a column named `column`, compared case-insensitively.
+    /// Whether table `table` (found as SQLite finds it: `temp`, then main, then attached) has a
+    /// column named `column`, compared case-insensitively as SQLite compares names (ASCII
+    /// letters only: `É` and `é` are two names).
     public func columnExists(_ column: String, inTable table: String) throws(DatabaseError) -> Bool {
-        try columns(ofTable: table).contains { $0.caseInsensitiveCompare(column) == .orderedSame }
+        try columns(ofTable: table).contains { $0.isSameSQLName(as: column) }
     }
 
     /// The column names of `table`, in order.

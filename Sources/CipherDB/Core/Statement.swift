@@ -106,7 +106,8 @@ final class Statement {
         return String(cString: name)
     }
 
-    /// The index of the column named `name`, compared case-insensitively; the first match wins.
+    /// The index of the column named `name`: an exact match first, then one compared
+    /// case-insensitively; among equals, the leftmost.
     @inline(__always)
     func columnIndex(named name: String) -> Int32? {
         if nextLookup < recentLookups.count, recentLookups[nextLookup].name == name {

@@ -369,7 +369,7 @@ final class KeystoreLock {
 
     /// Waits up to `timeout` seconds for the lock.
     init(keystorePath: String, timeout: Double, shared: Bool = false) throws(KeystoreError) {
-        let lockPath = keystorePath + ".lock"
+        let lockPath = Keystore.lockPath(of: keystorePath)
         let fd = PathBytes.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .io(operation: "open lock file", path: lockPath, errno: errno) }
         Self.giveKeystoresOwner(keystorePath: keystorePath, toLockFile: fd)

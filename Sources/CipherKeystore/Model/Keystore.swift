@@ -82,6 +82,10 @@ public final class Keystore: @unchecked Sendable {
     /// ``defaultPath()`` for the variables in `environment` (a test's, say).
     public static func defaultPath(environment: [String: String]) -> String { defaultPath { environment[$0] } }
 
+    /// The lock file beside the keystore at `path` (through a symbolic link, the file it names):
+    /// writers hold a `flock` on it, so nothing may be written over it.
+    public static func lockPath(of path: String) -> String { PathBytes.followingSymbolicLinks(path) + ".lock" }
+
     private static func defaultPath(lookup: (String) -> String?) -> String {
         if let explicit = lookup("CIPHERDB_KEYSTORE"), !explicit.isEmpty { return explicit }
         if let data = lookup("XDG_DATA_HOME"), data.hasPrefix("/") { return data + "/cipherdb/keystore" }

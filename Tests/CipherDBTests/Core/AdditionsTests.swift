@@ -42,6 +42,11 @@ final class AdditionsTests: DatabaseTestCase {
         XCTAssertFalse(try db.columnExists("a", inTable: "missing"))
         XCTAssertEqual(try db.columns(ofTable: "missing"), [])
         XCTAssertEqual(db.openResultSetCount, 0)
+        // SQLite folds ASCII letters only: Foundation's case-insensitive compare took É for é.
+        try db.executeUpdate(#"CREATE TABLE accents("É", x)"#)
+        XCTAssertTrue(try db.columnExists("É", inTable: "accents"))
+        XCTAssertFalse(try db.columnExists("é", inTable: "accents"))
+        XCTAssertTrue(try db.columnExists("X", inTable: "ACCENTS"))
     }
 
     func testSchemaListsEveryObject() throws {

@@ -144,7 +144,7 @@ struct KeystoreFileTests {
     /// body's AES-GCM authentication catches it, or a structural check before the KDF.
     @Test func everyFlipWithARecomputedChecksumIsRefused() throws {
         let dir = TemporaryDirectory()
-        let (path, store) = try keystoreWithOneKey(in: dir, id: "a")
+        let (path, _) = try keystoreWithOneKey(in: dir, id: "a")
         let good = readBytes(path)
         let probe = dir.file("probe")
         var seen: [String: Int] = [:]

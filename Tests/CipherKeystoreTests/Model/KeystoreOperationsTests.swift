@@ -199,7 +199,7 @@ struct KeystoreOperationsTests {
     @Test func anOpenKeystoreRefusesItsFileRolledBack() throws {
         let store = try makeStore()
         try store.addKey(id: "db")
-        let older = try readBytes(path)
+        let older = readBytes(path)
         try store.addKey(id: "second")
         try Data(older).write(to: URL(fileURLWithPath: path))
         #expect(throws: KeystoreError.tampered) { try store.list() }

@@ -59,6 +59,8 @@ struct KeysExportCommand: ParsableCommand {
     func run() throws {
         // Never over the keystore itself, under any name: --force would replace every entry.
         let output = try OutputFile(path: destination, force: force, source: keystore.path)
+        // Nor over its lock file: writers hold a flock on the file there, not on a new one.
+        try OutputFile.refuse(destination, being: Keystore.lockPath(of: keystore.path))
         defer { output.discard() }
         let store = try keystore.open()
         let transferPassphrase = try transfer.read(confirm: true)

@@ -157,12 +157,13 @@ final class KeysCommandTests: CLITestCase {
     }
 
     /// `keys export --to KEYSTORE --force` replaced the keystore with the bundle file: every
-    /// entry gone, exit 0. The keystore is the command's source: refused under any name (73).
+    /// entry gone, exit 0. The keystore is the command's source: refused under any name (73),
+    /// and so is its lock file, which writers hold a flock on.
     func testAnExportOverTheKeystoreIsRefusedEvenWithForce() throws {
         try cipherdb(["keys", "add", "app", "--exportable"] + unlock, env: env)
         let before = try bytes("keystore")
         XCTAssertEqual(symlink(path("keystore"), path("alias")), 0)
-        for target in ["keystore", "alias"] {
+        for target in ["keystore", "alias", "keystore.lock"] {
             let refused = try cipherdb(
                 ["keys", "export", "app", "--to", target, "--force", "--transfer-passphrase-env", "T_PASS", "--scrypt-log2n", "10"]
                     + unlock, env: env, expect: 73)
