@@ -4,6 +4,17 @@ import Foundation
 import XCTest
 
 /// Records: Codable structs fetched from and written to encrypted tables.
+/// A value encoded as one single value, as a wrapper type does.
+struct SingleValue<Value: Codable & Equatable>: Codable, Equatable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+    init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(Value.self) }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
 final class RecordTests: DatabaseTestCase {
     struct Address: Codable, Equatable {
         var city: String
@@ -83,20 +94,11 @@ final class RecordTests: DatabaseTestCase {
             case low = 1
             case high = 2
         }
-        struct Name: Codable, Equatable {
-            var text: String
-            init(_ text: String) { self.text = text }
-            init(from decoder: any Decoder) throws { text = try decoder.singleValueContainer().decode(String.self) }
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(text)
-            }
-        }
         static let databaseTableName = "swatch"
         var id: Int64
         var color: Color
         var level: Level?
-        var name: Name
+        var name: SingleValue<String>
         var link: URL
     }
 
@@ -189,7 +191,7 @@ final class RecordTests: DatabaseTestCase {
         XCTAssertEqual(fetched.first, red)
         XCTAssertEqual(fetched.map(\.color), [.red, .blue, .blue, .red])
         XCTAssertEqual(fetched.map(\.level), [.high, nil, .low, .high])
-        XCTAssertEqual(fetched.map(\.name.text), ["Ann", #""quoted""#, "Cy", "Di"])
+        XCTAssertEqual(fetched.map(\.name.value), ["Ann", #""quoted""#, "Cy", "Di"])
         XCTAssertEqual(fetched.map(\.link.absoluteString).last, "https://example.com/d")
         // Not a case, and not its storage class: refused, never converted.
         try db.executeUpdate("UPDATE swatch SET color = 'green' WHERE id = 3")
@@ -202,15 +204,6 @@ final class RecordTests: DatabaseTestCase {
     /// conversions, a date wrapper came back 31 years off and a JSON-like enum's number read as
     /// `true` (a review of the first version of the change above).
     func testOtherSingleValuesRoundTripAsJSON() throws {
-        struct Stamp: Codable, Equatable {
-            var date: Date
-            init(_ date: Date) { self.date = date }
-            init(from decoder: any Decoder) throws { date = try decoder.singleValueContainer().decode(Date.self) }
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(date)
-            }
-        }
         enum Value: Codable, Equatable {
             case flag(Bool)
             case number(Int)
@@ -241,7 +234,7 @@ final class RecordTests: DatabaseTestCase {
         struct Note: Codable, Equatable, FetchableRecord, PersistableRecord {
             static let databaseTableName = "note"
             var id: Int64
-            var stamp: Stamp
+            var stamp: SingleValue<Date>
             var value: Value
         }
         let db = try database()
