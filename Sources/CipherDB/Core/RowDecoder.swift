@@ -438,11 +438,9 @@ private final class RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     private static func rawValue<R: RawRepresentable>(_ type: R.Type, row: ResultSet, at index: Int) -> R? {
-        let storage = row.storageClass(at: index)
-        guard let rawType = R.RawValue.self as? ColumnDecodable.Type else { return nil }
-        let isText = R.RawValue.self == String.self
-        let isInteger = R.RawValue.self is any FixedWidthInteger.Type
-        guard (isText && storage == "TEXT") || (isInteger && storage == "INTEGER") else { return nil }
+        guard RecordEncoder.storesRawValue(of: R.RawValue.self), let rawType = R.RawValue.self as? ColumnDecodable.Type,
+            row.storageClass(at: index) == (R.RawValue.self == String.self ? "TEXT" : "INTEGER")
+        else { return nil }
         return (rawType.decode(from: row, at: index) as? R.RawValue).flatMap(R.init(rawValue:))
     }
 

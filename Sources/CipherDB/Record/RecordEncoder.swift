@@ -16,19 +16,28 @@ final class RecordEncoder: Encoder {
     init(naming: ColumnNaming) { self.naming = naming }
 
     /// What a property of a type other than the standard scalars stores: a ``Bindable`` (dates,
-    /// UUIDs, data, ``DatabaseValue``) as it binds; an enum with raw values (any
-    /// `RawRepresentable` whose raw value binds) as its raw value, and a URL as its text, as
-    /// GRDB stores them (so that `WHERE color = 'red'` finds them); anything else as JSON text.
+    /// UUIDs, data, ``DatabaseValue``) as it binds; an enum with raw values as its raw value
+    /// when ``storesRawValue(of:)``, and a URL as its text, as GRDB stores them (so that
+    /// `WHERE color = 'red'` finds them); anything else as JSON text.
     static func bindable<T: Encodable>(_ value: T) throws -> Bindable {
         if let bindable = value as? Bindable { return bindable }
         // A nil of a type that is not bindable itself: JSON would store the text `null`.
         if let optional = value as? any OptionalValue, optional.isNil { return DatabaseValue.null }
         if let url = value as? URL { return url.absoluteString }
-        if let raw = value as? any RawRepresentable, let bindable = raw.rawValue as? Bindable { return bindable }
+        if let raw = value as? any RawRepresentable, storesRawValue(of: type(of: raw.rawValue)), let bindable = raw.rawValue as? Bindable {
+            return bindable
+        }
         // Sorted keys: the same value is always the same text (equal values compare equal in SQL).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Whether a raw value of type `type` is stored as itself, text or an integer, which the
+    /// decoder reads back only from that storage class; other raw values (a `Bool`, a `Double`)
+    /// are stored as JSON. The one rule the encoder and the decoder share.
+    static func storesRawValue(of type: Any.Type) -> Bool {
+        type == String.self || type is any FixedWidthInteger.Type
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

@@ -200,6 +200,30 @@ final class RecordTests: DatabaseTestCase {
         assertThrows(.typeMismatch) { _ = try Swatch.fetchAll(db, sql: "SELECT * FROM swatch WHERE id = 3") }
     }
 
+    /// The encoder stored any raw value that binds as itself, the decoder read back only text
+    /// and integers: a `Bool` raw value was stored as 1 and then failed to decode. Both follow
+    /// one rule now (text and integers as themselves, other raw values as JSON).
+    func testRawValuesOtherThanTextAndIntegersRoundTrip() throws {
+        struct Switch: RawRepresentable, Codable, Equatable { var rawValue: Bool }
+        enum Ratio: Double, Codable {
+            case half = 0.5
+            case whole = 1
+        }
+        struct Panel: Codable, Equatable, FetchableRecord, PersistableRecord {
+            static let databaseTableName = "panel"
+            var id: Int64
+            var power: Switch
+            var ratio: Ratio
+        }
+        let db = try database()
+        try db.executeUpdate("CREATE TABLE panel(id INTEGER PRIMARY KEY, power, ratio)")
+        let panels = [
+            Panel(id: 1, power: Switch(rawValue: true), ratio: .half), Panel(id: 2, power: Switch(rawValue: false), ratio: .whole),
+        ]
+        for panel in panels { try panel.insert(db) }
+        XCTAssertEqual(try Panel.fetchAll(db, sql: "SELECT * FROM panel ORDER BY id"), panels)
+    }
+
     /// Single values that are not raw-value enums stay JSON: read from the column with SQLite's
     /// conversions, a date wrapper came back 31 years off and a JSON-like enum's number read as
     /// `true` (a review of the first version of the change above).
