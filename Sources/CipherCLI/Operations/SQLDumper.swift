@@ -134,14 +134,9 @@ enum SQLDumper {
             if indexes.string(at: 3) == "pk" { hasKeyIndex = true }
         }
         if keys == ["integer"], !hasKeyIndex { return nil }
-        guard let name = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else { return nil }
         // A WITHOUT ROWID table has none to read.
-        do {
-            let probe = try database.executeQuery("SELECT \(name) FROM \(quoteIdentifier(table)) LIMIT 0")
-            probe.close()
-        } catch {
-            return nil
-        }
+        guard let name = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }), database.hasRowID(quoteIdentifier(table))
+        else { return nil }
         return name
     }
 

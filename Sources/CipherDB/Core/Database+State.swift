@@ -27,7 +27,7 @@ extension Database {
 
     /// Whether `table` (quoted, maybe qualified) has a rowid: a `WITHOUT ROWID` table has no
     /// `rowid`, `oid` or `_rowid_` unless it names columns so.
-    func hasRowID(_ table: String) -> Bool {
+    package func hasRowID(_ table: String) -> Bool {
         guard let sqliteHandle else { return false }
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(sqliteHandle, "SELECT rowid, oid, _rowid_ FROM \(table) LIMIT 0", -1, &statement, nil)
