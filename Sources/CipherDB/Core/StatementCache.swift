@@ -84,9 +84,10 @@ final class StatementCache {
     /// Finalizes and forgets one idle statement.
     func remove(_ statement: Statement) {
         let key = Key(sql: statement.sql)
-        let before = statements[key]?.count ?? 0
-        statements[key]?.removeAll { $0 === statement }
-        count -= before - (statements[key]?.count ?? 0)
+        if let position = statements[key]?.firstIndex(where: { $0 === statement }) {
+            statements[key]?.remove(at: position)
+            count -= 1
+        }
         if statements[key]?.isEmpty == true { statements[key] = nil }
         if mostRecent === statement { mostRecent = nil }
         statement.finalize()
