@@ -75,9 +75,7 @@ extension TableRecord {
     ///
     /// - Throws: `misuse` when the record declares no primary key or one of several columns.
     public static func filter(key: some SQLValueType) throws(DatabaseError) -> RecordRequest<Self> {
-        guard databasePrimaryKey.count == 1, let column = databasePrimaryKey.first else {
-            throw DatabaseError.misuse("\(Self.self) needs a one-column primary key for filter(key:); it has \(databasePrimaryKey)")
-        }
+        let column = try singlePrimaryKeyColumn(for: "filter(key:)")
         // Qualified, so that the request can join a table with a column of the same name.
         let qualified = databaseTable.qualifier + "." + quoteIdentifier(column)
         return all().filter(SQLExpression<Bool>(sql: qualified + " = ?", bindings: .one(SQLArgument(key)), isCompound: true))

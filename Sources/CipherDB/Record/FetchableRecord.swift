@@ -76,11 +76,9 @@ extension FetchableRecord where Self: TableRecord {
     ///
     /// - Throws: `misuse` when the type's primary key is not one column.
     public static func fetchOne(_ db: Database, key: some Bindable) throws -> Self? {
-        guard databasePrimaryKey.count == 1 else {
-            throw DatabaseError.misuse("\(Self.self) needs a one-column primary key for fetchOne(_:key:); it has \(databasePrimaryKey)")
-        }
+        let column = try singlePrimaryKeyColumn(for: "fetchOne(_:key:)")
         return try fetchOne(
-            db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(try primaryKeyCondition())", arguments: [key])
+            db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(RecordLayout.keyCondition([column]))", arguments: [key])
     }
 
     /// The number of rows of the table.
@@ -92,7 +90,22 @@ extension FetchableRecord where Self: TableRecord {
 extension TableRecord {
     /// The key columns each equal to a `?` (see `RecordLayout.keyCondition`).
     static func primaryKeyCondition() throws(DatabaseError) -> String {
-        guard !databasePrimaryKey.isEmpty else { throw DatabaseError.misuse("\(Self.self) declares no primary key column") }
+        try requirePrimaryKey()
         return RecordLayout.keyCondition(databasePrimaryKey)
+    }
+
+    /// Refuses (`misuse`) a type that declares no primary key column.
+    static func requirePrimaryKey() throws(DatabaseError) {
+        guard !databasePrimaryKey.isEmpty else { throw DatabaseError.misuse("\(Self.self) declares no primary key column") }
+    }
+
+    /// The one column of the type's primary key, for `operation`, which needs one.
+    ///
+    /// - Throws: `misuse` when the key has none or several columns.
+    static func singlePrimaryKeyColumn(for operation: String) throws(DatabaseError) -> String {
+        guard databasePrimaryKey.count == 1, let column = databasePrimaryKey.first else {
+            throw DatabaseError.misuse("\(Self.self) needs a one-column primary key for \(operation); it has \(databasePrimaryKey)")
+        }
+        return column
     }
 }

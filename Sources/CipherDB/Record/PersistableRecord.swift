@@ -118,7 +118,7 @@ extension PersistableRecord {
             throw DatabaseError(
                 kind: .unsupported, message: "upsert needs SQLite 3.24 or later (this is \(SQLiteFeature.runningVersion)): use save(_:)")
         }
-        guard !Self.databasePrimaryKey.isEmpty else { throw DatabaseError.misuse("\(Self.self) declares no primary key column") }
+        try Self.requirePrimaryKey()
         let columns = try databaseColumns()
         let names = columns.map { quoteIdentifier($0.column) }.joined(separator: ", ")
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
