@@ -65,41 +65,50 @@ struct PassphraseStrength: Equatable {
     /// Refuses a weak new passphrase unless `allowed`; with `allowed`, warns and goes on.
     static func check(_ key: ResolvedKey, allowed: Bool, warn: (String) -> Void) throws(CLIError) {
         guard key.keyID == nil, case .passphrase(let secret) = key.key else { return }
-        let strength = PassphraseStrength(secret)
-        guard strength.isWeak else { return }
-        let message =
-            "the new passphrase is weak: \(strength.summary)"
-            + "; whoever gets a copy of the file can try guesses offline, as fast as their hardware allows"
-        if allowed {
-            warn("warning: \(message) (kept: --allow-weak-passphrase)")
-            return
-        }
-        throw weakError(strength)
+        try refuseIfWeak(PassphraseStrength(secret), of: .newPassphrase, allowed: allowed, warn: warn)
     }
 
     /// Refuses a weak transfer passphrase unless `allowed` (then warns): the bundle file travels,
     /// and whoever gets it can guess offline for a raw database key.
     static func checkTransfer(_ secret: SecretBytes, allowed: Bool, warn: (String) -> Void) throws(CLIError) {
-        let strength = PassphraseStrength(secret)
-        guard strength.isWeak else { return }
-        let message = "the transfer passphrase is weak: \(strength.summary); whoever gets the file can try guesses offline"
-        if allowed {
-            warn("warning: \(message) (kept: --allow-weak-passphrase)")
-            return
-        }
-        throw CLIError(
-            .usage, message,
-            hint: "use at least \(minimumBits) bits: 5 random words, or 10+ random characters mixing cases, digits and symbols; "
-                + "--allow-weak-passphrase keeps this one anyway")
+        try refuseIfWeak(PassphraseStrength(secret), of: .transferPassphrase, allowed: allowed, warn: warn)
     }
 
-    /// The refusal of a weak new passphrase.
-    static func weakError(_ strength: PassphraseStrength) -> CLIError {
-        CLIError(
-            .usage,
-            "the new passphrase is weak: \(strength.summary)"
-                + "; whoever gets a copy of the file can try guesses offline, as fast as their hardware allows",
-            hint: "use at least \(minimumBits) bits: 5 random words, or 10+ random characters mixing cases, digits and symbols; "
-                + "--allow-weak-passphrase keeps this one anyway, or use --raw-key-file / --key-id")
+    /// What a passphrase protects, for the refusal's words.
+    enum Subject {
+        /// A database's new passphrase.
+        case newPassphrase
+        /// The passphrase a key export is wrapped under.
+        case transferPassphrase
+    }
+
+    private static func refuseIfWeak(
+        _ strength: PassphraseStrength, of subject: Subject, allowed: Bool, warn: (String) -> Void
+    ) throws(CLIError) {
+        guard strength.isWeak else { return }
+        let refusal = weakError(strength, of: subject)
+        if allowed {
+            warn("warning: \(refusal.message) (kept: --allow-weak-passphrase)")
+            return
+        }
+        throw refusal
+    }
+
+    /// The refusal of a weak passphrase.
+    static func weakError(_ strength: PassphraseStrength, of subject: Subject = .newPassphrase) -> CLIError {
+        let message: String
+        var hint =
+            "use at least \(minimumBits) bits: 5 random words, or 10+ random characters mixing cases, digits and symbols; "
+            + "--allow-weak-passphrase keeps this one anyway"
+        switch subject {
+        case .newPassphrase:
+            message =
+                "the new passphrase is weak: \(strength.summary)"
+                + "; whoever gets a copy of the file can try guesses offline, as fast as their hardware allows"
+            hint += ", or use --raw-key-file / --key-id"
+        case .transferPassphrase:
+            message = "the transfer passphrase is weak: \(strength.summary); whoever gets the file can try guesses offline"
+        }
+        return CLIError(.usage, message, hint: hint)
     }
 }
